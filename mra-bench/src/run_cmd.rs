@@ -1,0 +1,116 @@
+//! The default mode: emit source, or validate once and benchmark one level against the
+//! `copy` floor in the seed's harness.
+
+use crate::cli::RunArgs;
+use crate::output::RepResult;
+use crate::select::{self, CmdResult};
+use mra_codegen::{levels, plan::transform_flops, Request, Vendor};
+use mra_runtime::cuda::Stream;
+use mra_runtime::harness::{self, CudaSession, HarnessConfig, Inputs, Prepared};
+
+pub fn run(args: &RunArgs) -> CmdResult {
+    let schedule = select::level(&args.level)?;
+    let dtype = select::dtype(&args.dtype)?;
+    let k = args.k;
+    if args.emit_src {
+        let arch = match &args.arch {
+            Some(a) => select::arch(a)?,
+            None => return Err(format!("--emit-src needs --arch (one of: {})", mra_codegen::arch::names().join(", ")).into()),
+        };
+        let kernel = mra_codegen::generate(&schedule, Request { k, arch, dtype })?;
+        print!("{}", kernel.source);
+        return Ok(0);
+    }
+    let cfg = HarnessConfig { nfuncs: args.nfuncs, max_blocks: args.max_blocks, tasks: args.tasks, streams: args.streams, reps: args.reps };
+    cfg.check()?;
+    if let Some(a) = &args.arch {
+        let arch = select::arch(a)?;
+        // Catch a level that cannot run on the named arch before looking for a GPU.
+        schedule.plan(Request { k, arch, dtype })?;
+        if arch.vendor == Vendor::Amd {
+            return Err(format!(
+                "running on AMD ({}) needs the HIP backend, which this build does not have yet; --emit-src prints the HIP source",
+                arch.name
+            )
+            .into());
+        }
+    }
+    let session = CudaSession::open(select::cache(args.no_cache))?;
+    let gpu = &session.gpu;
+    if let Some(a) = &args.arch {
+        let arch = select::arch(a)?;
+        if arch.name != gpu.arch.name {
+            return Err(format!("--arch {} was given but GPU 0 ({}) is {}; omit --arch to use the GPU's", arch.name, gpu.name, gpu.arch.name).into());
+        }
+    }
+    let floor_schedule = levels::find("copy")?;
+    let prepare = |s| -> CmdResult<Prepared> {
+        let p = session.prepare(s, k, dtype)?;
+        let c = &p.compiled;
+        let how = if c.from_cache { "loaded from the kernel cache".to_string() } else { format!("compiled with NVRTC {}.{}", session.nvrtc.version.0, session.nvrtc.version.1) };
+        let res = c.resources.map(|r| format!(": {} registers, {} B spilled, {} B shared", r.registers, r.spill_store_bytes, r.shared_bytes)).unwrap_or_default();
+        eprintln!("# {} (K={k}, {dtype}, {}) {how} in {:.1} ms{res}", p.kernel.level, gpu.arch.name, c.seconds * 1e3);
+        Ok(p)
+    };
+    let level = prepare(&schedule)?;
+    let floor = prepare(&floor_schedule)?;
+    let ws = level.kernel.plan.workspace_elems_per_block;
+    let bufs = session.allocate(k, dtype, &cfg, ws)?;
+
+    // Validate once, on fresh random inputs, before timing.
+    let seed = args.seed.unwrap_or_else(rand::random);
+    let inputs = Inputs::random(dtype, k, cfg.nfuncs, seed);
+    for p in [&level, &floor] {
+        let cmp = harness::validate(p, &bufs, &inputs)?;
+        let tol = if p.kernel.plan.flops_per_tensor() == 0 { f64::MIN_POSITIVE } else { dtype.tolerance() };
+        if !cmp.passes(tol) {
+            return Err(format!(
+                "{} failed validation (K={k}, N={}, seed {seed}): max abs {:.3e}, max rel {:.3e} (limit {tol:e}), {} non-finite",
+                p.kernel.level, cfg.nfuncs, cmp.max_abs, cmp.max_rel, cmp.non_finite
+            )
+            .into());
+        }
+        eprintln!("# validated {}: max abs {:.2e}, max rel {:.2e} (seed {seed})", p.kernel.level, cmp.max_abs, cmp.max_rel);
+    }
+
+    let streams: Vec<Stream> = (0..cfg.streams).map(|_| Stream::new()).collect::<Result<_, _>>()?;
+    let floor_times = harness::time_reps(&floor, &bufs, &streams, &cfg)?;
+    let floor_us = harness::median(&floor_times) / cfg.tasks as f64;
+    let times = harness::time_reps(&level, &bufs, &streams, &cfg)?;
+    let gflop = transform_flops(k) as f64 * cfg.nfuncs as f64 * cfg.tasks as f64 / 1e9 * (level.kernel.plan.flops_per_tensor() > 0) as u8 as f64;
+    for (rep, &t) in times.iter().enumerate() {
+        let us_per_task = t / cfg.tasks as f64;
+        let r = RepResult {
+            level: level.kernel.level.clone(),
+            nfuncs: cfg.nfuncs,
+            nblocks: cfg.nblocks(),
+            k,
+            tasks: cfg.tasks,
+            streams: cfg.streams,
+            threads: level.kernel.threads(),
+            smem: level.kernel.plan.shared_bytes,
+            time_us: t,
+            gflop,
+            gflops: gflop / (t * 1e-6),
+            us_per_task,
+            floor_us_per_task: floor_us,
+            fraction_of_floor: floor_us / us_per_task,
+            rep: rep + 1,
+            dtype: dtype.to_string(),
+            arch: gpu.arch.name.to_string(),
+            device: gpu.name.clone(),
+        };
+        if args.json {
+            println!("{}", serde_json::to_string(&r)?);
+        } else {
+            println!("{}", r.seed_line());
+        }
+    }
+    let med = harness::median(&times) / cfg.tasks as f64;
+    eprintln!(
+        "# {}: median {med:.2} us/task; floor (copy, same run) {floor_us:.2} us/task; fraction of floor {:.3}",
+        level.kernel.level,
+        floor_us / med
+    );
+    Ok(0)
+}

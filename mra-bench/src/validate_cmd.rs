@@ -1,0 +1,87 @@
+//! `mra-bench validate`: every level × K × N against the FP64 CPU reference.
+
+use crate::cli::ValidateArgs;
+use crate::select::{self, CmdResult};
+use mra_codegen::Request;
+use mra_runtime::harness::{self, CudaSession, HarnessConfig, Inputs};
+use serde::Serialize;
+
+#[derive(Serialize)]
+struct Case {
+    level: String,
+    #[serde(rename = "K")]
+    k: u32,
+    nfuncs: usize,
+    max_abs_err: f64,
+    max_rel_err: f64,
+    non_finite: usize,
+    tolerance: f64,
+    pass: bool,
+    seed: u64,
+}
+
+pub fn run(args: &ValidateArgs) -> CmdResult {
+    let levels = select::level_list(&args.levels)?;
+    let ks: Vec<u32> = select::numbers("-K", &args.ks)?;
+    let ns: Vec<usize> = select::numbers("-N", &args.ns)?;
+    let dtype = select::dtype(&args.dtype)?;
+    for &n in &ns {
+        HarnessConfig { nfuncs: n, max_blocks: args.max_blocks, tasks: 1, streams: 1, reps: 1 }.check()?;
+    }
+    let session = CudaSession::open(select::cache(args.no_cache))?;
+    for &k in &ks {
+        // Reject K out of range before any work, with the planner's message.
+        if !(1..=mra_codegen::K_MAX).contains(&k) {
+            return Err(mra_codegen::PlanError::KOutOfRange(k).into());
+        }
+    }
+    eprintln!("# validating on GPU 0: {} ({})", session.gpu.name, session.gpu.arch.name);
+    let mut failures = 0;
+    let mut cases = 0;
+    for &k in &ks {
+        for &n in &ns {
+            let seed = args.seed.unwrap_or_else(rand::random);
+            let inputs = Inputs::random(dtype, k, n, seed);
+            let cfg = HarnessConfig { nfuncs: n, max_blocks: args.max_blocks, tasks: 1, streams: 1, reps: 1 };
+            for s in &levels {
+                if let Err(e) = s.plan(Request { k, arch: session.gpu.arch, dtype }) {
+                    println!("K={k} nfuncs={n} level={} SKIP ({e})", s.name);
+                    continue;
+                }
+                let p = session.prepare(s, k, dtype)?;
+                let bufs = session.allocate(k, dtype, &cfg, p.kernel.plan.workspace_elems_per_block)?;
+                let cmp = harness::validate(&p, &bufs, &inputs)?;
+                // The copy level must reproduce its input exactly.
+                let tol = if p.kernel.plan.flops_per_tensor() == 0 { f64::MIN_POSITIVE } else { dtype.tolerance() };
+                let pass = cmp.passes(tol);
+                cases += 1;
+                failures += usize::from(!pass);
+                let case = Case {
+                    level: p.kernel.level.clone(),
+                    k,
+                    nfuncs: n,
+                    max_abs_err: cmp.max_abs,
+                    max_rel_err: cmp.max_rel,
+                    non_finite: cmp.non_finite,
+                    tolerance: tol,
+                    pass,
+                    seed,
+                };
+                if args.json {
+                    println!("{}", serde_json::to_string(&case)?);
+                } else {
+                    let nf = if cmp.non_finite > 0 { format!(" non_finite={}", cmp.non_finite) } else { String::new() };
+                    println!(
+                        "K={k} nfuncs={n} level={} max_abs_err={:.2e} max_rel_err={:.2e}{nf} {}",
+                        case.level,
+                        cmp.max_abs,
+                        cmp.max_rel,
+                        if pass { "PASS" } else { "FAIL" }
+                    );
+                }
+            }
+        }
+    }
+    eprintln!("# {} passed, {failures} failed", cases - failures);
+    Ok(if failures == 0 { 0 } else { 1 })
+}

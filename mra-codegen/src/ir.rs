@@ -1,0 +1,241 @@
+//! The schedule IR: the MRA algorithm is fixed, a level is a list of small named steps.
+//!
+//! The algorithm every level computes (three passes of one small GEMM):
+//!
+//! ```text
+//! for n in tensors:                       loop `tensors`
+//!   for p in 0..3:                        loop `passes`
+//!     for i in 0..K*K:                    loop `rows`     (output rows)
+//!       for j in 0..K:                    loop `cols`     (output columns)
+//!         out(i,j) = sum_k in(k,i)*B(k,j) loop `k`        (contraction)
+//! ```
+//!
+//! A [`Schedule`] says how that loop nest maps onto the GPU: what a thread owns ([`Step::Bind`]),
+//! what is staged into shared memory/LDS ([`Step::CacheRead`]), what lives in registers
+//! ([`Step::RegisterTile`]), what is unrolled ([`Step::Unroll`]), where the intermediates of
+//! passes 1 and 2 live ([`Step::Workspace`]). Matrix fragments (`tensorize`), fused passes and
+//! tunable parameters are added as further steps; the IR is serde-serializable and printable.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// One optimization level: a named, printable list of schedule steps.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Schedule {
+    /// Level number for `-l N` (`None` for levels selected only by name).
+    pub number: Option<u32>,
+    /// The name printed in `Transform;level=...` lines, e.g. `L3-regblk`.
+    pub name: String,
+    /// One-paragraph description (the doc comment of the schedule).
+    pub summary: String,
+    /// The steps, in the order written.
+    pub steps: Vec<Located<Step>>,
+    /// Source file of the schedule (for traceability comments in generated code).
+    pub file: String,
+}
+
+/// A step together with where it was written (file is the schedule's, line is the step's).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Located<T> {
+    pub item: T,
+    /// 1-based line in [`Schedule::file`].
+    pub line: u32,
+}
+
+/// The loops of the fixed algorithm (see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Loop {
+    Tensors,
+    Rows,
+    Cols,
+    K,
+}
+
+/// The operands of one GEMM pass: `in` (A or an intermediate), `B`, and `out`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Operand {
+    /// The pass input: the tensor A in pass 0, an intermediate afterwards.
+    A,
+    /// The K×K transform matrix.
+    B,
+}
+
+/// Where data lives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Memory {
+    /// Device (global) memory.
+    Global,
+    /// Shared memory (NVIDIA) / LDS (AMD).
+    Shared,
+    /// Per-thread registers.
+    Registers,
+}
+
+/// What one thread owns in a GEMM pass.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ThreadMap {
+    /// One output element `(i, j)` at a time, threads striding over all K³ of them.
+    Elements,
+    /// One output row `i` (all K columns) at a time, threads striding over the K² rows.
+    Rows,
+}
+
+/// A value written in a schedule: fixed, or a tunable parameter with its choices.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Value {
+    Fixed(u32),
+    /// A parameter an auto-tuner may set: `name`, the allowed values, the default.
+    Tunable { name: String, choices: Vec<u32>, default: u32 },
+}
+
+impl Value {
+    /// The value used when no tuner has chosen one.
+    pub fn default_value(&self) -> u32 {
+        match self {
+            Value::Fixed(v) => *v,
+            Value::Tunable { default, .. } => *default,
+        }
+    }
+}
+
+/// One named schedule primitive.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Step {
+    /// `threads(N)`: threads per block (one-dimensional).
+    Threads(Value),
+    /// `bind(threads, elements|rows)`: what one thread computes in a GEMM pass.
+    Bind(ThreadMap),
+    /// `cache_read(B, shared, pad = P)`: stage an operand in faster memory before use.
+    /// `pad` extra elements per row avoid bank conflicts.
+    CacheRead { operand: Operand, into: Memory, pad: u32 },
+    /// `register_tile(cols)`: the thread keeps the whole output row in registers (acc[K]).
+    RegisterTile(Loop),
+    /// `unroll(k|cols)`: fully unroll a loop (K is a compile-time constant).
+    Unroll(Loop),
+    /// `workspace(global|shared)`: where the intermediates of passes 0→1 and 1→2 live.
+    Workspace(Memory),
+    /// `copy(vector = V)`: the floor level; each tensor is read once and written once,
+    /// V elements per access (a 16-byte access for f64 is V = 2).
+    Copy { vector: u32 },
+}
+
+impl Step {
+    /// The primitive's name as written in the DSL.
+    pub fn primitive(&self) -> &'static str {
+        match self {
+            Step::Threads(_) => "threads",
+            Step::Bind(_) => "bind",
+            Step::CacheRead { .. } => "cache_read",
+            Step::RegisterTile(_) => "register_tile",
+            Step::Unroll(_) => "unroll",
+            Step::Workspace(_) => "workspace",
+            Step::Copy { .. } => "copy",
+        }
+    }
+}
+
+impl fmt::Display for Loop {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Loop::Tensors => "tensors",
+            Loop::Rows => "rows",
+            Loop::Cols => "cols",
+            Loop::K => "k",
+        })
+    }
+}
+
+impl fmt::Display for Memory {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Memory::Global => "global",
+            Memory::Shared => "shared",
+            Memory::Registers => "registers",
+        })
+    }
+}
+
+impl fmt::Display for Operand {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Operand::A => "A",
+            Operand::B => "B",
+        })
+    }
+}
+
+impl fmt::Display for ThreadMap {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            ThreadMap::Elements => "elements",
+            ThreadMap::Rows => "rows",
+        })
+    }
+}
+
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::Fixed(v) => write!(f, "{v}"),
+            Value::Tunable { name, choices, default } => {
+                let c: Vec<String> = choices.iter().map(u32::to_string).collect();
+                write!(f, "tune {name} in [{}] default {default}", c.join(", "))
+            }
+        }
+    }
+}
+
+/// Prints a step exactly as it is written in the DSL, e.g. `cache_read(B, shared, pad = 1)`.
+impl fmt::Display for Step {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Step::Threads(v) => write!(f, "threads({v})"),
+            Step::Bind(m) => write!(f, "bind(threads, {m})"),
+            Step::CacheRead { operand, into, pad: 0 } => write!(f, "cache_read({operand}, {into})"),
+            Step::CacheRead { operand, into, pad } => {
+                write!(f, "cache_read({operand}, {into}, pad = {pad})")
+            }
+            Step::RegisterTile(l) => write!(f, "register_tile({l})"),
+            Step::Unroll(l) => write!(f, "unroll({l})"),
+            Step::Workspace(m) => write!(f, "workspace({m})"),
+            Step::Copy { vector } => write!(f, "copy(vector = {vector})"),
+        }
+    }
+}
+
+impl Schedule {
+    /// Steps in order, without locations.
+    pub fn iter_steps(&self) -> impl Iterator<Item = &Step> {
+        self.steps.iter().map(|s| &s.item)
+    }
+
+    /// The located step matching `pred`, if any (schedules hold each primitive kind at most once
+    /// except `unroll`).
+    pub fn find(&self, pred: impl Fn(&Step) -> bool) -> Option<&Located<Step>> {
+        self.steps.iter().find(|s| pred(&s.item))
+    }
+
+    /// `L3` for numbered levels, the name otherwise.
+    pub fn short_id(&self) -> String {
+        match self.number {
+            Some(n) => format!("L{n}"),
+            None => self.name.clone(),
+        }
+    }
+}
+
+/// Prints the schedule as it reads in the DSL, one step per line.
+impl fmt::Display for Schedule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "level {} \"{}\" {{", self.short_id(), self.name)?;
+        for s in &self.steps {
+            writeln!(f, "    {};", s.item)?;
+        }
+        write!(f, "}}")
+    }
+}

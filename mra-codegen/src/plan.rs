@@ -1,0 +1,192 @@
+//! Checking a schedule against one request (K, arch, dtype) and resolving it into a [`Plan`]:
+//! the decisions the C++ emitter follows. Every reason a level cannot run as asked is a
+//! [`PlanError`] with a message a user can act on; nothing is silently substituted.
+
+use crate::arch::Arch;
+use crate::dtype::DType;
+use crate::ir::{Loop, Memory, Operand, Schedule, Step, ThreadMap};
+use serde::Serialize;
+
+/// Every level supports transform orders 1..=K_MAX.
+pub const K_MAX: u32 = 32;
+
+/// What to generate: one kernel per (level, K, arch, dtype).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Request {
+    pub k: u32,
+    pub arch: &'static Arch,
+    pub dtype: DType,
+}
+
+/// How one operand reaches the GEMM loop.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Staging {
+    pub memory: Memory,
+    /// Extra elements per row in shared memory.
+    pub pad: u32,
+}
+
+/// The decisions for a level that computes the transform as three GEMM passes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct TransformPlan {
+    pub map: ThreadMap,
+    pub b: Staging,
+    pub register_tile: bool,
+    pub unroll_k: bool,
+    pub unroll_cols: bool,
+    /// Where the two intermediates (pass 0 → 1, pass 1 → 2) live.
+    pub workspace: Memory,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Body {
+    /// The floor: read each tensor once, write it once.
+    Copy { vector: u32 },
+    Transform(TransformPlan),
+}
+
+/// A schedule resolved for one request.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Plan {
+    pub request: Request,
+    pub threads: u32,
+    pub body: Body,
+    /// Static shared memory / LDS per block, bytes.
+    pub shared_bytes: u32,
+    /// Elements of device-memory workspace each block needs (0 if none).
+    pub workspace_elems_per_block: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PlanError {
+    #[error("K={0} is out of range: levels support 1 <= K <= {K_MAX}")]
+    KOutOfRange(u32),
+    #[error("level {level}: threads({threads}) is not a multiple of the {wave}-wide {unit} on {arch}")]
+    ThreadsNotWaveMultiple { level: String, threads: u32, wave: u32, unit: &'static str, arch: &'static str },
+    #[error("level {level}: threads({threads}) exceeds the {max} threads a block may have on {arch}")]
+    TooManyThreads { level: String, threads: u32, max: u32, arch: &'static str },
+    #[error("level {level} at K={k} ({dtype}) needs {need} bytes of shared memory per block; {arch} allows {max} (static)")]
+    SharedTooLarge { level: String, k: u32, dtype: DType, need: u64, max: u32, arch: &'static str },
+    #[error("level {level}: {what}")]
+    Malformed { level: String, what: String },
+}
+
+impl Schedule {
+    /// Checks this schedule against `req` and resolves the decisions the emitter follows.
+    pub fn plan(&self, req: Request) -> Result<Plan, PlanError> {
+        let Request { k, arch, dtype } = req;
+        if !(1..=K_MAX).contains(&k) {
+            return Err(PlanError::KOutOfRange(k));
+        }
+        let malformed = |what: &str| PlanError::Malformed { level: self.name.clone(), what: what.into() };
+        let threads = self
+            .iter_steps()
+            .find_map(|s| match s {
+                Step::Threads(v) => Some(v.default_value()),
+                _ => None,
+            })
+            .ok_or_else(|| malformed("no threads(..) step"))?;
+        if threads > arch.max_threads_per_block {
+            return Err(PlanError::TooManyThreads {
+                level: self.name.clone(),
+                threads,
+                max: arch.max_threads_per_block,
+                arch: arch.name,
+            });
+        }
+        if threads == 0 || threads % arch.wave_size != 0 {
+            return Err(PlanError::ThreadsNotWaveMultiple {
+                level: self.name.clone(),
+                threads,
+                wave: arch.wave_size,
+                unit: if arch.vendor == crate::Vendor::Nvidia { "warp" } else { "wavefront" },
+                arch: arch.name,
+            });
+        }
+
+        let elem = dtype.bytes() as u64;
+        let k3 = (k as u64).pow(3);
+        let copy = self.iter_steps().find_map(|s| match s {
+            Step::Copy { vector } => Some(*vector),
+            _ => None,
+        });
+        let (body, shared, workspace) = if let Some(vector) = copy {
+            // Wider than 16 bytes is not one access on any target.
+            let vector = vector.clamp(1, 16 / dtype.bytes());
+            (Body::Copy { vector }, 0u64, 0u64)
+        } else {
+            let map = self
+                .iter_steps()
+                .find_map(|s| match s {
+                    Step::Bind(m) => Some(*m),
+                    _ => None,
+                })
+                .ok_or_else(|| malformed("no bind(threads, ..) step"))?;
+            let b = self
+                .iter_steps()
+                .find_map(|s| match s {
+                    Step::CacheRead { operand: Operand::B, into: Memory::Shared, pad } => {
+                        Some(Staging { memory: Memory::Shared, pad: *pad })
+                    }
+                    _ => None,
+                })
+                .unwrap_or(Staging { memory: Memory::Global, pad: 0 });
+            if self.iter_steps().any(|s| matches!(s, Step::CacheRead { operand: Operand::A, .. })) {
+                return Err(malformed("cache_read(A, ..) is not lowered for thread-mapped levels"));
+            }
+            let register_tile = self.iter_steps().any(|s| matches!(s, Step::RegisterTile(Loop::Cols)));
+            if register_tile && map != ThreadMap::Rows {
+                return Err(malformed("register_tile(cols) needs bind(threads, rows)"));
+            }
+            let workspace = self
+                .iter_steps()
+                .find_map(|s| match s {
+                    Step::Workspace(m) => Some(*m),
+                    _ => None,
+                })
+                .unwrap_or(Memory::Global);
+            if workspace == Memory::Registers {
+                return Err(malformed("workspace(registers) cannot hold a K^3 intermediate"));
+            }
+            let plan = TransformPlan {
+                map,
+                b,
+                register_tile,
+                unroll_k: self.iter_steps().any(|s| matches!(s, Step::Unroll(Loop::K))),
+                unroll_cols: self.iter_steps().any(|s| matches!(s, Step::Unroll(Loop::Cols))),
+                workspace,
+            };
+            let b_shared = if b.memory == Memory::Shared { k as u64 * (k + b.pad) as u64 * elem } else { 0 };
+            let (w_shared, w_global) =
+                if workspace == Memory::Shared { (2 * k3 * elem, 0) } else { (0, 2 * k3) };
+            (Body::Transform(plan), b_shared + w_shared, w_global)
+        };
+        if shared > arch.shared_bytes_default as u64 {
+            return Err(PlanError::SharedTooLarge {
+                level: self.name.clone(),
+                k,
+                dtype,
+                need: shared,
+                max: arch.shared_bytes_default,
+                arch: arch.name,
+            });
+        }
+        Ok(Plan { request: req, threads, body, shared_bytes: shared as u32, workspace_elems_per_block: workspace })
+    }
+}
+
+impl Plan {
+    /// Useful flops per tensor: 3 passes × 2·K²·K·K. The copy level does none.
+    pub fn flops_per_tensor(&self) -> u64 {
+        match self.body {
+            Body::Copy { .. } => 0,
+            Body::Transform(_) => 6 * (self.request.k as u64).pow(4),
+        }
+    }
+}
+
+/// Useful flops of one transform of order `k` (the seed's count, 6·K⁴).
+pub fn transform_flops(k: u32) -> u64 {
+    6 * (k as u64).pow(4)
+}

@@ -1,0 +1,439 @@
+//! The grammar, from tokens to [`ast`](crate::ast):
+//!
+//! ```text
+//! schedule   := level+
+//! level      := outer-attribute* "level" IDENT STRING "{" (primitive ";")* "}"
+//! primitive  := "threads"       "(" (INT | "tune" "=" "[" INT ("," INT)* ","? "]" "," "default" "=" INT) ")"
+//!             | "bind"          "(" "threads" "," ("elements" | "rows") ")"
+//!             | "cache_read"    "(" ("A" | "B") "," ("shared" | "registers") ("," "pad" "=" INT)? ")"
+//!             | "register_tile" "(" "cols" ")"
+//!             | "unroll"        "(" ("k" | "cols") ")"
+//!             | "workspace"     "(" ("global" | "shared") ")"
+//!             | "copy"          "(" "vector" "=" INT ")"
+//! ```
+//!
+//! A trailing comma is allowed inside every argument list. INT is an unsuffixed integer
+//! literal that fits in u32. Only the shape is checked here (and which words are known);
+//! value ranges and the rules between primitives are in [`check`](crate::check).
+
+use crate::ast::{Level, Levels, Prim, PrimKind, Sp, Threads};
+use crate::words::{self, Table};
+use proc_macro2::{Ident, Span, TokenTree};
+use syn::parse::{Parse, ParseStream};
+use syn::{
+    bracketed, parenthesized, token, Attribute, Error, Expr, Lit, LitInt, LitStr, Meta, Result,
+    Token,
+};
+
+mod kw {
+    syn::custom_keyword!(level);
+}
+
+impl Parse for Levels {
+    fn parse(input: ParseStream) -> Result<Self> {
+        if input.is_empty() {
+            return Err(Error::new(
+                Span::call_site(),
+                "schedule! needs at least one `level L<n> \"name\" { ... }`",
+            ));
+        }
+        let mut levels = Vec::new();
+        while !input.is_empty() {
+            levels.push(input.parse()?);
+        }
+        Ok(Levels(levels))
+    }
+}
+
+impl Parse for Level {
+    fn parse(input: ParseStream) -> Result<Self> {
+        let attrs = input.call(Attribute::parse_outer)?;
+        let summary = summary(&attrs);
+        if !input.peek(kw::level) {
+            return Err(input.error(
+                "expected `level`: a schedule is a list of `level L<n> \"name\" { ... }` items",
+            ));
+        }
+        input.parse::<kw::level>()?;
+
+        if !input.peek(syn::Ident) {
+            return Err(input.error("expected the level's identifier, e.g. `L3` or `copy`"));
+        }
+        let ident: Ident = input.parse()?;
+        let number = level_number(&ident)?;
+
+        if !input.peek(LitStr) {
+            return Err(
+                input.error("expected the level's name as a string literal, e.g. \"L3-regblk\"")
+            );
+        }
+        let name: LitStr = input.parse()?;
+
+        if !input.peek(token::Brace) {
+            return Err(input.error("expected `{` and the level's schedule steps"));
+        }
+        let body;
+        syn::braced!(body in input);
+        let mut prims = Vec::new();
+        while !body.is_empty() {
+            prims.push(parse_prim(&body)?);
+        }
+        Ok(Level {
+            attrs,
+            summary,
+            ident,
+            number,
+            name,
+            prims,
+        })
+    }
+}
+
+/// The doc comment lines (`/// text` is `#[doc = " text"]`), trimmed and joined with spaces;
+/// blank lines (paragraph breaks) are dropped so that no double spaces appear.
+fn summary(attrs: &[Attribute]) -> String {
+    let mut lines = Vec::new();
+    for attr in attrs {
+        if let Meta::NameValue(nv) = &attr.meta {
+            if nv.path.is_ident("doc") {
+                if let Expr::Lit(syn::ExprLit {
+                    lit: Lit::Str(s), ..
+                }) = &nv.value
+                {
+                    // A `/** */` block comment carries several lines in one attribute.
+                    for line in s.value().lines() {
+                        let line = line.trim();
+                        if !line.is_empty() {
+                            lines.push(line.to_string());
+                        }
+                    }
+                }
+            }
+        }
+    }
+    lines.join(" ")
+}
+
+/// `L<digits>` is level number `<digits>`; anything else is a level selected by name only.
+fn level_number(ident: &Ident) -> Result<Option<u32>> {
+    let s = ident.to_string();
+    let Some(digits) = s.strip_prefix('L') else {
+        return Ok(None);
+    };
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Ok(None);
+    }
+    digits.parse::<u32>().map(Some).map_err(|_| {
+        Error::new(
+            ident.span(),
+            format!("level number {digits} does not fit in u32"),
+        )
+    })
+}
+
+/// One `primitive(args);`.
+fn parse_prim(input: ParseStream) -> Result<Prim> {
+    if !input.peek(syn::Ident) {
+        return Err(input.error(format!(
+            "expected a schedule primitive, one of: {}",
+            words::PRIMITIVES.join(", ")
+        )));
+    }
+    let ident: Ident = input.parse()?;
+    let Some(&prim) = words::PRIMITIVES.iter().find(|p| ident == **p) else {
+        return Err(Error::new(
+            ident.span(),
+            format!(
+                "unknown schedule primitive `{ident}`; expected one of: {}",
+                words::PRIMITIVES.join(", ")
+            ),
+        ));
+    };
+    if !input.peek(token::Paren) {
+        return Err(input.error(format!(
+            "expected `(` after `{prim}`: write {}",
+            words::signature(prim)
+        )));
+    }
+    let content;
+    let parens = parenthesized!(content in input);
+    let mut args = Args {
+        input: &content,
+        prim,
+        parens: parens.span.join(),
+        count: 0,
+        after_key: false,
+    };
+    let kind = match prim {
+        "threads" => PrimKind::Threads(threads(&mut args)?),
+        "bind" => PrimKind::Bind {
+            unit: args.word("bound unit", words::BIND_UNITS)?,
+            map: args.word("thread map", words::THREAD_MAPS)?,
+        },
+        "cache_read" => {
+            let operand = args.word("operand", words::OPERANDS)?;
+            let into_ident = args.ident("memory to cache into", words::CACHE_INTO)?;
+            if into_ident == "global" {
+                return Err(Error::new(
+                    into_ident.span(),
+                    format!(
+                        "cache_read into global memory stages nothing: the operands already live \
+                         there; expected one of: {}",
+                        words::list(words::CACHE_INTO)
+                    ),
+                ));
+            }
+            let into = lookup(&into_ident, "memory to cache into", prim, words::CACHE_INTO)?;
+            let pad = if args.at_end() {
+                None
+            } else {
+                let word = args.key("pad")?;
+                Some((word, args.int("padding")?))
+            };
+            PrimKind::CacheRead { operand, into, pad }
+        }
+        "register_tile" => PrimKind::RegisterTile(args.word("loop", words::REGISTER_TILE_LOOPS)?),
+        "unroll" => PrimKind::Unroll(args.word("loop", words::UNROLL_LOOPS)?),
+        "workspace" => PrimKind::Workspace(args.word("workspace memory", words::WORKSPACES)?),
+        "copy" => {
+            args.key("vector")?;
+            PrimKind::Copy {
+                vector: args.int("vector width")?,
+            }
+        }
+        _ => unreachable!("every name in PRIMITIVES is handled"),
+    };
+    args.finish()?;
+    if !input.peek(Token![;]) {
+        // Point just after the primitive rather than at whatever comes next (often the next
+        // primitive, which would look like the culprit).
+        return Err(Error::new(
+            parens.span.close(),
+            format!("expected `;` after `{prim}(..)`"),
+        ));
+    }
+    input.parse::<Token![;]>()?;
+    Ok(Prim { ident, kind })
+}
+
+/// `threads(N)` or `threads(tune = [..], default = N)`.
+fn threads(args: &mut Args) -> Result<Threads> {
+    // Nothing has been read yet, so the first token tells the two forms apart.
+    if !args.input.peek(syn::Ident) {
+        return Ok(Threads::Fixed(args.int("thread count")?));
+    }
+    args.key("tune")?;
+    let (list, choices) = args.int_list("thread count")?;
+    args.key("default")?;
+    let default = args.int("default thread count")?;
+    Ok(Threads::Tune {
+        list,
+        choices,
+        default,
+    })
+}
+
+/// Reads the comma-separated arguments of one primitive, with messages that name it.
+struct Args<'a> {
+    input: ParseStream<'a>,
+    prim: &'static str,
+    /// The whole `( .. )`: where a missing argument is reported, since it has no token.
+    parens: Span,
+    /// Arguments read so far, to know whether a `,` must come first.
+    count: usize,
+    /// Just read `name =`: the value follows without a `,`.
+    after_key: bool,
+}
+
+impl Args<'_> {
+    /// The `,` before every argument but the first.
+    fn separator(&mut self) -> Result<()> {
+        if std::mem::take(&mut self.after_key) {
+            return Ok(());
+        }
+        if self.count > 0 && !self.input.is_empty() {
+            if !self.input.peek(Token![,]) {
+                return Err(self.input.error(format!(
+                    "expected `,` between the arguments of `{}`",
+                    self.prim
+                )));
+            }
+            self.input.parse::<Token![,]>()?;
+        }
+        self.count += 1;
+        Ok(())
+    }
+
+    /// Error for an argument that is not there at all.
+    fn missing(&self, what: &str) -> Error {
+        Error::new(
+            self.parens,
+            format!(
+                "`{}` is missing its {what}; write {}",
+                self.prim,
+                words::signature(self.prim)
+            ),
+        )
+    }
+
+    /// The next argument as an identifier, not yet looked up (`table` is for the message).
+    fn ident<T>(&mut self, what: &str, table: Table<T>) -> Result<Ident> {
+        self.separator()?;
+        if self.input.is_empty() {
+            return Err(self.missing(what));
+        }
+        if !self.input.peek(syn::Ident) {
+            let tt: TokenTree = self.input.parse()?;
+            return Err(Error::new(
+                tt.span(),
+                format!(
+                    "expected the {what} of `{}`, one of: {}; found `{tt}`",
+                    self.prim,
+                    words::list(table)
+                ),
+            ));
+        }
+        self.input.parse()
+    }
+
+    /// The next argument as one of the words of `table`.
+    fn word<T: Copy>(&mut self, what: &str, table: Table<T>) -> Result<Sp<T>> {
+        let ident = self.ident(what, table)?;
+        lookup(&ident, what, self.prim, table)
+    }
+
+    /// `name =` of a `name = value` argument; the value is read next.
+    fn key(&mut self, name: &'static str) -> Result<Span> {
+        self.separator()?;
+        if self.input.is_empty() {
+            return Err(self.missing(&format!("`{name} = ..` argument")));
+        }
+        if !self.input.peek(syn::Ident) {
+            let tt: TokenTree = self.input.parse()?;
+            return Err(Error::new(
+                tt.span(),
+                format!(
+                    "expected `{name} = ..` in `{}`, found `{tt}`; write {}",
+                    self.prim,
+                    words::signature(self.prim)
+                ),
+            ));
+        }
+        let ident: Ident = self.input.parse()?;
+        if ident != name {
+            return Err(Error::new(
+                ident.span(),
+                format!(
+                    "unknown argument `{ident}` of `{}`; expected one of: {name} (write {})",
+                    self.prim,
+                    words::signature(self.prim)
+                ),
+            ));
+        }
+        if !self.input.peek(Token![=]) {
+            return Err(self.input.error(format!("expected `=` after `{name}`")));
+        }
+        self.input.parse::<Token![=]>()?;
+        self.after_key = true;
+        Ok(ident.span())
+    }
+
+    /// The next argument as a `[INT, ...]` list: its span and its elements.
+    fn int_list(&mut self, what: &str) -> Result<(Span, Vec<Sp<u32>>)> {
+        self.separator()?;
+        if self.input.is_empty() {
+            return Err(self.missing(&format!("list of {what}s")));
+        }
+        if !self.input.peek(token::Bracket) {
+            return Err(self
+                .input
+                .error(format!("expected a list of {what}s, e.g. `[64, 128, 256]`")));
+        }
+        let list;
+        let brackets = bracketed!(list in self.input);
+        let mut items = Vec::new();
+        while !list.is_empty() {
+            items.push(int_literal(&list, what, self.prim)?);
+            if list.is_empty() {
+                break;
+            }
+            if !list.peek(Token![,]) {
+                return Err(list.error(format!("expected `,` between the {what}s")));
+            }
+            list.parse::<Token![,]>()?;
+        }
+        Ok((brackets.span.join(), items))
+    }
+
+    /// The next argument as an integer literal.
+    fn int(&mut self, what: &str) -> Result<Sp<u32>> {
+        self.separator()?;
+        if self.input.is_empty() {
+            return Err(self.missing(what));
+        }
+        int_literal(self.input, what, self.prim)
+    }
+
+    /// No more arguments (a trailing comma may remain).
+    fn at_end(&self) -> bool {
+        let fork = self.input.fork();
+        let _ = fork.parse::<Option<Token![,]>>();
+        fork.is_empty()
+    }
+
+    /// Rejects anything after the last argument.
+    fn finish(self) -> Result<()> {
+        let _ = self.input.parse::<Option<Token![,]>>()?;
+        if self.input.is_empty() {
+            return Ok(());
+        }
+        Err(self.input.error(format!(
+            "unexpected extra argument to `{}`; write {}",
+            self.prim,
+            words::signature(self.prim)
+        )))
+    }
+}
+
+/// `ident` as one of the words of `table`, or an error at it listing them.
+fn lookup<T: Copy>(ident: &Ident, what: &str, prim: &str, table: Table<T>) -> Result<Sp<T>> {
+    match words::lookup(table, &ident.to_string()) {
+        Some(value) => Ok(Sp {
+            value,
+            span: ident.span(),
+        }),
+        None => Err(Error::new(
+            ident.span(),
+            format!(
+                "unknown {what} `{ident}` in `{prim}`; expected one of: {}",
+                words::list(table)
+            ),
+        )),
+    }
+}
+
+/// An unsuffixed integer literal that fits in u32.
+fn int_literal(input: ParseStream, what: &str, prim: &str) -> Result<Sp<u32>> {
+    if !input.peek(LitInt) {
+        let tt: TokenTree = input.parse()?;
+        return Err(Error::new(
+            tt.span(),
+            format!("expected an integer literal for the {what} of `{prim}`, found `{tt}`"),
+        ));
+    }
+    let lit: LitInt = input.parse()?;
+    if !lit.suffix().is_empty() {
+        return Err(Error::new(
+            lit.span(),
+            format!(
+                "write the {what} as a plain integer, without the `{}` suffix",
+                lit.suffix()
+            ),
+        ));
+    }
+    let value = lit.base10_parse::<u32>()?;
+    Ok(Sp {
+        value,
+        span: lit.span(),
+    })
+}

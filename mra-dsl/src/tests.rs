@@ -1,0 +1,499 @@
+//! Unit tests of parse/check/expand on `proc_macro2` tokens (outside the compiler, where
+//! span-locations gives lines and columns of the test source strings).
+
+use crate::ast::{Levels, Loop, Memory, Operand, PrimKind, ThreadMap, Threads};
+use proc_macro2::TokenStream;
+
+fn tokens(src: &str) -> TokenStream {
+    src.parse().expect("test source must tokenize")
+}
+
+fn parse(src: &str) -> Levels {
+    let levels: Levels = syn::parse2(tokens(src)).unwrap_or_else(|e| panic!("parse error: {e}"));
+    crate::check::check(&levels).unwrap_or_else(|e| panic!("check error: {e}"));
+    levels
+}
+
+/// The first error of parse+check: message, and the 1-based line and 0-based column of its
+/// span's start; plus all messages.
+fn error(src: &str) -> (String, usize, usize, Vec<String>) {
+    let e = match syn::parse2::<Levels>(tokens(src)) {
+        Err(e) => e,
+        Ok(levels) => match crate::check::check(&levels) {
+            Err(e) => e,
+            Ok(()) => panic!("expected an error for:\n{src}"),
+        },
+    };
+    let start = e.span().start();
+    let all = e.into_iter().map(|e| e.to_string()).collect::<Vec<_>>();
+    (all[0].clone(), start.line, start.column, all)
+}
+
+/// Asserts the first error's message contains `needle` and its span starts at the first
+/// occurrence of `at` on line `line` of `src` (1-based).
+#[track_caller]
+fn assert_error(src: &str, needle: &str, line: usize, at: &str) {
+    let (msg, l, c, all) = error(src);
+    assert!(
+        msg.contains(needle),
+        "message {msg:?} lacks {needle:?} (all: {all:?})"
+    );
+    let text = src.lines().nth(line - 1).expect("line exists");
+    let col = text
+        .find(at)
+        .unwrap_or_else(|| panic!("{at:?} not on line {line}: {text:?}"));
+    assert_eq!(
+        (l, c),
+        (line, col),
+        "error {msg:?} at {l}:{c}, expected {line}:{col} ({at:?})"
+    );
+}
+
+const L3: &str = r#"
+/// Each thread owns a whole output row:
+///   acc[K] in registers.
+///
+/// Second paragraph.
+level L3 "L3-regblk" {
+    threads(128);
+    bind(threads, rows);
+    cache_read(B, shared, pad = 1);
+    register_tile(cols);
+    unroll(k);
+    unroll(cols);
+    workspace(global);
+}
+level copy "copy" { threads(tune = [64, 128, 256,], default = 128); copy(vector = 2,); }
+"#;
+
+#[test]
+fn parses_levels() {
+    let levels = parse(L3);
+    assert_eq!(levels.0.len(), 2);
+    let l3 = &levels.0[0];
+    assert_eq!(l3.number, Some(3));
+    assert_eq!(l3.fn_name(), "l3");
+    assert_eq!(l3.name.value(), "L3-regblk");
+    assert_eq!(
+        l3.summary,
+        "Each thread owns a whole output row: acc[K] in registers. Second paragraph."
+    );
+    let names: Vec<_> = l3.prims.iter().map(|p| p.name()).collect();
+    assert_eq!(
+        names,
+        [
+            "threads",
+            "bind",
+            "cache_read",
+            "register_tile",
+            "unroll",
+            "unroll",
+            "workspace"
+        ]
+    );
+    let lines: Vec<_> = l3
+        .prims
+        .iter()
+        .map(|p| p.ident.span().start().line)
+        .collect();
+    assert_eq!(lines, [7, 8, 9, 10, 11, 12, 13]);
+    assert!(matches!(l3.prims[1].kind, PrimKind::Bind { map, .. } if map.value == ThreadMap::Rows));
+    match &l3.prims[2].kind {
+        PrimKind::CacheRead {
+            operand,
+            into,
+            pad: Some((_, pad)),
+        } => {
+            assert_eq!(
+                (operand.value, into.value, pad.value),
+                (Operand::B, Memory::Shared, 1)
+            );
+        }
+        _ => panic!("cache_read"),
+    }
+    assert!(matches!(l3.prims[5].kind, PrimKind::Unroll(l) if l.value == Loop::Cols));
+
+    let copy = &levels.0[1];
+    assert_eq!(
+        (copy.number, copy.fn_name().as_str(), copy.summary.as_str()),
+        (None, "copy", "")
+    );
+    match &copy.prims[0].kind {
+        PrimKind::Threads(Threads::Tune {
+            choices, default, ..
+        }) => {
+            let c: Vec<u32> = choices.iter().map(|c| c.value).collect();
+            assert_eq!((c, default.value), (vec![64, 128, 256], 128));
+        }
+        _ => panic!("threads"),
+    }
+    assert!(matches!(copy.prims[1].kind, PrimKind::Copy { vector } if vector.value == 2));
+}
+
+#[test]
+fn level_idents() {
+    let src = |id: &str| format!("level {id} \"x\" {{ threads(1); copy(vector = 1); }}");
+    for (id, number, f) in [
+        ("L0", Some(0), "l0"),
+        ("L12", Some(12), "l12"),
+        ("L", None, "L"),
+        ("Lx", None, "Lx"),
+        ("L3a", None, "L3a"),
+        ("fused", None, "fused"),
+    ] {
+        let l = &parse(&src(id)).0[0];
+        assert_eq!((l.number, l.fn_name().as_str()), (number, f), "{id}");
+    }
+    assert_error(
+        &src("L99999999999"),
+        "does not fit in u32",
+        1,
+        "L99999999999",
+    );
+}
+
+#[test]
+fn expands_to_ir() {
+    let out = crate::schedule2(tokens(L3)).to_string();
+    for needle in [
+        "pub fn l3 () -> :: mra_codegen :: ir :: Schedule",
+        "number : :: core :: option :: Option :: Some (3u32)",
+        "Located { item : :: mra_codegen :: ir :: Step :: Threads (:: mra_codegen :: ir :: Value :: Fixed (128u32)) , line : 7u32 }",
+        "Step :: CacheRead { operand : :: mra_codegen :: ir :: Operand :: B , into : :: mra_codegen :: ir :: Memory :: Shared , pad : 1u32 , }",
+        "Step :: Unroll (:: mra_codegen :: ir :: Loop :: K) , line : 11u32",
+        "file : :: std :: string :: String :: from (:: core :: file ! ())",
+        "pub fn copy ()",
+        "number : :: core :: option :: Option :: None",
+        "Value :: Tunable { name : :: std :: string :: String :: from (\"threads\") , choices : :: std :: vec ! [64u32 , 128u32 , 256u32] , default : 128u32 , }",
+        "Step :: Copy { vector : 2u32 }",
+        "# [doc = \" Each thread owns a whole output row:\"]",
+    ] {
+        assert!(out.contains(needle), "missing {needle:?} in\n{out}");
+    }
+}
+
+const BASE: &str = "level L1 \"L1\" {\n    threads(128);\n    bind(threads, elements);\n";
+
+/// A level with the primitives of BASE plus `extra` (on line 4 onward).
+fn with(extra: &str) -> String {
+    format!("{BASE}{extra}\n}}")
+}
+
+#[test]
+fn unknown_words() {
+    assert_error(&with("    tile(cols);"), "unknown schedule primitive `tile`; expected one of: threads, bind, cache_read, register_tile, unroll, workspace, copy", 4, "tile");
+    assert_error(
+        &with("    unroll(rows);"),
+        "unknown loop `rows` in `unroll`; expected one of: k, cols",
+        4,
+        "rows",
+    );
+    assert_error(
+        &with("    register_tile(k);"),
+        "unknown loop `k` in `register_tile`; expected one of: cols",
+        4,
+        "k",
+    );
+    assert_error(
+        &with("    workspace(registers);"),
+        "unknown workspace memory `registers` in `workspace`; expected one of: global, shared",
+        4,
+        "registers",
+    );
+    assert_error(
+        &with("    cache_read(C, shared);"),
+        "unknown operand `C` in `cache_read`; expected one of: A, B",
+        4,
+        "C",
+    );
+    assert_error(
+        &with("    cache_read(B, shared, padding = 1);"),
+        "unknown argument `padding` of `cache_read`; expected one of: pad",
+        4,
+        "padding",
+    );
+    assert_error(
+        &with("    cache_read(B, global);"),
+        "cache_read into global memory stages nothing",
+        4,
+        "global",
+    );
+    assert_error(
+        "level L1 \"L1\" { threads(1); bind(warps, rows); }",
+        "unknown bound unit `warps` in `bind`; expected one of: threads",
+        1,
+        "warps",
+    );
+    assert_error(
+        "level L1 \"L1\" { threads(1); bind(threads, cols); }",
+        "unknown thread map `cols` in `bind`; expected one of: elements, rows",
+        1,
+        "cols",
+    );
+    assert_error(
+        "level L1 \"L1\" { threads(1); copy(width = 2); }",
+        "unknown argument `width` of `copy`; expected one of: vector",
+        1,
+        "width",
+    );
+    assert_error(
+        "level L1 \"L1\" { threads(size = 1); copy(vector = 2); }",
+        "unknown argument `size` of `threads`; expected one of: tune",
+        1,
+        "size",
+    );
+}
+
+#[test]
+fn argument_shapes() {
+    // Missing arguments point at the whole parenthesized list.
+    assert_error(
+        &with("    unroll();"),
+        "`unroll` is missing its loop; write unroll(k|cols)",
+        4,
+        "()",
+    );
+    assert_error(
+        "level L1 \"L1\" { threads(1); bind(threads); }",
+        "`bind` is missing its thread map",
+        1,
+        "(threads)",
+    );
+    assert_error(
+        "level L1 \"L1\" { threads(); bind(threads, rows); }",
+        "`threads` is missing its thread count",
+        1,
+        "()",
+    );
+    assert_error(
+        "level L1 \"L1\" { threads(1); copy(); }",
+        "`copy` is missing its `vector = ..` argument",
+        1,
+        "()",
+    );
+    assert_error(
+        "level L1 \"L1\" { threads(1); copy(vector =); }",
+        "`copy` is missing its vector width",
+        1,
+        "(vector =)",
+    );
+    assert_error(
+        "level L1 \"L1\" { threads(tune = [64]); copy(vector = 1); }",
+        "missing its `default = ..` argument",
+        1,
+        "(tune",
+    );
+    // Extra arguments point at the first extra token.
+    assert_error(
+        &with("    unroll(k, cols);"),
+        "unexpected extra argument to `unroll`; write unroll(k|cols)",
+        4,
+        "cols",
+    );
+    assert_error(
+        "level L1 \"L1\" { threads(1, 2); bind(threads, rows); }",
+        "unexpected extra argument to `threads`",
+        1,
+        "2",
+    );
+    // Wrong token kinds.
+    assert_error(
+        "level L1 \"L1\" { threads(1.5); bind(threads, rows); }",
+        "expected an integer literal for the thread count of `threads`, found `1.5`",
+        1,
+        "1.5",
+    );
+    assert_error(
+        "level L1 \"L1\" { threads(\"128\"); bind(threads, rows); }",
+        "expected an integer literal",
+        1,
+        "\"128\"",
+    );
+    assert_error(
+        "level L1 \"L1\" { threads(128u64); bind(threads, rows); }",
+        "without the `u64` suffix",
+        1,
+        "128u64",
+    );
+    assert_error(
+        "level L1 \"L1\" { threads(1); bind(threads, \"rows\"); }",
+        "expected the thread map of `bind`, one of: elements, rows; found `\"rows\"`",
+        1,
+        "\"rows\"",
+    );
+    assert_error(
+        "level L1 \"L1\" { threads(1); copy(2); }",
+        "expected `vector = ..` in `copy`, found `2`",
+        1,
+        "2)",
+    );
+    assert_error(
+        "level L1 \"L1\" { threads(99999999999); copy(vector = 2); }",
+        "number too large",
+        1,
+        "999",
+    );
+    // Punctuation.
+    assert_error(
+        "level L1 \"L1\" { threads(1); bind(threads rows); }",
+        "expected `,` between the arguments of `bind`",
+        1,
+        "rows",
+    );
+    assert_error(
+        "level L1 \"L1\" { threads(1) bind(threads, rows); }",
+        "expected `;` after `threads(..)`",
+        1,
+        ") bind",
+    );
+    assert_error(
+        "level L1 \"L1\" { threads; }",
+        "expected `(` after `threads`",
+        1,
+        "; }",
+    );
+    assert_error(
+        "level L1 \"L1\" { 5; }",
+        "expected a schedule primitive",
+        1,
+        "5",
+    );
+}
+
+#[test]
+fn level_shape() {
+    assert_error(
+        "level L1 { threads(1); }",
+        "expected the level's name as a string literal",
+        1,
+        "{",
+    );
+    assert_error(
+        "level L1 \"\" { threads(1); copy(vector = 1); }",
+        "the level name must not be empty",
+        1,
+        "\"\"",
+    );
+    assert_error(
+        "level \"L1\" { }",
+        "expected the level's identifier",
+        1,
+        "\"L1\"",
+    );
+    assert_error("lvl L1 \"L1\" { }", "expected `level`", 1, "lvl");
+    assert_error("level L1 \"L1\" threads(1);", "expected `{`", 1, "threads");
+    assert!(error("").0.contains("at least one"));
+}
+
+#[test]
+fn value_ranges() {
+    assert_error(
+        "level L1 \"L1\" { threads(0); bind(threads, rows); }",
+        "a block has 1..=1024 threads; found 0",
+        1,
+        "0",
+    );
+    assert_error(
+        "level L1 \"L1\" { threads(2048); bind(threads, rows); }",
+        "a block has 1..=1024 threads; found 2048",
+        1,
+        "2048",
+    );
+    assert_error(
+        "level L1 \"L1\" { threads(tune = [], default = 1); copy(vector = 1); }",
+        "is empty",
+        1,
+        "[]",
+    );
+    assert_error(
+        "level L1 \"L1\" { threads(tune = [64, 128], default = 96); copy(vector = 1); }",
+        "the default thread count 96 is not among the choices [64, 128]",
+        1,
+        "96",
+    );
+    assert_error(
+        "level L1 \"L1\" { threads(tune = [64, 4096], default = 64); copy(vector = 1); }",
+        "found 4096",
+        1,
+        "4096",
+    );
+    assert_error(
+        "level L1 \"L1\" { threads(tune = [64, 64], default = 64); copy(vector = 1); }",
+        "listed twice",
+        1,
+        "64]",
+    );
+    assert_error(
+        "level L1 \"L1\" { threads(1); copy(vector = 3); }",
+        "copy vector width must be one of 1, 2, 4; found 3",
+        1,
+        "3",
+    );
+    assert_error(
+        &with("    cache_read(A, registers, pad = 2);"),
+        "`pad` only applies to cache_read into shared memory",
+        4,
+        "pad",
+    );
+}
+
+#[test]
+fn duplicates() {
+    assert_error(
+        &with("    threads(64);"),
+        "`threads` appears twice; a level sets each primitive once (first on line 2)",
+        4,
+        "threads",
+    );
+    assert_error(
+        &with("    cache_read(A, shared);\n    cache_read(B, shared);"),
+        "`cache_read` appears twice",
+        5,
+        "cache_read",
+    );
+    assert_error(
+        &with("    unroll(k);\n    unroll(cols);\n    unroll(k);"),
+        "`unroll(k)` appears twice (first on line 4)",
+        6,
+        "unroll",
+    );
+    assert_error("level L1 \"a\" { threads(1); copy(vector = 1); }\nlevel L1 \"b\" { threads(1); copy(vector = 1); }", "level `L1` would define `fn l1` a second time (level `L1`, line 1)", 2, "L1");
+    assert_error("level L1 \"a\" { threads(1); copy(vector = 1); }\nlevel L2 \"a\" { threads(1); copy(vector = 1); }", "level name \"a\" is already used by level `L1`", 2, "\"a\"");
+}
+
+#[test]
+fn combinations() {
+    assert_error(
+        "level L4 \"L4\" {\n bind(threads, rows);\n}",
+        "level `L4` has no threads(..)",
+        1,
+        "L4",
+    );
+    assert_error(
+        "level L4 \"L4\" {\n threads(64);\n workspace(shared);\n}",
+        "a transform level needs bind(threads, elements|rows)",
+        1,
+        "L4",
+    );
+    assert_error(
+        "level copy \"copy\" {\n threads(64);\n copy(vector = 2);\n unroll(k);\n}",
+        "`unroll` cannot be combined with copy(..) (line 3)",
+        4,
+        "unroll",
+    );
+    assert_error(
+        "level copy \"copy\" {\n threads(64);\n bind(threads, rows);\n copy(vector = 2);\n}",
+        "`bind` cannot be combined with copy(..)",
+        3,
+        "bind",
+    );
+    assert_error(
+        &with("    register_tile(cols);"),
+        "a register tile of whole rows needs bind(threads, rows)",
+        4,
+        "register_tile",
+    );
+    // Independent mistakes are all reported.
+    let (_, _, _, all) = error("level L4 \"\" {\n workspace(shared);\n}");
+    assert_eq!(all.len(), 3, "{all:?}");
+}

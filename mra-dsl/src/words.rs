@@ -1,0 +1,68 @@
+//! The vocabulary of the DSL: which words each argument position accepts.
+//!
+//! Kept in one place so that the parser's "expected one of: ..." messages and the accepted
+//! words can never disagree.
+
+use crate::ast::{BindUnit, Loop, Memory, Operand, ThreadMap};
+
+/// Every primitive, in the order the error message lists them.
+pub const PRIMITIVES: &[&str] = &[
+    "threads",
+    "bind",
+    "cache_read",
+    "register_tile",
+    "unroll",
+    "workspace",
+    "copy",
+];
+
+/// How each primitive is written, for "missing/extra argument" messages.
+pub fn signature(prim: &str) -> &'static str {
+    match prim {
+        "threads" => "threads(N) or threads(tune = [N, ...], default = N)",
+        "bind" => "bind(threads, elements|rows)",
+        "cache_read" => "cache_read(A|B, shared|registers) or cache_read(A|B, shared, pad = N)",
+        "register_tile" => "register_tile(cols)",
+        "unroll" => "unroll(k|cols)",
+        "workspace" => "workspace(global|shared)",
+        "copy" => "copy(vector = 1|2|4)",
+        _ => unreachable!("not a primitive: {prim}"),
+    }
+}
+
+/// The most threads a block may have on every supported GPU.
+pub const MAX_THREADS: u32 = 1024;
+
+/// Elements per access that `copy` can generate: f64 scalars, one 16-byte access (2), or two
+/// of them per thread (4). Other widths have no vector type to load into.
+pub const COPY_VECTORS: &[u32] = &[1, 2, 4];
+
+/// A table from the accepted words of one argument position to their meaning.
+pub type Table<T> = &'static [(&'static str, T)];
+
+/// `bind(<unit>, ..)`. Later issues add `warps`.
+pub const BIND_UNITS: Table<BindUnit> = &[("threads", BindUnit::Threads)];
+/// `bind(threads, <map>)`.
+pub const THREAD_MAPS: Table<ThreadMap> =
+    &[("elements", ThreadMap::Elements), ("rows", ThreadMap::Rows)];
+/// `cache_read(<operand>, ..)`.
+pub const OPERANDS: Table<Operand> = &[("A", Operand::A), ("B", Operand::B)];
+/// `cache_read(.., <into>)`. `global` is recognised separately to say why it is wrong.
+pub const CACHE_INTO: Table<Memory> =
+    &[("shared", Memory::Shared), ("registers", Memory::Registers)];
+/// `register_tile(<loop>)`: a row of the output in registers; only the column loop so far.
+pub const REGISTER_TILE_LOOPS: Table<Loop> = &[("cols", Loop::Cols)];
+/// `unroll(<loop>)`: the loops whose trip count is the compile-time K.
+pub const UNROLL_LOOPS: Table<Loop> = &[("k", Loop::K), ("cols", Loop::Cols)];
+/// `workspace(<memory>)`: where the intermediates between passes live.
+pub const WORKSPACES: Table<Memory> = &[("global", Memory::Global), ("shared", Memory::Shared)];
+
+/// `a, b, c` for messages.
+pub fn list<T>(table: Table<T>) -> String {
+    table.iter().map(|(w, _)| *w).collect::<Vec<_>>().join(", ")
+}
+
+/// The meaning of `word` in `table`, if it is one of its words.
+pub fn lookup<T: Copy>(table: Table<T>, word: &str) -> Option<T> {
+    table.iter().find(|(w, _)| *w == word).map(|(_, v)| *v)
+}

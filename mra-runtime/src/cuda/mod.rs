@@ -1,0 +1,296 @@
+//! The CUDA backend: a thin layer over cudarc's driver API (loaded dynamically, so the binary
+//! starts on machines without CUDA). Raw driver calls keep the launch path as lean as the
+//! seed's C++ (no per-launch bookkeeping), and every error carries the driver's message.
+
+pub mod nvrtc;
+
+use crate::error::{Result, RuntimeError};
+use cudarc::driver::{result as drv, sys};
+use mra_codegen::Arch;
+use std::ffi::{c_void, CString};
+
+/// Turns a driver error into one that names the call and carries the driver's message.
+pub(crate) fn check<T>(call: &'static str, r: std::result::Result<T, drv::DriverError>) -> Result<T> {
+    r.map_err(|e| {
+        let name = e.error_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|_| format!("{:?}", e.0));
+        let text = e.error_string().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        RuntimeError::Driver { call, message: format!("{name}: {text}") }
+    })
+}
+
+/// Is a CUDA driver present? Probed with libloading first because cudarc panics when it is not.
+pub fn probe_driver() -> Result<()> {
+    let tried = cudarc::get_lib_name_candidates("cuda");
+    // SAFETY: loading libcuda runs no initialisers with preconditions.
+    if tried.iter().any(|n| unsafe { libloading::Library::new(n) }.is_ok()) {
+        Ok(())
+    } else {
+        Err(RuntimeError::NoDriver { tried: tried.join(", ") })
+    }
+}
+
+/// One CUDA device with its primary context current on this thread.
+pub struct Gpu {
+    pub ordinal: i32,
+    pub name: String,
+    pub arch: &'static Arch,
+    pub compute_capability: (i32, i32),
+    pub multiprocessors: i32,
+    pub driver_version: i32,
+    dev: sys::CUdevice,
+    ctx: sys::CUcontext,
+}
+
+impl Gpu {
+    /// Opens device `ordinal` and detects its arch.
+    pub fn open(ordinal: i32) -> Result<Gpu> {
+        probe_driver()?;
+        check("cuInit", drv::init())?;
+        let count = check("cuDeviceGetCount", drv::device::get_count())?;
+        if count == 0 {
+            return Err(RuntimeError::NoDevice("cuDeviceGetCount returned 0".into()));
+        }
+        if ordinal >= count {
+            return Err(RuntimeError::Invalid(format!("device {ordinal} requested, {count} present")));
+        }
+        let dev = check("cuDeviceGet", drv::device::get(ordinal))?;
+        // SAFETY: dev is a valid device handle from cuDeviceGet.
+        let ctx = check("cuDevicePrimaryCtxRetain", unsafe { drv::primary_ctx::retain(dev) })?;
+        // SAFETY: ctx was just retained.
+        check("cuCtxSetCurrent", unsafe { drv::ctx::set_current(ctx) })?;
+        let attr = |a| check("cuDeviceGetAttribute", unsafe { drv::device::get_attribute(dev, a) });
+        use sys::CUdevice_attribute::*;
+        let cc = (attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?, attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?);
+        let arch = mra_codegen::arch::from_compute_capability(cc.0, cc.1).map_err(|_| {
+            RuntimeError::Invalid(format!(
+                "the GPU has compute capability {}.{}, which has no arch table entry (known: {})",
+                cc.0,
+                cc.1,
+                mra_codegen::arch::names().join(", ")
+            ))
+        })?;
+        let mut driver_version = 0;
+        // SAFETY: valid out-pointer.
+        unsafe { sys::cuDriverGetVersion(&mut driver_version) };
+        Ok(Gpu {
+            ordinal,
+            name: check("cuDeviceGetName", drv::device::get_name(dev))?,
+            arch,
+            compute_capability: cc,
+            multiprocessors: attr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
+            driver_version,
+            dev,
+            ctx,
+        })
+    }
+
+    /// (free, total) device memory in bytes.
+    pub fn memory(&self) -> Result<(usize, usize)> {
+        check("cuMemGetInfo", drv::mem_get_info())
+    }
+
+    pub fn synchronize(&self) -> Result<()> {
+        check("cuCtxSynchronize", drv::ctx::synchronize())
+    }
+
+    /// Loads a cubin and looks up `entry` in it.
+    pub fn load(&self, cubin: &[u8], entry: &str) -> Result<Function> {
+        // cuModuleLoadData reads the image through a pointer; keep it alive and aligned.
+        let image: Vec<u64> = cubin.chunks(8).map(|c| {
+            let mut b = [0u8; 8];
+            b[..c.len()].copy_from_slice(c);
+            u64::from_le_bytes(b)
+        }).collect();
+        // SAFETY: image holds a complete cubin (ELF), 8-byte aligned.
+        let module = check("cuModuleLoadData", unsafe { drv::module::load_data(image.as_ptr() as *const c_void) })?;
+        let name = CString::new(entry).expect("entry names hold no NUL");
+        // SAFETY: module is live.
+        let func = check("cuModuleGetFunction", unsafe { drv::module::get_function(module, name) })?;
+        Ok(Function { module, func })
+    }
+}
+
+impl Drop for Gpu {
+    fn drop(&mut self) {
+        // SAFETY: the context was retained in open(); release it once.
+        unsafe {
+            let _ = drv::primary_ctx::release(self.dev);
+        }
+        let _ = self.ctx;
+    }
+}
+
+/// A kernel in a loaded module.
+pub struct Function {
+    module: sys::CUmodule,
+    func: sys::CUfunction,
+}
+
+impl Drop for Function {
+    fn drop(&mut self) {
+        // SAFETY: the module was loaded by Gpu::load and is unloaded once.
+        unsafe {
+            let _ = drv::module::unload(self.module);
+        }
+    }
+}
+
+/// Device memory of `len` elements of T.
+pub struct DeviceBuffer<T> {
+    ptr: sys::CUdeviceptr,
+    len: usize,
+    _t: std::marker::PhantomData<T>,
+}
+
+impl<T: Copy> DeviceBuffer<T> {
+    pub fn alloc(len: usize) -> Result<Self> {
+        let bytes = (len.max(1)) * std::mem::size_of::<T>();
+        // SAFETY: a plain allocation; freed in Drop.
+        let ptr = check("cuMemAlloc", unsafe { drv::malloc_sync(bytes) })?;
+        Ok(DeviceBuffer { ptr, len, _t: std::marker::PhantomData })
+    }
+
+    pub fn from_host(data: &[T]) -> Result<Self> {
+        let b = Self::alloc(data.len())?;
+        b.upload(data)?;
+        Ok(b)
+    }
+
+    pub fn upload(&self, data: &[T]) -> Result<()> {
+        assert_eq!(data.len(), self.len);
+        // SAFETY: the buffer holds exactly data.len() elements.
+        check("cuMemcpyHtoD", unsafe { drv::memcpy_htod_sync(self.ptr, data) })
+    }
+
+    pub fn download(&self) -> Result<Vec<T>> {
+        let mut out = Vec::with_capacity(self.len);
+        // SAFETY: cuMemcpyDtoH fills all len elements before they are read.
+        unsafe {
+            out.set_len(self.len);
+            check("cuMemcpyDtoH", drv::memcpy_dtoh_sync(&mut out, self.ptr))?;
+        }
+        Ok(out)
+    }
+
+    /// Fills every byte with 0xFF: a NaN in both f32 and f64, so an element a kernel does
+    /// not write fails validation.
+    pub fn poison(&self) -> Result<()> {
+        // SAFETY: the range is inside the allocation.
+        check("cuMemsetD8", unsafe { drv::memset_d8_sync(self.ptr, 0xFF, self.len * std::mem::size_of::<T>()) })
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn device_ptr(&self) -> sys::CUdeviceptr {
+        self.ptr
+    }
+}
+
+impl<T> Drop for DeviceBuffer<T> {
+    fn drop(&mut self) {
+        // SAFETY: allocated by cuMemAlloc, freed once.
+        unsafe {
+            let _ = drv::free_sync(self.ptr);
+        }
+    }
+}
+
+pub struct Stream(pub(crate) sys::CUstream);
+
+impl Stream {
+    pub fn new() -> Result<Stream> {
+        check("cuStreamCreate", drv::stream::create(drv::stream::StreamKind::NonBlocking)).map(Stream)
+    }
+
+    pub fn wait(&self, e: &Event) -> Result<()> {
+        // SAFETY: both handles are live.
+        check("cuStreamWaitEvent", unsafe { drv::stream::wait_event(self.0, e.0, sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT) })
+    }
+
+    pub fn synchronize(&self) -> Result<()> {
+        // SAFETY: live stream.
+        check("cuStreamSynchronize", unsafe { drv::stream::synchronize(self.0) })
+    }
+}
+
+impl Drop for Stream {
+    fn drop(&mut self) {
+        // SAFETY: created by cuStreamCreate, destroyed once.
+        unsafe {
+            let _ = drv::stream::destroy(self.0);
+        }
+    }
+}
+
+pub struct Event(sys::CUevent);
+
+impl Event {
+    pub fn new() -> Result<Event> {
+        check("cuEventCreate", drv::event::create(sys::CUevent_flags::CU_EVENT_DEFAULT)).map(Event)
+    }
+
+    pub fn record(&self, s: &Stream) -> Result<()> {
+        // SAFETY: live handles.
+        check("cuEventRecord", unsafe { drv::event::record(self.0, s.0) })
+    }
+
+    /// Milliseconds from `self` to `end` (both recorded and complete).
+    pub fn elapsed_ms(&self, end: &Event) -> Result<f32> {
+        // SAFETY: live handles; end is synchronized first.
+        unsafe {
+            check("cuEventSynchronize", drv::event::synchronize(end.0))?;
+            check("cuEventElapsedTime", drv::event::elapsed(self.0, end.0))
+        }
+    }
+}
+
+impl Drop for Event {
+    fn drop(&mut self) {
+        // SAFETY: created by cuEventCreate, destroyed once.
+        unsafe {
+            let _ = drv::event::destroy(self.0);
+        }
+    }
+}
+
+/// The common kernel parameters `(a, b, c, workspace, nfuncs, nblocks)`.
+pub struct LaunchArgs {
+    pub a: sys::CUdeviceptr,
+    pub b: sys::CUdeviceptr,
+    pub c: sys::CUdeviceptr,
+    pub workspace: sys::CUdeviceptr,
+    pub nfuncs: i32,
+    pub nblocks: i32,
+}
+
+impl Function {
+    /// Launches `nblocks × threads` on `stream`; errors of the launch itself are returned
+    /// (errors of the running kernel surface at the next synchronization).
+    pub fn launch(&self, stream: &Stream, threads: u32, args: &LaunchArgs) -> Result<()> {
+        let mut a = args.a;
+        let mut b = args.b;
+        let mut c = args.c;
+        let mut w = args.workspace;
+        let mut n = args.nfuncs;
+        let mut nb = args.nblocks;
+        let mut params: [*mut c_void; 6] = [
+            &mut a as *mut _ as *mut c_void,
+            &mut b as *mut _ as *mut c_void,
+            &mut c as *mut _ as *mut c_void,
+            &mut w as *mut _ as *mut c_void,
+            &mut n as *mut _ as *mut c_void,
+            &mut nb as *mut _ as *mut c_void,
+        ];
+        // SAFETY: the parameter list matches every generated kernel's signature
+        // (mra_codegen::emit::KERNEL_PARAMS); pointers are live device allocations.
+        check("cuLaunchKernel", unsafe {
+            drv::launch_kernel(self.func, (args.nblocks as u32, 1, 1), (threads, 1, 1), 0, stream.0, &mut params)
+        })
+    }
+}

@@ -1,0 +1,27 @@
+//! Errors of the runtime: each one a sentence a user can act on.
+
+use std::path::PathBuf;
+
+#[derive(Debug, thiserror::Error)]
+pub enum RuntimeError {
+    #[error("no NVIDIA driver found: could not load libcuda (looked for {tried}); without a GPU, use --emit-src to print the generated source")]
+    NoDriver { tried: String },
+    #[error("NVRTC not found: could not load libnvrtc (looked for {tried}; install the CUDA toolkit or `pip install nvidia-cuda-nvrtc` and put its lib directory on LD_LIBRARY_PATH); --emit-src prints the source without compiling")]
+    NoNvrtc { tried: String },
+    #[error("the NVIDIA driver found no CUDA device ({0})")]
+    NoDevice(String),
+    #[error("CUDA call {call} failed: {message}")]
+    Driver { call: &'static str, message: String },
+    #[error("NVRTC could not compile {entry} for {arch}:\n{log}")]
+    Compile { entry: String, arch: String, log: String },
+    #[error("{what} needs {need_mib:.1} MiB of device memory but only {free_mib:.1} MiB are free; lower -N, -M or -s")]
+    OutOfMemory { what: String, need_mib: f64, free_mib: f64 },
+    #[error("kernel cache at {path}: {source}")]
+    Cache { path: PathBuf, source: std::io::Error },
+    #[error(transparent)]
+    Plan(#[from] mra_codegen::PlanError),
+    #[error("{0}")]
+    Invalid(String),
+}
+
+pub type Result<T, E = RuntimeError> = std::result::Result<T, E>;

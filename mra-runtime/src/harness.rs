@@ -1,0 +1,259 @@
+//! The seed's benchmark harness on one GPU, and the validation run.
+//!
+//! A timed repetition submits `tasks` kernel launches, each transforming all N tensors with
+//! at most M blocks, round-robin over S streams; it is timed with device events from a start
+//! event on stream 0 (that all streams wait for) to an end event after all streams joined.
+//! One untimed repetition comes first. Each stream has its own workspace so concurrent tasks
+//! never share intermediates.
+
+use crate::cache::KernelCache;
+use crate::cuda::nvrtc::{Compiled, Nvrtc};
+use crate::cuda::{DeviceBuffer, Event, Function, Gpu, LaunchArgs, Stream};
+use crate::error::{Result, RuntimeError};
+use crate::reference;
+use crate::validate::Comparison;
+use mra_codegen::{DType, Kernel, Request, Schedule};
+use rand::{Rng, SeedableRng};
+
+/// The harness parameters (the seed's -N, -M, -n, -s, -r).
+#[derive(Clone, Copy, Debug, serde::Serialize)]
+pub struct HarnessConfig {
+    pub nfuncs: usize,
+    pub max_blocks: usize,
+    pub tasks: usize,
+    pub streams: usize,
+    pub reps: usize,
+}
+
+impl HarnessConfig {
+    /// Blocks per launch: min(N, M).
+    pub fn nblocks(&self) -> usize {
+        self.nfuncs.min(self.max_blocks)
+    }
+
+    pub fn check(&self) -> Result<()> {
+        let bad = |what: &str| Err(RuntimeError::Invalid(what.to_string()));
+        if self.nfuncs == 0 {
+            return bad("-N must be at least 1 (the number of tensors per task)");
+        }
+        if self.nfuncs > i32::MAX as usize {
+            return bad("-N must fit in a 32-bit int");
+        }
+        if self.max_blocks == 0 {
+            return bad("-M must be at least 1 (the maximum number of blocks per launch)");
+        }
+        if self.tasks == 0 {
+            return bad("-n must be at least 1 (tasks per timed repetition)");
+        }
+        if self.streams == 0 {
+            return bad("-s must be at least 1 (streams)");
+        }
+        if self.reps == 0 {
+            return bad("-r must be at least 1 (timed repetitions)");
+        }
+        Ok(())
+    }
+}
+
+/// A GPU with the compiler and the kernel cache: what running a level needs.
+pub struct CudaSession {
+    pub gpu: Gpu,
+    pub nvrtc: Nvrtc,
+    pub cache: KernelCache,
+}
+
+/// A level compiled and loaded for one (K, dtype) on this GPU.
+pub struct Prepared {
+    pub kernel: Kernel,
+    pub compiled: Compiled,
+    pub function: Function,
+}
+
+/// Device buffers for one harness configuration, in the kernel's element type.
+pub struct Buffers {
+    pub a: DeviceBuffer<u8>,
+    pub b: DeviceBuffer<u8>,
+    pub c: DeviceBuffer<u8>,
+    /// One per stream (may be empty allocations for levels without a workspace).
+    pub workspaces: Vec<DeviceBuffer<u8>>,
+    pub dtype: DType,
+    pub nfuncs: usize,
+    pub nblocks: usize,
+}
+
+impl CudaSession {
+    /// Opens GPU 0 (driver first, so a machine without one gets that message), then NVRTC.
+    pub fn open(cache: KernelCache) -> Result<CudaSession> {
+        let gpu = Gpu::open(0)?;
+        let nvrtc = Nvrtc::load()?;
+        Ok(CudaSession { gpu, nvrtc, cache })
+    }
+
+    /// Generates, compiles (through the cache) and loads a level.
+    pub fn prepare(&self, schedule: &Schedule, k: u32, dtype: DType) -> Result<Prepared> {
+        let kernel = mra_codegen::generate(schedule, Request { k, arch: self.gpu.arch, dtype })?;
+        let compiled = self.nvrtc.compile(&kernel.source, &kernel.entry, self.gpu.arch.name, &self.cache)?;
+        let function = self.gpu.load(&compiled.cubin, &kernel.entry)?;
+        Ok(Prepared { kernel, compiled, function })
+    }
+
+    /// Device bytes a configuration needs: A, C, B and one workspace per stream.
+    pub fn bytes_needed(k: u32, dtype: DType, cfg: &HarnessConfig, workspace_elems_per_block: u64) -> u64 {
+        let e = dtype.bytes() as u64;
+        let k3 = (k as u64).pow(3);
+        2 * cfg.nfuncs as u64 * k3 * e + (k as u64).pow(2) * e
+            + cfg.streams as u64 * cfg.nblocks() as u64 * workspace_elems_per_block * e
+    }
+
+    /// Allocates the buffers for `cfg`, after checking they fit in free device memory.
+    pub fn allocate(&self, k: u32, dtype: DType, cfg: &HarnessConfig, workspace_elems_per_block: u64) -> Result<Buffers> {
+        let need = Self::bytes_needed(k, dtype, cfg, workspace_elems_per_block);
+        let (free, _) = self.gpu.memory()?;
+        // Leave headroom for the context, modules and the driver's own allocations.
+        if need as f64 > free as f64 * 0.95 {
+            return Err(RuntimeError::OutOfMemory {
+                what: format!("N={} tensors of K={k} ({dtype}) with {} streams x {} blocks of workspace", cfg.nfuncs, cfg.streams, cfg.nblocks()),
+                need_mib: need as f64 / 1048576.0,
+                free_mib: free as f64 / 1048576.0,
+            });
+        }
+        let e = dtype.bytes() as usize;
+        let k3 = (k as usize).pow(3);
+        let ws = cfg.nblocks() * workspace_elems_per_block as usize * e;
+        Ok(Buffers {
+            a: DeviceBuffer::alloc(cfg.nfuncs * k3 * e)?,
+            b: DeviceBuffer::alloc((k as usize).pow(2) * e)?,
+            c: DeviceBuffer::alloc(cfg.nfuncs * k3 * e)?,
+            workspaces: (0..cfg.streams).map(|_| DeviceBuffer::alloc(ws)).collect::<Result<_>>()?,
+            dtype,
+            nfuncs: cfg.nfuncs,
+            nblocks: cfg.nblocks(),
+        })
+    }
+}
+
+/// Host values converted to the device element type's bytes.
+pub fn to_device_bytes(dtype: DType, v: &[f64]) -> Vec<u8> {
+    match dtype {
+        DType::F64 => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        DType::F32 => v.iter().flat_map(|x| (*x as f32).to_le_bytes()).collect(),
+    }
+}
+
+/// Device bytes back to f64 values.
+pub fn from_device_bytes(dtype: DType, b: &[u8]) -> Vec<f64> {
+    match dtype {
+        DType::F64 => b.chunks_exact(8).map(|c| f64::from_le_bytes(c.try_into().unwrap())).collect(),
+        DType::F32 => b.chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().unwrap()) as f64).collect(),
+    }
+}
+
+/// `n` uniform values in [-1, 1), rounded to what `dtype` can hold so that the FP64
+/// reference sees exactly the inputs the GPU sees.
+pub fn random_inputs(dtype: DType, n: usize, rng: &mut impl Rng) -> Vec<f64> {
+    (0..n)
+        .map(|_| {
+            let x: f64 = rng.random_range(-1.0..1.0);
+            if dtype == DType::F32 { x as f32 as f64 } else { x }
+        })
+        .collect()
+}
+
+impl Buffers {
+    fn args(&self, stream: usize) -> LaunchArgs {
+        LaunchArgs {
+            a: self.a.device_ptr(),
+            b: self.b.device_ptr(),
+            c: self.c.device_ptr(),
+            workspace: self.workspaces[stream].device_ptr(),
+            nfuncs: self.nfuncs as i32,
+            nblocks: self.nblocks as i32,
+        }
+    }
+
+    /// Uploads A and B.
+    pub fn upload_inputs(&self, inputs: &Inputs) -> Result<()> {
+        self.a.upload(&to_device_bytes(self.dtype, &inputs.a))?;
+        self.b.upload(&to_device_bytes(self.dtype, &inputs.b))
+    }
+}
+
+/// Fresh random inputs for one validation case and their FP64 CPU reference.
+pub struct Inputs {
+    pub k: u32,
+    pub seed: u64,
+    pub a: Vec<f64>,
+    pub b: Vec<f64>,
+    /// The transform of `a` by `b`, computed in FP64 on the CPU.
+    pub reference: Vec<f64>,
+}
+
+impl Inputs {
+    /// Uniform values in [-1, 1) from `seed`, rounded to `dtype`.
+    pub fn random(dtype: DType, k: u32, nfuncs: usize, seed: u64) -> Inputs {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+        let a = random_inputs(dtype, nfuncs * (k as usize).pow(3), &mut rng);
+        let b = random_inputs(dtype, (k as usize).pow(2), &mut rng);
+        let reference = reference::transform_batch(k as usize, &a, &b);
+        Inputs { k, seed, a, b, reference }
+    }
+}
+
+/// Runs a prepared level once on poisoned outputs and workspaces; returns C as f64.
+pub fn run_once(p: &Prepared, bufs: &Buffers, stream: &Stream) -> Result<Vec<f64>> {
+    bufs.c.poison()?;
+    for w in &bufs.workspaces {
+        w.poison()?;
+    }
+    p.function.launch(stream, p.kernel.threads(), &bufs.args(0))?;
+    stream.synchronize()?;
+    Ok(from_device_bytes(bufs.dtype, &bufs.c.download()?))
+}
+
+/// Validates a prepared level on `inputs` against the FP64 CPU reference (the copy level
+/// against its input, which it must reproduce exactly).
+pub fn validate(p: &Prepared, bufs: &Buffers, inputs: &Inputs) -> Result<Comparison> {
+    bufs.upload_inputs(inputs)?;
+    let got = run_once(p, bufs, &Stream::new()?)?;
+    let want = if p.kernel.plan.flops_per_tensor() == 0 { &inputs.a } else { &inputs.reference };
+    Ok(Comparison::of(&got, want))
+}
+
+/// Runs the timed harness: one untimed repetition, then `cfg.reps` timed ones.
+/// Returns microseconds per repetition (all `cfg.tasks` tasks).
+pub fn time_reps(p: &Prepared, bufs: &Buffers, streams: &[Stream], cfg: &HarnessConfig) -> Result<Vec<f64>> {
+    let start = Event::new()?;
+    let end = Event::new()?;
+    let joins: Vec<Event> = streams.iter().map(|_| Event::new()).collect::<Result<_>>()?;
+    let args: Vec<LaunchArgs> = (0..streams.len()).map(|s| bufs.args(s)).collect();
+    let threads = p.kernel.threads();
+    let mut times = Vec::with_capacity(cfg.reps);
+    for rep in 0..=cfg.reps {
+        start.record(&streams[0])?;
+        for s in &streams[1..] {
+            s.wait(&start)?;
+        }
+        for t in 0..cfg.tasks {
+            let s = t % streams.len();
+            p.function.launch(&streams[s], threads, &args[s])?;
+        }
+        for (s, j) in streams.iter().zip(&joins).skip(1) {
+            j.record(s)?;
+            streams[0].wait(j)?;
+        }
+        end.record(&streams[0])?;
+        let ms = start.elapsed_ms(&end)?;
+        if rep > 0 {
+            times.push(ms as f64 * 1000.0);
+        }
+    }
+    Ok(times)
+}
+
+/// The median of a non-empty list.
+pub fn median(v: &[f64]) -> f64 {
+    let mut s = v.to_vec();
+    s.sort_by(|a, b| a.total_cmp(b));
+    let n = s.len();
+    if n % 2 == 1 { s[n / 2] } else { 0.5 * (s[n / 2 - 1] + s[n / 2]) }
+}

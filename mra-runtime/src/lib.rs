@@ -1,0 +1,12 @@
+//! mra-runtime: run-time compilation (NVRTC), the on-disk kernel cache, device memory,
+//! launch, event timing and validation against the FP64 CPU reference.
+
+pub mod cache;
+pub mod cuda;
+pub mod error;
+pub mod harness;
+pub mod reference;
+pub mod validate;
+
+pub use cache::KernelCache;
+pub use error::{Result, RuntimeError};
