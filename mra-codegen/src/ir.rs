@@ -182,9 +182,9 @@ impl fmt::Display for Value {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Value::Fixed(v) => write!(f, "{v}"),
-            Value::Tunable { name, choices, default } => {
+            Value::Tunable { choices, default, .. } => {
                 let c: Vec<String> = choices.iter().map(u32::to_string).collect();
-                write!(f, "tune {name} in [{}] default {default}", c.join(", "))
+                write!(f, "tune = [{}], default = {default}", c.join(", "))
             }
         }
     }

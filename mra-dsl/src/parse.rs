@@ -1,20 +1,24 @@
 //! The grammar, from tokens to [`ast`](crate::ast):
 //!
 //! ```text
-//! schedule   := level+
-//! level      := outer-attribute* "level" IDENT STRING "{" (primitive ";")* "}"
-//! primitive  := "threads"       "(" (INT | "tune" "=" "[" INT ("," INT)* ","? "]" "," "default" "=" INT) ")"
-//!             | "bind"          "(" "threads" "," ("elements" | "rows") ")"
-//!             | "cache_read"    "(" ("A" | "B") "," ("shared" | "registers") ("," "pad" "=" INT)? ")"
-//!             | "register_tile" "(" "cols" ")"
-//!             | "unroll"        "(" ("k" | "cols") ")"
-//!             | "workspace"     "(" ("global" | "shared") ")"
-//!             | "copy"          "(" "vector" "=" INT ")"
+//! schedule  := level+
+//! level     := outer-attribute* "level" IDENT STRING "{" (primitive ";")* "}"
+//! primitive := "threads"       "(" (INT | "tune" "=" "[" (INT ("," INT)* ","?)? "]" "," "default" "=" INT) ")"
+//!            | "bind"          "(" "threads" "," ("elements" | "rows") ")"
+//!            | "cache_read"    "(" ("A" | "B") "," ("shared" | "registers") ("," "pad" "=" INT)? ")"
+//!            | "register_tile" "(" "cols" ")"
+//!            | "unroll"        "(" ("k" | "cols") ")"
+//!            | "workspace"     "(" ("global" | "shared") ")"
+//!            | "copy"          "(" "vector" "=" INT ")"
 //! ```
 //!
-//! A trailing comma is allowed inside every argument list. INT is an unsuffixed integer
-//! literal that fits in u32. Only the shape is checked here (and which words are known);
-//! value ranges and the rules between primitives are in [`check`](crate::check).
+//! Every argument list may end with a trailing comma. INT is an unsuffixed integer literal that
+//! fits in u32. IDENT `L<digits>` is a numbered level, any other identifier a named one. Outer
+//! attributes are copied onto the generated fn; the doc comments also become the summary.
+//!
+//! Only the shape is checked here, and which words each position accepts (`cache_read(_,
+//! global)` is recognised, to say why it is wrong); value ranges and the rules between
+//! primitives are in [`check`](crate::check).
 
 use crate::ast::{Level, Levels, Prim, PrimKind, Sp, Threads};
 use crate::words::{self, Table};

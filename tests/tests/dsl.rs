@@ -59,7 +59,11 @@ fn numbered_level() {
         [
             Step::Threads(Value::Fixed(128)),
             Step::Bind(ThreadMap::Rows),
-            Step::CacheRead { operand: Operand::B, into: Memory::Shared, pad: 1 },
+            Step::CacheRead {
+                operand: Operand::B,
+                into: Memory::Shared,
+                pad: 1
+            },
             Step::RegisterTile(Loop::Cols),
             Step::Unroll(Loop::K),
             Step::Unroll(Loop::Cols),
@@ -75,18 +79,26 @@ fn lines_are_the_primitives_lines() {
     let lines: Vec<u32> = s.steps.iter().map(|l| l.line).collect();
     assert!(lines.windows(2).all(|w| w[0] + 1 == w[1]), "{lines:?}");
     // The lines really are this file's: the text there starts with the primitive's name.
-    let src = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/dsl.rs")).unwrap();
+    let src =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/dsl.rs")).unwrap();
     let text: Vec<&str> = src.lines().collect();
     for step in &s.steps {
         let line = text[step.line as usize - 1].trim_start();
-        assert!(line.starts_with(step.item.primitive()), "line {}: {line:?}", step.line);
+        assert!(
+            line.starts_with(step.item.primitive()),
+            "line {}: {line:?}",
+            step.line
+        );
     }
 }
 
 #[test]
 fn tunable_and_level_zero() {
     let s = l0();
-    assert_eq!((s.number, s.name.as_str(), s.summary.as_str()), (Some(0), "L0-plain", ""));
+    assert_eq!(
+        (s.number, s.name.as_str(), s.summary.as_str()),
+        (Some(0), "L0-plain", "")
+    );
     assert_eq!(
         steps(&s),
         [
@@ -96,7 +108,11 @@ fn tunable_and_level_zero() {
                 default: 128
             }),
             Step::Bind(ThreadMap::Elements),
-            Step::CacheRead { operand: Operand::A, into: Memory::Registers, pad: 0 },
+            Step::CacheRead {
+                operand: Operand::A,
+                into: Memory::Registers,
+                pad: 0
+            },
             Step::Workspace(Memory::Shared),
         ]
     );
@@ -106,8 +122,14 @@ fn tunable_and_level_zero() {
 #[test]
 fn named_level() {
     let s = copy();
-    assert_eq!((s.number, s.name.as_str(), s.summary.as_str()), (None, "copy", "The floor."));
-    assert_eq!(steps(&s), [Step::Threads(Value::Fixed(256)), Step::Copy { vector: 4 }]);
+    assert_eq!(
+        (s.number, s.name.as_str(), s.summary.as_str()),
+        (None, "copy", "The floor.")
+    );
+    assert_eq!(
+        steps(&s),
+        [Step::Threads(Value::Fixed(256)), Step::Copy { vector: 4 }]
+    );
     assert_eq!(s.short_id(), "copy");
 }
 
@@ -122,7 +144,8 @@ fn display_round_trip() {
          unroll(cols);\n    workspace(global);\n}"
     );
     // The printed text is exactly the body written above.
-    let src = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/dsl.rs")).unwrap();
+    let src =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/dsl.rs")).unwrap();
     let written: Vec<&str> = src.lines().collect();
     let first = l3().steps[0].line as usize - 2; // the `level` line
     for (i, line) in printed.lines().enumerate() {

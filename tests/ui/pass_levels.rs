@@ -35,6 +35,6 @@ fn main() {
     assert_eq!(all[1].steps.len(), 6);
     assert_eq!(
         all[0].to_string(),
-        "level copy \"copy\" {\n    threads(tune threads in [64, 128, 256] default 256);\n    copy(vector = 1);\n}"
+        "level copy \"copy\" {\n    threads(tune = [64, 128, 256], default = 256);\n    copy(vector = 1);\n}"
     );
 }

@@ -20,6 +20,10 @@ pub trait Dialect {
     fn launch_bounds(&self, threads: u32) -> String;
     /// Qualifier for small helpers that must inline.
     fn inline_device(&self) -> &'static str;
+    /// A statement the compiler may not move memory accesses across (emits no instruction).
+    fn compiler_fence(&self) -> &'static str {
+        "asm volatile(\"\" ::: \"memory\");"
+    }
     /// Fused multiply-add function for `dtype`.
     fn fma(&self, dtype: DType) -> &'static str;
     /// Name of a `width`-element vector of `dtype`, and the declaration it needs, if any.

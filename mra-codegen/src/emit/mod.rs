@@ -223,6 +223,7 @@ impl Emitter<'_> {
             String::new()
         };
         let tile_note = self.step_comment(|s| matches!(s, Step::RegisterTile(_)));
+        let fence = self.d.compiler_fence();
         self.w.line("// One GEMM pass: out(i,j) = sum_k in(k,i) * B(k,j).");
         let head = format!(
             "{} void gemm_pass(const {t}* in, const {t}* bm, {t}* out, int tid)",
@@ -245,6 +246,9 @@ impl Emitter<'_> {
             (ThreadMap::Rows, true) => {
                 w.line(format!("{bind_note}: thread tid owns output rows tid, tid + THREADS, ..."));
                 w.block("for (int i = tid; i < K2; i += THREADS)", "", |w| {
+                    w.line("// B is loop-invariant here; left free, the compiler hoists all K*K B loads into");
+                    w.line("// registers and spills from K = 12 on. This fence keeps them inside the row loop.");
+                    w.line(fence);
                     w.line(format!("{tile_note}: the whole output row accumulates in registers;"));
                     w.line("// the column loops are unrolled so acc[] is indexed by constants only.");
                     w.line(format!("{t} acc[K];"));

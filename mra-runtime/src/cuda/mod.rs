@@ -162,13 +162,13 @@ impl<T: Copy> DeviceBuffer<T> {
         check("cuMemcpyHtoD", unsafe { drv::memcpy_htod_sync(self.ptr, data) })
     }
 
-    pub fn download(&self) -> Result<Vec<T>> {
-        let mut out = Vec::with_capacity(self.len);
-        // SAFETY: cuMemcpyDtoH fills all len elements before they are read.
-        unsafe {
-            out.set_len(self.len);
-            check("cuMemcpyDtoH", drv::memcpy_dtoh_sync(&mut out, self.ptr))?;
-        }
+    pub fn download(&self) -> Result<Vec<T>>
+    where
+        T: Default,
+    {
+        let mut out = vec![T::default(); self.len];
+        // SAFETY: out holds exactly len elements.
+        check("cuMemcpyDtoH", unsafe { drv::memcpy_dtoh_sync(&mut out, self.ptr) })?;
         Ok(out)
     }
 

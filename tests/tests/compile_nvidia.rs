@@ -1,0 +1,51 @@
+//! Every (level, K, dtype) lowers and compiles with NVRTC for sm_80 and sm_90, and the
+//! register-blocked level does not spill up to K = 16 (ptxas resource report).
+
+use mra_codegen::{arch, levels, DType, Request};
+use mra_runtime::cuda::nvrtc::Nvrtc;
+use mra_runtime::KernelCache;
+use mra_tests::{require, K_SPREAD};
+
+#[test]
+fn every_level_compiles_with_nvrtc_for_sm80_and_sm90() {
+    let Some(nvrtc) = require("NVRTC (libnvrtc)", Nvrtc::load()) else { return };
+    let cache = KernelCache::disabled();
+    let mut compiled = 0;
+    for arch_name in ["sm_80", "sm_90"] {
+        let arch = arch::find(arch_name).unwrap();
+        for level in levels::all() {
+            for &k in K_SPREAD {
+                for &dtype in DType::ALL {
+                    let Ok(kernel) = mra_codegen::generate(&level, Request { k, arch, dtype }) else { continue };
+                    let out = nvrtc
+                        .compile(&kernel.source, &kernel.entry, arch_name, &cache)
+                        .unwrap_or_else(|e| panic!("{} K={k} {dtype} {arch_name}: {e}", level.name));
+                    assert!(out.cubin.starts_with(b"\x7fELF"), "not a cubin");
+                    let r = out.resources.expect("ptxas report in the NVRTC log");
+                    if level.name == "L3-regblk" && k <= 16 {
+                        assert!(!r.spills() && r.stack_frame_bytes == 0, "{} K={k} {dtype} {arch_name} spills: {r:?}", level.name);
+                    }
+                    compiled += 1;
+                }
+            }
+        }
+    }
+    println!("compiled {compiled} kernels with NVRTC {}.{}", nvrtc.version.0, nvrtc.version.1);
+    assert!(compiled >= 2 * 4 * K_SPREAD.len(), "too few kernels compiled: {compiled}");
+}
+
+#[test]
+fn the_kernel_cache_serves_the_second_compile() {
+    let Some(nvrtc) = require("NVRTC (libnvrtc)", Nvrtc::load()) else { return };
+    let dir = std::env::temp_dir().join(format!("mra-nvrtc-cache-{}", std::process::id()));
+    let cache = KernelCache::at(&dir);
+    let l3 = levels::find("L3").unwrap();
+    let kernel = mra_codegen::generate(&l3, Request { k: 7, arch: arch::find("sm_90").unwrap(), dtype: DType::F64 }).unwrap();
+    let cold = nvrtc.compile(&kernel.source, &kernel.entry, "sm_90", &cache).unwrap();
+    let warm = nvrtc.compile(&kernel.source, &kernel.entry, "sm_90", &cache).unwrap();
+    assert!(!cold.from_cache && warm.from_cache);
+    assert_eq!(cold.cubin, warm.cubin);
+    assert_eq!(cold.resources, warm.resources);
+    println!("cold compile {:.1} ms, warm (cached) {:.2} ms", cold.seconds * 1e3, warm.seconds * 1e3);
+    std::fs::remove_dir_all(dir).unwrap();
+}
