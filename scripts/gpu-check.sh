@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# One GPU call: validate every level, time every level against the copy floor, measure cold
+# and warm compile. Run on a machine with an NVIDIA GPU, from the repository root:
+#   scripts/gpu-check.sh [path/to/mra-bench]
+# Environment: OUT (where logs and results.json go, default ./gpu-check-out),
+#   MRA_COMMIT (commit the binary was built from), KS (bench K list), LEVELS, TASKS, VALIDATE_KS, VALIDATE_NS.
+set -uo pipefail
+BIN=${1:-target/release/mra-bench}
+OUT=${OUT:-gpu-check-out}
+mkdir -p "$OUT"
+KS=${KS:-"6 8 10 12 16 20 32"}
+LEVELS=${LEVELS:-"1 2 3"}
+TASKS=${TASKS:-100}
+VALIDATE_KS=${VALIDATE_KS:-1,5,6,7,8,10,12,13,16,20,24,32}
+VALIDATE_NS=${VALIDATE_NS:-1,3,2048}
+VALIDATE_LEVELS=${VALIDATE_LEVELS:-all}
+export MRA_KERNEL_CACHE=${MRA_KERNEL_CACHE:-$(mktemp -d)}
+status=0
+
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv,noheader > "$OUT/device.txt" 2>&1
+echo "== device: $(cat "$OUT/device.txt")"
+
+echo "== cold and warm start (fresh kernel cache $MRA_KERNEL_CACHE)"
+for run in cold warm; do
+  start=$(date +%s.%N)
+  "$BIN" -K 16 -l 3 -n 10 -r 1 > /dev/null 2> "$OUT/start-$run.txt"
+  end=$(date +%s.%N)
+  echo "$run: process wall $(echo "$end - $start" | bc) s; $(grep -h 'L3-regblk (K=16' "$OUT/start-$run.txt")" | tee -a "$OUT/start.txt"
+done
+
+echo "== validate levels=$VALIDATE_LEVELS K=$VALIDATE_KS N=$VALIDATE_NS"
+"$BIN" validate -l "$VALIDATE_LEVELS" -K "$VALIDATE_KS" -N "$VALIDATE_NS" --json > "$OUT/validate.jsonl" 2> "$OUT/validate.err" || status=1
+tail -n 1 "$OUT/validate.err"
+grep '"pass":false' "$OUT/validate.jsonl" && status=1
+
+echo "== bench K in {$KS}, levels {$LEVELS}, N=2048, -n $TASKS"
+: > "$OUT/bench.jsonl"
+for K in $KS; do
+  for L in copy $LEVELS; do
+    "$BIN" -K "$K" -N 2048 -n "$TASKS" -r 5 -l "$L" --json >> "$OUT/bench.jsonl" 2>> "$OUT/bench.err" || { echo "FAILED: -K $K -l $L"; tail -n 2 "$OUT/bench.err"; status=1; }
+  done
+done
+
+python3 - "$OUT" <<'PY'
+import json, sys, statistics, datetime, os
+out = sys.argv[1]
+rows = [json.loads(l) for l in open(f"{out}/bench.jsonl") if l.strip()]
+val = [json.loads(l) for l in open(f"{out}/validate.jsonl") if l.strip()]
+by = {}
+for r in rows:
+    by.setdefault((r["level"], r["K"]), []).append(r)
+summary = []
+for (level, k), rs in sorted(by.items(), key=lambda x: (x[0][1], x[0][0])):
+    us = statistics.median(r["us_per_task"] for r in rs)
+    floor = rs[0]["floor_us_per_task"]
+    summary.append({"level": level, "K": k, "us_per_task": us, "floor_us_per_task": floor,
+                    "fraction_of_floor": floor / us, "gflops": statistics.median(r["gflops"] for r in rs)})
+device = rows[0]["device"] if rows else open(f"{out}/device.txt").read().strip()
+doc = {"device": device, "device_info": open(f"{out}/device.txt").read().strip(),
+       "commit": os.environ.get("MRA_COMMIT", "unknown"),
+       "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+       "harness": {"N": 2048, "M": 512, "streams": 4, "tasks": rows[0]["tasks"] if rows else None, "reps": 5},
+       "validation": {"cases": len(val), "failed": sum(not v["pass"] for v in val),
+                      "worst_rel_err": max((v["max_rel_err"] for v in val if v["level"] != "copy"), default=None)},
+       "bench": summary, "reps": rows}
+json.dump(doc, open(f"{out}/results.json", "w"), indent=1)
+levels = sorted({s["level"] for s in summary})
+ks = sorted({s["K"] for s in summary})
+print(f"\n{device}: us/task (fraction of copy floor), N=2048")
+print("K    " + "".join(f"{l:>22}" for l in levels))
+for k in ks:
+    cells = []
+    for l in levels:
+        s = next((s for s in summary if s["K"] == k and s["level"] == l), None)
+        cells.append(f"{s['us_per_task']:>12.1f} ({s['fraction_of_floor']:.3f})" if s else f"{'-':>22}")
+    print(f"{k:<5}" + "".join(f"{c:>22}" for c in cells))
+print(f"validation: {doc['validation']}")
+PY
+exit $status
