@@ -22,10 +22,10 @@ echo "== device: $(cat "$OUT/device.txt")"
 
 echo "== cold and warm start (fresh kernel cache $MRA_KERNEL_CACHE)"
 for run in cold warm; do
-  start=$(date +%s.%N)
+  start=$(date +%s%N)
   "$BIN" -K 16 -l 3 -n 10 -r 1 > /dev/null 2> "$OUT/start-$run.txt"
-  end=$(date +%s.%N)
-  echo "$run: process wall $(echo "$end - $start" | bc) s; $(grep -h 'L3-regblk (K=16' "$OUT/start-$run.txt")" | tee -a "$OUT/start.txt"
+  end=$(date +%s%N)
+  echo "$run: process wall $(( (end - start) / 1000000 )) ms; $(grep -h 'L3-regblk (K=16' "$OUT/start-$run.txt")" | tee -a "$OUT/start.txt"
 done
 
 echo "== validate levels=$VALIDATE_LEVELS K=$VALIDATE_KS N=$VALIDATE_NS"
