@@ -59,6 +59,8 @@ pub enum Operand {
     A,
     /// The K×K transform matrix.
     B,
+    /// The pass output (an intermediate, or C in the last pass).
+    C,
 }
 
 /// Where data lives.
@@ -113,6 +115,9 @@ pub enum Step {
     /// `cache_read(B, shared, pad = P)`: stage an operand in faster memory before use.
     /// `pad` extra elements per row avoid bank conflicts.
     CacheRead { operand: Operand, into: Memory, pad: u32 },
+    /// `cache_write(C, shared, pad = P)`: output rows pass through shared memory so the block
+    /// stores them to device memory coalesced. `pad` extra elements per staged row.
+    CacheWrite { operand: Operand, into: Memory, pad: u32 },
     /// `register_tile(cols)`: the thread keeps the whole output row in registers (acc[K]).
     RegisterTile(Loop),
     /// `unroll(k|cols)`: fully unroll a loop (K is a compile-time constant).
@@ -131,6 +136,7 @@ impl Step {
             Step::Threads(_) => "threads",
             Step::Bind(_) => "bind",
             Step::CacheRead { .. } => "cache_read",
+            Step::CacheWrite { .. } => "cache_write",
             Step::RegisterTile(_) => "register_tile",
             Step::Unroll(_) => "unroll",
             Step::Workspace(_) => "workspace",
@@ -165,6 +171,7 @@ impl fmt::Display for Operand {
         f.write_str(match self {
             Operand::A => "A",
             Operand::B => "B",
+            Operand::C => "C",
         })
     }
 }
@@ -199,6 +206,10 @@ impl fmt::Display for Step {
             Step::CacheRead { operand, into, pad: 0 } => write!(f, "cache_read({operand}, {into})"),
             Step::CacheRead { operand, into, pad } => {
                 write!(f, "cache_read({operand}, {into}, pad = {pad})")
+            }
+            Step::CacheWrite { operand, into, pad: 0 } => write!(f, "cache_write({operand}, {into})"),
+            Step::CacheWrite { operand, into, pad } => {
+                write!(f, "cache_write({operand}, {into}, pad = {pad})")
             }
             Step::RegisterTile(l) => write!(f, "register_tile({l})"),
             Step::Unroll(l) => write!(f, "unroll({l})"),

@@ -32,6 +32,8 @@ pub struct TransformPlan {
     pub map: ThreadMap,
     pub b: Staging,
     pub register_tile: bool,
+    /// Output rows staged in shared memory for coalesced stores (`cache_write`), if asked.
+    pub out: Option<Staging>,
     pub unroll_k: bool,
     pub unroll_cols: bool,
     /// Where the two intermediates (pass 0 → 1, pass 1 → 2) live.
@@ -139,6 +141,13 @@ impl Schedule {
             if register_tile && map != ThreadMap::Rows {
                 return Err(malformed("register_tile(cols) needs bind(threads, rows)"));
             }
+            let out = self.iter_steps().find_map(|s| match s {
+                Step::CacheWrite { into: Memory::Shared, pad, .. } => Some(Staging { memory: Memory::Shared, pad: *pad }),
+                _ => None,
+            });
+            if out.is_some() && !register_tile {
+                return Err(malformed("cache_write(C, ..) needs register_tile(cols)"));
+            }
             let workspace = self
                 .iter_steps()
                 .find_map(|s| match s {
@@ -153,6 +162,7 @@ impl Schedule {
                 map,
                 b,
                 register_tile,
+                out,
                 unroll_k: self.iter_steps().any(|s| matches!(s, Step::Unroll(Loop::K))),
                 unroll_cols: self.iter_steps().any(|s| matches!(s, Step::Unroll(Loop::Cols))),
                 workspace,
@@ -160,7 +170,8 @@ impl Schedule {
             let b_shared = if b.memory == Memory::Shared { k as u64 * (k + b.pad) as u64 * elem } else { 0 };
             let (w_shared, w_global) =
                 if workspace == Memory::Shared { (2 * k3 * elem, 0) } else { (0, 2 * k3) };
-            (Body::Transform(plan), b_shared + w_shared, w_global)
+            let out_shared = out.map_or(0, |o| threads as u64 * (k + o.pad) as u64 * elem);
+            (Body::Transform(plan), b_shared + w_shared + out_shared, w_global)
         };
         if shared > arch.shared_bytes_default as u64 {
             return Err(PlanError::SharedTooLarge {

@@ -58,6 +58,7 @@ impl Prim {
             PrimKind::Threads(_) => "threads",
             PrimKind::Bind { .. } => "bind",
             PrimKind::CacheRead { .. } => "cache_read",
+            PrimKind::CacheWrite { .. } => "cache_write",
             PrimKind::RegisterTile(_) => "register_tile",
             PrimKind::Unroll(_) => "unroll",
             PrimKind::Workspace(_) => "workspace",
@@ -78,6 +79,11 @@ pub enum PrimKind {
         operand: Sp<Operand>,
         into: Sp<Memory>,
         /// `pad = N` if written: the span of the word `pad` and the value.
+        pad: Option<(Span, Sp<u32>)>,
+    },
+    CacheWrite {
+        operand: Sp<Operand>,
+        into: Sp<Memory>,
         pad: Option<(Span, Sp<u32>)>,
     },
     RegisterTile(Sp<Loop>),
@@ -115,6 +121,7 @@ pub enum ThreadMap {
 pub enum Operand {
     A,
     B,
+    C,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

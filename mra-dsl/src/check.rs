@@ -122,6 +122,11 @@ fn check_values(prim: &Prim, errors: &mut Errors) {
             into,
             pad: Some((word, pad)),
             ..
+        }
+        | PrimKind::CacheWrite {
+            into,
+            pad: Some((word, pad)),
+            ..
         } if into.value != Memory::Shared && pad.value != 0 => {
             errors.push(
                 *word,
@@ -199,6 +204,12 @@ fn check_combination(level: &Level, errors: &mut Errors) {
                 "a register tile of whole rows needs bind(threads, rows), but this level has bind(threads, elements)",
             );
         }
+    }
+    if let (Some(write), None) = (find("cache_write"), find("register_tile")) {
+        errors.push(
+            write.ident.span(),
+            "cache_write(C, ..) stages the rows of a register tile; add register_tile(cols) (with bind(threads, rows))",
+        );
     }
 }
 

@@ -76,6 +76,16 @@ fn step(kind: &PrimKind) -> TokenStream {
                 pad: #pad,
             })
         }
+        PrimKind::CacheWrite { operand, into, pad } => {
+            let operand = operand_variant(operand.value);
+            let into = memory(into.value);
+            let pad = pad.map_or(0, |(_, p)| p.value);
+            quote!(#ir::Step::CacheWrite {
+                operand: #ir::Operand::#operand,
+                into: #ir::Memory::#into,
+                pad: #pad,
+            })
+        }
         PrimKind::RegisterTile(l) => {
             let l = loop_variant(l.value);
             quote!(#ir::Step::RegisterTile(#ir::Loop::#l))
@@ -106,6 +116,7 @@ fn operand_variant(o: Operand) -> TokenStream {
     match o {
         Operand::A => quote!(A),
         Operand::B => quote!(B),
+        Operand::C => quote!(C),
     }
 }
 

@@ -196,6 +196,17 @@ fn parse_prim(input: ParseStream) -> Result<Prim> {
             };
             PrimKind::CacheRead { operand, into, pad }
         }
+        "cache_write" => {
+            let operand = args.word("operand", words::WRITE_OPERANDS)?;
+            let into = args.word("memory to stage into", words::WRITE_INTO)?;
+            let pad = if args.at_end() {
+                None
+            } else {
+                let word = args.key("pad")?;
+                Some((word, args.int("padding")?))
+            };
+            PrimKind::CacheWrite { operand, into, pad }
+        }
         "register_tile" => PrimKind::RegisterTile(args.word("loop", words::REGISTER_TILE_LOOPS)?),
         "unroll" => PrimKind::Unroll(args.word("loop", words::UNROLL_LOOPS)?),
         "workspace" => PrimKind::Workspace(args.word("workspace memory", words::WORKSPACES)?),

@@ -10,6 +10,7 @@ pub const PRIMITIVES: &[&str] = &[
     "threads",
     "bind",
     "cache_read",
+    "cache_write",
     "register_tile",
     "unroll",
     "workspace",
@@ -22,6 +23,7 @@ pub fn signature(prim: &str) -> &'static str {
         "threads" => "threads(N) or threads(tune = [N, ...], default = N)",
         "bind" => "bind(threads, elements|rows)",
         "cache_read" => "cache_read(A|B, shared|registers) or cache_read(A|B, shared, pad = N)",
+        "cache_write" => "cache_write(C, shared) or cache_write(C, shared, pad = N)",
         "register_tile" => "register_tile(cols)",
         "unroll" => "unroll(k|cols)",
         "workspace" => "workspace(global|shared)",
@@ -47,6 +49,10 @@ pub const THREAD_MAPS: Table<ThreadMap> =
     &[("elements", ThreadMap::Elements), ("rows", ThreadMap::Rows)];
 /// `cache_read(<operand>, ..)`.
 pub const OPERANDS: Table<Operand> = &[("A", Operand::A), ("B", Operand::B)];
+/// `cache_write(<operand>, ..)`: only the pass output is written.
+pub const WRITE_OPERANDS: Table<Operand> = &[("C", Operand::C)];
+/// `cache_write(C, <into>)`: output rows are staged in shared memory for coalesced stores.
+pub const WRITE_INTO: Table<Memory> = &[("shared", Memory::Shared)];
 /// `cache_read(.., <into>)`. `global` is recognised separately to say why it is wrong.
 pub const CACHE_INTO: Table<Memory> =
     &[("shared", Memory::Shared), ("registers", Memory::Registers)];

@@ -5,6 +5,7 @@ pub mod cache;
 pub mod cuda;
 pub mod error;
 pub mod harness;
+pub mod hip;
 pub mod reference;
 pub mod validate;
 

@@ -111,10 +111,10 @@ impl Emitter<'_> {
 
     fn kernel_signature(&self, entry: &str) -> String {
         let t = self.t();
+        let bounds = self.d.launch_bounds(self.plan.threads).map(|b| b + " ").unwrap_or_default();
         format!(
-            "extern \"C\" __global__ void {} {entry}(const {t}* __restrict__ a, const {t}* __restrict__ b, \
-             {t}* __restrict__ c, {t}* workspace, int nfuncs, int nblocks)",
-            self.d.launch_bounds(self.plan.threads)
+            "extern \"C\" __global__ void {bounds}{entry}(const {t}* __restrict__ a, const {t}* __restrict__ b, \
+             {t}* __restrict__ c, {t}* workspace, int nfuncs, int nblocks)"
         )
     }
 
@@ -154,6 +154,10 @@ impl Emitter<'_> {
     fn transform_kernel(&mut self, entry: &str, tp: &TransformPlan) {
         let t = self.t();
         let b_shared = tp.b.memory == Memory::Shared;
+        if let Some(out) = tp.out {
+            let note = self.step_comment(|s| matches!(s, Step::CacheWrite { .. }));
+            self.w.line(format!("constexpr int OUT_STRIDE = K + {};  {note}: row stride of the staged output rows", out.pad));
+        }
         if b_shared {
             let note = self.step_comment(|s| matches!(s, Step::CacheRead { .. }));
             self.w.line(format!("constexpr int B_STRIDE = K + {};  {note}: row stride of B in shared memory", tp.b.pad));
@@ -178,6 +182,12 @@ impl Emitter<'_> {
             } else {
                 w.line(format!("const {t}* bm = b;"));
             }
+            let tile_arg = if tp.out.is_some() {
+                w.line(format!("__shared__ {t} out_tile[THREADS * OUT_STRIDE];"));
+                ", out_tile"
+            } else {
+                ""
+            };
             match tp.workspace {
                 Memory::Shared => {
                     w.line(format!("{ws_note}: the two intermediates stay in shared memory."));
@@ -195,11 +205,11 @@ impl Emitter<'_> {
             w.block("for (int n = block; n < nfuncs; n += nblocks)", "", |w| {
                 w.line(format!("const {t}* a_n = a + (long long)n * K3;"));
                 w.line(format!("{t}* c_n = c + (long long)n * K3;"));
-                w.line("gemm_pass(a_n, bm, w0, tid);  // pass 0: A -> w0");
+                w.line(format!("gemm_pass(a_n, bm, w0, tid{tile_arg});  // pass 0: A -> w0"));
                 w.line(format!("{barrier}  // pass 1 reads rows other threads wrote"));
-                w.line("gemm_pass(w0, bm, w1, tid);   // pass 1: w0 -> w1");
+                w.line(format!("gemm_pass(w0, bm, w1, tid{tile_arg});   // pass 1: w0 -> w1"));
                 w.line(barrier);
-                w.line("gemm_pass(w1, bm, c_n, tid);  // pass 2: w1 -> C");
+                w.line(format!("gemm_pass(w1, bm, c_n, tid{tile_arg});  // pass 2: w1 -> C"));
                 w.line("// No barrier here: the next pass 0 writes w0, which pass 2 does not read, and the");
                 w.line("// barrier after it orders the next pass 1's writes of w1 after these reads.");
             });
@@ -225,10 +235,15 @@ impl Emitter<'_> {
         let tile_note = self.step_comment(|s| matches!(s, Step::RegisterTile(_)));
         let fence = self.d.compiler_fence();
         self.w.line("// One GEMM pass: out(i,j) = sum_k in(k,i) * B(k,j).");
+        let tile_param = if tp.out.is_some() { format!(", {t}* tile") } else { String::new() };
         let head = format!(
-            "{} void gemm_pass(const {t}* in, const {t}* bm, {t}* out, int tid)",
+            "{} void gemm_pass(const {t}* in, const {t}* bm, {t}* out, int tid{tile_param})",
             self.d.inline_device()
         );
+        let barrier = self.d.barrier();
+        let write_note = self.step_comment(|s| matches!(s, Step::CacheWrite { .. }));
+        let k = self.plan.request.k;
+        let threads = self.plan.threads;
         self.w.block(head, "", |w| match (tp.map, tp.register_tile) {
             (ThreadMap::Elements, _) => {
                 w.line(format!("{bind_note}: thread tid computes elements tid, tid + THREADS, ..."));
@@ -245,7 +260,7 @@ impl Emitter<'_> {
             }
             (ThreadMap::Rows, true) => {
                 w.line(format!("{bind_note}: thread tid owns output rows tid, tid + THREADS, ..."));
-                w.block("for (int i = tid; i < K2; i += THREADS)", "", |w| {
+                let row_body = |w: &mut Writer, store: &str| {
                     w.line("// B is loop-invariant here; left free, the compiler hoists all K*K B loads into");
                     w.line("// registers and spills from K = 12 on. This fence keeps them inside the row loop.");
                     w.line(fence);
@@ -263,7 +278,36 @@ impl Emitter<'_> {
                         w.line(format!("for (int j = 0; j < K; ++j) acc[j] = {fma}(a_ki, bm[k * B_STRIDE + j], acc[j]);"));
                     });
                     w.line("#pragma unroll");
-                    w.line("for (int j = 0; j < K; ++j) out[i * K + j] = acc[j];");
+                    w.line(store);
+                };
+                if tp.out.is_none() {
+                    w.block("for (int i = tid; i < K2; i += THREADS)", "", |w| {
+                        row_body(w, "for (int j = 0; j < K; ++j) out[i * K + j] = acc[j];");
+                    });
+                    return;
+                }
+                // cache_write: a block-wide chunk of THREADS rows at a time goes through shared
+                // memory; the chunk is contiguous in `out`, so the block stores it coalesced.
+                let full_chunks = (k * k) % threads == 0;
+                w.line(format!("{write_note}: rows are staged in shared memory, then stored"));
+                w.line("// as one contiguous chunk: consecutive threads write consecutive addresses.");
+                w.block("for (int i0 = 0; i0 < K2; i0 += THREADS)", "", |w| {
+                    w.line("const int i = i0 + tid;");
+                    let store = "for (int j = 0; j < K; ++j) tile[tid * OUT_STRIDE + j] = acc[j];";
+                    if full_chunks {
+                        row_body(w, store);
+                    } else {
+                        w.block("if (i < K2)", "", |w| row_body(w, store));
+                    }
+                    w.line(format!("{barrier}  // the chunk is complete in shared memory"));
+                    if full_chunks {
+                        w.line("#pragma unroll");
+                        w.line("for (int e = tid; e < THREADS * K; e += THREADS) out[i0 * K + e] = tile[(e / K) * OUT_STRIDE + e % K];");
+                    } else {
+                        w.line("const int rows = K2 - i0 < THREADS ? K2 - i0 : THREADS;");
+                        w.line("for (int e = tid; e < rows * K; e += THREADS) out[i0 * K + e] = tile[(e / K) * OUT_STRIDE + e % K];");
+                    }
+                    w.line(format!("{barrier}  // the tile is free for the next chunk"));
                 });
             }
             (ThreadMap::Rows, false) => {

@@ -156,10 +156,14 @@ impl<T: Copy> DeviceBuffer<T> {
         Ok(b)
     }
 
+    /// Copies `data` to the device; complete when this returns.
     pub fn upload(&self, data: &[T]) -> Result<()> {
         assert_eq!(data.len(), self.len);
         // SAFETY: the buffer holds exactly data.len() elements.
-        check("cuMemcpyHtoD", unsafe { drv::memcpy_htod_sync(self.ptr, data) })
+        check("cuMemcpyHtoD", unsafe { drv::memcpy_htod_sync(self.ptr, data) })?;
+        // From pageable memory cuMemcpyHtoD may return before the DMA lands, and our streams
+        // are non-blocking (they do not wait for the legacy stream): wait here.
+        check("cuCtxSynchronize", drv::ctx::synchronize())
     }
 
     pub fn download(&self) -> Result<Vec<T>>
@@ -173,10 +177,14 @@ impl<T: Copy> DeviceBuffer<T> {
     }
 
     /// Fills every byte with 0xFF: a NaN in both f32 and f64, so an element a kernel does
-    /// not write fails validation.
+    /// not write fails validation. Complete when this returns.
     pub fn poison(&self) -> Result<()> {
         // SAFETY: the range is inside the allocation.
-        check("cuMemsetD8", unsafe { drv::memset_d8_sync(self.ptr, 0xFF, self.len * std::mem::size_of::<T>()) })
+        check("cuMemsetD8", unsafe { drv::memset_d8_sync(self.ptr, 0xFF, self.len * std::mem::size_of::<T>()) })?;
+        // cuMemsetD8 on device memory is asynchronous to the host and runs on the legacy
+        // stream, which our non-blocking streams do not wait for: without this, the poison
+        // could land after the kernel's writes (seen on an H200 at K >= 20, N = 2048).
+        check("cuCtxSynchronize", drv::ctx::synchronize())
     }
 
     pub fn len(&self) -> usize {
