@@ -44,8 +44,8 @@ done
 python3 - "$OUT" <<'PY'
 import json, sys, statistics, datetime, os
 out = sys.argv[1]
-rows = [json.loads(l) for l in open(f"{out}/bench.jsonl") if l.strip()]
-val = [json.loads(l) for l in open(f"{out}/validate.jsonl") if l.strip()]
+rows = [json.loads(l) for l in open(f"{out}/bench.jsonl") if l.startswith("{")]
+val = [v for v in (json.loads(l) for l in open(f"{out}/validate.jsonl") if l.startswith("{")) if "pass" in v]
 by = {}
 for r in rows:
     by.setdefault((r["level"], r["K"]), []).append(r)

@@ -45,7 +45,11 @@ pub fn run(args: &ValidateArgs) -> CmdResult {
             let cfg = HarnessConfig { nfuncs: n, max_blocks: args.max_blocks, tasks: 1, streams: 1, reps: 1 };
             for s in &levels {
                 if let Err(e) = s.plan(Request { k, arch: session.gpu.arch, dtype }) {
-                    println!("K={k} nfuncs={n} level={} SKIP ({e})", s.name);
+                    if args.json {
+                        println!("{}", serde_json::json!({"level": s.name, "K": k, "nfuncs": n, "skipped": e.to_string()}));
+                    } else {
+                        println!("K={k} nfuncs={n} level={} SKIP ({e})", s.name);
+                    }
                     continue;
                 }
                 let p = session.prepare(s, k, dtype)?;

@@ -2,7 +2,6 @@
 //! one `schedule!` and listing its function in [`all`].
 
 mod copy;
-mod experiments;
 mod l1;
 mod l2;
 mod l3;
@@ -14,7 +13,7 @@ use crate::plan::{Request, K_MAX};
 
 /// Every level, the floor first, then by number.
 pub fn all() -> Vec<Schedule> {
-    vec![copy::copy(), l1::l1(), l2::l2(), l3::l3(), experiments::l3s(), experiments::l3t(), experiments::l2t()]
+    vec![copy::copy(), l1::l1(), l2::l2(), l3::l3()]
 }
 
 /// A `-l` value that names no level.
