@@ -28,13 +28,13 @@ pub fn run(args: &ValidateArgs) -> CmdResult {
     for &n in &ns {
         HarnessConfig { nfuncs: n, max_blocks: args.max_blocks, tasks: 1, streams: 1, reps: 1 }.check()?;
     }
-    let session = CudaSession::open(select::cache(args.no_cache))?;
     for &k in &ks {
         // Reject K out of range before any work, with the planner's message.
         if !(1..=mra_codegen::K_MAX).contains(&k) {
             return Err(mra_codegen::PlanError::KOutOfRange(k).into());
         }
     }
+    let session = CudaSession::open(select::cache(args.no_cache))?;
     eprintln!("# validating on GPU 0: {} ({})", session.gpu.name, session.gpu.arch.name);
     let mut failures = 0;
     let mut cases = 0;

@@ -18,9 +18,17 @@ pub(crate) fn check<T>(call: &'static str, r: std::result::Result<T, drv::Driver
     })
 }
 
+/// The library file names cudarc tries for `lib`, without repeats.
+pub(crate) fn lib_candidates(lib: &str) -> Vec<String> {
+    let mut names = cudarc::get_lib_name_candidates(lib);
+    let mut seen = std::collections::HashSet::new();
+    names.retain(|n| seen.insert(n.clone()));
+    names
+}
+
 /// Is a CUDA driver present? Probed with libloading first because cudarc panics when it is not.
 pub fn probe_driver() -> Result<()> {
-    let tried = cudarc::get_lib_name_candidates("cuda");
+    let tried = crate::cuda::lib_candidates("cuda");
     // SAFETY: loading libcuda runs no initialisers with preconditions.
     if tried.iter().any(|n| unsafe { libloading::Library::new(n) }.is_ok()) {
         Ok(())

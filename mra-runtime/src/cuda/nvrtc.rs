@@ -79,7 +79,7 @@ impl Nvrtc {
     /// Loads libnvrtc, or says which names were looked for. (cudarc itself panics when the
     /// library is missing, so it is probed here first.)
     pub fn load() -> Result<Nvrtc> {
-        let tried = cudarc::get_lib_name_candidates("nvrtc");
+        let tried = crate::cuda::lib_candidates("nvrtc");
         // SAFETY: loading NVRTC runs no initialisers with preconditions.
         if !tried.iter().any(|n| unsafe { libloading::Library::new(n) }.is_ok()) {
             return Err(RuntimeError::NoNvrtc { tried: tried.join(", ") });

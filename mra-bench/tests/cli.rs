@@ -1,0 +1,96 @@
+//! The command line end to end, without a GPU: source emission, the level listing, and a
+//! clear one-line error (never a panic) for every kind of bad input.
+
+use std::process::{Command, Output};
+
+fn mra_bench(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mra-bench"))
+        .args(args)
+        // A machine without a GPU must behave the same with or without a cache directory.
+        .env("MRA_KERNEL_CACHE", "off")
+        .output()
+        .expect("run mra-bench")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Fails the test unless the command exited non-zero with one `error:` line naming `needle`.
+fn assert_clean_error(args: &[&str], needle: &str) {
+    let o = mra_bench(args);
+    let err = stderr(&o);
+    assert!(!o.status.success(), "{args:?} succeeded: {}", stdout(&o));
+    assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
+    assert!(err.contains(needle), "{args:?}: expected `{needle}` in: {err}");
+    let lines = err.lines().filter(|l| l.contains("error")).count();
+    assert_eq!(lines, 1, "{args:?}: expected one error line: {err}");
+}
+
+#[test]
+fn emits_complete_hip_for_gfx90a_without_a_gpu() {
+    let o = mra_bench(&["--arch", "gfx90a", "-K", "16", "-l", "3", "--emit-src"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let src = stdout(&o);
+    assert!(src.contains("constexpr int K = 16;"));
+    assert!(src.contains("extern \"C\" __global__"));
+    assert!(src.contains("__builtin_amdgcn_s_barrier"), "HIP barrier");
+    assert!(src.contains("register_tile(cols)"), "step comments name the schedule");
+    assert!(!src.contains("#include"), "self-contained");
+}
+
+#[test]
+fn emits_complete_cuda_for_sm90_without_a_gpu() {
+    let o = mra_bench(&["--arch", "sm_90", "-K", "7", "-l", "L2-bshared", "--emit-src"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let src = stdout(&o);
+    assert!(src.contains("constexpr int K = 7;") && src.contains("__syncthreads();"));
+    assert!(src.contains("mra_l2_bshared_k7_f64"));
+    assert!(!src.contains("#include"));
+}
+
+#[test]
+fn levels_lists_names_primitives_and_support() {
+    let o = mra_bench(&["levels"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    for needle in ["L1-global", "L2-bshared", "L3-regblk", "copy", "cache_read(B, shared)", "gfx1201", "sm_90", "1e-10"] {
+        assert!(out.contains(needle), "`{needle}` missing from:\n{out}");
+    }
+    let o = mra_bench(&["levels", "--json", "--arch", "gfx942"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("levels --json is JSON");
+    assert!(v.as_array().unwrap().len() >= 4);
+}
+
+#[test]
+fn bad_input_is_one_clear_line_never_a_panic() {
+    assert_clean_error(&["--arch", "sm_90", "-K", "0", "--emit-src"], "K=0 is out of range");
+    assert_clean_error(&["--arch", "sm_90", "-K", "33", "--emit-src"], "K=33 is out of range");
+    assert_clean_error(&["--arch", "sm_99", "--emit-src"], "unknown arch `sm_99`");
+    assert_clean_error(&["--arch", "sm_90", "-l", "9", "--emit-src"], "unknown level `9`");
+    assert_clean_error(&["-K", "16", "--emit-src"], "--emit-src needs --arch");
+    assert_clean_error(&["--arch", "sm_90", "--dtype", "f16", "--emit-src"], "unknown dtype `f16`");
+    assert_clean_error(&["-N", "0"], "-N must be at least 1");
+    assert_clean_error(&["-M", "0"], "-M must be at least 1");
+    assert_clean_error(&["-n", "0"], "-n must be at least 1");
+    assert_clean_error(&["-s", "0"], "-s must be at least 1");
+    assert_clean_error(&["validate", "-K", "0"], "K=0 is out of range");
+    assert_clean_error(&["validate", "-N", "1,x"], "`x` is not a non-negative integer");
+    assert_clean_error(&["--arch", "gfx90a", "-K", "16"], "HIP backend");
+}
+
+#[test]
+fn without_a_driver_the_error_names_the_library_and_suggests_emit_src() {
+    if mra_runtime::cuda::probe_driver().is_ok() {
+        println!("SKIPPED: this machine has an NVIDIA driver; the no-driver message cannot be observed");
+        return;
+    }
+    assert_clean_error(&["-K", "8", "-n", "1"], "no NVIDIA driver found");
+    let o = mra_bench(&["-K", "8", "-n", "1"]);
+    let err = stderr(&o);
+    assert!(err.contains("libcuda.so") && err.contains("--emit-src"), "{err}");
+}
