@@ -28,6 +28,13 @@ for run in cold warm; do
   echo "$run: process wall $(( (end - start) / 1000000 )) ms; $(grep -h 'L3-regblk (K=16' "$OUT/start-$run.txt")" | tee -a "$OUT/start.txt"
 done
 
+echo "== errors a user can hit on a GPU machine (each must be one line, non-zero exit)"
+for args in "-K 32 -N 3000000 -n 1" "--arch sm_80 -K 8 -n 1"; do
+  "$BIN" $args > /dev/null 2> "$OUT/err.txt"; rc=$?
+  echo "mra-bench $args -> exit $rc: $(cat "$OUT/err.txt")" | tee -a "$OUT/errors.txt"
+  [ $rc -ne 0 ] && ! grep -q panicked "$OUT/err.txt" || status=1
+done
+
 echo "== validate levels=$VALIDATE_LEVELS K=$VALIDATE_KS N=$VALIDATE_NS"
 "$BIN" validate -l "$VALIDATE_LEVELS" -K "$VALIDATE_KS" -N "$VALIDATE_NS" --json > "$OUT/validate.jsonl" 2> "$OUT/validate.err" || status=1
 tail -n 1 "$OUT/validate.err"
