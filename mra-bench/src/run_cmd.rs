@@ -43,6 +43,9 @@ pub fn run(args: &RunArgs) -> CmdResult {
             return Err(format!("--arch {} was given but GPU 0 ({}) is {}; omit --arch to use the GPU's", arch.name, gpu.name, gpu.arch.name).into());
         }
     }
+    // Planning is cheap and tells the workspace size: refuse an N that cannot fit before compiling.
+    let plan = schedule.plan(Request { k, arch: gpu.arch, dtype })?;
+    session.check_memory(k, dtype, &cfg, plan.workspace_elems_per_block)?;
     let floor_schedule = levels::find("copy")?;
     let prepare = |s| -> CmdResult<Prepared> {
         let p = session.prepare(s, k, dtype)?;

@@ -105,8 +105,8 @@ impl CudaSession {
             + cfg.streams as u64 * cfg.nblocks() as u64 * workspace_elems_per_block * e
     }
 
-    /// Allocates the buffers for `cfg`, after checking they fit in free device memory.
-    pub fn allocate(&self, k: u32, dtype: DType, cfg: &HarnessConfig, workspace_elems_per_block: u64) -> Result<Buffers> {
+    /// Checks that the buffers for `cfg` fit in free device memory.
+    pub fn check_memory(&self, k: u32, dtype: DType, cfg: &HarnessConfig, workspace_elems_per_block: u64) -> Result<()> {
         let need = Self::bytes_needed(k, dtype, cfg, workspace_elems_per_block);
         let (free, _) = self.gpu.memory()?;
         // Leave headroom for the context, modules and the driver's own allocations.
@@ -117,6 +117,12 @@ impl CudaSession {
                 free_mib: free as f64 / 1048576.0,
             });
         }
+        Ok(())
+    }
+
+    /// Allocates the buffers for `cfg`, after checking they fit in free device memory.
+    pub fn allocate(&self, k: u32, dtype: DType, cfg: &HarnessConfig, workspace_elems_per_block: u64) -> Result<Buffers> {
+        self.check_memory(k, dtype, cfg, workspace_elems_per_block)?;
         let e = dtype.bytes() as usize;
         let k3 = (k as usize).pow(3);
         let ws = cfg.nblocks() * workspace_elems_per_block as usize * e;
