@@ -181,7 +181,8 @@ fn with(extra: &str) -> String {
 
 #[test]
 fn unknown_words() {
-    assert_error(&with("    tile(cols);"), "unknown schedule primitive `tile`; expected one of: threads, bind, cache_read, register_tile, unroll, workspace, copy", 4, "tile");
+    let expected = format!("unknown schedule primitive `tile`; expected one of: {}", crate::words::PRIMITIVES.join(", "));
+    assert_error(&with("    tile(cols);"), &expected, 4, "tile");
     assert_error(
         &with("    unroll(rows);"),
         "unknown loop `rows` in `unroll`; expected one of: k, cols",

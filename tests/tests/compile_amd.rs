@@ -116,8 +116,10 @@ fn every_level_compiles_with_clang_for_every_amd_arch() {
     let mut problems = Vec::new();
     for r in &rows {
         let what = format!("{} K={} {} {}", r.level, r.k, r.dtype, r.arch);
-        if r.level == "L3-regblk" && r.k <= 16 && (r.res.vgpr_spill_count > 0 || r.res.sgpr_spill_count > 0 || r.res.scratch_bytes > 0) {
-            problems.push(format!("{what} spills: {:?}", r.res));
+        // A spill to memory (VGPR spills, scratch) fails every level up to K = 16. SGPR spills
+        // go to VGPR lanes (v_writelane/v_readlane, no memory traffic) and are reported only.
+        if r.k <= 16 && (r.res.vgpr_spill_count > 0 || r.res.scratch_bytes > 0) {
+            problems.push(format!("{what} spills to memory: {:?}", r.res));
         }
         // No level is written for matrix cores yet; when one is, this becomes per level.
         if r.matrix.mfma != 0 || r.matrix.wmma != 0 {

@@ -301,7 +301,8 @@ impl Emitter<'_> {
                     }
                     w.line(format!("{barrier}  // the chunk is complete in shared memory"));
                     if full_chunks {
-                        w.line("#pragma unroll");
+                        // Left rolled on purpose: unrolled (trip count K), clang schedules all K
+                        // LDS loads first and spills VGPRs on gfx1100 at K = 16.
                         w.line("for (int e = tid; e < THREADS * K; e += THREADS) out[i0 * K + e] = tile[(e / K) * OUT_STRIDE + e % K];");
                     } else {
                         w.line("const int rows = K2 - i0 < THREADS ? K2 - i0 : THREADS;");

@@ -189,7 +189,7 @@ impl Hiprtc {
     /// to abort on (see the module docs). Compiles are serialised across threads.
     pub fn compile(&self, source: &str, entry: &str, arch: &str) -> Result<CodeObject> {
         if !self.supports(arch) {
-            let rocm5 = self.rocm.map_or(true, |v| v.major < 6);
+            let rocm5 = !matches!(self.rocm, Some(v) if v.major >= 6);
             let known_abort = rocm5 && super::AMD_ARCHS.contains(&arch) && arch != "gfx90a";
             return Err(HipError::HiprtcUnsupported {
                 version: self.version_string(),

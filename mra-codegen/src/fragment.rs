@@ -1,0 +1,266 @@
+//! Matrix-core fragments: which lane holds which matrix element for each matrix instruction,
+//! and a CPU model that executes one instruction from per-lane registers.
+//!
+//! The emitter builds its C++ index expressions from these tables ([`Axis::cpp`]) and the
+//! tests run the same tables through [`execute`], so a wrong layout fails on the CPU.
+//!
+//! Sources of the layouts (element (row, col) held by `lane`, register `r`):
+//! - NVIDIA `mma.m8n8k4` `.f64`: PTX ISA 8.x, section "Matrix Fragments for mma.m8n8k4 with
+//!   .f64 floating point type": A (8×4, row): row = lane >> 2, col = lane % 4; B (4×8, col):
+//!   row = lane % 4, col = lane >> 2; C/D (8×8): row = lane >> 2, col = 2·(lane % 4) + r.
+//! - AMD `v_mfma_f64_16x16x4f64` (CDNA2 gfx90a, CDNA3 gfx942): AMD Matrix Instruction
+//!   Calculator (`--detail-instruction`), CDNA3 ISA guide section 7.1: A[i][k] in lane i + 16·k,
+//!   B[k][j] in lane j + 16·k, D[i][j] in lane j + 16·(i / 4), register i % 4.
+//!   (The seed's README states A as `A[t/4][t%4]`; the calculator's layout is used here.)
+//! - AMD RDNA3 `v_wmma_f32_16x16x16_f16/bf16` wave32 (gfx1100, gfx1151): RDNA3 ISA guide
+//!   section 7.9: A row = lane % 16 holds k = 0..15 in 16 halves, and lanes 16..31 must repeat
+//!   lanes 0..15; B likewise by column; D (f32, 8 registers): row = 2·r + lane / 16,
+//!   col = lane % 16.
+//! - AMD RDNA4 `v_wmma_f32_16x16x16_f16/bf16` (gfx1201): RDNA4 ISA guide section 7.9: A row =
+//!   lane % 16, k = 8·(lane / 16) + r (8 halves, no replication); B column likewise; D row =
+//!   8·(lane / 16) + r, col = lane % 16.
+
+use crate::arch::MatrixInstr;
+use serde::Serialize;
+
+/// One coordinate of a fragment element: `((lane / lane_div) % lane_mod) · lane_scale + reg · reg_scale`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Axis {
+    pub lane_div: u32,
+    pub lane_mod: u32,
+    pub lane_scale: u32,
+    pub reg_scale: u32,
+}
+
+impl Axis {
+    const fn new(lane_div: u32, lane_mod: u32, lane_scale: u32, reg_scale: u32) -> Axis {
+        Axis { lane_div, lane_mod, lane_scale, reg_scale }
+    }
+
+    /// The coordinate of register `reg` in lane `lane`.
+    pub fn at(&self, lane: u32, reg: u32) -> u32 {
+        ((lane / self.lane_div) % self.lane_mod) * self.lane_scale + reg * self.reg_scale
+    }
+
+    /// The same as a C++ expression over the names `lane` and `reg` (reg may be a constant).
+    pub fn cpp(&self, lane: &str, reg: &str) -> String {
+        let mut lane_part = lane.to_string();
+        if self.lane_div > 1 {
+            lane_part = match self.lane_div.is_power_of_two() {
+                true => format!("({lane_part} >> {})", self.lane_div.trailing_zeros()),
+                false => format!("({lane_part} / {})", self.lane_div),
+            };
+        }
+        let mut terms = Vec::new();
+        if self.lane_mod > 1 && self.lane_scale > 0 {
+            // `lane` is below the wave size, so the modulo is dropped when it cannot bite.
+            let m = if self.lane_mod.is_power_of_two() { format!("({lane_part} & {})", self.lane_mod - 1) } else { format!("({lane_part} % {})", self.lane_mod) };
+            terms.push(if self.lane_scale == 1 { m } else { format!("{m} * {}", self.lane_scale) });
+        }
+        if self.reg_scale > 0 && reg != "0" {
+            terms.push(if self.reg_scale == 1 { reg.to_string() } else { format!("{reg} * {}", self.reg_scale) });
+        }
+        if terms.is_empty() { "0".into() } else { terms.join(" + ") }
+    }
+}
+
+/// Where one operand's elements live: `regs` registers per lane, element (row, col).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct OperandLayout {
+    pub regs: u32,
+    pub row: Axis,
+    pub col: Axis,
+}
+
+/// A matrix instruction's shape and lane layouts: D (m×n) = A (m×k) · B (k×n) + C.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Fragment {
+    pub instr: MatrixInstr,
+    pub m: u32,
+    pub n: u32,
+    pub k: u32,
+    pub lanes: u32,
+    pub a: OperandLayout,
+    pub b: OperandLayout,
+    pub c: OperandLayout,
+}
+
+/// The layouts of every matrix instruction in the arch table.
+pub fn fragment(instr: MatrixInstr) -> Fragment {
+    use MatrixInstr::*;
+    const Z: Axis = Axis::new(1, 1, 0, 0);
+    match instr {
+        MmaSyncM8n8k4F64 | WmmaM8n8k4F64 => Fragment {
+            instr,
+            m: 8,
+            n: 8,
+            k: 4,
+            lanes: 32,
+            a: OperandLayout { regs: 1, row: Axis::new(4, 8, 1, 0), col: Axis::new(1, 4, 1, 0) },
+            b: OperandLayout { regs: 1, row: Axis::new(1, 4, 1, 0), col: Axis::new(4, 8, 1, 0) },
+            c: OperandLayout { regs: 2, row: Axis::new(4, 8, 1, 0), col: Axis::new(1, 4, 2, 1) },
+        },
+        MfmaF64_16x16x4 => Fragment {
+            instr,
+            m: 16,
+            n: 16,
+            k: 4,
+            lanes: 64,
+            a: OperandLayout { regs: 1, row: Axis::new(1, 16, 1, 0), col: Axis::new(16, 4, 1, 0) },
+            b: OperandLayout { regs: 1, row: Axis::new(16, 4, 1, 0), col: Axis::new(1, 16, 1, 0) },
+            c: OperandLayout { regs: 4, row: Axis::new(16, 4, 4, 1), col: Axis::new(1, 16, 1, 0) },
+        },
+        WmmaF32_16x16x16Gfx11 => Fragment {
+            instr,
+            m: 16,
+            n: 16,
+            k: 16,
+            lanes: 32,
+            a: OperandLayout { regs: 16, row: Axis::new(1, 16, 1, 0), col: Axis { reg_scale: 1, ..Z } },
+            b: OperandLayout { regs: 16, row: Axis { reg_scale: 1, ..Z }, col: Axis::new(1, 16, 1, 0) },
+            c: OperandLayout { regs: 8, row: Axis::new(16, 2, 1, 2), col: Axis::new(1, 16, 1, 0) },
+        },
+        WmmaF32_16x16x16Gfx12 => Fragment {
+            instr,
+            m: 16,
+            n: 16,
+            k: 16,
+            lanes: 32,
+            a: OperandLayout { regs: 8, row: Axis::new(1, 16, 1, 0), col: Axis::new(16, 2, 8, 1) },
+            b: OperandLayout { regs: 8, row: Axis::new(16, 2, 8, 1), col: Axis::new(1, 16, 1, 0) },
+            c: OperandLayout { regs: 8, row: Axis::new(16, 2, 8, 1), col: Axis::new(1, 16, 1, 0) },
+        },
+    }
+}
+
+/// Per-lane registers of one operand: `regs[lane][r]`.
+pub type Registers = Vec<Vec<f64>>;
+
+/// Why the CPU model refused a set of registers.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ModelError {
+    #[error("{operand}: lanes disagree on element ({row}, {col}): {first} vs {second} (replicated lanes must hold the same value)")]
+    ReplicaMismatch { operand: char, row: u32, col: u32, first: f64, second: f64 },
+    #[error("{operand}: element ({row}, {col}) is held by no lane")]
+    Uncovered { operand: char, row: u32, col: u32 },
+    #[error("{operand}: expected {lanes} lanes x {regs} registers")]
+    Shape { operand: char, lanes: u32, regs: u32 },
+}
+
+fn gather(op: char, layout: &OperandLayout, rows: u32, cols: u32, lanes: u32, regs: &Registers) -> Result<Vec<f64>, ModelError> {
+    if regs.len() != lanes as usize || regs.iter().any(|r| r.len() != layout.regs as usize) {
+        return Err(ModelError::Shape { operand: op, lanes, regs: layout.regs });
+    }
+    let mut m: Vec<Option<f64>> = vec![None; (rows * cols) as usize];
+    for lane in 0..lanes {
+        for r in 0..layout.regs {
+            let (i, j) = (layout.row.at(lane, r), layout.col.at(lane, r));
+            let v = regs[lane as usize][r as usize];
+            let slot = &mut m[(i * cols + j) as usize];
+            match *slot {
+                Some(first) if first.to_bits() != v.to_bits() => {
+                    return Err(ModelError::ReplicaMismatch { operand: op, row: i, col: j, first, second: v })
+                }
+                _ => *slot = Some(v),
+            }
+        }
+    }
+    m.iter()
+        .enumerate()
+        .map(|(e, v)| v.ok_or(ModelError::Uncovered { operand: op, row: e as u32 / cols, col: e as u32 % cols }))
+        .collect()
+}
+
+/// Executes one instruction of one wave on the CPU: D = A·B + C, in f64 arithmetic.
+/// Inputs and output are per-lane registers laid out as the instruction expects.
+pub fn execute(f: &Fragment, a: &Registers, b: &Registers, c: &Registers) -> Result<Registers, ModelError> {
+    let am = gather('A', &f.a, f.m, f.k, f.lanes, a)?;
+    let bm = gather('B', &f.b, f.k, f.n, f.lanes, b)?;
+    let cm = gather('C', &f.c, f.m, f.n, f.lanes, c)?;
+    let mut d = vec![vec![0.0; f.c.regs as usize]; f.lanes as usize];
+    for lane in 0..f.lanes {
+        for r in 0..f.c.regs {
+            let (i, j) = (f.c.row.at(lane, r), f.c.col.at(lane, r));
+            let mut s = cm[(i * f.n + j) as usize];
+            for kk in 0..f.k {
+                s += am[(i * f.k + kk) as usize] * bm[(kk * f.n + j) as usize];
+            }
+            d[lane as usize][r as usize] = s;
+        }
+    }
+    Ok(d)
+}
+
+/// Per-lane registers holding `matrix` (row-major, rows × cols) as `layout` says.
+pub fn scatter(layout: &OperandLayout, lanes: u32, cols: u32, matrix: &[f64]) -> Registers {
+    (0..lanes)
+        .map(|lane| (0..layout.regs).map(|r| matrix[(layout.row.at(lane, r) * cols + layout.col.at(lane, r)) as usize]).collect())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use MatrixInstr::*;
+
+    const ALL: [MatrixInstr; 5] = [MmaSyncM8n8k4F64, WmmaM8n8k4F64, MfmaF64_16x16x4, WmmaF32_16x16x16Gfx11, WmmaF32_16x16x16Gfx12];
+
+    fn matrix(rows: u32, cols: u32, seed: u32) -> Vec<f64> {
+        (0..rows * cols).map(|e| ((e * 7 + seed * 13) % 23) as f64 - 11.0).collect()
+    }
+
+    #[test]
+    fn every_layout_covers_its_matrix_and_fits_the_wave() {
+        for instr in ALL {
+            let f = fragment(instr);
+            for (name, l, rows, cols) in [("A", f.a, f.m, f.k), ("B", f.b, f.k, f.n), ("C", f.c, f.m, f.n)] {
+                let mut seen = vec![0u32; (rows * cols) as usize];
+                for lane in 0..f.lanes {
+                    for r in 0..l.regs {
+                        let (i, j) = (l.row.at(lane, r), l.col.at(lane, r));
+                        assert!(i < rows && j < cols, "{instr:?} {name}: lane {lane} reg {r} -> ({i},{j})");
+                        seen[(i * cols + j) as usize] += 1;
+                    }
+                }
+                let copies = f.lanes * l.regs / (rows * cols);
+                assert!(seen.iter().all(|&s| s == copies), "{instr:?} {name}: uneven coverage {seen:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_model_multiplies_like_a_plain_gemm() {
+        for instr in ALL {
+            let f = fragment(instr);
+            let (am, bm, cm) = (matrix(f.m, f.k, 1), matrix(f.k, f.n, 2), matrix(f.m, f.n, 3));
+            let d = execute(&f, &scatter(&f.a, f.lanes, f.k, &am), &scatter(&f.b, f.lanes, f.n, &bm), &scatter(&f.c, f.lanes, f.n, &cm)).unwrap();
+            for lane in 0..f.lanes {
+                for r in 0..f.c.regs {
+                    let (i, j) = (f.c.row.at(lane, r), f.c.col.at(lane, r));
+                    let want: f64 = cm[(i * f.n + j) as usize] + (0..f.k).map(|k| am[(i * f.k + k) as usize] * bm[(k * f.n + j) as usize]).sum::<f64>();
+                    assert_eq!(d[lane as usize][r as usize], want, "{instr:?} lane {lane} reg {r}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn rdna3_refuses_unreplicated_upper_lanes() {
+        let f = fragment(WmmaF32_16x16x16Gfx11);
+        let mut a = scatter(&f.a, f.lanes, f.k, &matrix(16, 16, 1));
+        a[20][3] += 1.0; // lane 20 must repeat lane 4
+        let b = scatter(&f.b, f.lanes, f.n, &matrix(16, 16, 2));
+        let c = scatter(&f.c, f.lanes, f.n, &matrix(16, 16, 3));
+        assert!(matches!(execute(&f, &a, &b, &c), Err(ModelError::ReplicaMismatch { operand: 'A', .. })));
+    }
+
+    #[test]
+    fn cpp_expressions_match_the_tables() {
+        // Spot checks of the text the emitter uses.
+        let f = fragment(MmaSyncM8n8k4F64);
+        assert_eq!(f.a.row.cpp("lane", "0"), "((lane >> 2) & 7)");
+        assert_eq!(f.c.col.cpp("lane", "r"), "(lane & 3) * 2 + r");
+        let g = fragment(MfmaF64_16x16x4);
+        assert_eq!(g.c.row.cpp("lane", "r"), "((lane >> 4) & 3) * 4 + r");
+    }
+}
