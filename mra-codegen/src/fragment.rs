@@ -42,8 +42,9 @@ impl Axis {
         ((lane / self.lane_div) % self.lane_mod) * self.lane_scale + reg * self.reg_scale
     }
 
-    /// The same as a C++ expression over the names `lane` and `reg` (reg may be a constant).
-    pub fn cpp(&self, lane: &str, reg: &str) -> String {
+    /// The same as a C++ expression over the names `lane` and `reg` (reg may be a constant);
+    /// `lanes` is the wave size, below which `lane` stays (a modulo that cannot bite is dropped).
+    pub fn cpp(&self, lane: &str, reg: &str, lanes: u32) -> String {
         let mut lane_part = lane.to_string();
         if self.lane_div > 1 {
             lane_part = match self.lane_div.is_power_of_two() {
@@ -53,8 +54,13 @@ impl Axis {
         }
         let mut terms = Vec::new();
         if self.lane_mod > 1 && self.lane_scale > 0 {
-            // `lane` is below the wave size, so the modulo is dropped when it cannot bite.
-            let m = if self.lane_mod.is_power_of_two() { format!("({lane_part} & {})", self.lane_mod - 1) } else { format!("({lane_part} % {})", self.lane_mod) };
+            let m = if self.lane_div * self.lane_mod >= lanes {
+                lane_part
+            } else if self.lane_mod.is_power_of_two() {
+                format!("({lane_part} & {})", self.lane_mod - 1)
+            } else {
+                format!("({lane_part} % {})", self.lane_mod)
+            };
             terms.push(if self.lane_scale == 1 { m } else { format!("{m} * {}", self.lane_scale) });
         }
         if self.reg_scale > 0 && reg != "0" {
@@ -258,9 +264,10 @@ mod tests {
     fn cpp_expressions_match_the_tables() {
         // Spot checks of the text the emitter uses.
         let f = fragment(MmaSyncM8n8k4F64);
-        assert_eq!(f.a.row.cpp("lane", "0"), "((lane >> 2) & 7)");
-        assert_eq!(f.c.col.cpp("lane", "r"), "(lane & 3) * 2 + r");
+        assert_eq!(f.a.row.cpp("lane", "0", 32), "(lane >> 2)");
+        assert_eq!(f.c.col.cpp("lane", "r", 32), "(lane & 3) * 2 + r");
         let g = fragment(MfmaF64_16x16x4);
-        assert_eq!(g.c.row.cpp("lane", "r"), "((lane >> 4) & 3) * 4 + r");
+        assert_eq!(g.c.row.cpp("lane", "r", 64), "(lane >> 4) * 4 + r");
+        assert_eq!(g.a.row.cpp("lane", "0", 64), "(lane & 15)");
     }
 }

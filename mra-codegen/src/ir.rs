@@ -83,6 +83,18 @@ pub enum ThreadMap {
     Elements,
     /// One output row `i` (all K columns) at a time, threads striding over the K² rows.
     Rows,
+    /// Warps/wavefronts own tiles of output rows, as many rows as the matrix fragment has,
+    /// all K columns; used with [`Step::Tensorize`].
+    Tiles,
+}
+
+/// Which matrix-core instruction family a tensorized level uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MatrixCore {
+    /// The arch's native register-fragment instruction for the dtype: PTX `mma.sync` m8n8k4
+    /// f64 on NVIDIA, `v_mfma_f64_16x16x4f64` on CDNA, `v_wmma_f32_16x16x16_*` on RDNA3/4.
+    Mma,
 }
 
 /// A value written in a schedule: fixed, or a tunable parameter with its choices.
@@ -110,11 +122,14 @@ impl Value {
 pub enum Step {
     /// `threads(N)`: threads per block (one-dimensional).
     Threads(Value),
-    /// `bind(threads, elements|rows)`: what one thread computes in a GEMM pass.
+    /// `bind(threads, elements|rows)` or `bind(warps, tiles)`: what one thread (or one warp)
+    /// computes in a GEMM pass.
     Bind(ThreadMap),
     /// `cache_read(B, shared, pad = P)`: stage an operand in faster memory before use.
     /// `pad` extra elements per row avoid bank conflicts.
     CacheRead { operand: Operand, into: Memory, pad: u32 },
+    /// `tensorize(mma)`: each warp computes its tile with matrix-core instructions.
+    Tensorize(MatrixCore),
     /// `cache_write(C, shared, pad = P)`: output rows pass through shared memory so the block
     /// stores them to device memory coalesced. `pad` extra elements per staged row.
     CacheWrite { operand: Operand, into: Memory, pad: u32 },
@@ -137,6 +152,7 @@ impl Step {
             Step::Bind(_) => "bind",
             Step::CacheRead { .. } => "cache_read",
             Step::CacheWrite { .. } => "cache_write",
+            Step::Tensorize(_) => "tensorize",
             Step::RegisterTile(_) => "register_tile",
             Step::Unroll(_) => "unroll",
             Step::Workspace(_) => "workspace",
@@ -181,6 +197,7 @@ impl fmt::Display for ThreadMap {
         f.write_str(match self {
             ThreadMap::Elements => "elements",
             ThreadMap::Rows => "rows",
+            ThreadMap::Tiles => "tiles",
         })
     }
 }
@@ -202,7 +219,9 @@ impl fmt::Display for Step {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Step::Threads(v) => write!(f, "threads({v})"),
+            Step::Bind(m @ ThreadMap::Tiles) => write!(f, "bind(warps, {m})"),
             Step::Bind(m) => write!(f, "bind(threads, {m})"),
+            Step::Tensorize(MatrixCore::Mma) => write!(f, "tensorize(mma)"),
             Step::CacheRead { operand, into, pad: 0 } => write!(f, "cache_read({operand}, {into})"),
             Step::CacheRead { operand, into, pad } => {
                 write!(f, "cache_read({operand}, {into}, pad = {pad})")

@@ -20,6 +20,7 @@ pub mod fragment;
 pub mod ir;
 pub mod levels;
 pub mod plan;
+pub mod simulate;
 
 pub use arch::{Arch, MatrixInstr, Vendor};
 pub use dtype::DType;

@@ -2,7 +2,8 @@
 //! the decisions the C++ emitter follows. Every reason a level cannot run as asked is a
 //! [`PlanError`] with a message a user can act on; nothing is silently substituted.
 
-use crate::arch::Arch;
+use crate::arch::{Arch, MatrixInstr, ARCHS};
+use crate::fragment::{fragment, Fragment};
 use crate::dtype::DType;
 use crate::ir::{Loop, Memory, Operand, Schedule, Step, ThreadMap};
 use serde::Serialize;
@@ -38,6 +39,15 @@ pub struct TransformPlan {
     pub unroll_cols: bool,
     /// Where the two intermediates (pass 0 → 1, pass 1 → 2) live.
     pub workspace: Memory,
+    /// The matrix fragment of a tensorized level (`bind(warps, tiles)` + `tensorize(mma)`).
+    pub fragment: Option<Fragment>,
+}
+
+impl TransformPlan {
+    /// K rounded up to a multiple of `m`: fragments pad the contraction and the columns.
+    pub fn padded(k: u32, m: u32) -> u32 {
+        k.div_ceil(m) * m
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -72,6 +82,8 @@ pub enum PlanError {
     SharedTooLarge { level: String, k: u32, dtype: DType, need: u64, max: u32, arch: &'static str },
     #[error("level {level}: {what}")]
     Malformed { level: String, what: String },
+    #[error("level {level} needs {dtype} matrix cores, which {arch} does not have; archs that have them: {have}")]
+    NoMatrixCore { level: String, arch: &'static str, dtype: DType, have: String },
 }
 
 impl Schedule {
@@ -128,12 +140,32 @@ impl Schedule {
             let b = self
                 .iter_steps()
                 .find_map(|s| match s {
-                    Step::CacheRead { operand: Operand::B, into: Memory::Shared, pad } => {
-                        Some(Staging { memory: Memory::Shared, pad: *pad })
-                    }
+                    Step::CacheRead { operand: Operand::B, into, pad } => Some(Staging { memory: *into, pad: *pad }),
                     _ => None,
                 })
                 .unwrap_or(Staging { memory: Memory::Global, pad: 0 });
+            let tensorize = self.iter_steps().any(|s| matches!(s, Step::Tensorize(_)));
+            if tensorize != (map == ThreadMap::Tiles) {
+                return Err(malformed("tensorize(mma) and bind(warps, tiles) go together"));
+            }
+            let fragment = if tensorize {
+                let instr = matrix_instr(arch, dtype).ok_or_else(|| PlanError::NoMatrixCore {
+                    level: self.name.clone(),
+                    arch: arch.name,
+                    dtype,
+                    have: ARCHS.iter().filter(|a| matrix_instr(a, dtype).is_some()).map(|a| a.name).collect::<Vec<_>>().join(", "),
+                })?;
+                let f = fragment(instr);
+                if threads % f.lanes != 0 {
+                    return Err(malformed(&format!("threads({threads}) is not a whole number of {}-lane waves", f.lanes)));
+                }
+                Some(f)
+            } else {
+                if b.memory == Memory::Registers {
+                    return Err(malformed("cache_read(B, registers) needs tensorize(mma)"));
+                }
+                None
+            };
             if self.iter_steps().any(|s| matches!(s, Step::CacheRead { operand: Operand::A, .. })) {
                 return Err(malformed("cache_read(A, ..) is not lowered for thread-mapped levels"));
             }
@@ -166,8 +198,14 @@ impl Schedule {
                 unroll_k: self.iter_steps().any(|s| matches!(s, Step::Unroll(Loop::K))),
                 unroll_cols: self.iter_steps().any(|s| matches!(s, Step::Unroll(Loop::Cols))),
                 workspace,
+                fragment,
             };
-            let b_shared = if b.memory == Memory::Shared { k as u64 * (k + b.pad) as u64 * elem } else { 0 };
+            // A fragment level keeps B zero-padded to whole fragments in shared memory.
+            let (b_rows, b_cols) = match fragment {
+                Some(f) => (TransformPlan::padded(k, f.k), TransformPlan::padded(k, f.n)),
+                None => (k, k),
+            };
+            let b_shared = if b.memory == Memory::Shared { b_rows as u64 * (b_cols + b.pad) as u64 * elem } else { 0 };
             let (w_shared, w_global) =
                 if workspace == Memory::Shared { (2 * k3 * elem, 0) } else { (0, 2 * k3) };
             let out_shared = out.map_or(0, |o| threads as u64 * (k + o.pad) as u64 * elem);
@@ -185,6 +223,15 @@ impl Schedule {
         }
         Ok(Plan { request: req, threads, body, shared_bytes: shared as u32, workspace_elems_per_block: workspace })
     }
+}
+
+/// The matrix instruction a tensorized level uses on `arch` for `dtype`, if the arch has one.
+pub fn matrix_instr(arch: &Arch, dtype: DType) -> Option<MatrixInstr> {
+    let wanted: &[MatrixInstr] = match dtype {
+        DType::F64 => &[MatrixInstr::MmaSyncM8n8k4F64, MatrixInstr::MfmaF64_16x16x4],
+        DType::F32 => &[],
+    };
+    wanted.iter().copied().find(|&i| arch.has(i))
 }
 
 impl Plan {

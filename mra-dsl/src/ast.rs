@@ -59,6 +59,7 @@ impl Prim {
             PrimKind::Bind { .. } => "bind",
             PrimKind::CacheRead { .. } => "cache_read",
             PrimKind::CacheWrite { .. } => "cache_write",
+            PrimKind::Tensorize(_) => "tensorize",
             PrimKind::RegisterTile(_) => "register_tile",
             PrimKind::Unroll(_) => "unroll",
             PrimKind::Workspace(_) => "workspace",
@@ -71,8 +72,7 @@ impl Prim {
 pub enum PrimKind {
     Threads(Threads),
     Bind {
-        /// Only `threads` today; kept so that `warps` can be added without changing the shape.
-        unit: Sp<BindUnit>,
+        /// The map implies the unit: `tiles` go to warps, `elements`/`rows` to threads.
         map: Sp<ThreadMap>,
     },
     CacheRead {
@@ -81,6 +81,7 @@ pub enum PrimKind {
         /// `pad = N` if written: the span of the word `pad` and the value.
         pad: Option<(Span, Sp<u32>)>,
     },
+    Tensorize(Sp<MatrixCore>),
     CacheWrite {
         operand: Sp<Operand>,
         into: Sp<Memory>,
@@ -109,12 +110,19 @@ pub enum Threads {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BindUnit {
     Threads,
+    Warps,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MatrixCore {
+    Mma,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ThreadMap {
     Elements,
     Rows,
+    Tiles,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -205,6 +205,42 @@ fn check_combination(level: &Level, errors: &mut Errors) {
             );
         }
     }
+    let tensorize = find("tensorize");
+    match (tensorize, bind) {
+        (Some(t), Some(Prim { kind: PrimKind::Bind { map, .. }, .. })) if map.value != ThreadMap::Tiles => errors.push(
+            t.ident.span(),
+            "tensorize(mma) computes tiles with matrix instructions, one warp each: it needs bind(warps, tiles)",
+        ),
+        (None, Some(Prim { kind: PrimKind::Bind { map, .. }, .. })) if map.value == ThreadMap::Tiles => errors.push(
+            map.span,
+            "bind(warps, tiles) hands warps the tiles of a matrix instruction: add tensorize(mma)",
+        ),
+        _ => {}
+    }
+    if let Some(t) = tensorize {
+        for name in ["register_tile", "cache_write"] {
+            if let Some(p) = find(name) {
+                errors.push(
+                    p.ident.span(),
+                    format!(
+                        "`{name}` is for thread-mapped levels; with tensorize(mma) (line {}) the accumulators are the instruction's fragments",
+                        t.ident.span().start().line
+                    ),
+                );
+            }
+        }
+    }
+    for p in level.prims.iter() {
+        if let PrimKind::CacheRead { operand, into, .. } = &p.kind {
+            if into.value == Memory::Registers {
+                if operand.value != crate::ast::Operand::B {
+                    errors.push(operand.span, "only B can be held in registers (its fragments are reused by every tile)");
+                } else if tensorize.is_none() {
+                    errors.push(into.span, "cache_read(B, registers) keeps B's matrix fragments in registers: it needs tensorize(mma)");
+                }
+            }
+        }
+    }
     if let (Some(write), None) = (find("cache_write"), find("register_tile")) {
         errors.push(
             write.ident.span(),

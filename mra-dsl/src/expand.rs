@@ -3,7 +3,7 @@
 //! Every path is absolute (`::mra_codegen`, `::core`, `::std`) so the output works in any module,
 //! including mra-codegen itself (it has `extern crate self as mra_codegen;`).
 
-use crate::ast::{BindUnit, Level, Levels, Loop, Memory, Operand, PrimKind, ThreadMap, Threads};
+use crate::ast::{Level, Levels, Loop, MatrixCore, Memory, Operand, PrimKind, ThreadMap, Threads};
 use proc_macro2::{Ident, TokenStream};
 use quote::quote;
 
@@ -60,11 +60,15 @@ fn step(kind: &PrimKind) -> TokenStream {
                 default: #default,
             }))
         }
-        PrimKind::Bind { unit, map } => {
-            // Only threads can be bound today; the IR has no unit field yet.
-            let BindUnit::Threads = unit.value;
+        PrimKind::Bind { map, .. } => {
+            // The map implies the unit (tiles are bound to warps, the others to threads), so
+            // the IR keeps only the map.
             let map = thread_map(map.value);
             quote!(#ir::Step::Bind(#ir::ThreadMap::#map))
+        }
+        PrimKind::Tensorize(core) => {
+            let MatrixCore::Mma = core.value;
+            quote!(#ir::Step::Tensorize(#ir::MatrixCore::Mma))
         }
         PrimKind::CacheRead { operand, into, pad } => {
             let operand = operand_variant(operand.value);
@@ -109,6 +113,7 @@ fn thread_map(m: ThreadMap) -> TokenStream {
     match m {
         ThreadMap::Elements => quote!(Elements),
         ThreadMap::Rows => quote!(Rows),
+        ThreadMap::Tiles => quote!(Tiles),
     }
 }
 

@@ -20,7 +20,7 @@
 //! global)` is recognised, to say why it is wrong); value ranges and the rules between
 //! primitives are in [`check`](crate::check).
 
-use crate::ast::{Level, Levels, Prim, PrimKind, Sp, Threads};
+use crate::ast::{BindUnit, Level, Levels, Prim, PrimKind, Sp, Threads};
 use crate::words::{self, Table};
 use proc_macro2::{Ident, Span, TokenTree};
 use syn::parse::{Parse, ParseStream};
@@ -170,10 +170,15 @@ fn parse_prim(input: ParseStream) -> Result<Prim> {
     };
     let kind = match prim {
         "threads" => PrimKind::Threads(threads(&mut args)?),
-        "bind" => PrimKind::Bind {
-            unit: args.word("bound unit", words::BIND_UNITS)?,
-            map: args.word("thread map", words::THREAD_MAPS)?,
-        },
+        "bind" => {
+            let unit = args.word("bound unit", words::BIND_UNITS)?;
+            let map = match unit.value {
+                BindUnit::Threads => args.word("thread map", words::THREAD_MAPS)?,
+                BindUnit::Warps => args.word("warp map", words::WARP_MAPS)?,
+            };
+            PrimKind::Bind { map }
+        }
+        "tensorize" => PrimKind::Tensorize(args.word("matrix core", words::MATRIX_CORES)?),
         "cache_read" => {
             let operand = args.word("operand", words::OPERANDS)?;
             let into_ident = args.ident("memory to cache into", words::CACHE_INTO)?;

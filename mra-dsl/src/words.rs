@@ -3,7 +3,7 @@
 //! Kept in one place so that the parser's "expected one of: ..." messages and the accepted
 //! words can never disagree.
 
-use crate::ast::{BindUnit, Loop, Memory, Operand, ThreadMap};
+use crate::ast::{BindUnit, Loop, MatrixCore, Memory, Operand, ThreadMap};
 
 /// Every primitive, in the order the error message lists them.
 pub const PRIMITIVES: &[&str] = &[
@@ -11,6 +11,7 @@ pub const PRIMITIVES: &[&str] = &[
     "bind",
     "cache_read",
     "cache_write",
+    "tensorize",
     "register_tile",
     "unroll",
     "workspace",
@@ -21,7 +22,8 @@ pub const PRIMITIVES: &[&str] = &[
 pub fn signature(prim: &str) -> &'static str {
     match prim {
         "threads" => "threads(N) or threads(tune = [N, ...], default = N)",
-        "bind" => "bind(threads, elements|rows)",
+        "bind" => "bind(threads, elements|rows) or bind(warps, tiles)",
+        "tensorize" => "tensorize(mma)",
         "cache_read" => "cache_read(A|B, shared|registers) or cache_read(A|B, shared, pad = N)",
         "cache_write" => "cache_write(C, shared) or cache_write(C, shared, pad = N)",
         "register_tile" => "register_tile(cols)",
@@ -43,10 +45,14 @@ pub const COPY_VECTORS: &[u32] = &[1, 2, 4];
 pub type Table<T> = &'static [(&'static str, T)];
 
 /// `bind(<unit>, ..)`. Later issues add `warps`.
-pub const BIND_UNITS: Table<BindUnit> = &[("threads", BindUnit::Threads)];
+pub const BIND_UNITS: Table<BindUnit> = &[("threads", BindUnit::Threads), ("warps", BindUnit::Warps)];
 /// `bind(threads, <map>)`.
 pub const THREAD_MAPS: Table<ThreadMap> =
     &[("elements", ThreadMap::Elements), ("rows", ThreadMap::Rows)];
+/// `bind(warps, <map>)`: warps own tiles of the matrix fragment's rows.
+pub const WARP_MAPS: Table<ThreadMap> = &[("tiles", ThreadMap::Tiles)];
+/// `tensorize(<core>)`.
+pub const MATRIX_CORES: Table<MatrixCore> = &[("mma", MatrixCore::Mma)];
 /// `cache_read(<operand>, ..)`.
 pub const OPERANDS: Table<Operand> = &[("A", Operand::A), ("B", Operand::B)];
 /// `cache_write(<operand>, ..)`: only the pass output is written.

@@ -3,8 +3,9 @@
 //! HIP source carries its own small prelude instead of HIP headers, so the same text compiles
 //! under hiprtc and under a bare `clang -x hip -nogpuinc -nogpulib`.
 
-use crate::arch::Vendor;
+use crate::arch::{MatrixInstr, Vendor};
 use crate::dtype::DType;
+use crate::fragment::Fragment;
 
 pub trait Dialect {
     fn vendor(&self) -> Vendor;
@@ -28,6 +29,12 @@ pub trait Dialect {
     fn fma(&self, dtype: DType) -> &'static str;
     /// Name of a `width`-element vector of `dtype`, and the declaration it needs, if any.
     fn vector_type(&self, dtype: DType, width: u32) -> (String, Option<String>);
+    /// Definitions a matrix instruction needs (helper function, vector types).
+    fn mma_prelude(&self, f: &Fragment) -> String;
+    /// Declaration of `count` accumulators named `name`; `name[i][r]` is register r of the i-th.
+    fn mma_acc_decl(&self, f: &Fragment, name: &str, count: &str) -> String;
+    /// One instruction: `acc += a · b` on one wave's fragments.
+    fn mma_call(&self, f: &Fragment, acc: &str, a: &str, b: &str) -> String;
 }
 
 pub struct Cuda;
@@ -69,6 +76,23 @@ impl Dialect for Cuda {
     }
     fn vector_type(&self, dtype: DType, width: u32) -> (String, Option<String>) {
         (format!("{}{width}", dtype.cpp()), None)
+    }
+    fn mma_prelude(&self, f: &Fragment) -> String {
+        match f.instr {
+            MatrixInstr::MmaSyncM8n8k4F64 => "// One warp: D(8x8) += A(8x4) B(4x8) in FP64 (PTX mma.sync.aligned.m8n8k4, sm_80+).\n\
+                 __device__ __forceinline__ void mma_m8n8k4(double (&d)[2], double a, double b) {\n\
+                 \x20   asm(\"mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};\"\n\
+                 \x20       : \"+d\"(d[0]), \"+d\"(d[1]) : \"d\"(a), \"d\"(b));\n\
+                 }"
+                .to_string(),
+            other => unreachable!("{other:?} is not an NVIDIA register-fragment instruction"),
+        }
+    }
+    fn mma_acc_decl(&self, f: &Fragment, name: &str, count: &str) -> String {
+        format!("double {name}[{count}][{}];", f.c.regs)
+    }
+    fn mma_call(&self, _f: &Fragment, acc: &str, a: &str, b: &str) -> String {
+        format!("mma_m8n8k4({acc}, {a}, {b});")
     }
 }
 
@@ -127,6 +151,20 @@ __device__ __attribute__((always_inline)) inline void mra_sync_block() {
         let name = format!("mra_{}{width}", dtype.cpp());
         let decl = format!("typedef {} {name} __attribute__((ext_vector_type({width})));", dtype.cpp());
         (name, Some(decl))
+    }
+    fn mma_prelude(&self, f: &Fragment) -> String {
+        match f.instr {
+            MatrixInstr::MfmaF64_16x16x4 => "// One wavefront: D(16x16) += A(16x4) B(4x16) in FP64 (v_mfma_f64_16x16x4f64, gfx90a/gfx942).\n\
+                 typedef double mra_double4 __attribute__((ext_vector_type(4)));"
+                .to_string(),
+            other => unreachable!("{other:?} is not an AMD register-fragment instruction of this dialect yet"),
+        }
+    }
+    fn mma_acc_decl(&self, _f: &Fragment, name: &str, count: &str) -> String {
+        format!("mra_double4 {name}[{count}];")
+    }
+    fn mma_call(&self, _f: &Fragment, acc: &str, a: &str, b: &str) -> String {
+        format!("{acc} = __builtin_amdgcn_mfma_f64_16x16x4f64({a}, {b}, {acc}, 0, 0, 0);")
     }
 }
 

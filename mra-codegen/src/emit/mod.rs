@@ -5,6 +5,7 @@
 //! schedule's source file) that produced it.
 
 pub mod dialect;
+mod tensor;
 mod writer;
 
 use crate::ir::{Loop, Memory, Schedule, Step, ThreadMap};
@@ -154,26 +155,36 @@ impl Emitter<'_> {
     fn transform_kernel(&mut self, entry: &str, tp: &TransformPlan) {
         let t = self.t();
         let b_shared = tp.b.memory == Memory::Shared;
-        if let Some(out) = tp.out {
+        if let Some(f) = tp.fragment {
+            self.tile_constants(tp, &f);
+        } else if let Some(out) = tp.out {
             let note = self.step_comment(|s| matches!(s, Step::CacheWrite { .. }));
             self.w.line(format!("constexpr int OUT_STRIDE = K + {};  {note}: row stride of the staged output rows", out.pad));
         }
-        if b_shared {
+        if tp.fragment.is_some() {
+            // tile_constants wrote the padded B stride.
+        } else if b_shared {
             let note = self.step_comment(|s| matches!(s, Step::CacheRead { .. }));
             self.w.line(format!("constexpr int B_STRIDE = K + {};  {note}: row stride of B in shared memory", tp.b.pad));
         } else {
             self.w.line("constexpr int B_STRIDE = K;  // B is read from global memory as it is stored");
         }
         self.w.line("");
-        self.gemm_pass(tp);
+        match tp.fragment {
+            Some(f) => self.tile_gemm_pass(tp, &f),
+            None => self.gemm_pass(tp),
+        }
         self.w.line("");
         let (tid, bid, barrier) = (self.d.thread_index(), self.d.block_index(), self.d.barrier());
         let cache_note = self.step_comment(|s| matches!(s, Step::CacheRead { .. }));
         let ws_note = self.step_comment(|s| matches!(s, Step::Workspace(_)));
+        let b_setup = tp.fragment.map(|f| self.tile_b_setup(tp, &f));
         self.w.block(self.kernel_signature(entry), "", |w| {
             w.line(format!("const int tid = {tid};"));
             w.line(format!("const int block = {bid};"));
-            if b_shared {
+            if let Some((setup, _)) = &b_setup {
+                w.lines(setup);
+            } else if b_shared {
                 w.line(format!("{cache_note}: B is the same for every GEMM, so it is staged once per block."));
                 w.line(format!("__shared__ {t} b_shared[K * B_STRIDE];"));
                 w.line("for (int e = tid; e < K2; e += THREADS) b_shared[(e / K) * B_STRIDE + e % K] = b[e];");
@@ -182,11 +193,13 @@ impl Emitter<'_> {
             } else {
                 w.line(format!("const {t}* bm = b;"));
             }
-            let tile_arg = if tp.out.is_some() {
+            let tile_arg = if let Some((_, args)) = &b_setup {
+                args.as_str()
+            } else if tp.out.is_some() {
                 w.line(format!("__shared__ {t} out_tile[THREADS * OUT_STRIDE];"));
-                ", out_tile"
+                ", tid, out_tile"
             } else {
-                ""
+                ", tid"
             };
             match tp.workspace {
                 Memory::Shared => {
@@ -201,15 +214,16 @@ impl Emitter<'_> {
                 }
             }
             w.line(format!("{t}* w1 = w0 + K3;"));
+            let bname = if tp.b.memory == Memory::Registers { "b_frag" } else { "bm" };
             w.line("// Blocks walk the batch: block b transforms tensors b, b + nblocks, b + 2 nblocks, ...");
             w.block("for (int n = block; n < nfuncs; n += nblocks)", "", |w| {
                 w.line(format!("const {t}* a_n = a + (long long)n * K3;"));
                 w.line(format!("{t}* c_n = c + (long long)n * K3;"));
-                w.line(format!("gemm_pass(a_n, bm, w0, tid{tile_arg});  // pass 0: A -> w0"));
+                w.line(format!("gemm_pass(a_n, {bname}, w0{tile_arg});  // pass 0: A -> w0"));
                 w.line(format!("{barrier}  // pass 1 reads rows other threads wrote"));
-                w.line(format!("gemm_pass(w0, bm, w1, tid{tile_arg});   // pass 1: w0 -> w1"));
+                w.line(format!("gemm_pass(w0, {bname}, w1{tile_arg});   // pass 1: w0 -> w1"));
                 w.line(barrier);
-                w.line(format!("gemm_pass(w1, bm, c_n, tid{tile_arg});  // pass 2: w1 -> C"));
+                w.line(format!("gemm_pass(w1, {bname}, c_n{tile_arg});  // pass 2: w1 -> C"));
                 w.line("// No barrier here: the next pass 0 writes w0, which pass 2 does not read, and the");
                 w.line("// barrier after it orders the next pass 1's writes of w1 after these reads.");
             });
@@ -311,6 +325,7 @@ impl Emitter<'_> {
                     w.line(format!("{barrier}  // the tile is free for the next chunk"));
                 });
             }
+            (ThreadMap::Tiles, _) => unreachable!("tensorized passes are emitted by tile_gemm_pass"),
             (ThreadMap::Rows, false) => {
                 w.line(format!("{bind_note}: thread tid owns output rows tid, tid + THREADS, ..."));
                 w.block("for (int i = tid; i < K2; i += THREADS)", "", |w| {

@@ -5,6 +5,8 @@ mod copy;
 mod l1;
 mod l2;
 mod l3;
+mod l4;
+mod l7;
 
 use crate::arch::{Arch, ARCHS};
 use crate::dtype::DType;
@@ -13,7 +15,7 @@ use crate::plan::{Request, K_MAX};
 
 /// Every level, the floor first, then by number.
 pub fn all() -> Vec<Schedule> {
-    vec![copy::copy(), l1::l1(), l2::l2(), l3::l3()]
+    vec![copy::copy(), l1::l1(), l2::l2(), l3::l3(), l4::l4(), l7::l7()]
 }
 
 /// A `-l` value that names no level.
