@@ -31,6 +31,9 @@ pub struct Staging {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct TransformPlan {
     pub map: ThreadMap,
+    /// The pass input: read where it lies (`Global`: device memory or the shared workspace),
+    /// or staged through shared memory a chunk of row tiles at a time (`cache_read(A, shared)`).
+    pub a: Staging,
     pub b: Staging,
     pub register_tile: bool,
     /// Output rows staged in shared memory for coalesced stores (`cache_write`), if asked.
@@ -68,6 +71,9 @@ pub struct Plan {
     pub shared_bytes: u32,
     /// Elements of device-memory workspace each block needs (0 if none).
     pub workspace_elems_per_block: u64,
+    /// Shared memory above the static limit: one dynamic allocation of `shared_bytes`, for
+    /// which the runtime raises the kernel's limit (NVIDIA only; AMD's LDS limit is static).
+    pub dynamic_shared: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -78,7 +84,7 @@ pub enum PlanError {
     ThreadsNotWaveMultiple { level: String, threads: u32, wave: u32, unit: &'static str, arch: &'static str },
     #[error("level {level}: threads({threads}) exceeds the {max} threads a block may have on {arch}")]
     TooManyThreads { level: String, threads: u32, max: u32, arch: &'static str },
-    #[error("level {level} at K={k} ({dtype}) needs {need} bytes of shared memory per block; {arch} allows {max} (static)")]
+    #[error("level {level} at K={k} ({dtype}) needs {need} bytes of shared memory per block; {arch} allows {max}")]
     SharedTooLarge { level: String, k: u32, dtype: DType, need: u64, max: u32, arch: &'static str },
     #[error("level {level}: {what}")]
     Malformed { level: String, what: String },
@@ -166,8 +172,18 @@ impl Schedule {
                 }
                 None
             };
-            if self.iter_steps().any(|s| matches!(s, Step::CacheRead { operand: Operand::A, .. })) {
-                return Err(malformed("cache_read(A, ..) is not lowered for thread-mapped levels"));
+            let a = self
+                .iter_steps()
+                .find_map(|s| match s {
+                    Step::CacheRead { operand: Operand::A, into, pad } => Some(Staging { memory: *into, pad: *pad }),
+                    _ => None,
+                })
+                .unwrap_or(Staging { memory: Memory::Global, pad: 0 });
+            if a.memory != Memory::Global && map != ThreadMap::Tiles {
+                return Err(malformed("cache_read(A, shared) stages chunks of row tiles: it needs bind(warps, tiles)"));
+            }
+            if a.memory == Memory::Registers {
+                return Err(malformed("cache_read(A, registers): only B can be held in registers"));
             }
             let register_tile = self.iter_steps().any(|s| matches!(s, Step::RegisterTile(Loop::Cols)));
             if register_tile && map != ThreadMap::Rows {
@@ -192,6 +208,7 @@ impl Schedule {
             }
             let plan = TransformPlan {
                 map,
+                a,
                 b,
                 register_tile,
                 out,
@@ -209,19 +226,25 @@ impl Schedule {
             let (w_shared, w_global) =
                 if workspace == Memory::Shared { (2 * k3 * elem, 0) } else { (0, 2 * k3) };
             let out_shared = out.map_or(0, |o| threads as u64 * (k + o.pad) as u64 * elem);
-            (Body::Transform(plan), b_shared + w_shared + out_shared, w_global)
+            // cache_read(A, shared): K rows of one chunk (WAVES tiles of FM rows), padded.
+            let a_shared = match (a.memory, fragment) {
+                (Memory::Shared, Some(f)) => k as u64 * ((threads / f.lanes) * f.m + a.pad) as u64 * elem,
+                _ => 0,
+            };
+            (Body::Transform(plan), b_shared + w_shared + out_shared + a_shared, w_global)
         };
-        if shared > arch.shared_bytes_default as u64 {
+        if shared > arch.shared_bytes_max as u64 {
             return Err(PlanError::SharedTooLarge {
                 level: self.name.clone(),
                 k,
                 dtype,
                 need: shared,
-                max: arch.shared_bytes_default,
+                max: arch.shared_bytes_max,
                 arch: arch.name,
             });
         }
-        Ok(Plan { request: req, threads, body, shared_bytes: shared as u32, workspace_elems_per_block: workspace })
+        let dynamic_shared = shared > arch.shared_bytes_default as u64;
+        Ok(Plan { request: req, threads, body, shared_bytes: shared as u32, workspace_elems_per_block: workspace, dynamic_shared })
     }
 }
 

@@ -68,11 +68,13 @@ fn check_duplicates(level: &Level, errors: &mut Errors) {
     for prim in &level.prims {
         let key = match &prim.kind {
             PrimKind::Unroll(l) => format!("unroll({})", loop_word(l.value)),
+            // A and B are staged independently: one cache_read each.
+            PrimKind::CacheRead { operand, .. } => format!("cache_read({})", operand_word(operand.value)),
             _ => prim.name().to_string(),
         };
         if let Some(first) = seen.get(&key) {
             let what = match prim.kind {
-                PrimKind::Unroll(_) => format!("`{key}` appears twice"),
+                PrimKind::Unroll(_) | PrimKind::CacheRead { .. } => format!("`{key}` appears twice"),
                 _ => format!("`{key}` appears twice; a level sets each primitive once"),
             };
             errors.push(
@@ -280,6 +282,14 @@ fn check_unique(levels: &Levels, errors: &mut Errors) {
         } else {
             names.insert(name, level);
         }
+    }
+}
+
+fn operand_word(o: crate::ast::Operand) -> &'static str {
+    match o {
+        crate::ast::Operand::A => "A",
+        crate::ast::Operand::B => "B",
+        crate::ast::Operand::C => "C",
     }
 }
 

@@ -93,7 +93,8 @@ impl CudaSession {
     pub fn prepare(&self, schedule: &Schedule, k: u32, dtype: DType) -> Result<Prepared> {
         let kernel = mra_codegen::generate(schedule, Request { k, arch: self.gpu.arch, dtype })?;
         let compiled = self.nvrtc.compile(&kernel.source, &kernel.entry, self.gpu.arch.name, &self.cache)?;
-        let function = self.gpu.load(&compiled.cubin, &kernel.entry)?;
+        let dynamic = if kernel.plan.dynamic_shared { kernel.plan.shared_bytes } else { 0 };
+        let function = self.gpu.load(&compiled.cubin, &kernel.entry, dynamic)?;
         Ok(Prepared { kernel, compiled, function })
     }
 

@@ -83,7 +83,7 @@ fn a_level_that_does_not_fit_shared_memory_says_how_much_it_needs() {
     let wide = mra_dsl_free_schedule();
     let arch = mra_codegen::arch::find("sm_90").unwrap();
     let e = wide.plan(Request { k: 32, arch, dtype: DType::F64 }).unwrap_err().to_string();
-    assert!(e.contains("shared memory") && e.contains("sm_90") && e.contains("49152"), "{e}");
+    assert!(e.contains("shared memory") && e.contains("sm_90") && e.contains("232448"), "{e}");
 }
 
 /// L3 with its intermediates in shared memory: 2·K³ doubles, too many at K = 32.

@@ -154,57 +154,49 @@ impl Emitter<'_> {
 
     fn transform_kernel(&mut self, entry: &str, tp: &TransformPlan) {
         let t = self.t();
-        let b_shared = tp.b.memory == Memory::Shared;
         if let Some(f) = tp.fragment {
             self.tile_constants(tp, &f);
-        } else if let Some(out) = tp.out {
-            let note = self.step_comment(|s| matches!(s, Step::CacheWrite { .. }));
-            self.w.line(format!("constexpr int OUT_STRIDE = K + {};  {note}: row stride of the staged output rows", out.pad));
-        }
-        if tp.fragment.is_some() {
-            // tile_constants wrote the padded B stride.
-        } else if b_shared {
-            let note = self.step_comment(|s| matches!(s, Step::CacheRead { .. }));
-            self.w.line(format!("constexpr int B_STRIDE = K + {};  {note}: row stride of B in shared memory", tp.b.pad));
         } else {
-            self.w.line("constexpr int B_STRIDE = K;  // B is read from global memory as it is stored");
+            if let Some(out) = tp.out {
+                let note = self.step_comment(|s| matches!(s, Step::CacheWrite { .. }));
+                self.w.line(format!("constexpr int OUT_STRIDE = K + {};  {note}: row stride of the staged output rows", out.pad));
+            }
+            if tp.b.memory == Memory::Shared {
+                let note = self.step_comment(|s| matches!(s, Step::CacheRead { .. }));
+                self.w.line(format!("constexpr int B_STRIDE = K + {};  {note}: row stride of B in shared memory", tp.b.pad));
+            } else {
+                self.w.line("constexpr int B_STRIDE = K;  // B is read from global memory as it is stored");
+            }
         }
         self.w.line("");
-        match tp.fragment {
-            Some(f) => self.tile_gemm_pass(tp, &f),
-            None => self.gemm_pass(tp),
-        }
+        let passes = match tp.fragment {
+            Some(f) => self.tile_gemm_passes(tp, &f),
+            None => {
+                self.gemm_pass(tp);
+                let args = if tp.out.is_some() { ", tid, out_tile" } else { ", tid" };
+                ["gemm_pass", "gemm_pass", "gemm_pass"].map(|name| format!("{name}({{in}}, bm, {{out}}{args});"))
+            }
+        };
         self.w.line("");
         let (tid, bid, barrier) = (self.d.thread_index(), self.d.block_index(), self.d.barrier());
-        let cache_note = self.step_comment(|s| matches!(s, Step::CacheRead { .. }));
+        let shared = self.shared_declarations(tp);
+        let b_setup = match tp.fragment {
+            Some(f) => self.tile_b_setup(tp, &f),
+            None => self.thread_b_setup(tp),
+        };
         let ws_note = self.step_comment(|s| matches!(s, Step::Workspace(_)));
-        let b_setup = tp.fragment.map(|f| self.tile_b_setup(tp, &f));
         self.w.block(self.kernel_signature(entry), "", |w| {
             w.line(format!("const int tid = {tid};"));
             w.line(format!("const int block = {bid};"));
-            if let Some((setup, _)) = &b_setup {
-                w.lines(setup);
-            } else if b_shared {
-                w.line(format!("{cache_note}: B is the same for every GEMM, so it is staged once per block."));
-                w.line(format!("__shared__ {t} b_shared[K * B_STRIDE];"));
-                w.line("for (int e = tid; e < K2; e += THREADS) b_shared[(e / K) * B_STRIDE + e % K] = b[e];");
-                w.line(barrier);
-                w.line(format!("const {t}* bm = b_shared;"));
-            } else {
-                w.line(format!("const {t}* bm = b;"));
+            if tp.fragment.is_some() {
+                w.line("const int lane = tid % LANES;");
+                w.line("const int wave = tid / LANES;");
             }
-            let tile_arg = if let Some((_, args)) = &b_setup {
-                args.as_str()
-            } else if tp.out.is_some() {
-                w.line(format!("__shared__ {t} out_tile[THREADS * OUT_STRIDE];"));
-                ", tid, out_tile"
-            } else {
-                ", tid"
-            };
+            w.lines(&shared);
+            w.lines(&b_setup);
             match tp.workspace {
                 Memory::Shared => {
                     w.line(format!("{ws_note}: the two intermediates stay in shared memory."));
-                    w.line(format!("__shared__ {t} w_shared[2 * K3];"));
                     w.line(format!("{t}* w0 = w_shared;"));
                 }
                 _ => {
@@ -214,20 +206,74 @@ impl Emitter<'_> {
                 }
             }
             w.line(format!("{t}* w1 = w0 + K3;"));
-            let bname = if tp.b.memory == Memory::Registers { "b_frag" } else { "bm" };
             w.line("// Blocks walk the batch: block b transforms tensors b, b + nblocks, b + 2 nblocks, ...");
             w.block("for (int n = block; n < nfuncs; n += nblocks)", "", |w| {
                 w.line(format!("const {t}* a_n = a + (long long)n * K3;"));
                 w.line(format!("{t}* c_n = c + (long long)n * K3;"));
-                w.line(format!("gemm_pass(a_n, {bname}, w0{tile_arg});  // pass 0: A -> w0"));
+                let call = |i: usize, input: &str, out: &str| passes[i].replace("{in}", input).replace("{out}", out);
+                w.line(format!("{}  // pass 0: A -> w0", call(0, "a_n", "w0")));
                 w.line(format!("{barrier}  // pass 1 reads rows other threads wrote"));
-                w.line(format!("gemm_pass(w0, {bname}, w1{tile_arg});   // pass 1: w0 -> w1"));
+                w.line(format!("{}  // pass 1: w0 -> w1", call(1, "w0", "w1")));
                 w.line(barrier);
-                w.line(format!("gemm_pass(w1, {bname}, c_n{tile_arg});  // pass 2: w1 -> C"));
+                w.line(format!("{}  // pass 2: w1 -> C", call(2, "w1", "c_n")));
                 w.line("// No barrier here: the next pass 0 writes w0, which pass 2 does not read, and the");
                 w.line("// barrier after it orders the next pass 1's writes of w1 after these reads.");
             });
         });
+    }
+
+    /// The shared-memory arrays this plan needs, as declarations: static `__shared__` arrays,
+    /// or, above the static limit, pointers into one dynamic allocation (the runtime raises
+    /// the kernel's dynamic shared-memory limit to match).
+    fn shared_declarations(&self, tp: &TransformPlan) -> String {
+        let t = self.t();
+        let mut arrays: Vec<(&str, &str)> = Vec::new();
+        if tp.b.memory == Memory::Shared {
+            arrays.push(("b_shared", if tp.fragment.is_some() { "KP * B_STRIDE" } else { "K * B_STRIDE" }));
+        }
+        if tp.out.is_some() {
+            arrays.push(("out_tile", "THREADS * OUT_STRIDE"));
+        }
+        if tp.a.memory == Memory::Shared {
+            arrays.push(("a_stage", "K * A_STRIDE"));
+        }
+        if tp.workspace == Memory::Shared {
+            arrays.push(("w_shared", "2 * K3"));
+        }
+        let mut out = String::new();
+        if self.plan.dynamic_shared {
+            out += &format!(
+                "// {} bytes of shared memory: more than a static array may have, so one dynamic allocation.\n",
+                self.plan.shared_bytes
+            );
+            out += &format!("extern __shared__ __align__(16) {t} mra_smem[];\n");
+            let mut offset = String::from("0");
+            for (name, count) in arrays {
+                out += &format!("{t}* {name} = mra_smem + {offset};\n");
+                offset = if offset == "0" { format!("({count})") } else { format!("{offset} + ({count})") };
+            }
+        } else {
+            for (name, count) in arrays {
+                out += &format!("__shared__ {t} {name}[{count}];\n");
+            }
+        }
+        out
+    }
+
+    /// Kernel-entry code that stages B for the thread-mapped passes.
+    fn thread_b_setup(&self, tp: &TransformPlan) -> String {
+        let t = self.t();
+        if tp.b.memory != Memory::Shared {
+            return format!("const {t}* bm = b;\n");
+        }
+        let note = self.step_comment(|s| matches!(s, Step::CacheRead { .. }));
+        format!(
+            "{note}: B is the same for every GEMM, so it is staged once per block.\n\
+             for (int e = tid; e < K2; e += THREADS) b_shared[(e / K) * B_STRIDE + e % K] = b[e];\n\
+             {}\n\
+             const {t}* bm = b_shared;\n",
+            self.d.barrier()
+        )
     }
 
     /// The GEMM pass helper: out(i,j) = sum_k in(k,i) * B(k,j), as the thread mapping says.

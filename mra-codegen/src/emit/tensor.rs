@@ -1,15 +1,26 @@
 //! Lowering of tensorized levels (`bind(warps, tiles)` + `tensorize(mma)`): each warp or
 //! wavefront owns tiles of FM output rows × all K columns and computes them with the arch's
 //! matrix instruction. The lane → element index expressions come from the fragment tables in
-//! [`crate::fragment`], the same tables the CPU model in the tests executes.
+//! [`crate::fragment`], the same tables the CPU model in the tests executes
+//! ([`crate::simulate`]).
 //!
 //! K not a multiple of the fragment shape is handled by padding: the contraction and the
 //! columns run to KP/NP (multiples of FK/FN) with zeros, and stores are masked.
 
+use super::writer::Writer;
 use super::Emitter;
 use crate::fragment::Fragment;
-use crate::ir::{Loop, Memory, Step};
+use crate::ir::{Loop, Memory, Operand, Step};
 use crate::plan::TransformPlan;
+
+/// Where a tile pass reads its A fragments.
+#[derive(Clone, Copy, PartialEq)]
+enum ASource {
+    /// Straight from the pass input (device memory, or the shared workspace).
+    Direct,
+    /// From the chunk the block staged in shared memory (`cache_read(A, shared)`).
+    Staged,
+}
 
 impl Emitter<'_> {
     fn k(&self) -> u32 {
@@ -29,79 +40,149 @@ impl Emitter<'_> {
         self.w.line("constexpr int K_STEPS = KP / FK;");
         self.w.line("constexpr int N_FRAGS = NP / FN;");
         if tp.b.memory == Memory::Shared {
-            let cache = self.step_comment(|s| matches!(s, Step::CacheRead { .. }));
+            let cache = self.step_comment(|s| matches!(s, Step::CacheRead { operand: Operand::B, .. }));
             self.w.line(format!("constexpr int B_STRIDE = NP + {};  {cache}: row stride of the padded B in shared memory", tp.b.pad));
         } else {
             self.w.line("constexpr int B_STRIDE = K;");
+        }
+        if tp.a.memory == Memory::Shared {
+            let cache = self.step_comment(|s| matches!(s, Step::CacheRead { operand: Operand::A, .. }));
+            self.w.line("constexpr int CHUNK = WAVES * FM;  // rows staged per chunk: one tile per wave");
+            self.w.line(format!("constexpr int A_STRIDE = CHUNK + {};  {cache}: row stride of a staged chunk", tp.a.pad));
         }
         self.w.line("");
         self.w.lines(&self.d.mma_prelude(f));
     }
 
-    /// Kernel-entry code that makes B available to the passes, and the pass arguments after
-    /// `(in, B, out`.
-    pub(super) fn tile_b_setup(&self, tp: &TransformPlan, f: &Fragment) -> (String, String) {
+    /// Kernel-entry code that makes B available to the passes (after the shared declarations).
+    pub(super) fn tile_b_setup(&self, tp: &TransformPlan, f: &Fragment) -> String {
         let t = self.t();
-        let barrier = self.d.barrier();
-        let cache = self.step_comment(|s| matches!(s, Step::CacheRead { .. }));
-        let mut s = String::from("const int lane = tid % LANES;\nconst int wave = tid / LANES;\n");
+        let zero = self.plan.request.dtype.zero();
+        let cache = self.step_comment(|s| matches!(s, Step::CacheRead { operand: Operand::B, .. }));
         let k = self.k();
-        let guard = |row: &str, col: &str| -> String {
-            let mut c = Vec::new();
-            if k % f.k != 0 {
-                c.push(format!("{row} < K"));
-            }
-            if k % f.n != 0 {
-                c.push(format!("{col} < K"));
-            }
-            c.join(" && ")
-        };
+        let mut s = String::new();
         match tp.b.memory {
             Memory::Registers => {
+                let mut guard = Vec::new();
+                if k % f.k != 0 {
+                    guard.push("k < K");
+                }
+                if k % f.n != 0 {
+                    guard.push("j < K");
+                }
                 s += &format!("{cache}: each lane keeps its B fragments for the whole kernel.\n");
                 s += &format!("{t} b_frag[K_STEPS][N_FRAGS];\n");
                 s += "#pragma unroll\nfor (int ks = 0; ks < K_STEPS; ++ks) {\n";
                 s += "    #pragma unroll\n    for (int nf = 0; nf < N_FRAGS; ++nf) {\n";
                 s += &format!("        const int k = ks * FK + {};\n", f.b.row.cpp("lane", "0", f.lanes));
                 s += &format!("        const int j = nf * FN + {};\n", f.b.col.cpp("lane", "0", f.lanes));
-                let g = guard("k", "j");
-                if g.is_empty() {
+                if guard.is_empty() {
                     s += "        b_frag[ks][nf] = b[k * K + j];\n";
                 } else {
-                    s += &format!("        b_frag[ks][nf] = ({g}) ? b[k * K + j] : {};\n", self.plan.request.dtype.zero());
+                    s += &format!("        b_frag[ks][nf] = ({}) ? b[k * K + j] : {zero};  // zero padding\n", guard.join(" && "));
                 }
                 s += "    }\n}\n";
             }
             Memory::Shared => {
                 s += &format!("{cache}: B, zero-padded to KP x NP, staged once per block.\n");
-                s += &format!("__shared__ {t} b_shared[KP * B_STRIDE];\n");
                 s += "for (int e = tid; e < KP * B_STRIDE; e += THREADS) {\n";
                 s += "    const int k = e / B_STRIDE, j = e % B_STRIDE;\n";
-                s += &format!("    b_shared[e] = (k < K && j < K) ? b[k * K + j] : {};\n", self.plan.request.dtype.zero());
+                s += &format!("    b_shared[e] = (k < K && j < K) ? b[k * K + j] : {zero};\n");
                 s += "}\n";
-                s += &format!("{barrier}\n");
+                s += &format!("{}\n", self.d.barrier());
                 s += &format!("const {t}* bm = b_shared;\n");
             }
-            Memory::Global => {
-                s += &format!("const {t}* bm = b;\n");
-            }
+            Memory::Global => s += &format!("const {t}* bm = b;\n"),
         }
-        (s, ", lane, wave".into())
+        s
     }
 
-    /// The tensorized GEMM pass.
-    pub(super) fn tile_gemm_pass(&mut self, tp: &TransformPlan, f: &Fragment) {
+    /// Emits the pass function(s) a tensorized level needs and returns the three calls (with
+    /// `{in}` and `{out}` placeholders): passes whose input lies in device memory stage it
+    /// when the schedule says `cache_read(A, shared)`; a pass reading the shared workspace
+    /// reads it directly.
+    pub(super) fn tile_gemm_passes(&mut self, tp: &TransformPlan, f: &Fragment) -> [String; 3] {
+        let b = if tp.b.memory == Memory::Registers { "b_frag" } else { "bm" };
+        let staged = |pass: usize| tp.a.memory == Memory::Shared && (pass == 0 || tp.workspace != Memory::Shared);
+        let sources: Vec<ASource> = (0..3).map(|p| if staged(p) { ASource::Staged } else { ASource::Direct }).collect();
+        for src in [ASource::Direct, ASource::Staged] {
+            if sources.contains(&src) {
+                self.tile_pass_function(tp, f, src);
+            }
+        }
+        [0, 1, 2].map(|p| match sources[p] {
+            ASource::Direct => format!("gemm_pass({{in}}, {b}, {{out}}, lane, wave);"),
+            ASource::Staged => format!("gemm_pass_staged({{in}}, {b}, {{out}}, tid, lane, wave, a_stage);"),
+        })
+    }
+
+    fn tile_pass_function(&mut self, tp: &TransformPlan, f: &Fragment, src: ASource) {
         let t = self.t();
-        let zero = self.plan.request.dtype.zero();
         let k = self.k();
-        let bind = self.step_comment(|s| matches!(s, Step::Bind(_)));
-        let unroll = if tp.unroll_k { format!("#pragma unroll  {}", self.step_comment(|s| matches!(s, Step::Unroll(Loop::K)))) } else { String::new() };
         let b_param = match tp.b.memory {
             Memory::Registers => format!("const {t} (&b_frag)[K_STEPS][N_FRAGS]"),
             _ => format!("const {t}* bm"),
         };
+        let bind = self.step_comment(|s| matches!(s, Step::Bind(_)));
+        let barrier = self.d.barrier();
+        let zero = self.plan.request.dtype.zero();
+        self.w.line("");
+        match src {
+            ASource::Direct => {
+                self.w.line("// One GEMM pass: out(i,j) = sum_k in(k,i) * B(k,j), on matrix fragments.");
+                let head = format!("{} void gemm_pass(const {t}* in, {b_param}, {t}* out, int lane, int wave)", self.d.inline_device());
+                let body = self.tile_body(tp, f, src);
+                self.w.block(head, "", |w| {
+                    w.line(format!("{bind}: wave w owns row tiles w, w + WAVES, ... (FM rows x all columns each)"));
+                    w.block("for (int tile = wave; tile < ROW_TILES; tile += WAVES)", "", |w| body(w));
+                });
+            }
+            ASource::Staged => {
+                let cache = self.step_comment(|s| matches!(s, Step::CacheRead { operand: Operand::A, .. }));
+                let rows_guard = (k * k) % ((self.plan.threads / f.lanes) * f.m) != 0;
+                let tiles_guard = (k * k).div_ceil(f.m) % (self.plan.threads / f.lanes) != 0;
+                self.w.line("// One GEMM pass on matrix fragments, its input staged through shared memory.");
+                let head = format!(
+                    "{} void gemm_pass_staged(const {t}* in, {b_param}, {t}* out, int tid, int lane, int wave, {t}* a_stage)",
+                    self.d.inline_device()
+                );
+                let body = self.tile_body(tp, f, src);
+                self.w.block(head, "", |w| {
+                    w.line(format!("{cache}: the block stages the input rows of one tile per wave"));
+                    w.line("// (coalesced, every thread loading), then each wave computes its tile from shared memory.");
+                    w.block("for (int c0 = 0; c0 < ROW_TILES; c0 += WAVES)", "", |w| {
+                        w.line("const int r0 = c0 * FM;");
+                        w.block("for (int e = tid; e < K * CHUNK; e += THREADS)", "", |w| {
+                            w.line("const int kk = e / CHUNK, ii = e % CHUNK;");
+                            if rows_guard {
+                                w.line(format!("a_stage[kk * A_STRIDE + ii] = (r0 + ii < K2) ? in[kk * K2 + r0 + ii] : {zero};  // zero padding"));
+                            } else {
+                                w.line("a_stage[kk * A_STRIDE + ii] = in[kk * K2 + r0 + ii];");
+                            }
+                        });
+                        w.line(format!("{barrier}  // the chunk is staged"));
+                        w.line(format!("{bind}: wave w computes tile c0 + w of this chunk."));
+                        w.line("const int tile = c0 + wave;");
+                        if tiles_guard {
+                            w.block("if (tile < ROW_TILES)", "", |w| body(w));
+                        } else {
+                            body(w);
+                        }
+                        w.line(format!("{barrier}  // a_stage is free for the next chunk"));
+                    });
+                });
+            }
+        }
+    }
+
+    /// The body computing one tile `tile` (rows i0 .. i0 + FM): A and B fragments, the
+    /// instructions, the masked stores.
+    fn tile_body(&self, tp: &TransformPlan, f: &Fragment, src: ASource) -> impl Fn(&mut Writer) + 'static {
+        let t = self.t();
+        let zero = self.plan.request.dtype.zero();
+        let k = self.k();
+        let unroll = if tp.unroll_k { format!("#pragma unroll  {}", self.step_comment(|s| matches!(s, Step::Unroll(Loop::K)))) } else { String::new() };
         let rows_pad = (k * k) % f.m != 0;
-        let head = format!("{} void gemm_pass(const {t}* in, {b_param}, {t}* out, int lane, int wave)", self.d.inline_device());
         let acc_decl = self.d.mma_acc_decl(f, "acc", "N_FRAGS");
         let mma = self.d.mma_call(f, "acc[nf]", "a", "b");
         let a_i = f.a.row.cpp("lane", "0", f.lanes);
@@ -112,7 +193,8 @@ impl Emitter<'_> {
         if k % f.k != 0 {
             a_guard.push("a_k < K");
         }
-        if rows_pad {
+        // Staged chunks are zero-padded already; a direct read guards the last tile's rows.
+        if rows_pad && src == ASource::Direct {
             a_guard.push("a_i < K2");
         }
         let mut c_guard = Vec::new();
@@ -122,52 +204,52 @@ impl Emitter<'_> {
         if k % f.n != 0 {
             c_guard.push("j < K");
         }
+        let a_read = match src {
+            ASource::Direct => "in[a_k * K2 + a_i]",
+            ASource::Staged => "a_stage[a_k * A_STRIDE + wave * FM + (a_i - i0)]",
+        };
+        let b_read = match tp.b.memory {
+            Memory::Registers => "b_frag[ks][nf]".to_string(),
+            _ => format!("bm[(ks * FK + {b_k}) * B_STRIDE + nf * FN + {b_j}]"),
+        };
         let c_regs = f.c.regs;
-        self.w.line("");
-        self.w.line("// One GEMM pass: out(i,j) = sum_k in(k,i) * B(k,j), on matrix fragments.");
-        self.w.block(head, "", |w| {
-            w.line(format!("{bind}: wave w owns row tiles w, w + WAVES, ... (FM rows x all columns each)"));
-            w.block("for (int tile = wave; tile < ROW_TILES; tile += WAVES)", "", |w| {
-                w.line("const int i0 = tile * FM;");
-                w.line(acc_decl);
-                w.line("#pragma unroll");
-                w.line(format!("for (int nf = 0; nf < N_FRAGS; ++nf) for (int r = 0; r < {c_regs}; ++r) acc[nf][r] = {zero};"));
-                if !unroll.is_empty() {
-                    w.line(&unroll);
+        move |w: &mut Writer| {
+            w.line("const int i0 = tile * FM;");
+            w.line(&acc_decl);
+            w.line("#pragma unroll");
+            w.line(format!("for (int nf = 0; nf < N_FRAGS; ++nf) for (int r = 0; r < {c_regs}; ++r) acc[nf][r] = {zero};"));
+            if !unroll.is_empty() {
+                w.line(&unroll);
+            }
+            w.block("for (int ks = 0; ks < K_STEPS; ++ks)", "", |w| {
+                w.line(format!("// A fragment: this lane holds A(i0 + {a_i}, ks * FK + {a_k}) = in(k, i)."));
+                w.line(format!("const int a_i = i0 + {a_i};"));
+                w.line(format!("const int a_k = ks * FK + {a_k};"));
+                if a_guard.is_empty() {
+                    w.line(format!("const {t} a = {a_read};"));
+                } else {
+                    w.line(format!("const {t} a = ({}) ? {a_read} : {zero};  // zero padding", a_guard.join(" && ")));
                 }
-                w.block("for (int ks = 0; ks < K_STEPS; ++ks)", "", |w| {
-                    w.line(format!("// A fragment: this lane holds A(i0 + {a_i}, ks * FK + {a_k}) = in(k, i)."));
-                    w.line(format!("const int a_i = i0 + {a_i};"));
-                    w.line(format!("const int a_k = ks * FK + {a_k};"));
-                    if a_guard.is_empty() {
-                        w.line(format!("const {t} a = in[a_k * K2 + a_i];"));
-                    } else {
-                        w.line(format!("const {t} a = ({}) ? in[a_k * K2 + a_i] : {zero};  // zero padding", a_guard.join(" && ")));
-                    }
-                    w.line("#pragma unroll");
-                    w.block("for (int nf = 0; nf < N_FRAGS; ++nf)", "", |w| {
-                        match tp.b.memory {
-                            Memory::Registers => w.line(format!("const {t} b = b_frag[ks][nf];")),
-                            _ => w.line(format!("const {t} b = bm[(ks * FK + {b_k}) * B_STRIDE + nf * FN + {b_j}];  // B fragment")),
-                        };
-                        w.line(&mma);
-                    });
-                });
-                w.line(format!("// D fragment: register r of this lane is D(i0 + {c_i}, nf * FN + {c_j})."));
                 w.line("#pragma unroll");
                 w.block("for (int nf = 0; nf < N_FRAGS; ++nf)", "", |w| {
-                    w.line("#pragma unroll");
-                    w.block(format!("for (int r = 0; r < {c_regs}; ++r)"), "", |w| {
-                        w.line(format!("const int i = i0 + {c_i};"));
-                        w.line(format!("const int j = nf * FN + {c_j};"));
-                        if c_guard.is_empty() {
-                            w.line("out[i * K + j] = acc[nf][r];");
-                        } else {
-                            w.line(format!("if ({}) out[i * K + j] = acc[nf][r];  // padding is not stored", c_guard.join(" && ")));
-                        }
-                    });
+                    w.line(format!("const {t} b = {b_read};  // B fragment"));
+                    w.line(&mma);
                 });
             });
-        });
+            w.line(format!("// D fragment: register r of this lane is D(i0 + {c_i}, nf * FN + {c_j})."));
+            w.line("#pragma unroll");
+            w.block("for (int nf = 0; nf < N_FRAGS; ++nf)", "", |w| {
+                w.line("#pragma unroll");
+                w.block(format!("for (int r = 0; r < {c_regs}; ++r)"), "", |w| {
+                    w.line(format!("const int i = i0 + {c_i};"));
+                    w.line(format!("const int j = nf * FN + {c_j};"));
+                    if c_guard.is_empty() {
+                        w.line("out[i * K + j] = acc[nf][r];");
+                    } else {
+                        w.line(format!("if ({}) out[i * K + j] = acc[nf][r];  // padding is not stored", c_guard.join(" && ")));
+                    }
+                });
+            });
+        }
     }
 }

@@ -2,10 +2,12 @@
 //! one `schedule!` and listing its function in [`all`].
 
 mod copy;
+mod fused;
 mod l1;
 mod l2;
 mod l3;
 mod l4;
+mod l5;
 mod l7;
 
 use crate::arch::{Arch, ARCHS};
@@ -15,7 +17,7 @@ use crate::plan::{Request, K_MAX};
 
 /// Every level, the floor first, then by number.
 pub fn all() -> Vec<Schedule> {
-    vec![copy::copy(), l1::l1(), l2::l2(), l3::l3(), l4::l4(), l7::l7()]
+    vec![copy::copy(), l1::l1(), l2::l2(), l3::l3(), l4::l4(), l5::l5(), l7::l7(), fused::fused()]
 }
 
 /// A `-l` value that names no level.

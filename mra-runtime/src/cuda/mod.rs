@@ -3,6 +3,7 @@
 //! seed's C++ (no per-launch bookkeeping), and every error carries the driver's message.
 
 pub mod nvrtc;
+pub mod occupancy;
 
 use crate::error::{Result, RuntimeError};
 use cudarc::driver::{result as drv, sys};
@@ -101,8 +102,9 @@ impl Gpu {
         check("cuCtxSynchronize", drv::ctx::synchronize())
     }
 
-    /// Loads a cubin and looks up `entry` in it.
-    pub fn load(&self, cubin: &[u8], entry: &str) -> Result<Function> {
+    /// Loads a cubin and looks up `entry` in it. A kernel with `dynamic_shared_bytes` above
+    /// the default 48 KiB gets its limit raised (cuFuncSetAttribute) and launches with them.
+    pub fn load(&self, cubin: &[u8], entry: &str, dynamic_shared_bytes: u32) -> Result<Function> {
         // cuModuleLoadData reads the image through a pointer; keep it alive and aligned.
         let image: Vec<u64> = cubin.chunks(8).map(|c| {
             let mut b = [0u8; 8];
@@ -114,7 +116,18 @@ impl Gpu {
         let name = CString::new(entry).expect("entry names hold no NUL");
         // SAFETY: module is live.
         let func = check("cuModuleGetFunction", unsafe { drv::module::get_function(module, name) })?;
-        Ok(Function { module, func })
+        let f = Function { module, func, dynamic_shared_bytes };
+        if dynamic_shared_bytes > 0 {
+            // SAFETY: func is a live kernel handle.
+            check("cuFuncSetAttribute", unsafe {
+                drv::function::set_function_attribute(
+                    func,
+                    sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    dynamic_shared_bytes as i32,
+                )
+            })?;
+        }
+        Ok(f)
     }
 }
 
@@ -132,6 +145,7 @@ impl Drop for Gpu {
 pub struct Function {
     module: sys::CUmodule,
     func: sys::CUfunction,
+    dynamic_shared_bytes: u32,
 }
 
 impl Drop for Function {
@@ -306,7 +320,7 @@ impl Function {
         // SAFETY: the parameter list matches every generated kernel's signature
         // (mra_codegen::emit::KERNEL_PARAMS); pointers are live device allocations.
         check("cuLaunchKernel", unsafe {
-            drv::launch_kernel(self.func, (args.nblocks as u32, 1, 1), (threads, 1, 1), 0, stream.0, &mut params)
+            drv::launch_kernel(self.func, (args.nblocks as u32, 1, 1), (threads, 1, 1), self.dynamic_shared_bytes, stream.0, &mut params)
         })
     }
 }
