@@ -25,6 +25,45 @@ pub enum Command {
     Validate(ValidateArgs),
     /// List the levels: names, schedule primitives, where each can run.
     Levels(LevelsArgs),
+    /// Run every level that can run for a list of K, with the copy floor and an FP64 GEMM peak,
+    /// and print one table (µs/task, useful Gflop/s, GB/s, fraction of floor; best per K marked).
+    Sweep(SweepArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct SweepArgs {
+    /// Comma-separated K values.
+    #[arg(short = 'K', default_value = "6,8,10,12,16,20,32")]
+    pub ks: String,
+    /// Levels: `all`, or a comma-separated list of numbers/names (the copy floor always runs).
+    #[arg(short = 'l', long = "level", default_value = "all")]
+    pub levels: String,
+    #[arg(short = 'N', default_value_t = 2048)]
+    pub nfuncs: usize,
+    #[arg(short = 'M', default_value_t = 512)]
+    pub max_blocks: usize,
+    /// Tasks per repetition (levels slower than 10 ms per task run fewer, at least 3).
+    #[arg(short = 'n', default_value_t = 100)]
+    pub tasks: usize,
+    #[arg(short = 'r', default_value_t = 5)]
+    pub reps: usize,
+    #[arg(short = 's', default_value_t = 4)]
+    pub streams: usize,
+    #[arg(long, default_value = "f64")]
+    pub dtype: String,
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Write the results as JSON to this file (`-` for standard output).
+    #[arg(long)]
+    pub json: Option<String>,
+    /// Write the results as CSV to this file (`-` for standard output).
+    #[arg(long)]
+    pub csv: Option<String>,
+    /// Skip the FP64 GEMM peak measurement.
+    #[arg(long)]
+    pub no_peak: bool,
+    #[arg(long)]
+    pub no_cache: bool,
 }
 
 #[derive(Args, Debug)]
@@ -69,6 +108,15 @@ pub struct RunArgs {
     /// Compile without the on-disk kernel cache.
     #[arg(long)]
     pub no_cache: bool,
+    /// Compile the level for --arch (no GPU needed) and print per kernel: registers, LDS /
+    /// shared memory, scratch and spills, occupancy, and matrix instructions in the code.
+    /// `-l all` compiles every level.
+    #[arg(long, conflicts_with = "emit_src")]
+    pub compile_only: bool,
+    /// Compiler: hiprtc or clang (AMD), nvrtc (NVIDIA). Default: hiprtc where the installed
+    /// ROCm's hiprtc supports the arch, else clang; NVRTC for sm_XX.
+    #[arg(long, value_name = "hiprtc|clang|nvrtc")]
+    pub compiler: Option<String>,
 }
 
 #[derive(Args, Debug)]

@@ -1,10 +1,13 @@
 //! mra-bench: the command line HPC people run. See `mra-bench --help`.
 
 mod cli;
+mod compile_cmd;
+mod hip_run;
 mod levels_cmd;
 mod output;
 mod run_cmd;
 mod select;
+mod sweep_cmd;
 mod validate_cmd;
 
 use clap::Parser;
@@ -14,6 +17,8 @@ fn main() {
     let result = match cli.command {
         Some(cli::Command::Validate(a)) => validate_cmd::run(&a),
         Some(cli::Command::Levels(a)) => levels_cmd::run(&a),
+        Some(cli::Command::Sweep(a)) => sweep_cmd::run(&a),
+        None if cli.run.compile_only => compile_cmd::run(&cli.run),
         None => run_cmd::run(&cli.run),
     };
     match result {

@@ -4,7 +4,7 @@
 use crate::cli::RunArgs;
 use crate::output::RepResult;
 use crate::select::{self, CmdResult};
-use mra_codegen::{levels, plan::transform_flops, Request, Vendor};
+use mra_codegen::{levels, Request, Vendor};
 use mra_runtime::cuda::Stream;
 use mra_runtime::harness::{self, CudaSession, HarnessConfig, Inputs, Prepared};
 
@@ -28,11 +28,13 @@ pub fn run(args: &RunArgs) -> CmdResult {
         // Catch a level that cannot run on the named arch before looking for a GPU.
         schedule.plan(Request { k, arch, dtype })?;
         if arch.vendor == Vendor::Amd {
-            return Err(format!(
-                "running on AMD ({}) needs the HIP backend, which this build does not have yet; --emit-src prints the HIP source",
-                arch.name
-            )
-            .into());
+            return crate::hip_run::run(args, Some(arch), None);
+        }
+    }
+    if args.arch.is_none() {
+        // No NVIDIA driver: try AMD's HIP runtime before giving up.
+        if let Err(no_nvidia) = mra_runtime::cuda::probe_driver() {
+            return crate::hip_run::run(args, None, Some(no_nvidia));
         }
     }
     let session = CudaSession::open(select::cache(args.no_cache))?;
@@ -45,27 +47,30 @@ pub fn run(args: &RunArgs) -> CmdResult {
     }
     // Planning is cheap and tells the workspace size: refuse an N that cannot fit before compiling.
     let plan = schedule.plan(Request { k, arch: gpu.arch, dtype })?;
-    session.check_memory(k, dtype, &cfg, plan.workspace_elems_per_block)?;
+    session.check_memory(&cfg, &plan)?;
     let floor_schedule = levels::find("copy")?;
     let prepare = |s| -> CmdResult<Prepared> {
         let p = session.prepare(s, k, dtype)?;
-        let c = &p.compiled;
-        let how = if c.from_cache { "loaded from the kernel cache".to_string() } else { format!("compiled with NVRTC {}.{}", session.nvrtc.version.0, session.nvrtc.version.1) };
-        let res = c.resources.map(|r| format!(": {} registers, {} B spilled, {} B shared", r.registers, r.spill_store_bytes, r.shared_bytes)).unwrap_or_default();
-        eprintln!("# {} (K={k}, {dtype}, {}) {how} in {:.1} ms{res}", p.kernel.level, gpu.arch.name, c.seconds * 1e3);
+        match &p.compiled {
+            Some(c) => {
+                let how = if c.from_cache { "loaded from the kernel cache".to_string() } else { format!("compiled with NVRTC {}.{}", session.nvrtc.version.0, session.nvrtc.version.1) };
+                let res = c.resources.map(|r| format!(": {} registers, {} B spilled, {} B shared", r.registers, r.spill_store_bytes, r.shared_bytes)).unwrap_or_default();
+                eprintln!("# {} (K={k}, {dtype}, {}) {how} in {:.1} ms{res}", p.kernel.level, gpu.arch.name, c.seconds * 1e3);
+            }
+            None => eprintln!("# {} (K={k}, {dtype}, {}): cuBLAS calls, no kernel to compile", p.kernel.level, gpu.arch.name),
+        }
         Ok(p)
     };
     let level = prepare(&schedule)?;
     let floor = prepare(&floor_schedule)?;
-    let ws = level.kernel.plan.workspace_elems_per_block;
-    let bufs = session.allocate(k, dtype, &cfg, ws)?;
+    let bufs = session.allocate(&cfg, &level.kernel.plan)?;
 
     // Validate once, on fresh random inputs, before timing.
     let seed = args.seed.unwrap_or_else(rand::random);
     let inputs = Inputs::random(dtype, k, cfg.nfuncs, seed);
     for p in [&level, &floor] {
         let cmp = harness::validate(p, &bufs, &inputs)?;
-        let tol = if p.kernel.plan.flops_per_tensor() == 0 { f64::MIN_POSITIVE } else { dtype.tolerance() };
+        let tol = if p.kernel.plan.is_copy() { f64::MIN_POSITIVE } else { dtype.tolerance() };
         if !cmp.passes(tol) {
             return Err(format!(
                 "{} failed validation (K={k}, N={}, seed {seed}): max abs {:.3e}, max rel {:.3e} (limit {tol:e}), {} non-finite",
@@ -80,7 +85,8 @@ pub fn run(args: &RunArgs) -> CmdResult {
     let floor_times = harness::time_reps(&floor, &bufs, &streams, &cfg)?;
     let floor_us = harness::median(&floor_times) / cfg.tasks as f64;
     let times = harness::time_reps(&level, &bufs, &streams, &cfg)?;
-    let gflop = transform_flops(k) as f64 * cfg.nfuncs as f64 * cfg.tasks as f64 / 1e9 * (level.kernel.plan.flops_per_tensor() > 0) as u8 as f64;
+    // GFlop counts what the level executes (the Kronecker GEMM's 2·K⁶, as the seed reports it).
+    let gflop = level.kernel.plan.executed_flops_per_tensor() as f64 * cfg.nfuncs as f64 * cfg.tasks as f64 / 1e9;
     for (rep, &t) in times.iter().enumerate() {
         let us_per_task = t / cfg.tasks as f64;
         let r = RepResult {

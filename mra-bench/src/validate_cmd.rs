@@ -53,10 +53,10 @@ pub fn run(args: &ValidateArgs) -> CmdResult {
                     continue;
                 }
                 let p = session.prepare(s, k, dtype)?;
-                let bufs = session.allocate(k, dtype, &cfg, p.kernel.plan.workspace_elems_per_block)?;
+                let bufs = session.allocate(&cfg, &p.kernel.plan)?;
                 let cmp = harness::validate(&p, &bufs, &inputs)?;
                 // The copy level must reproduce its input exactly.
-                let tol = if p.kernel.plan.flops_per_tensor() == 0 { f64::MIN_POSITIVE } else { dtype.tolerance() };
+                let tol = if p.kernel.plan.is_copy() { f64::MIN_POSITIVE } else { dtype.tolerance() };
                 let pass = cmp.passes(tol);
                 cases += 1;
                 failures += usize::from(!pass);

@@ -88,6 +88,17 @@ pub enum ThreadMap {
     Tiles,
 }
 
+/// A vendor BLAS formulation of the whole transform (cuBLAS on NVIDIA, hipBLAS on AMD).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LibraryCall {
+    /// One GEMM per task with the K³×K³ matrix Bᵀ⊗Bᵀ⊗Bᵀ (built once on the GPU by a
+    /// generated kernel): C[K³×N] = M·A[K³×N]. Memory grows as K⁶, work as 2·K⁶·N.
+    Kronecker,
+    /// The three passes as three strided-batched GEMMs over the N tensors (what PyTorch does).
+    ThreeGemm,
+}
+
 /// Which matrix-core instruction family a tensorized level uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -139,6 +150,8 @@ pub enum Step {
     Unroll(Loop),
     /// `workspace(global|shared)`: where the intermediates of passes 0→1 and 1→2 live.
     Workspace(Memory),
+    /// `library(kronecker|three_gemm)`: the transform as vendor BLAS calls.
+    Library(LibraryCall),
     /// `copy(vector = V)`: the floor level; each tensor is read once and written once,
     /// V elements per access (a 16-byte access for f64 is V = 2).
     Copy { vector: u32 },
@@ -157,6 +170,7 @@ impl Step {
             Step::Unroll(_) => "unroll",
             Step::Workspace(_) => "workspace",
             Step::Copy { .. } => "copy",
+            Step::Library(_) => "library",
         }
     }
 }
@@ -234,6 +248,8 @@ impl fmt::Display for Step {
             Step::Unroll(l) => write!(f, "unroll({l})"),
             Step::Workspace(m) => write!(f, "workspace({m})"),
             Step::Copy { vector } => write!(f, "copy(vector = {vector})"),
+            Step::Library(LibraryCall::Kronecker) => write!(f, "library(kronecker)"),
+            Step::Library(LibraryCall::ThreeGemm) => write!(f, "library(three_gemm)"),
         }
     }
 }

@@ -5,7 +5,7 @@
 use crate::arch::{Arch, MatrixInstr, ARCHS};
 use crate::fragment::{fragment, Fragment};
 use crate::dtype::DType;
-use crate::ir::{Loop, Memory, Operand, Schedule, Step, ThreadMap};
+use crate::ir::{LibraryCall, Loop, Memory, Operand, Schedule, Step, ThreadMap};
 use serde::Serialize;
 
 /// Every level supports transform orders 1..=K_MAX.
@@ -59,6 +59,8 @@ pub enum Body {
     /// The floor: read each tensor once, write it once.
     Copy { vector: u32 },
     Transform(TransformPlan),
+    /// Vendor BLAS calls; the generated kernel (if any) is a one-time setup kernel.
+    Library(LibraryCall),
 }
 
 /// A schedule resolved for one request.
@@ -71,6 +73,9 @@ pub struct Plan {
     pub shared_bytes: u32,
     /// Elements of device-memory workspace each block needs (0 if none).
     pub workspace_elems_per_block: u64,
+    /// Elements of device-memory workspace per tensor of a task (library levels whose
+    /// intermediates are whole batches), per stream.
+    pub workspace_elems_per_tensor: u64,
     /// Shared memory above the static limit: one dynamic allocation of `shared_bytes`, for
     /// which the runtime raises the kernel's limit (NVIDIA only; AMD's LDS limit is static).
     pub dynamic_shared: bool,
@@ -131,7 +136,17 @@ impl Schedule {
             Step::Copy { vector } => Some(*vector),
             _ => None,
         });
-        let (body, shared, workspace) = if let Some(vector) = copy {
+        let library = self.iter_steps().find_map(|s| match s {
+            Step::Library(call) => Some(*call),
+            _ => None,
+        });
+        let mut per_tensor = 0;
+        let (body, shared, workspace) = if let Some(call) = library {
+            if call == LibraryCall::ThreeGemm {
+                per_tensor = 2 * k3;
+            }
+            (Body::Library(call), 0, 0)
+        } else if let Some(vector) = copy {
             // Wider than 16 bytes is not one access on any target.
             let vector = vector.clamp(1, 16 / dtype.bytes());
             (Body::Copy { vector }, 0u64, 0u64)
@@ -244,7 +259,15 @@ impl Schedule {
             });
         }
         let dynamic_shared = shared > arch.shared_bytes_default as u64;
-        Ok(Plan { request: req, threads, body, shared_bytes: shared as u32, workspace_elems_per_block: workspace, dynamic_shared })
+        Ok(Plan {
+            request: req,
+            threads,
+            body,
+            shared_bytes: shared as u32,
+            workspace_elems_per_block: workspace,
+            workspace_elems_per_tensor: per_tensor,
+            dynamic_shared,
+        })
     }
 }
 
@@ -262,8 +285,22 @@ impl Plan {
     pub fn flops_per_tensor(&self) -> u64 {
         match self.body {
             Body::Copy { .. } => 0,
-            Body::Transform(_) => 6 * (self.request.k as u64).pow(4),
+            Body::Transform(_) | Body::Library(_) => transform_flops(self.request.k),
         }
+    }
+
+    /// Flops the level actually executes per tensor: the Kronecker GEMM does 2·K⁶ (the seed
+    /// reports L6 with this count); every other level its useful flops.
+    pub fn executed_flops_per_tensor(&self) -> u64 {
+        match self.body {
+            Body::Library(LibraryCall::Kronecker) => 2 * (self.request.k as u64).pow(6),
+            _ => self.flops_per_tensor(),
+        }
+    }
+
+    /// Whether this level is a plain copy (validated against its input, no flops).
+    pub fn is_copy(&self) -> bool {
+        matches!(self.body, Body::Copy { .. })
     }
 }
 

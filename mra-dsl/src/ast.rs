@@ -64,6 +64,7 @@ impl Prim {
             PrimKind::Unroll(_) => "unroll",
             PrimKind::Workspace(_) => "workspace",
             PrimKind::Copy { .. } => "copy",
+            PrimKind::Library(_) => "library",
         }
     }
 }
@@ -93,6 +94,7 @@ pub enum PrimKind {
     Copy {
         vector: Sp<u32>,
     },
+    Library(Sp<LibraryCall>),
 }
 
 /// `threads(N)` or `threads(tune = [..], default = N)`.
@@ -111,6 +113,12 @@ pub enum Threads {
 pub enum BindUnit {
     Threads,
     Warps,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LibraryCall {
+    Kronecker,
+    ThreeGemm,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -169,16 +169,23 @@ fn check_combination(level: &Level, errors: &mut Errors) {
         errors.push(id.span(), format!("level `{id}` has no threads(..); every level sets the block size, e.g. threads(128)"));
     }
     let bind = find("bind");
-    if let Some(copy) = find("copy") {
-        // The copy level is the bandwidth floor: one read and one write per element, no GEMM.
+    // copy (the bandwidth floor: one read and one write per element) and library (vendor
+    // BLAS calls) say how the whole level runs: nothing but threads(..) goes with them.
+    if let Some(whole) = find("copy").or_else(|| find("library")) {
+        let why = if whole.name() == "copy" {
+            "the copy level only reads and writes each tensor once"
+        } else {
+            "a library level is vendor BLAS calls; threads(..) sizes its setup kernel"
+        };
         for prim in &level.prims {
-            if !matches!(prim.name(), "threads" | "copy") {
+            if prim.name() != "threads" && prim.name() != whole.name() {
                 errors.push(
                     prim.ident.span(),
                     format!(
-                        "`{}` cannot be combined with copy(..) (line {}): the copy level only reads and writes each tensor once",
+                        "`{}` cannot be combined with {}(..) (line {}): {why}",
                         prim.name(),
-                        copy.ident.span().start().line
+                        whole.name(),
+                        whole.ident.span().start().line
                     ),
                 );
             }
@@ -187,8 +194,8 @@ fn check_combination(level: &Level, errors: &mut Errors) {
         errors.push(
             id.span(),
             format!(
-                "level `{id}` computes nothing: a transform level needs bind(threads, elements|rows), \
-                 the copy level needs copy(vector = N)"
+                "level `{id}` computes nothing: a transform level needs bind(threads, elements|rows) or \
+                 bind(warps, tiles), the copy level needs copy(vector = N)"
             ),
         );
     }

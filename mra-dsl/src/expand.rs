@@ -3,7 +3,7 @@
 //! Every path is absolute (`::mra_codegen`, `::core`, `::std`) so the output works in any module,
 //! including mra-codegen itself (it has `extern crate self as mra_codegen;`).
 
-use crate::ast::{Level, Levels, Loop, MatrixCore, Memory, Operand, PrimKind, ThreadMap, Threads};
+use crate::ast::{Level, Levels, LibraryCall, Loop, MatrixCore, Memory, Operand, PrimKind, ThreadMap, Threads};
 use proc_macro2::{Ident, TokenStream};
 use quote::quote;
 
@@ -65,6 +65,13 @@ fn step(kind: &PrimKind) -> TokenStream {
             // the IR keeps only the map.
             let map = thread_map(map.value);
             quote!(#ir::Step::Bind(#ir::ThreadMap::#map))
+        }
+        PrimKind::Library(call) => {
+            let call = match call.value {
+                LibraryCall::Kronecker => quote!(Kronecker),
+                LibraryCall::ThreeGemm => quote!(ThreeGemm),
+            };
+            quote!(#ir::Step::Library(#ir::LibraryCall::#call))
         }
         PrimKind::Tensorize(core) => {
             let MatrixCore::Mma = core.value;

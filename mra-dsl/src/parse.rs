@@ -179,6 +179,7 @@ fn parse_prim(input: ParseStream) -> Result<Prim> {
             PrimKind::Bind { map }
         }
         "tensorize" => PrimKind::Tensorize(args.word("matrix core", words::MATRIX_CORES)?),
+        "library" => PrimKind::Library(args.word("library call", words::LIBRARY_CALLS)?),
         "cache_read" => {
             let operand = args.word("operand", words::OPERANDS)?;
             let into_ident = args.ident("memory to cache into", words::CACHE_INTO)?;

@@ -220,10 +220,10 @@ fn unknown_words() {
         "global",
     );
     assert_error(
-        "level L1 \"L1\" { threads(1); bind(warps, rows); }",
-        "unknown bound unit `warps` in `bind`; expected one of: threads",
+        "level L1 \"L1\" { threads(1); bind(blocks, rows); }",
+        "unknown bound unit `blocks` in `bind`; expected one of: threads, warps",
         1,
-        "warps",
+        "blocks",
     );
     assert_error(
         "level L1 \"L1\" { threads(1); bind(threads, cols); }",
@@ -447,8 +447,8 @@ fn duplicates() {
         "threads",
     );
     assert_error(
-        &with("    cache_read(A, shared);\n    cache_read(B, shared);"),
-        "`cache_read` appears twice",
+        &with("    cache_read(B, shared);\n    cache_read(B, registers);"),
+        "`cache_read(B)` appears twice (first on line 4)",
         5,
         "cache_read",
     );

@@ -3,7 +3,7 @@
 //! Kept in one place so that the parser's "expected one of: ..." messages and the accepted
 //! words can never disagree.
 
-use crate::ast::{BindUnit, Loop, MatrixCore, Memory, Operand, ThreadMap};
+use crate::ast::{BindUnit, LibraryCall, Loop, MatrixCore, Memory, Operand, ThreadMap};
 
 /// Every primitive, in the order the error message lists them.
 pub const PRIMITIVES: &[&str] = &[
@@ -16,6 +16,7 @@ pub const PRIMITIVES: &[&str] = &[
     "unroll",
     "workspace",
     "copy",
+    "library",
 ];
 
 /// How each primitive is written, for "missing/extra argument" messages.
@@ -30,6 +31,7 @@ pub fn signature(prim: &str) -> &'static str {
         "unroll" => "unroll(k|cols)",
         "workspace" => "workspace(global|shared)",
         "copy" => "copy(vector = 1|2|4)",
+        "library" => "library(kronecker|three_gemm)",
         _ => unreachable!("not a primitive: {prim}"),
     }
 }
@@ -51,6 +53,8 @@ pub const THREAD_MAPS: Table<ThreadMap> =
     &[("elements", ThreadMap::Elements), ("rows", ThreadMap::Rows)];
 /// `bind(warps, <map>)`: warps own tiles of the matrix fragment's rows.
 pub const WARP_MAPS: Table<ThreadMap> = &[("tiles", ThreadMap::Tiles)];
+/// `library(<call>)`: the transform as vendor BLAS calls.
+pub const LIBRARY_CALLS: Table<LibraryCall> = &[("kronecker", LibraryCall::Kronecker), ("three_gemm", LibraryCall::ThreeGemm)];
 /// `tensorize(<core>)`.
 pub const MATRIX_CORES: Table<MatrixCore> = &[("mma", MatrixCore::Mma)];
 /// `cache_read(<operand>, ..)`.

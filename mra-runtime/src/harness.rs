@@ -8,11 +8,14 @@
 
 use crate::cache::KernelCache;
 use crate::cuda::nvrtc::{Compiled, Nvrtc};
+use crate::cuda::blas::{Blas, Gemm};
 use crate::cuda::{DeviceBuffer, Event, Function, Gpu, LaunchArgs, Stream};
 use crate::error::{Result, RuntimeError};
 use crate::reference;
 use crate::validate::Comparison;
-use mra_codegen::{DType, Kernel, Request, Schedule};
+use mra_codegen::ir::LibraryCall;
+use mra_codegen::plan::Body;
+use mra_codegen::{DType, Kernel, Plan, Request, Schedule};
 use rand::{Rng, SeedableRng};
 
 /// The harness parameters (the seed's -N, -M, -n, -s, -r).
@@ -65,8 +68,74 @@ pub struct CudaSession {
 /// A level compiled and loaded for one (K, dtype) on this GPU.
 pub struct Prepared {
     pub kernel: Kernel,
-    pub compiled: Compiled,
-    pub function: Function,
+    /// The compiled kernel, if the level has one (the three-GEMM level has none).
+    pub compiled: Option<Compiled>,
+    pub task: Task,
+}
+
+/// What one task of a level submits.
+pub enum Task {
+    /// One launch of the generated kernel.
+    Kernel(Function),
+    /// One GEMM with the Kronecker matrix, which `build` makes from B (untimed, whenever B
+    /// changes: see [`Prepared::set_b`]).
+    Kronecker { build: Function, matrix: DeviceBuffer<u8>, blas: Blas },
+    /// Three strided-batched GEMMs through the stream's two batch workspaces.
+    ThreeGemm { blas: Blas },
+}
+
+impl Prepared {
+    /// Work that depends on B alone, done once after B is uploaded and before any task: the
+    /// Kronecker level builds its K⁶ matrix here (the seed does the same, untimed).
+    pub fn set_b(&self, bufs: &Buffers) -> Result<()> {
+        if let Task::Kronecker { build, matrix, .. } = &self.task {
+            let stream = Stream::new()?;
+            let args = LaunchArgs { c: matrix.device_ptr(), nblocks: 1024, ..bufs.args(0) };
+            build.launch(&stream, self.kernel.plan.threads, &args)?;
+            stream.synchronize()?;
+        }
+        Ok(())
+    }
+
+    /// Submits one task (all N tensors) on `stream`, the `s`-th stream of the harness.
+    pub fn launch(&self, stream: &Stream, bufs: &Buffers, s: usize) -> Result<()> {
+        let plan = &self.kernel.plan;
+        let (k, dtype) = (plan.request.k as i64, plan.request.dtype);
+        let (k3, n) = (k * k * k, bufs.nfuncs as i64);
+        match &self.task {
+            Task::Kernel(f) => f.launch(stream, plan.threads, &bufs.args(s)),
+            Task::Kronecker { matrix, blas, .. } => blas.gemm(
+                stream,
+                dtype,
+                &Gemm {
+                    transa: false, transb: false, m: k3 as i32, n: n as i32, k: k3 as i32,
+                    a: matrix.device_ptr(), lda: k3 as i32, stride_a: 0,
+                    b: bufs.a.device_ptr(), ldb: k3 as i32, stride_b: 0,
+                    c: bufs.c.device_ptr(), ldc: k3 as i32, stride_c: 0, batch: 1,
+                },
+            ),
+            Task::ThreeGemm { blas } => {
+                // out_n (K² x K row-major) = in_n^T B is, column-major, X (K x K²) =
+                // B (K x K, ld K) * in_n^T (in_n viewed K² x K, ld K², transposed).
+                let e = dtype.bytes() as u64;
+                let s0 = bufs.workspaces[s].device_ptr();
+                let s1 = s0 + (n * k3) as u64 * e;
+                for (input, out) in [(bufs.a.device_ptr(), s0), (s0, s1), (s1, bufs.c.device_ptr())] {
+                    blas.gemm(
+                        stream,
+                        dtype,
+                        &Gemm {
+                            transa: false, transb: true, m: k as i32, n: (k * k) as i32, k: k as i32,
+                            a: bufs.b.device_ptr(), lda: k as i32, stride_a: 0,
+                            b: input, ldb: (k * k) as i32, stride_b: k3,
+                            c: out, ldc: k as i32, stride_c: k3, batch: n as i32,
+                        },
+                    )?;
+                }
+                Ok(())
+            }
+        }
+    }
 }
 
 /// Device buffers for one harness configuration, in the kernel's element type.
@@ -89,31 +158,59 @@ impl CudaSession {
         Ok(CudaSession { gpu, nvrtc, cache })
     }
 
-    /// Generates, compiles (through the cache) and loads a level.
+    /// Generates, compiles (through the cache) and loads a level; a library level also gets
+    /// its BLAS handle and, for the Kronecker level, its K⁶ matrix (built here, untimed).
     pub fn prepare(&self, schedule: &Schedule, k: u32, dtype: DType) -> Result<Prepared> {
         let kernel = mra_codegen::generate(schedule, Request { k, arch: self.gpu.arch, dtype })?;
-        let compiled = self.nvrtc.compile(&kernel.source, &kernel.entry, self.gpu.arch.name, &self.cache)?;
-        let dynamic = if kernel.plan.dynamic_shared { kernel.plan.shared_bytes } else { 0 };
-        let function = self.gpu.load(&compiled.cubin, &kernel.entry, dynamic)?;
-        Ok(Prepared { kernel, compiled, function })
+        let (compiled, function) = if kernel.entry.is_empty() {
+            (None, None)
+        } else {
+            let compiled = self.nvrtc.compile(&kernel.source, &kernel.entry, self.gpu.arch.name, &self.cache)?;
+            let dynamic = if kernel.plan.dynamic_shared { kernel.plan.shared_bytes } else { 0 };
+            let function = self.gpu.load(&compiled.cubin, &kernel.entry, dynamic)?;
+            (Some(compiled), Some(function))
+        };
+        let task = match (kernel.plan.body, function) {
+            (Body::Library(LibraryCall::Kronecker), Some(build)) => {
+                let bytes = (k as u64).pow(6) * dtype.bytes() as u64;
+                let (free, _) = self.gpu.memory()?;
+                if bytes as f64 > free as f64 * 0.9 {
+                    return Err(RuntimeError::OutOfMemory {
+                        what: format!("{} at K={k} ({dtype}): the K^6 Kronecker matrix", kernel.level),
+                        need_mib: bytes as f64 / 1048576.0,
+                        free_mib: free as f64 / 1048576.0,
+                    });
+                }
+                Task::Kronecker { build, matrix: DeviceBuffer::alloc(bytes as usize)?, blas: Blas::new()? }
+            }
+            (Body::Library(_), _) => Task::ThreeGemm { blas: Blas::new()? },
+            (_, Some(f)) => Task::Kernel(f),
+            (_, None) => unreachable!("every non-library level has a kernel"),
+        };
+        Ok(Prepared { kernel, compiled, task })
+    }
+
+    /// Elements of workspace one stream needs for `plan` under `cfg`.
+    pub fn workspace_elems_per_stream(cfg: &HarnessConfig, plan: &Plan) -> u64 {
+        cfg.nblocks() as u64 * plan.workspace_elems_per_block + cfg.nfuncs as u64 * plan.workspace_elems_per_tensor
     }
 
     /// Device bytes a configuration needs: A, C, B and one workspace per stream.
-    pub fn bytes_needed(k: u32, dtype: DType, cfg: &HarnessConfig, workspace_elems_per_block: u64) -> u64 {
-        let e = dtype.bytes() as u64;
-        let k3 = (k as u64).pow(3);
-        2 * cfg.nfuncs as u64 * k3 * e + (k as u64).pow(2) * e
-            + cfg.streams as u64 * cfg.nblocks() as u64 * workspace_elems_per_block * e
+    pub fn bytes_needed(cfg: &HarnessConfig, plan: &Plan) -> u64 {
+        let e = plan.request.dtype.bytes() as u64;
+        let k = plan.request.k as u64;
+        2 * cfg.nfuncs as u64 * k.pow(3) * e + k.pow(2) * e + cfg.streams as u64 * Self::workspace_elems_per_stream(cfg, plan) * e
     }
 
-    /// Checks that the buffers for `cfg` fit in free device memory.
-    pub fn check_memory(&self, k: u32, dtype: DType, cfg: &HarnessConfig, workspace_elems_per_block: u64) -> Result<()> {
-        let need = Self::bytes_needed(k, dtype, cfg, workspace_elems_per_block);
+    /// Checks that the buffers for `cfg` and `plan` fit in free device memory.
+    pub fn check_memory(&self, cfg: &HarnessConfig, plan: &Plan) -> Result<()> {
+        let need = Self::bytes_needed(cfg, plan);
         let (free, _) = self.gpu.memory()?;
         // Leave headroom for the context, modules and the driver's own allocations.
         if need as f64 > free as f64 * 0.95 {
+            let (k, dtype) = (plan.request.k, plan.request.dtype);
             return Err(RuntimeError::OutOfMemory {
-                what: format!("N={} tensors of K={k} ({dtype}) with {} streams x {} blocks of workspace", cfg.nfuncs, cfg.streams, cfg.nblocks()),
+                what: format!("N={} tensors of K={k} ({dtype}) with {} streams of workspace", cfg.nfuncs, cfg.streams),
                 need_mib: need as f64 / 1048576.0,
                 free_mib: free as f64 / 1048576.0,
             });
@@ -121,12 +218,13 @@ impl CudaSession {
         Ok(())
     }
 
-    /// Allocates the buffers for `cfg`, after checking they fit in free device memory.
-    pub fn allocate(&self, k: u32, dtype: DType, cfg: &HarnessConfig, workspace_elems_per_block: u64) -> Result<Buffers> {
-        self.check_memory(k, dtype, cfg, workspace_elems_per_block)?;
+    /// Allocates the buffers for `cfg` and `plan`, after checking they fit in free device memory.
+    pub fn allocate(&self, cfg: &HarnessConfig, plan: &Plan) -> Result<Buffers> {
+        self.check_memory(cfg, plan)?;
+        let (k, dtype) = (plan.request.k, plan.request.dtype);
         let e = dtype.bytes() as usize;
         let k3 = (k as usize).pow(3);
-        let ws = cfg.nblocks() * workspace_elems_per_block as usize * e;
+        let ws = Self::workspace_elems_per_stream(cfg, plan) as usize * e;
         Ok(Buffers {
             a: DeviceBuffer::alloc(cfg.nfuncs * k3 * e)?,
             b: DeviceBuffer::alloc((k as usize).pow(2) * e)?,
@@ -212,7 +310,7 @@ pub fn run_once(p: &Prepared, bufs: &Buffers, stream: &Stream) -> Result<Vec<f64
     for w in &bufs.workspaces {
         w.poison()?;
     }
-    p.function.launch(stream, p.kernel.threads(), &bufs.args(0))?;
+    p.launch(stream, bufs, 0)?;
     stream.synchronize()?;
     Ok(from_device_bytes(bufs.dtype, &bufs.c.download()?))
 }
@@ -221,8 +319,9 @@ pub fn run_once(p: &Prepared, bufs: &Buffers, stream: &Stream) -> Result<Vec<f64
 /// against its input, which it must reproduce exactly).
 pub fn validate(p: &Prepared, bufs: &Buffers, inputs: &Inputs) -> Result<Comparison> {
     bufs.upload_inputs(inputs)?;
+    p.set_b(bufs)?;
     let got = run_once(p, bufs, &Stream::new()?)?;
-    let want = if p.kernel.plan.flops_per_tensor() == 0 { &inputs.a } else { &inputs.reference };
+    let want = if p.kernel.plan.is_copy() { &inputs.a } else { &inputs.reference };
     Ok(Comparison::of(&got, want))
 }
 
@@ -232,8 +331,7 @@ pub fn time_reps(p: &Prepared, bufs: &Buffers, streams: &[Stream], cfg: &Harness
     let start = Event::new()?;
     let end = Event::new()?;
     let joins: Vec<Event> = streams.iter().map(|_| Event::new()).collect::<Result<_>>()?;
-    let args: Vec<LaunchArgs> = (0..streams.len()).map(|s| bufs.args(s)).collect();
-    let threads = p.kernel.threads();
+    p.set_b(bufs)?;
     let mut times = Vec::with_capacity(cfg.reps);
     for rep in 0..=cfg.reps {
         start.record(&streams[0])?;
@@ -242,7 +340,7 @@ pub fn time_reps(p: &Prepared, bufs: &Buffers, streams: &[Stream], cfg: &Harness
         }
         for t in 0..cfg.tasks {
             let s = t % streams.len();
-            p.function.launch(&streams[s], threads, &args[s])?;
+            p.launch(&streams[s], bufs, s)?;
         }
         for (s, j) in streams.iter().zip(&joins).skip(1) {
             j.record(s)?;

@@ -29,7 +29,7 @@ mra_dsl::schedule! {
     level L0 "L0-plain" {
         threads(tune = [64, 128, 256], default = 128);
         bind(threads, elements);
-        cache_read(A, registers);
+        cache_read(A, shared);
         workspace(shared);
     }
 
@@ -110,7 +110,7 @@ fn tunable_and_level_zero() {
             Step::Bind(ThreadMap::Elements),
             Step::CacheRead {
                 operand: Operand::A,
-                into: Memory::Registers,
+                into: Memory::Shared,
                 pad: 0
             },
             Step::Workspace(Memory::Shared),

@@ -21,7 +21,7 @@ mod levels {
         level Lx "Lx-elements" {
             threads(1);
             bind(threads, elements);
-            cache_read(B, registers);
+            cache_read(B, shared);
         }
     }
 }

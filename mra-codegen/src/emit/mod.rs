@@ -5,6 +5,7 @@
 //! schedule's source file) that produced it.
 
 pub mod dialect;
+mod library;
 mod tensor;
 mod writer;
 
@@ -14,7 +15,8 @@ use dialect::Dialect;
 use serde::Serialize;
 use writer::Writer;
 
-/// A generated kernel and what the runtime needs to launch it.
+/// A generated kernel and what the runtime needs to launch it. For a library level the kernel
+/// is its one-time setup kernel, or none (`entry` empty, `source` documents the BLAS calls).
 #[derive(Clone, Debug, Serialize)]
 pub struct Kernel {
     /// The level's name (`L3-regblk`).
@@ -43,10 +45,17 @@ pub fn generate(schedule: &Schedule, req: Request) -> Result<Kernel, PlanError> 
     let entry = entry_name(schedule, &req);
     let mut e = Emitter { s: schedule, plan: &plan, d: dialect, w: Writer::default() };
     e.header();
-    match plan.body {
-        Body::Copy { vector } => e.copy_kernel(&entry, vector),
-        Body::Transform(t) => e.transform_kernel(&entry, &t),
-    }
+    let entry = match plan.body {
+        Body::Copy { vector } => {
+            e.copy_kernel(&entry, vector);
+            entry
+        }
+        Body::Transform(t) => {
+            e.transform_kernel(&entry, &t);
+            entry
+        }
+        Body::Library(call) => e.library(&entry, call),
+    };
     Ok(Kernel { level: schedule.name.clone(), entry, source: e.w.finish(), plan })
 }
 

@@ -2,6 +2,7 @@
 //! starts on machines without CUDA). Raw driver calls keep the launch path as lean as the
 //! seed's C++ (no per-launch bookkeeping), and every error carries the driver's message.
 
+pub mod blas;
 pub mod nvrtc;
 pub mod occupancy;
 

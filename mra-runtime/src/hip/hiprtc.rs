@@ -185,17 +185,26 @@ impl Hiprtc {
         vec![format!("--offload-arch={arch}"), "-O3".into()]
     }
 
+    /// `None` if this hiprtc compiles for `arch`, else the error that says why it is not
+    /// called (see the module docs: ROCm 5.x aborts the process for the newer archs).
+    pub fn refusal(&self, arch: &str) -> Option<HipError> {
+        if self.supports(arch) {
+            return None;
+        }
+        let rocm5 = !matches!(self.rocm, Some(v) if v.major >= 6);
+        let known_abort = rocm5 && super::AMD_ARCHS.contains(&arch) && arch != "gfx90a";
+        Some(HipError::HiprtcUnsupported {
+            version: self.version_string(),
+            reason: if known_abort { "is known to abort for" } else { "is not known to support" },
+            arch: arch.to_string(),
+        })
+    }
+
     /// Compiles `source` for `arch` to a code object, or refuses an arch this hiprtc is known
     /// to abort on (see the module docs). Compiles are serialised across threads.
     pub fn compile(&self, source: &str, entry: &str, arch: &str) -> Result<CodeObject> {
-        if !self.supports(arch) {
-            let rocm5 = !matches!(self.rocm, Some(v) if v.major >= 6);
-            let known_abort = rocm5 && super::AMD_ARCHS.contains(&arch) && arch != "gfx90a";
-            return Err(HipError::HiprtcUnsupported {
-                version: self.version_string(),
-                reason: if known_abort { "is known to abort for" } else { "is not known to support" },
-                arch: arch.to_string(),
-            });
+        if let Some(refusal) = self.refusal(arch) {
+            return Err(refusal);
         }
         let fail = |call: &'static str, code: String, log: String| HipError::HiprtcFailed {
             version: self.version_string(),
@@ -274,7 +283,7 @@ impl Hiprtc {
 }
 
 /// The file the dynamic loader mapped for the library opened as `name`, from /proc/self/maps.
-fn mapped_path(name: &str) -> Option<PathBuf> {
+pub(crate) fn mapped_path(name: &str) -> Option<PathBuf> {
     // `libamdhip64.so.5` → files named `libamdhip64.so*`.
     let stem = match name.find(".so") {
         Some(i) => &name[..i + 3],

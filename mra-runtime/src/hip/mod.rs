@@ -9,10 +9,23 @@
 //! - [`report`]: per-kernel resources from the code object's `NT_AMDGPU_METADATA` note
 //!   (VGPRs, AGPRs, SGPRs, LDS, scratch, spills, wavefront size) and the matrix instructions
 //!   (`v_mfma*`, `v_wmma*`) counted in the `llvm-objdump` disassembly.
+//! - [`occupancy`]: waves per SIMD / CU that those resources allow on each AMD arch.
+//!
+//! And the AMD backend at run time, for a machine with ROCm and an AMD GPU:
+//!
+//! - [`runtime`]: the HIP runtime (`libamdhip64`) loaded with libloading, with the same shape
+//!   as the CUDA backend (`Gpu`, `DeviceBuffer`, `Stream`, `Event`, `Function`, `LaunchArgs`).
+//! - [`hipblas`]: hipBLAS, loaded lazily (present or not), for the GEMM-based levels.
+//! - [`compile`]: picks hiprtc or clang for an arch and returns the code object the runtime loads.
 
 pub mod clang;
+pub mod compile;
+pub mod ffi;
+pub mod hipblas;
 pub mod hiprtc;
+pub mod occupancy;
 pub mod report;
+pub mod runtime;
 
 use crate::error::RuntimeError;
 use std::path::{Path, PathBuf};
@@ -69,6 +82,24 @@ pub enum HipError {
     HiprtcFailed { version: String, call: &'static str, arch: String, code: String, log: String },
     #[error("the code object is not readable as an AMDGPU ELF: {0}")]
     BadCodeObject(String),
+    #[error("ROCm HIP runtime not found: could not load any of {tried} (install ROCm's libamdhip64, put /opt/rocm/lib on LD_LIBRARY_PATH, or name the library in MRA_HIP_RUNTIME); --compile-only and --emit-src work without it")]
+    RuntimeNotFound { tried: String },
+    #[error("ROCm HIP runtime ({library}) lacks the function {symbol}: {message}")]
+    RuntimeSymbol { library: String, symbol: &'static str, message: String },
+    /// The library loaded but the runtime sees no device: ROCm installed, no AMD GPU (or no
+    /// access to /dev/kfd).
+    #[error("ROCm HIP runtime loaded ({runtime}) but it reports no AMD GPU ({detail}); --compile-only and --emit-src work without one")]
+    NoGpu { runtime: String, detail: String },
+    #[error("HIP call {call} failed: {message}")]
+    Call { call: &'static str, code: i32, message: String },
+    #[error("hipBLAS not found: could not load any of {tried} (install ROCm's hipBLAS, or put /opt/rocm/lib on LD_LIBRARY_PATH)")]
+    BlasNotFound { tried: String },
+    #[error("hipBLAS ({library}) lacks the function {symbol}: {message}")]
+    BlasSymbol { library: String, symbol: &'static str, message: String },
+    #[error("hipBLAS call {call} failed: {message}")]
+    BlasCall { call: &'static str, code: i32, message: String },
+    #[error("{0}")]
+    Runtime(String),
     #[error("{what} ({path}): {source}")]
     Io { what: &'static str, path: PathBuf, source: std::io::Error },
 }

@@ -1,0 +1,413 @@
+//! `--compile-only`: generate a level for --arch, compile it with the compiler found (no GPU
+//! needed) and report per kernel what the compiler made of it: registers, LDS / shared memory,
+//! scratch and spills, the occupancy this allows on the arch, and the matrix-core instructions
+//! in the code (counted in the disassembly, not estimated). One line (or, with --json, one JSON
+//! object) per level; `-l all` compiles every level.
+//!
+//! AMD: hiprtc from the installed ROCm where its version supports the arch, else clang with the
+//! AMDGPU target (`--compiler hiprtc|clang` forces one; a forced compiler that cannot do the
+//! arch is refused, never called). Resources from the code object's metadata note, MFMA/WMMA
+//! counts from `llvm-objdump -d`. NVIDIA: NVRTC with the ptxas report; DMMA/HMMA counted in
+//! `cuobjdump -sass` (or `nvdisasm`) output where one is on PATH. The kernel cache is not used:
+//! the point is to watch the compiler.
+
+use crate::cli::RunArgs;
+use crate::select::{self, CmdResult};
+use mra_codegen::plan::Body;
+use mra_codegen::{Arch, DType, Kernel, Request, Vendor};
+use mra_runtime::cuda::nvrtc::{Nvrtc, ResourceReport};
+use mra_runtime::cuda::occupancy::{self as nv_occ, NvOccupancy};
+use mra_runtime::hip::compile::{AmdCompiler, Choice};
+use mra_runtime::hip::occupancy::{self as amd_occ, AmdOccupancy, KernelUse};
+use mra_runtime::hip::report::{self, KernelResources, MatrixCounts, Objdump};
+use mra_runtime::KernelCache;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+pub fn run(args: &RunArgs) -> CmdResult {
+    let arch = match &args.arch {
+        Some(a) => select::arch(a)?,
+        None => return Err(format!("--compile-only needs --arch (one of: {})", mra_codegen::arch::names().join(", ")).into()),
+    };
+    let dtype = select::dtype(&args.dtype)?;
+    let all = args.level.split(',').count() > 1 || args.level.trim().eq_ignore_ascii_case("all");
+    let schedules = select::level_list(&args.level)?;
+
+    // Plan every level first: a single level that cannot run on this arch is the planner's
+    // error, before any compiler is looked for.
+    let mut jobs = Vec::new();
+    for s in &schedules {
+        match mra_codegen::generate(s, Request { k: args.k, arch, dtype }) {
+            Ok(kernel) => jobs.push(Ok(kernel)),
+            Err(e) if all => jobs.push(Err((s.name.clone(), e.to_string()))),
+            Err(e) => return Err(e.into()),
+        }
+    }
+    let compiler = Compiler::choose(arch, args.compiler.as_deref())?;
+
+    let mut failed = 0;
+    for job in jobs {
+        let line = match job {
+            // A level that is vendor BLAS calls only has nothing to compile.
+            Ok(kernel) if kernel.entry.is_empty() => Line::NoKernel {
+                level: kernel.level.clone(),
+                k: args.k,
+                dtype: dtype.to_string(),
+                arch: arch.name,
+                note: format!("no generated kernel: the level is {} calls", blas_name(arch)),
+            },
+            Ok(kernel) => match compiler.report(&kernel, arch, dtype, args.k) {
+                Ok(r) => Line::Compiled(Box::new(r)),
+                Err(e) if all => {
+                    failed += 1;
+                    Line::Failed { level: kernel.level.clone(), k: args.k, dtype: dtype.to_string(), arch: arch.name, error: e.to_string() }
+                }
+                Err(e) => return Err(e),
+            },
+            Err((level, error)) => Line::Refused { level, k: args.k, dtype: dtype.to_string(), arch: arch.name, error },
+        };
+        if args.json {
+            println!("{}", serde_json::to_string(&line)?);
+        } else {
+            println!("{}", line.text());
+        }
+    }
+    Ok(if failed > 0 { 1 } else { 0 })
+}
+
+/// The compiler (and disassembler) for one arch.
+enum Compiler {
+    Amd { compiler: AmdCompiler, objdump: Result<Objdump, String> },
+    Nvidia { nvrtc: Nvrtc, sass: Option<PathBuf> },
+}
+
+impl Compiler {
+    fn choose(arch: &'static Arch, forced: Option<&str>) -> CmdResult<Compiler> {
+        let forced = forced.map(|c| c.trim().to_ascii_lowercase());
+        match (arch.vendor, forced.as_deref()) {
+            (_, Some(c)) if !["hiprtc", "clang", "nvrtc"].contains(&c) => {
+                Err(format!("unknown --compiler `{c}`; known: hiprtc, clang (AMD), nvrtc (NVIDIA)").into())
+            }
+            (Vendor::Amd, Some("nvrtc")) => {
+                Err(format!("--compiler nvrtc compiles CUDA for NVIDIA archs, and {} is AMD; use --compiler hiprtc or clang", arch.name).into())
+            }
+            (Vendor::Nvidia, Some(c @ ("hiprtc" | "clang"))) => {
+                Err(format!("--compiler {c} compiles HIP for AMD archs, and {} is NVIDIA; use --compiler nvrtc", arch.name).into())
+            }
+            (Vendor::Amd, forced) => {
+                let choice = match forced {
+                    Some("hiprtc") => Choice::Hiprtc,
+                    Some("clang") => Choice::Clang,
+                    _ => Choice::Auto,
+                };
+                let compiler = AmdCompiler::choose(arch.name, choice)?;
+                Ok(Compiler::Amd { compiler, objdump: Objdump::find().map_err(|e| e.to_string()) })
+            }
+            (Vendor::Nvidia, _) => Ok(Compiler::Nvidia { nvrtc: Nvrtc::load()?, sass: sass_tool() }),
+        }
+    }
+
+    fn report(&self, kernel: &Kernel, arch: &'static Arch, dtype: DType, k: u32) -> CmdResult<Report> {
+        let threads = kernel.threads();
+        let note = matches!(kernel.plan.body, Body::Library(_))
+            .then(|| format!("a one-time setup kernel; the transform itself is {} calls", blas_name(arch)));
+        let common = |compiler: String, seconds: f64| Common {
+            level: kernel.level.clone(),
+            k,
+            dtype: dtype.to_string(),
+            arch: arch.name,
+            kernel: kernel.entry.clone(),
+            threads,
+            compiler,
+            compile_ms: seconds * 1e3,
+            note: note.clone(),
+        };
+        match self {
+            Compiler::Amd { compiler, objdump } => {
+                let co = compiler.compile(&kernel.source, &kernel.entry, arch.name)?;
+                let meta = report::read_metadata(&co.bytes)?;
+                let res = meta
+                    .kernel(&kernel.entry)
+                    .cloned()
+                    .ok_or_else(|| format!("{}: no kernel {} in the code object's metadata", co.compiler, kernel.entry))?;
+                let limits = amd_occ::limits(arch.name).ok_or_else(|| format!("no occupancy limits for {}", arch.name))?;
+                // Static LDS from the metadata, plus a dynamic allocation if the plan has one.
+                let dynamic = if kernel.plan.dynamic_shared { kernel.plan.shared_bytes } else { 0 };
+                let occupancy = limits.occupancy(KernelUse {
+                    vgprs: res.vgpr_count,
+                    sgprs: res.sgpr_count,
+                    lds_bytes: res.lds_bytes + dynamic,
+                    workgroup_size: threads,
+                });
+                let (matrix, matrix_note) = match objdump {
+                    Ok(o) => (Some(report::count_matrix_instructions(&o.disassemble(&co.bytes, arch.name)?)), None),
+                    Err(e) => (None, Some(format!("not counted (no llvm-objdump: {e})"))),
+                };
+                Ok(Report::Amd {
+                    common: common(co.compiler.clone(), co.seconds),
+                    resources: res,
+                    occupancy,
+                    occupancy_limits: *limits,
+                    matrix,
+                    matrix_note,
+                })
+            }
+            Compiler::Nvidia { nvrtc, sass } => {
+                let compiled = nvrtc.compile(&kernel.source, &kernel.entry, arch.name, &KernelCache::disabled())?;
+                let res = compiled.resources.ok_or("NVRTC returned no ptxas report (--ptxas-options=-v)")?;
+                let limits = nv_occ::limits(arch.name).ok_or_else(|| format!("no occupancy limits for {}", arch.name))?;
+                // ptxas reports static shared memory; a level above the static limit has one
+                // dynamic allocation of the plan's size instead (the runtime passes it at launch).
+                let dynamic_shared_bytes = if kernel.plan.dynamic_shared { kernel.plan.shared_bytes } else { 0 };
+                let occupancy = limits.occupancy(res.registers, res.shared_bytes + dynamic_shared_bytes, threads);
+                let (matrix, matrix_note) = match sass {
+                    Some(tool) => match count_mma(tool, &compiled.cubin) {
+                        Ok(m) => (Some(m), None),
+                        Err(e) => (None, Some(format!("not counted ({e})"))),
+                    },
+                    None => (None, Some("not counted (no cuobjdump or nvdisasm on PATH)".to_string())),
+                };
+                let version = format!("NVRTC {}.{} with the ptxas report", nvrtc.version.0, nvrtc.version.1);
+                Ok(Report::Nvidia { common: common(version, compiled.seconds), resources: res, dynamic_shared_bytes, occupancy, matrix, matrix_note })
+            }
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct Common {
+    level: String,
+    k: u32,
+    dtype: String,
+    arch: &'static str,
+    /// The kernel's entry point.
+    kernel: String,
+    threads: u32,
+    /// Which compiler, with its version.
+    compiler: String,
+    compile_ms: f64,
+    /// What the kernel is, where it is not the whole level.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    note: Option<String>,
+}
+
+fn blas_name(arch: &Arch) -> &'static str {
+    match arch.vendor {
+        Vendor::Amd => "hipBLAS",
+        Vendor::Nvidia => "cuBLAS",
+    }
+}
+
+/// Matrix-core instructions in NVIDIA SASS.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+struct SassCounts {
+    dmma: u32,
+    hmma: u32,
+}
+
+#[derive(Serialize)]
+#[serde(tag = "vendor", rename_all = "lowercase")]
+enum Report {
+    Amd {
+        #[serde(flatten)]
+        common: Common,
+        resources: KernelResources,
+        occupancy: AmdOccupancy,
+        occupancy_limits: amd_occ::AmdLimits,
+        /// `None` when llvm-objdump is missing (then `matrix_note` says so).
+        matrix: Option<MatrixCounts>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        matrix_note: Option<String>,
+    },
+    Nvidia {
+        #[serde(flatten)]
+        common: Common,
+        resources: ResourceReport,
+        /// Dynamic shared memory per block (on top of `resources.shared_bytes`, the static).
+        dynamic_shared_bytes: u32,
+        occupancy: NvOccupancy,
+        matrix: Option<SassCounts>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        matrix_note: Option<String>,
+    },
+}
+
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Line {
+    Compiled(Box<Report>),
+    /// The planner refused the level on this arch (with `-l all`).
+    Refused { level: String, k: u32, dtype: String, arch: &'static str, error: String },
+    /// The compiler failed (with `-l all`).
+    Failed { level: String, k: u32, dtype: String, arch: &'static str, error: String },
+    /// Nothing to compile (a level made of vendor BLAS calls).
+    NoKernel { level: String, k: u32, dtype: String, arch: &'static str, note: String },
+}
+
+impl Line {
+    fn text(&self) -> String {
+        match self {
+            Line::Compiled(r) => r.text(),
+            Line::Refused { level, k, dtype, arch, error } => format!("{level} K={k} {dtype} {arch}: not compiled: {error}"),
+            Line::NoKernel { level, k, dtype, arch, note } => format!("{level} K={k} {dtype} {arch}: {note}"),
+            Line::Failed { level, k, dtype, arch, error } => {
+                format!("{level} K={k} {dtype} {arch}: error: {}", error.lines().next().unwrap_or_default())
+            }
+        }
+    }
+}
+
+impl Report {
+    fn text(&self) -> String {
+        match self {
+            Report::Amd { common: c, resources: r, occupancy: o, occupancy_limits: l, matrix, matrix_note } => {
+                let spills = if r.vgpr_spill_count + r.sgpr_spill_count == 0 {
+                    "no spills".to_string()
+                } else {
+                    format!("spills: {} VGPRs, {} SGPRs", r.vgpr_spill_count, r.sgpr_spill_count)
+                };
+                let matrix = match (matrix, matrix_note) {
+                    (Some(m), _) => format!("{} MFMA, {} WMMA", m.mfma, m.wmma),
+                    (None, Some(note)) => format!("MFMA/WMMA {note}"),
+                    (None, None) => String::new(),
+                };
+                format!(
+                    "{} K={} {} {}: {} by {} in {:.0} ms: {} VGPRs, {} AGPRs, {} SGPRs, {} B LDS, {} B scratch, {spills}; {} threads = {} wave{} of {}; occupancy {} workgroups = {} waves per {}, {} per SIMD of {} (limited by {}); {matrix}{}",
+                    c.level,
+                    c.k,
+                    c.dtype,
+                    c.arch,
+                    c.kernel,
+                    c.compiler,
+                    c.compile_ms,
+                    r.vgpr_count,
+                    r.agpr_count,
+                    r.sgpr_count,
+                    r.lds_bytes,
+                    r.scratch_bytes,
+                    c.threads,
+                    o.waves_per_workgroup,
+                    if o.waves_per_workgroup == 1 { "" } else { "s" },
+                    r.wavefront_size,
+                    o.workgroups_per_cu,
+                    o.waves_per_cu,
+                    l.cu_name,
+                    trim_float(o.waves_per_simd),
+                    o.max_waves_per_simd,
+                    o.limited_by.describe(),
+                    c.note.as_ref().map(|n| format!(" ({n})")).unwrap_or_default(),
+                )
+            }
+            Report::Nvidia { common: c, resources: r, dynamic_shared_bytes, occupancy: o, matrix, matrix_note } => {
+                let shared = if *dynamic_shared_bytes > 0 {
+                    format!("{} B shared ({} B dynamic)", r.shared_bytes + dynamic_shared_bytes, dynamic_shared_bytes)
+                } else {
+                    format!("{} B shared", r.shared_bytes)
+                };
+                let spills = if r.spills() {
+                    format!("spills: {} B stored, {} B loaded", r.spill_store_bytes, r.spill_load_bytes)
+                } else {
+                    "no spills".to_string()
+                };
+                let matrix = match (matrix, matrix_note) {
+                    (Some(m), _) => format!("{} DMMA, {} HMMA", m.dmma, m.hmma),
+                    (None, Some(note)) => format!("DMMA/HMMA {note}"),
+                    (None, None) => String::new(),
+                };
+                format!(
+                    "{} K={} {} {}: {} by {} in {:.0} ms: {} registers, {shared}, {} B stack, {spills}; {} threads = {} warp{}; occupancy {} blocks = {} warps per SM of {} ({:.0}%, limited by {}); {matrix}{}",
+                    c.level,
+                    c.k,
+                    c.dtype,
+                    c.arch,
+                    c.kernel,
+                    c.compiler,
+                    c.compile_ms,
+                    r.registers,
+                    r.stack_frame_bytes,
+                    c.threads,
+                    o.warps_per_block,
+                    if o.warps_per_block == 1 { "" } else { "s" },
+                    o.blocks_per_sm,
+                    o.warps_per_sm,
+                    o.max_warps_per_sm,
+                    o.occupancy * 100.0,
+                    o.limited_by.describe(),
+                    c.note.as_ref().map(|n| format!(" ({n})")).unwrap_or_default(),
+                )
+            }
+        }
+    }
+}
+
+/// `1.5`, `8`.
+fn trim_float(x: f64) -> String {
+    let s = format!("{x:.2}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// `$MRA_CUOBJDUMP` if set, else `nvdisasm`, else `cuobjdump` on PATH. (`cuobjdump -sass`
+/// itself runs nvdisasm, so nvdisasm alone is enough and is tried first.)
+fn sass_tool() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("MRA_CUOBJDUMP").filter(|v| !v.is_empty()) {
+        return Some(PathBuf::from(p));
+    }
+    let path = std::env::var_os("PATH")?;
+    ["nvdisasm", "cuobjdump"]
+        .iter()
+        .find_map(|name| std::env::split_paths(&path).map(|d| d.join(name)).find(|p| p.is_file()))
+}
+
+/// Counts DMMA and HMMA instructions in the SASS of a cubin.
+fn count_mma(tool: &Path, cubin: &[u8]) -> Result<SassCounts, String> {
+    static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let file = std::env::temp_dir().join(format!("mra-sass-{}-{n}.cubin", std::process::id()));
+    std::fs::write(&file, cubin).map_err(|e| format!("writing {}: {e}", file.display()))?;
+    let is_nvdisasm = tool.file_name().is_some_and(|f| f.to_string_lossy().contains("nvdisasm"));
+    let out = if is_nvdisasm { Command::new(tool).arg(&file).output() } else { Command::new(tool).arg("-sass").arg(&file).output() };
+    let _ = std::fs::remove_file(&file);
+    let out = out.map_err(|e| format!("running {}: {e}", tool.display()))?;
+    if !out.status.success() {
+        return Err(format!("{} failed: {}", tool.display(), String::from_utf8_lossy(&out.stderr).trim()));
+    }
+    Ok(count_sass_mma(&String::from_utf8_lossy(&out.stdout)))
+}
+
+/// Lines whose opcode is DMMA or HMMA (`/*0120*/  DMMA.884 R4, R8, R10, R4 ;`).
+fn count_sass_mma(sass: &str) -> SassCounts {
+    let mut c = SassCounts::default();
+    for line in sass.lines() {
+        // The opcode is the first word after the address comment and an optional predicate.
+        let code = line.split("*/").nth(1).unwrap_or(line);
+        let op = code.split_whitespace().find(|w| !w.starts_with('@')).unwrap_or("");
+        if op.starts_with("DMMA") {
+            c.dmma += 1;
+        } else if op.starts_with("HMMA") {
+            c.hmma += 1;
+        }
+    }
+    c
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_mma_in_sass() {
+        let sass = "        /*0120*/                   DMMA.884 R4, R8, R10, R4 ;                 /* 0x... */\n\
+                    /*0130*/              @P0 HMMA.16816.F32 R12, R16, R20, R12 ;\n\
+                    /*0140*/                   DFMA R2, R4, R6, R2 ;\n\
+                    /*0150*/                   MOV R1, c[0x0][0x28] ;  // DMMA in a comment\n";
+        assert_eq!(count_sass_mma(sass), SassCounts { dmma: 1, hmma: 1 });
+    }
+
+    #[test]
+    fn floats_print_short() {
+        assert_eq!(trim_float(1.5), "1.5");
+        assert_eq!(trim_float(8.0), "8");
+        assert_eq!(trim_float(0.25), "0.25");
+    }
+}

@@ -1,0 +1,221 @@
+//! `mra-bench sweep`: every level that can run × a list of K, in the seed's harness, with the
+//! copy floor and an FP64 GEMM peak measured in the same process; one table, JSON/CSV.
+
+use crate::cli::SweepArgs;
+use crate::select::{self, CmdResult};
+use indicatif::{ProgressBar, ProgressStyle};
+use mra_codegen::{levels, plan::transform_flops, Request, Schedule};
+use mra_runtime::cuda::Stream;
+use mra_runtime::harness::{self, CudaSession, HarnessConfig, Inputs};
+use serde::Serialize;
+use std::io::Write;
+
+/// One level at one K.
+#[derive(Clone, Debug, Serialize)]
+struct Row {
+    level: String,
+    #[serde(rename = "K")]
+    k: u32,
+    /// Median µs per task; None when the level did not run (see `note`).
+    us_per_task: Option<f64>,
+    useful_gflops: Option<f64>,
+    /// Bytes a task must move (read A, write C) over its time.
+    effective_gbps: Option<f64>,
+    /// copy µs/task (same process, same K) / this level's µs/task.
+    fraction_of_floor: Option<f64>,
+    /// Useful flop rate over the measured FP64 GEMM peak.
+    fraction_of_fp64_peak: Option<f64>,
+    max_rel_err: Option<f64>,
+    tasks: usize,
+    best: bool,
+    note: String,
+}
+
+#[derive(Serialize)]
+struct Report<'a> {
+    device: String,
+    arch: &'static str,
+    commit: &'static str,
+    date_unix: u64,
+    nfuncs: usize,
+    max_blocks: usize,
+    streams: usize,
+    reps: usize,
+    dtype: String,
+    fp64_gemm_peak_tflops: Option<f64>,
+    rows: &'a [Row],
+}
+
+pub fn run(args: &SweepArgs) -> CmdResult {
+    let ks: Vec<u32> = select::numbers("-K", &args.ks)?;
+    for &k in &ks {
+        if !(1..=mra_codegen::K_MAX).contains(&k) {
+            return Err(mra_codegen::PlanError::KOutOfRange(k).into());
+        }
+    }
+    let dtype = select::dtype(&args.dtype)?;
+    let copy = levels::find("copy")?;
+    let mut chosen: Vec<Schedule> = select::level_list(&args.levels)?.into_iter().filter(|s| s.name != copy.name).collect();
+    chosen.insert(0, copy.clone());
+    let base = HarnessConfig { nfuncs: args.nfuncs, max_blocks: args.max_blocks, tasks: args.tasks, streams: args.streams, reps: args.reps };
+    base.check()?;
+    let session = CudaSession::open(select::cache(args.no_cache))?;
+    let gpu = &session.gpu;
+    eprintln!("# sweep on {} ({}), N={}, M={}, {} streams, -n {}, -r {}", gpu.name, gpu.arch.name, base.nfuncs, base.max_blocks, base.streams, base.tasks, base.reps);
+    let peak = if args.no_peak {
+        None
+    } else {
+        let p = mra_runtime::cuda::blas::Blas::new()?.dgemm_peak_tflops(8192, 5)?;
+        eprintln!("# FP64 GEMM peak (cuBLAS DGEMM 8192^3, median of 5): {p:.1} TFLOP/s");
+        Some(p)
+    };
+
+    let bar = ProgressBar::new((ks.len() * chosen.len()) as u64);
+    bar.set_style(ProgressStyle::with_template("{bar:40} {pos}/{len} {msg}").expect("valid template"));
+    let streams: Vec<Stream> = (0..base.streams).map(|_| Stream::new()).collect::<Result<_, _>>()?;
+    let mut rows = Vec::new();
+    for &k in &ks {
+        let seed = args.seed.unwrap_or_else(rand::random);
+        let inputs = Inputs::random(dtype, k, base.nfuncs, seed);
+        let mut floor_us = None;
+        for s in &chosen {
+            bar.set_message(format!("K={k} {}", s.name));
+            let mut row = Row {
+                level: s.name.clone(),
+                k,
+                us_per_task: None,
+                useful_gflops: None,
+                effective_gbps: None,
+                fraction_of_floor: None,
+                fraction_of_fp64_peak: None,
+                max_rel_err: None,
+                tasks: 0,
+                best: false,
+                note: String::new(),
+            };
+            match measure(&session, s, k, dtype, &base, &inputs, &streams) {
+                Ok((us, tasks, rel)) => {
+                    if s.name == copy.name {
+                        floor_us = Some(us);
+                    }
+                    let bytes = 2.0 * base.nfuncs as f64 * (k as f64).powi(3) * dtype.bytes() as f64;
+                    let useful = if s.name == copy.name { 0.0 } else { transform_flops(k) as f64 * base.nfuncs as f64 / (us * 1e3) };
+                    row.us_per_task = Some(us);
+                    row.useful_gflops = Some(useful);
+                    row.effective_gbps = Some(bytes / (us * 1e3));
+                    row.fraction_of_floor = floor_us.map(|f| f / us);
+                    row.fraction_of_fp64_peak = peak.map(|p| useful / (p * 1e3));
+                    row.max_rel_err = Some(rel);
+                    row.tasks = tasks;
+                }
+                Err(e) => row.note = e.to_string(),
+            }
+            rows.push(row);
+            bar.inc(1);
+        }
+        // Mark the fastest transform level at this K.
+        if let Some(best) = rows
+            .iter_mut()
+            .filter(|r| r.k == k && r.level != copy.name && r.us_per_task.is_some())
+            .min_by(|a, b| a.us_per_task.partial_cmp(&b.us_per_task).unwrap())
+        {
+            best.best = true;
+        }
+    }
+    bar.finish_and_clear();
+    print_table(&rows, peak);
+    let report = Report {
+        device: gpu.name.clone(),
+        arch: gpu.arch.name,
+        commit: env!("MRA_COMMIT"),
+        date_unix: std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0),
+        nfuncs: base.nfuncs,
+        max_blocks: base.max_blocks,
+        streams: base.streams,
+        reps: base.reps,
+        dtype: dtype.to_string(),
+        fp64_gemm_peak_tflops: peak,
+        rows: &rows,
+    };
+    if let Some(path) = &args.json {
+        write_to(path, &(serde_json::to_string_pretty(&report)? + "\n"))?;
+    }
+    if let Some(path) = &args.csv {
+        let mut csv = String::from("level,K,us_per_task,useful_gflops,effective_gbps,fraction_of_floor,fraction_of_fp64_peak,max_rel_err,tasks,best,note\n");
+        let f = |v: Option<f64>| v.map(|x| format!("{x:.6}")).unwrap_or_default();
+        for r in &rows {
+            csv += &format!(
+                "{},{},{},{},{},{},{},{},{},{},\"{}\"\n",
+                r.level, r.k, f(r.us_per_task), f(r.useful_gflops), f(r.effective_gbps), f(r.fraction_of_floor),
+                f(r.fraction_of_fp64_peak), r.max_rel_err.map(|x| format!("{x:.3e}")).unwrap_or_default(), r.tasks, r.best,
+                r.note.replace('"', "'")
+            );
+        }
+        write_to(path, &csv)?;
+    }
+    Ok(if rows.iter().any(|r| r.note.starts_with("validation failed")) { 1 } else { 0 })
+}
+
+/// Prepares, validates and times one level; returns (median µs/task, tasks per rep, max rel error).
+fn measure(
+    session: &CudaSession,
+    s: &Schedule,
+    k: u32,
+    dtype: mra_codegen::DType,
+    base: &HarnessConfig,
+    inputs: &Inputs,
+    streams: &[Stream],
+) -> Result<(f64, usize, f64), Box<dyn std::error::Error>> {
+    let plan = s.plan(Request { k, arch: session.gpu.arch, dtype })?;
+    session.check_memory(base, &plan)?;
+    let p = session.prepare(s, k, dtype)?;
+    let bufs = session.allocate(base, &plan)?;
+    let cmp = harness::validate(&p, &bufs, inputs)?;
+    let tol = if plan.is_copy() { f64::MIN_POSITIVE } else { dtype.tolerance() };
+    if !cmp.passes(tol) {
+        return Err(format!("validation failed: max rel {:.2e}, {} non-finite (seed {})", cmp.max_rel, cmp.non_finite, inputs.seed).into());
+    }
+    // One task alone tells how long a task takes; slow levels run fewer tasks per repetition
+    // (at least 3) so that a sweep ends. µs per task stays comparable.
+    let probe = harness::time_reps(&p, &bufs, streams, &HarnessConfig { tasks: 1, reps: 1, ..*base })?;
+    let tasks = if probe[0] > 10_000.0 { ((1e6 / probe[0]) as usize).clamp(3, base.tasks) } else { base.tasks };
+    let cfg = HarnessConfig { tasks, ..*base };
+    let times = harness::time_reps(&p, &bufs, streams, &cfg)?;
+    Ok((harness::median(&times) / tasks as f64, tasks, cmp.max_rel))
+}
+
+fn print_table(rows: &[Row], peak: Option<f64>) {
+    println!("{:<14} {:>3} {:>12} {:>13} {:>10} {:>9} {:>9}  note", "level", "K", "us/task", "useful Gflop/s", "GB/s", "of floor", "of peak");
+    let mut last_k = None;
+    for r in rows {
+        if last_k.is_some_and(|k| k != r.k) {
+            println!();
+        }
+        last_k = Some(r.k);
+        let mark = if r.best { " *" } else { "" };
+        match r.us_per_task {
+            Some(us) => println!(
+                "{:<14} {:>3} {:>12.1} {:>13.0} {:>10.0} {:>9.3} {:>9}{mark}",
+                r.level,
+                r.k,
+                us,
+                r.useful_gflops.unwrap_or(0.0),
+                r.effective_gbps.unwrap_or(0.0),
+                r.fraction_of_floor.unwrap_or(f64::NAN),
+                r.fraction_of_fp64_peak.map(|f| format!("{f:.3}")).unwrap_or_else(|| "-".into()),
+            ),
+            None => println!("{:<14} {:>3} {:>12}  {}", r.level, r.k, "-", r.note),
+        }
+    }
+    if let Some(p) = peak {
+        println!("\n* fastest at that K. Floor: copy level, same process. FP64 GEMM peak: {p:.1} TFLOP/s (cuBLAS).");
+    }
+}
+
+fn write_to(path: &str, text: &str) -> std::io::Result<()> {
+    if path == "-" {
+        std::io::stdout().write_all(text.as_bytes())
+    } else {
+        std::fs::write(path, text)
+    }
+}

@@ -1,0 +1,232 @@
+//! `mra-bench --compile-only` end to end, without a GPU: every arch of the table compiles a
+//! level with the compiler found and reports plausible resources, occupancy and matrix-
+//! instruction counts; forced compilers that cannot do an arch are refused in one line; and
+//! run mode on AMD says in one line that the HIP runtime sees no GPU.
+//!
+//! Toolchain-dependent tests print `SKIPPED: ...` when a compiler is missing, unless
+//! `MRA_REQUIRE_TOOLCHAINS=1` (as `.ci/run` sets): then a missing toolchain fails.
+
+use mra_runtime::cuda::nvrtc::Nvrtc;
+use mra_runtime::hip::clang::Clang;
+use mra_runtime::hip::hiprtc::Hiprtc;
+use mra_runtime::hip::runtime;
+use serde_json::Value;
+use std::process::{Command, Output};
+
+/// The convention of `tests/src/lib.rs` (mra-bench's tests cannot depend on mra-tests).
+const REQUIRE_ENV: &str = "MRA_REQUIRE_TOOLCHAINS";
+
+fn require<T, E: std::fmt::Display>(what: &str, found: Result<T, E>) -> Option<T> {
+    match found {
+        Ok(v) => Some(v),
+        Err(e) => {
+            if std::env::var(REQUIRE_ENV).is_ok_and(|v| v == "1") {
+                panic!("{what} is required ({REQUIRE_ENV}=1) but not available: {e}");
+            }
+            println!("SKIPPED: {what} not available: {e}");
+            eprintln!("SKIPPED: {what} not available: {e}");
+            None
+        }
+    }
+}
+
+fn mra_bench_env(args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mra-bench"));
+    cmd.args(args).env("MRA_KERNEL_CACHE", "off");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().expect("run mra-bench")
+}
+
+fn mra_bench(args: &[&str]) -> Output {
+    mra_bench_env(args, &[])
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// The command failed with exactly one line on stderr, naming `needle`, and did not panic.
+fn assert_one_line_error(o: &Output, args: &[&str], needle: &str) {
+    let err = text(&o.stderr);
+    assert!(!o.status.success(), "{args:?} succeeded: {}", text(&o.stdout));
+    assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
+    assert!(err.contains(needle), "{args:?}: expected `{needle}` in: {err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: expected one line: {err}");
+    assert!(err.starts_with("mra-bench: error: "), "{args:?}: {err}");
+}
+
+/// The one JSON object `--compile-only --json` prints for one level.
+fn compile_json(arch: &str, level: &str) -> Value {
+    let args = ["--arch", arch, "-K", "16", "-l", level, "--compile-only", "--json"];
+    let o = mra_bench(&args);
+    assert!(o.status.success(), "{args:?} failed: {}", text(&o.stderr));
+    let out = text(&o.stdout);
+    assert_eq!(out.lines().count(), 1, "{args:?}: one object expected: {out}");
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("{args:?}: not JSON ({e}): {out}"))
+}
+
+fn num(v: &Value, path: &str) -> f64 {
+    let mut cur = v;
+    for key in path.split('.') {
+        cur = cur.get(key).unwrap_or_else(|| panic!("no `{path}` in {v}"));
+    }
+    cur.as_f64().unwrap_or_else(|| panic!("`{path}` is not a number in {v}"))
+}
+
+#[test]
+fn amd_archs_report_resources_occupancy_and_matrix_counts() {
+    let Some(clang) = require("clang with the AMDGPU target", Clang::find()) else { return };
+    let hiprtc = Hiprtc::load().ok();
+    let objdump = mra_runtime::hip::report::Objdump::find().is_ok();
+    for arch in ["gfx90a", "gfx942", "gfx1100", "gfx1151", "gfx1201"] {
+        let v = compile_json(arch, "3");
+        let what = format!("{arch}: {v}");
+        assert_eq!(v["vendor"], "amd", "{what}");
+        assert_eq!(v["level"], "L3-regblk", "{what}");
+        assert_eq!(v["kernel"], "mra_l3_regblk_k16_f64", "{what}");
+        // The compiler is named with its version: hiprtc where this ROCm supports the arch.
+        let compiler = v["compiler"].as_str().unwrap();
+        match &hiprtc {
+            Some(h) if h.supports(arch) => assert!(compiler.starts_with("hiprtc "), "{what}"),
+            _ => assert_eq!(compiler, clang.describe(), "{what}"),
+        }
+        let wave = if arch.starts_with("gfx9") { 64.0 } else { 32.0 };
+        assert_eq!(num(&v, "resources.wavefront_size"), wave, "{what}");
+        let vgprs = num(&v, "resources.vgpr_count");
+        assert!(vgprs > 0.0 && vgprs <= 512.0, "{what}");
+        assert!(num(&v, "resources.sgpr_count") > 0.0, "{what}");
+        assert!(num(&v, "resources.agpr_count") >= 0.0, "{what}");
+        // L3 stages B and the output rows in LDS.
+        assert!(num(&v, "resources.lds_bytes") > 0.0, "{what}");
+        assert_eq!(num(&v, "resources.scratch_bytes"), 0.0, "L3 does not spill at K=16: {what}");
+        let per_simd = num(&v, "occupancy.waves_per_simd");
+        assert!(per_simd > 0.0 && per_simd <= num(&v, "occupancy.max_waves_per_simd"), "{what}");
+        assert_eq!(num(&v, "occupancy.waves_per_workgroup"), 128.0 / wave, "{what}");
+        assert!(v["occupancy"]["limited_by"].is_string(), "{what}");
+        if objdump {
+            // Counted in the disassembly: L3 is plain FMA code.
+            assert_eq!((num(&v, "matrix.mfma"), num(&v, "matrix.wmma")), (0.0, 0.0), "{what}");
+        } else {
+            assert!(v["matrix_note"].as_str().unwrap().contains("not counted"), "{what}");
+        }
+    }
+}
+
+#[test]
+fn nvidia_archs_report_registers_shared_memory_and_occupancy() {
+    let Some(nvrtc) = require("NVRTC", Nvrtc::load()) else { return };
+    for arch in ["sm_80", "sm_90"] {
+        let v = compile_json(arch, "3");
+        let what = format!("{arch}: {v}");
+        assert_eq!(v["vendor"], "nvidia", "{what}");
+        assert_eq!(v["compiler"], format!("NVRTC {}.{} with the ptxas report", nvrtc.version.0, nvrtc.version.1), "{what}");
+        let regs = num(&v, "resources.registers");
+        assert!(regs > 0.0 && regs <= 255.0, "{what}");
+        assert!(num(&v, "resources.shared_bytes") > 0.0, "{what}");
+        assert_eq!(num(&v, "resources.spill_store_bytes"), 0.0, "{what}");
+        let blocks = num(&v, "occupancy.blocks_per_sm");
+        assert!((1.0..=32.0).contains(&blocks), "{what}");
+        assert_eq!(num(&v, "occupancy.warps_per_sm"), blocks * 4.0, "{what}");
+        assert!(num(&v, "occupancy.occupancy") <= 1.0, "{what}");
+        // DMMA/HMMA are counted where cuobjdump or nvdisasm is on PATH, else said not to be.
+        match v["matrix"].as_object() {
+            Some(m) => assert_eq!(m["dmma"], 0, "L3 holds no DMMA: {what}"),
+            None => assert!(v["matrix_note"].as_str().unwrap().starts_with("not counted"), "{what}"),
+        }
+    }
+}
+
+#[test]
+fn text_output_is_one_line_naming_the_compiler() {
+    let Some(_) = require("clang with the AMDGPU target", Clang::find()) else { return };
+    let args = ["--arch", "gfx942", "-K", "16", "-l", "3", "--compile-only"];
+    let o = mra_bench(&args);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    assert_eq!(out.lines().count(), 1, "{out}");
+    for needle in ["L3-regblk K=16 f64 gfx942", " by clang", "VGPRs", "AGPRs", "SGPRs", "B LDS", "B scratch", "occupancy", "per SIMD of 8", "limited by"] {
+        assert!(out.contains(needle), "`{needle}` missing from: {out}");
+    }
+}
+
+#[test]
+fn all_levels_one_object_each() {
+    let Some(_) = require("clang with the AMDGPU target", Clang::find()) else { return };
+    let args = ["--arch", "gfx942", "-K", "16", "-l", "all", "--compile-only", "--json"];
+    let o = mra_bench(&args);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    let levels = mra_codegen::levels::all();
+    assert_eq!(out.lines().count(), levels.len(), "{out}");
+    for (line, level) in out.lines().zip(&levels) {
+        let v: Value = serde_json::from_str(line).unwrap();
+        assert_eq!(v["level"], level.name.as_str(), "{line}");
+        // Compiled, refused by the planner with its reason, or nothing to compile (BLAS calls).
+        assert!(v.get("resources").is_some() || v["error"].is_string() || v["note"].is_string(), "{line}");
+        // A level that tensorizes onto MFMA holds MFMA instructions in the code object.
+        let tensorized = mra_codegen::generate(level, mra_codegen::Request {
+            k: 16,
+            arch: mra_codegen::arch::find("gfx942").unwrap(),
+            dtype: mra_codegen::DType::F64,
+        })
+        .map(|k| k.source.contains("__builtin_amdgcn_mfma"))
+        .unwrap_or(false);
+        if tensorized && v["matrix"].is_object() {
+            assert!(num(&v, "matrix.mfma") > 0.0, "{} uses MFMA but none was found: {line}", level.name);
+        }
+    }
+}
+
+#[test]
+fn forced_compilers_that_cannot_do_the_arch_are_refused_in_one_line() {
+    // Debian's ROCm 5.2 hiprtc aborts the process for gfx942: it must be refused, not called.
+    if let Some(h) = require("hiprtc (libhiprtc or libamdhip64)", Hiprtc::load()) {
+        let args = ["--compiler", "hiprtc", "--arch", "gfx942", "-K", "16", "-l", "3", "--compile-only"];
+        let o = mra_bench(&args);
+        if h.supports("gfx942") {
+            assert!(o.status.success(), "{}", text(&o.stderr));
+        } else {
+            assert_one_line_error(&o, &args, &format!("hiprtc {} is known to abort for gfx942; use clang", h.version_string()));
+        }
+    }
+    for (args, needle) in [
+        (&["--compiler", "nvrtc", "--arch", "gfx90a", "--compile-only"][..], "--compiler nvrtc compiles CUDA for NVIDIA archs"),
+        (&["--compiler", "clang", "--arch", "sm_90", "--compile-only"][..], "--compiler clang compiles HIP for AMD archs"),
+        (&["--compiler", "hiprtc", "--arch", "sm_80", "--compile-only"][..], "--compiler hiprtc compiles HIP for AMD archs"),
+        (&["--compiler", "gcc", "--arch", "gfx90a", "--compile-only"][..], "unknown --compiler `gcc`"),
+        (&["-l", "3", "--compile-only"][..], "--compile-only needs --arch"),
+        (&["--arch", "gfx90a", "-K", "33", "--compile-only"][..], "K=33 is out of range"),
+    ] {
+        assert_one_line_error(&mra_bench(args), args, needle);
+    }
+}
+
+#[test]
+fn run_mode_on_amd_without_a_gpu_is_one_line_about_the_hip_runtime() {
+    if runtime::device_count().is_ok() {
+        println!("SKIPPED: this machine has an AMD GPU; the no-GPU message cannot be observed");
+        return;
+    }
+    let args = ["--arch", "gfx90a", "-K", "8", "-n", "1"];
+    let o = mra_bench(&args);
+    match require("the ROCm HIP runtime (libamdhip64)", runtime::probe_runtime()) {
+        Some(lib) => {
+            let needle = format!("ROCm HIP runtime loaded ({}) but it reports no AMD GPU (hipGetDeviceCount: ", lib.describe());
+            assert_one_line_error(&o, &args, &needle);
+            assert!(text(&o.stderr).contains("--compile-only and --emit-src work without one"), "{}", text(&o.stderr));
+        }
+        None => assert_one_line_error(&o, &args, "ROCm HIP runtime not found: could not load any of libamdhip64.so"),
+    }
+    // A library that is not there: one line naming what was tried.
+    let o = mra_bench_env(&args, &[("MRA_HIP_RUNTIME", "/nonexistent/libamdhip64.so.6")]);
+    assert_one_line_error(&o, &args, "ROCm HIP runtime not found: could not load any of /nonexistent/libamdhip64.so.6");
+    // Without --arch and without an NVIDIA driver, both are named.
+    if mra_runtime::cuda::probe_driver().is_err() {
+        let args = ["-K", "8", "-n", "1"];
+        let o = mra_bench(&args);
+        assert_one_line_error(&o, &args, "no GPU found: no NVIDIA driver found (looked for libcuda.so");
+        assert!(text(&o.stderr).contains("ROCm HIP runtime"), "{}", text(&o.stderr));
+    }
+}
