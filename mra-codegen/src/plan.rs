@@ -47,6 +47,13 @@ pub struct TransformPlan {
 }
 
 impl TransformPlan {
+    /// `cache_read(A, shared)` with `workspace(shared)`: the whole input tensor is staged into
+    /// the second intermediate buffer (free until pass 1 writes it) in one coalesced sweep,
+    /// instead of chunk by chunk; every pass then reads shared memory.
+    pub fn stages_whole_tensor(&self) -> bool {
+        self.a.memory == Memory::Shared && self.workspace == Memory::Shared
+    }
+
     /// K rounded up to a multiple of `m`: fragments pad the contraction and the columns.
     pub fn padded(k: u32, m: u32) -> u32 {
         k.div_ceil(m) * m
@@ -243,6 +250,7 @@ impl Schedule {
             let out_shared = out.map_or(0, |o| threads as u64 * (k + o.pad) as u64 * elem);
             // cache_read(A, shared): K rows of one chunk (WAVES tiles of FM rows), padded.
             let a_shared = match (a.memory, fragment) {
+                _ if plan.stages_whole_tensor() => 0,
                 (Memory::Shared, Some(f)) => k as u64 * ((threads / f.lanes) * f.m + a.pad) as u64 * elem,
                 _ => 0,
             };

@@ -153,6 +153,8 @@ impl Emitter<'_> {
                 w.line("const long long nvec = total / VEC;");
                 w.line(format!("const {vec_t}* a_vec = reinterpret_cast<const {vec_t}*>(a);"));
                 w.line(format!("{vec_t}* c_vec = reinterpret_cast<{vec_t}*>(c);"));
+                w.line("// Unrolled so that each thread has several loads in flight (small K is latency-bound).");
+                w.line("#pragma unroll 4");
                 w.line("for (long long v = first; v < nvec; v += stride) c_vec[v] = a_vec[v];");
                 w.line("for (long long e = nvec * VEC + first; e < total; e += stride) c[e] = a[e];");
             } else {
@@ -194,6 +196,7 @@ impl Emitter<'_> {
             None => self.thread_b_setup(tp),
         };
         let ws_note = self.step_comment(|s| matches!(s, Step::Workspace(_)));
+        let whole_stage = if tp.stages_whole_tensor() { self.whole_tensor_stage() } else { String::new() };
         self.w.block(self.kernel_signature(entry), "", |w| {
             w.line(format!("const int tid = {tid};"));
             w.line(format!("const int block = {bid};"));
@@ -220,13 +223,22 @@ impl Emitter<'_> {
                 w.line(format!("const {t}* a_n = a + (long long)n * K3;"));
                 w.line(format!("{t}* c_n = c + (long long)n * K3;"));
                 let call = |i: usize, input: &str, out: &str| passes[i].replace("{in}", input).replace("{out}", out);
-                w.line(format!("{}  // pass 0: A -> w0", call(0, "a_n", "w0")));
+                if tp.stages_whole_tensor() {
+                    w.lines(&whole_stage);
+                    w.line(format!("{}  // pass 0: A (staged in w1) -> w0", call(0, "w1", "w0")));
+                } else {
+                    w.line(format!("{}  // pass 0: A -> w0", call(0, "a_n", "w0")));
+                }
                 w.line(format!("{barrier}  // pass 1 reads rows other threads wrote"));
                 w.line(format!("{}  // pass 1: w0 -> w1", call(1, "w0", "w1")));
                 w.line(barrier);
                 w.line(format!("{}  // pass 2: w1 -> C", call(2, "w1", "c_n")));
-                w.line("// No barrier here: the next pass 0 writes w0, which pass 2 does not read, and the");
-                w.line("// barrier after it orders the next pass 1's writes of w1 after these reads.");
+                if tp.stages_whole_tensor() {
+                    w.line(format!("{barrier}  // the next tensor is staged into w1, which pass 2 reads"));
+                } else {
+                    w.line("// No barrier here: the next pass 0 writes w0, which pass 2 does not read, and the");
+                    w.line("// barrier after it orders the next pass 1's writes of w1 after these reads.");
+                }
             });
         });
     }
@@ -243,7 +255,7 @@ impl Emitter<'_> {
         if tp.out.is_some() {
             arrays.push(("out_tile", "THREADS * OUT_STRIDE"));
         }
-        if tp.a.memory == Memory::Shared {
+        if tp.a.memory == Memory::Shared && !tp.stages_whole_tensor() {
             arrays.push(("a_stage", "K * A_STRIDE"));
         }
         if tp.workspace == Memory::Shared {
@@ -267,6 +279,31 @@ impl Emitter<'_> {
             }
         }
         out
+    }
+
+    /// Staging of the whole input tensor into `w1` (free until pass 1 writes it): every thread
+    /// loads, 16 bytes at a time where the tensor's alignment allows, then one barrier.
+    fn whole_tensor_stage(&self) -> String {
+        let cache = self.step_comment(|s| matches!(s, Step::CacheRead { operand: crate::ir::Operand::A, .. }));
+        let k = self.plan.request.k;
+        let dtype = self.plan.request.dtype;
+        let width = 16 / dtype.bytes();
+        let mut s = format!("{cache}: the whole tensor goes to w1 in one coalesced sweep.\n");
+        // Tensor n starts n·K³ elements in: 16-byte aligned for every n only if K³ is a
+        // multiple of the vector width.
+        if (k * k * k) % width == 0 {
+            let (vec_t, decl) = self.d.vector_type(dtype, width);
+            if let Some(decl) = decl {
+                s += &format!("{decl}\n");
+            }
+            s += &format!("const {vec_t}* a_vec = reinterpret_cast<const {vec_t}*>(a_n);\n");
+            s += &format!("{vec_t}* w1_vec = reinterpret_cast<{vec_t}*>(w1);\n");
+            s += &format!("for (int e = tid; e < K3 / {width}; e += THREADS) w1_vec[e] = a_vec[e];\n");
+        } else {
+            s += "for (int e = tid; e < K3; e += THREADS) w1[e] = a_n[e];  // K^3 odd: tensors are not 16-byte aligned\n";
+        }
+        s += &format!("{}  // the tensor is staged\n", self.d.barrier());
+        s
     }
 
     /// Kernel-entry code that stages B for the thread-mapped passes.

@@ -45,7 +45,7 @@ impl Emitter<'_> {
         } else {
             self.w.line("constexpr int B_STRIDE = K;");
         }
-        if tp.a.memory == Memory::Shared {
+        if tp.a.memory == Memory::Shared && !tp.stages_whole_tensor() {
             let cache = self.step_comment(|s| matches!(s, Step::CacheRead { operand: Operand::A, .. }));
             self.w.line("constexpr int CHUNK = WAVES * FM;  // rows staged per chunk: one tile per wave");
             self.w.line(format!("constexpr int A_STRIDE = CHUNK + {};  {cache}: row stride of a staged chunk", tp.a.pad));
@@ -103,7 +103,8 @@ impl Emitter<'_> {
     /// reads it directly.
     pub(super) fn tile_gemm_passes(&mut self, tp: &TransformPlan, f: &Fragment) -> [String; 3] {
         let b = if tp.b.memory == Memory::Registers { "b_frag" } else { "bm" };
-        let staged = |pass: usize| tp.a.memory == Memory::Shared && (pass == 0 || tp.workspace != Memory::Shared);
+        // Whole-tensor staging happens in the kernel, before pass 0; chunk staging in the pass.
+        let staged = |pass: usize| tp.a.memory == Memory::Shared && !tp.stages_whole_tensor() && (pass == 0 || tp.workspace != Memory::Shared);
         let sources: Vec<ASource> = (0..3).map(|p| if staged(p) { ASource::Staged } else { ASource::Direct }).collect();
         for src in [ASource::Direct, ASource::Staged] {
             if sources.contains(&src) {
