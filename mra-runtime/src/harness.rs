@@ -325,34 +325,47 @@ pub fn validate(p: &Prepared, bufs: &Buffers, inputs: &Inputs) -> Result<Compari
     Ok(Comparison::of(&got, want))
 }
 
-/// Runs the timed harness: one untimed repetition, then `cfg.reps` timed ones.
-/// Returns microseconds per repetition (all `cfg.tasks` tasks).
+/// Untimed repetitions run until at least this long has passed, so the GPU has left its idle
+/// clocks before the first timed one (one repetition of a small K lasts well under 1 ms).
+pub const WARM_UP_MS: f64 = 200.0;
+
+/// Runs the timed harness: untimed repetitions (at least one, and at least [`WARM_UP_MS`]),
+/// then `cfg.reps` timed ones. Returns microseconds per repetition (all `cfg.tasks` tasks).
 pub fn time_reps(p: &Prepared, bufs: &Buffers, streams: &[Stream], cfg: &HarnessConfig) -> Result<Vec<f64>> {
     let start = Event::new()?;
     let end = Event::new()?;
     let joins: Vec<Event> = streams.iter().map(|_| Event::new()).collect::<Result<_>>()?;
     p.set_b(bufs)?;
     let mut times = Vec::with_capacity(cfg.reps);
-    for rep in 0..=cfg.reps {
-        start.record(&streams[0])?;
-        for s in &streams[1..] {
-            s.wait(&start)?;
-        }
-        for t in 0..cfg.tasks {
-            let s = t % streams.len();
-            p.launch(&streams[s], bufs, s)?;
-        }
-        for (s, j) in streams.iter().zip(&joins).skip(1) {
-            j.record(s)?;
-            streams[0].wait(j)?;
-        }
-        end.record(&streams[0])?;
-        let ms = start.elapsed_ms(&end)?;
-        if rep > 0 {
-            times.push(ms as f64 * 1000.0);
-        }
+    let mut warm_ms = 0.0;
+    let mut warm_reps = 0;
+    while warm_reps == 0 || warm_ms < WARM_UP_MS {
+        warm_ms += one_rep(p, bufs, streams, cfg, &start, &end, &joins)?;
+        warm_reps += 1;
+    }
+    for _ in 0..cfg.reps {
+        times.push(one_rep(p, bufs, streams, cfg, &start, &end, &joins)? * 1000.0);
     }
     Ok(times)
+}
+
+/// One repetition: `cfg.tasks` tasks round-robin over the streams, timed from an event on
+/// stream 0 (that every stream waits for) to an event after all streams joined. Milliseconds.
+fn one_rep(p: &Prepared, bufs: &Buffers, streams: &[Stream], cfg: &HarnessConfig, start: &Event, end: &Event, joins: &[Event]) -> Result<f64> {
+    start.record(&streams[0])?;
+    for s in &streams[1..] {
+        s.wait(start)?;
+    }
+    for t in 0..cfg.tasks {
+        let s = t % streams.len();
+        p.launch(&streams[s], bufs, s)?;
+    }
+    for (s, j) in streams.iter().zip(joins).skip(1) {
+        j.record(s)?;
+        streams[0].wait(j)?;
+    }
+    end.record(&streams[0])?;
+    Ok(start.elapsed_ms(end)? as f64)
 }
 
 /// The median of a non-empty list.
