@@ -106,6 +106,9 @@ pub enum MatrixCore {
     /// The arch's native register-fragment instruction for the dtype: PTX `mma.sync` m8n8k4
     /// f64 on NVIDIA, `v_mfma_f64_16x16x4f64` on CDNA, `v_wmma_f32_16x16x16_*` on RDNA3/4.
     Mma,
+    /// NVIDIA's warp-level matrix API (`nvcuda::wmma` f64 8×8×4 fragments, sm_80+): fragments
+    /// are loaded from and stored to shared memory by the API; their lane layout is opaque.
+    Wmma,
 }
 
 /// A value written in a schedule: fixed, or a tunable parameter with its choices.
@@ -236,6 +239,7 @@ impl fmt::Display for Step {
             Step::Bind(m @ ThreadMap::Tiles) => write!(f, "bind(warps, {m})"),
             Step::Bind(m) => write!(f, "bind(threads, {m})"),
             Step::Tensorize(MatrixCore::Mma) => write!(f, "tensorize(mma)"),
+            Step::Tensorize(MatrixCore::Wmma) => write!(f, "tensorize(wmma)"),
             Step::CacheRead { operand, into, pad: 0 } => write!(f, "cache_read({operand}, {into})"),
             Step::CacheRead { operand, into, pad } => {
                 write!(f, "cache_read({operand}, {into}, pad = {pad})")

@@ -42,11 +42,19 @@ pub struct TransformPlan {
     pub unroll_cols: bool,
     /// Where the two intermediates (pass 0 → 1, pass 1 → 2) live.
     pub workspace: Memory,
-    /// The matrix fragment of a tensorized level (`bind(warps, tiles)` + `tensorize(mma)`).
+    /// The matrix fragment of a tensorized level (`bind(warps, tiles)` + `tensorize(..)`).
     pub fragment: Option<Fragment>,
+    /// `tensorize(wmma)`: fragments go through NVIDIA's load/store API instead of lane indexing.
+    pub wmma: bool,
 }
 
 impl TransformPlan {
+    /// A WMMA level whose K is not a multiple of the fragment's 8 columns stages each tile's
+    /// result in shared memory and stores it masked (the API stores whole 8×8 fragments).
+    pub fn wmma_stages_c(&self, k: u32) -> bool {
+        self.wmma && k % 8 != 0
+    }
+
     /// `cache_read(A, shared)` with `workspace(shared)`: the whole input tensor is staged into
     /// the second intermediate buffer (free until pass 1 writes it) in one coalesced sweep,
     /// instead of chunk by chunk; every pass then reads shared memory.
@@ -165,35 +173,6 @@ impl Schedule {
                     _ => None,
                 })
                 .ok_or_else(|| malformed("no bind(threads, ..) step"))?;
-            let b = self
-                .iter_steps()
-                .find_map(|s| match s {
-                    Step::CacheRead { operand: Operand::B, into, pad } => Some(Staging { memory: *into, pad: *pad }),
-                    _ => None,
-                })
-                .unwrap_or(Staging { memory: Memory::Global, pad: 0 });
-            let tensorize = self.iter_steps().any(|s| matches!(s, Step::Tensorize(_)));
-            if tensorize != (map == ThreadMap::Tiles) {
-                return Err(malformed("tensorize(mma) and bind(warps, tiles) go together"));
-            }
-            let fragment = if tensorize {
-                let instr = matrix_instr(arch, dtype).ok_or_else(|| PlanError::NoMatrixCore {
-                    level: self.name.clone(),
-                    arch: arch.name,
-                    dtype,
-                    have: ARCHS.iter().filter(|a| matrix_instr(a, dtype).is_some()).map(|a| a.name).collect::<Vec<_>>().join(", "),
-                })?;
-                let f = fragment(instr);
-                if threads % f.lanes != 0 {
-                    return Err(malformed(&format!("threads({threads}) is not a whole number of {}-lane waves", f.lanes)));
-                }
-                Some(f)
-            } else {
-                if b.memory == Memory::Registers {
-                    return Err(malformed("cache_read(B, registers) needs tensorize(mma)"));
-                }
-                None
-            };
             let a = self
                 .iter_steps()
                 .find_map(|s| match s {
@@ -207,6 +186,55 @@ impl Schedule {
             if a.memory == Memory::Registers {
                 return Err(malformed("cache_read(A, registers): only B can be held in registers"));
             }
+            let b = self
+                .iter_steps()
+                .find_map(|s| match s {
+                    Step::CacheRead { operand: Operand::B, into, pad } => Some(Staging { memory: *into, pad: *pad }),
+                    _ => None,
+                })
+                .unwrap_or(Staging { memory: Memory::Global, pad: 0 });
+            let core = self.iter_steps().find_map(|s| match s {
+                Step::Tensorize(c) => Some(*c),
+                _ => None,
+            });
+            let tensorize = core.is_some();
+            let wmma = core == Some(crate::ir::MatrixCore::Wmma);
+            if tensorize != (map == ThreadMap::Tiles) {
+                return Err(malformed("tensorize(mma) and bind(warps, tiles) go together"));
+            }
+            let fragment = if tensorize {
+                let find = |a: &Arch| if wmma { wmma_instr(a, dtype) } else { matrix_instr(a, dtype) };
+                let instr = find(arch).ok_or_else(|| PlanError::NoMatrixCore {
+                    level: self.name.clone(),
+                    arch: arch.name,
+                    dtype,
+                    have: ARCHS.iter().filter(|a| find(a).is_some()).map(|a| a.name).collect::<Vec<_>>().join(", "),
+                })?;
+                let f = fragment(instr);
+                if threads % f.lanes != 0 {
+                    return Err(malformed(&format!("threads({threads}) is not a whole number of {}-lane waves", f.lanes)));
+                }
+                if wmma {
+                    // The API loads whole fragments from memory with 32-byte aligned rows.
+                    let workspace_shared = self.iter_steps().any(|s| matches!(s, Step::Workspace(Memory::Shared)));
+                    if a.memory != Memory::Shared || workspace_shared {
+                        return Err(malformed("tensorize(wmma) loads A fragments from staged chunks: it needs cache_read(A, shared) and workspace(global)"));
+                    }
+                    if b.memory != Memory::Shared {
+                        return Err(malformed("tensorize(wmma) loads B fragments from shared memory: it needs cache_read(B, shared)"));
+                    }
+                    let chunk = (threads / f.lanes) * f.m;
+                    if (chunk + a.pad) % 4 != 0 || b.pad % 4 != 0 {
+                        return Err(malformed("tensorize(wmma) needs 32-byte aligned rows: pad by a multiple of 4 elements"));
+                    }
+                }
+                Some(f)
+            } else {
+                if b.memory == Memory::Registers {
+                    return Err(malformed("cache_read(B, registers) needs tensorize(mma)"));
+                }
+                None
+            };
             let register_tile = self.iter_steps().any(|s| matches!(s, Step::RegisterTile(Loop::Cols)));
             if register_tile && map != ThreadMap::Rows {
                 return Err(malformed("register_tile(cols) needs bind(threads, rows)"));
@@ -238,6 +266,7 @@ impl Schedule {
                 unroll_cols: self.iter_steps().any(|s| matches!(s, Step::Unroll(Loop::Cols))),
                 workspace,
                 fragment,
+                wmma,
             };
             // A fragment level keeps B zero-padded to whole fragments in shared memory.
             let (b_rows, b_cols) = match fragment {
@@ -251,10 +280,15 @@ impl Schedule {
             // cache_read(A, shared): K rows of one chunk (WAVES tiles of FM rows), padded.
             let a_shared = match (a.memory, fragment) {
                 _ if plan.stages_whole_tensor() => 0,
-                (Memory::Shared, Some(f)) => k as u64 * ((threads / f.lanes) * f.m + a.pad) as u64 * elem,
+                // KP rows: the contraction's padding rows are staged as zeros.
+                (Memory::Shared, Some(f)) => TransformPlan::padded(k, f.k) as u64 * ((threads / f.lanes) * f.m + a.pad) as u64 * elem,
                 _ => 0,
             };
-            (Body::Transform(plan), b_shared + w_shared + out_shared + a_shared, w_global)
+            let c_shared = match fragment {
+                Some(f) if plan.wmma_stages_c(k) => (threads / f.lanes * f.m * TransformPlan::padded(k, f.n)) as u64 * elem,
+                _ => 0,
+            };
+            (Body::Transform(plan), b_shared + w_shared + out_shared + a_shared + c_shared, w_global)
         };
         if shared > arch.shared_bytes_max as u64 {
             return Err(PlanError::SharedTooLarge {
@@ -286,6 +320,11 @@ pub fn matrix_instr(arch: &Arch, dtype: DType) -> Option<MatrixInstr> {
         DType::F32 => &[],
     };
     wanted.iter().copied().find(|&i| arch.has(i))
+}
+
+/// The WMMA-API fragment for `dtype` on `arch`, if it has one (NVIDIA f64 8×8×4, sm_80+).
+pub fn wmma_instr(arch: &Arch, dtype: DType) -> Option<MatrixInstr> {
+    (dtype == DType::F64 && arch.has(MatrixInstr::WmmaM8n8k4F64)).then_some(MatrixInstr::WmmaM8n8k4F64)
 }
 
 impl Plan {

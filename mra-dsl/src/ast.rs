@@ -124,6 +124,7 @@ pub enum LibraryCall {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MatrixCore {
     Mma,
+    Wmma,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -218,11 +218,11 @@ fn check_combination(level: &Level, errors: &mut Errors) {
     match (tensorize, bind) {
         (Some(t), Some(Prim { kind: PrimKind::Bind { map, .. }, .. })) if map.value != ThreadMap::Tiles => errors.push(
             t.ident.span(),
-            "tensorize(mma) computes tiles with matrix instructions, one warp each: it needs bind(warps, tiles)",
+            "tensorize(..) computes tiles with matrix instructions, one warp each: it needs bind(warps, tiles)",
         ),
         (None, Some(Prim { kind: PrimKind::Bind { map, .. }, .. })) if map.value == ThreadMap::Tiles => errors.push(
             map.span,
-            "bind(warps, tiles) hands warps the tiles of a matrix instruction: add tensorize(mma)",
+            "bind(warps, tiles) hands warps the tiles of a matrix instruction: add tensorize(mma) or tensorize(wmma)",
         ),
         _ => {}
     }
@@ -232,7 +232,7 @@ fn check_combination(level: &Level, errors: &mut Errors) {
                 errors.push(
                     p.ident.span(),
                     format!(
-                        "`{name}` is for thread-mapped levels; with tensorize(mma) (line {}) the accumulators are the instruction's fragments",
+                        "`{name}` is for thread-mapped levels; with tensorize(..) (line {}) the accumulators are the instruction's fragments",
                         t.ident.span().start().line
                     ),
                 );

@@ -74,8 +74,11 @@ fn step(kind: &PrimKind) -> TokenStream {
             quote!(#ir::Step::Library(#ir::LibraryCall::#call))
         }
         PrimKind::Tensorize(core) => {
-            let MatrixCore::Mma = core.value;
-            quote!(#ir::Step::Tensorize(#ir::MatrixCore::Mma))
+            let core = match core.value {
+                MatrixCore::Mma => quote!(Mma),
+                MatrixCore::Wmma => quote!(Wmma),
+            };
+            quote!(#ir::Step::Tensorize(#ir::MatrixCore::#core))
         }
         PrimKind::CacheRead { operand, into, pad } => {
             let operand = operand_variant(operand.value);

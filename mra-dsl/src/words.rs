@@ -24,7 +24,7 @@ pub fn signature(prim: &str) -> &'static str {
     match prim {
         "threads" => "threads(N) or threads(tune = [N, ...], default = N)",
         "bind" => "bind(threads, elements|rows) or bind(warps, tiles)",
-        "tensorize" => "tensorize(mma)",
+        "tensorize" => "tensorize(mma|wmma)",
         "cache_read" => "cache_read(A|B, shared|registers) or cache_read(A|B, shared, pad = N)",
         "cache_write" => "cache_write(C, shared) or cache_write(C, shared, pad = N)",
         "register_tile" => "register_tile(cols)",
@@ -56,7 +56,7 @@ pub const WARP_MAPS: Table<ThreadMap> = &[("tiles", ThreadMap::Tiles)];
 /// `library(<call>)`: the transform as vendor BLAS calls.
 pub const LIBRARY_CALLS: Table<LibraryCall> = &[("kronecker", LibraryCall::Kronecker), ("three_gemm", LibraryCall::ThreeGemm)];
 /// `tensorize(<core>)`.
-pub const MATRIX_CORES: Table<MatrixCore> = &[("mma", MatrixCore::Mma)];
+pub const MATRIX_CORES: Table<MatrixCore> = &[("mma", MatrixCore::Mma), ("wmma", MatrixCore::Wmma)];
 /// `cache_read(<operand>, ..)`.
 pub const OPERANDS: Table<Operand> = &[("A", Operand::A), ("B", Operand::B)];
 /// `cache_write(<operand>, ..)`: only the pass output is written.

@@ -21,6 +21,8 @@ pub trait Dialect {
     fn launch_bounds(&self, threads: u32) -> Option<String>;
     /// Qualifier for small helpers that must inline.
     fn inline_device(&self) -> &'static str;
+    /// Alignment attribute for shared arrays: 32 bytes, which matrix-fragment loads need.
+    fn align32(&self) -> &'static str;
     /// A statement the compiler may not move memory accesses across (emits no instruction).
     fn compiler_fence(&self) -> &'static str {
         "asm volatile(\"\" ::: \"memory\");"
@@ -54,6 +56,9 @@ impl Dialect for Cuda {
     fn thread_index(&self) -> &'static str {
         "(int)threadIdx.x"
     }
+    fn align32(&self) -> &'static str {
+        "__align__(32)"
+    }
     fn block_index(&self) -> &'static str {
         "(int)blockIdx.x"
     }
@@ -85,7 +90,10 @@ impl Dialect for Cuda {
                  \x20       : \"+d\"(d[0]), \"+d\"(d[1]) : \"d\"(a), \"d\"(b));\n\
                  }"
                 .to_string(),
-            other => unreachable!("{other:?} is not an NVIDIA register-fragment instruction"),
+            MatrixInstr::WmmaM8n8k4F64 => "// One warp: wmma f64 8x8x4 fragments (sm_80+), through the __dmma_m8n8k4 built-ins\n\
+                 // that nvcuda::wmma calls; NVRTC provides them without headers."
+                .to_string(),
+            other => unreachable!("{other:?} is not an NVIDIA matrix instruction"),
         }
     }
     fn mma_acc_decl(&self, f: &Fragment, name: &str, count: &str) -> String {
@@ -127,6 +135,9 @@ __device__ __attribute__((always_inline)) inline void mra_sync_block() {
     }
     fn thread_index(&self) -> &'static str {
         "(int)__builtin_amdgcn_workitem_id_x()"
+    }
+    fn align32(&self) -> &'static str {
+        "__attribute__((aligned(32)))"
     }
     fn block_index(&self) -> &'static str {
         "(int)__builtin_amdgcn_workgroup_id_x()"

@@ -256,7 +256,10 @@ impl Emitter<'_> {
             arrays.push(("out_tile", "THREADS * OUT_STRIDE"));
         }
         if tp.a.memory == Memory::Shared && !tp.stages_whole_tensor() {
-            arrays.push(("a_stage", "K * A_STRIDE"));
+            arrays.push(("a_stage", "KP * A_STRIDE"));
+        }
+        if tp.wmma_stages_c(self.plan.request.k) {
+            arrays.push(("c_stage", "WAVES * FM * NP"));
         }
         if tp.workspace == Memory::Shared {
             arrays.push(("w_shared", "2 * K3"));
@@ -267,7 +270,7 @@ impl Emitter<'_> {
                 "// {} bytes of shared memory: more than a static array may have, so one dynamic allocation.\n",
                 self.plan.shared_bytes
             );
-            out += &format!("extern __shared__ __align__(16) {t} mra_smem[];\n");
+            out += &format!("extern __shared__ {} {t} mra_smem[];\n", self.d.align32());
             let mut offset = String::from("0");
             for (name, count) in arrays {
                 out += &format!("{t}* {name} = mra_smem + {offset};\n");
@@ -275,7 +278,7 @@ impl Emitter<'_> {
             }
         } else {
             for (name, count) in arrays {
-                out += &format!("__shared__ {t} {name}[{count}];\n");
+                out += &format!("__shared__ {} {t} {name}[{count}];\n", self.d.align32());
             }
         }
         out

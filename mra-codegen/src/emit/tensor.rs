@@ -113,6 +113,7 @@ impl Emitter<'_> {
         }
         [0, 1, 2].map(|p| match sources[p] {
             ASource::Direct => format!("gemm_pass({{in}}, {b}, {{out}}, lane, wave);"),
+            ASource::Staged if tp.wmma_stages_c(self.k()) => format!("gemm_pass_staged({{in}}, {b}, {{out}}, tid, lane, wave, a_stage, c_stage);"),
             ASource::Staged => format!("gemm_pass_staged({{in}}, {b}, {{out}}, tid, lane, wave, a_stage);"),
         })
     }
@@ -141,10 +142,12 @@ impl Emitter<'_> {
             ASource::Staged => {
                 let cache = self.step_comment(|s| matches!(s, Step::CacheRead { operand: Operand::A, .. }));
                 let rows_guard = (k * k) % ((self.plan.threads / f.lanes) * f.m) != 0;
+                let k_pad = k % f.k != 0;
                 let tiles_guard = (k * k).div_ceil(f.m) % (self.plan.threads / f.lanes) != 0;
                 self.w.line("// One GEMM pass on matrix fragments, its input staged through shared memory.");
+                let c_param = if tp.wmma_stages_c(k) { format!(", {t}* c_stage") } else { String::new() };
                 let head = format!(
-                    "{} void gemm_pass_staged(const {t}* in, {b_param}, {t}* out, int tid, int lane, int wave, {t}* a_stage)",
+                    "{} void gemm_pass_staged(const {t}* in, {b_param}, {t}* out, int tid, int lane, int wave, {t}* a_stage{c_param})",
                     self.d.inline_device()
                 );
                 let body = self.tile_body(tp, f, src);
@@ -153,12 +156,20 @@ impl Emitter<'_> {
                     w.line("// (coalesced, every thread loading), then each wave computes its tile from shared memory.");
                     w.block("for (int c0 = 0; c0 < ROW_TILES; c0 += WAVES)", "", |w| {
                         w.line("const int r0 = c0 * FM;");
-                        w.block("for (int e = tid; e < K * CHUNK; e += THREADS)", "", |w| {
+                        w.line("// KP rows: the contraction's padding rows (k >= K) are staged as zeros.");
+                        w.block("for (int e = tid; e < KP * CHUNK; e += THREADS)", "", |w| {
                             w.line("const int kk = e / CHUNK, ii = e % CHUNK;");
+                            let mut guard = Vec::new();
+                            if k_pad {
+                                guard.push("kk < K");
+                            }
                             if rows_guard {
-                                w.line(format!("a_stage[kk * A_STRIDE + ii] = (r0 + ii < K2) ? in[kk * K2 + r0 + ii] : {zero};  // zero padding"));
-                            } else {
+                                guard.push("r0 + ii < K2");
+                            }
+                            if guard.is_empty() {
                                 w.line("a_stage[kk * A_STRIDE + ii] = in[kk * K2 + r0 + ii];");
+                            } else {
+                                w.line(format!("a_stage[kk * A_STRIDE + ii] = ({}) ? in[kk * K2 + r0 + ii] : {zero};  // zero padding", guard.join(" && ")));
                             }
                         });
                         w.line(format!("{barrier}  // the chunk is staged"));
@@ -178,7 +189,7 @@ impl Emitter<'_> {
 
     /// The body computing one tile `tile` (rows i0 .. i0 + FM): A and B fragments, the
     /// instructions, the masked stores.
-    fn tile_body(&self, tp: &TransformPlan, f: &Fragment, src: ASource) -> impl Fn(&mut Writer) + 'static {
+    fn tile_body(&self, tp: &TransformPlan, f: &Fragment, src: ASource) -> Box<dyn Fn(&mut Writer)> {
         let t = self.t();
         let zero = self.plan.request.dtype.zero();
         let k = self.k();
@@ -191,7 +202,8 @@ impl Emitter<'_> {
         let (b_k, b_j) = (f.b.row.cpp("lane", "0", f.lanes), f.b.col.cpp("lane", "0", f.lanes));
         let (c_i, c_j) = (f.c.row.cpp("lane", "r", f.lanes), f.c.col.cpp("lane", "r", f.lanes));
         let mut a_guard = Vec::new();
-        if k % f.k != 0 {
+        // Staged chunks hold zero rows for k >= K; a direct read guards them.
+        if k % f.k != 0 && src == ASource::Direct {
             a_guard.push("a_k < K");
         }
         // Staged chunks are zero-padded already; a direct read guards the last tile's rows.
@@ -214,7 +226,10 @@ impl Emitter<'_> {
             _ => format!("bm[(ks * FK + {b_k}) * B_STRIDE + nf * FN + {b_j}]"),
         };
         let c_regs = f.c.regs;
-        move |w: &mut Writer| {
+        if tp.wmma {
+            return Box::new(wmma_body(k, tp.wmma_stages_c(k), unroll, zero)) as Box<dyn Fn(&mut Writer)>;
+        }
+        Box::new(move |w: &mut Writer| {
             w.line("const int i0 = tile * FM;");
             w.line(&acc_decl);
             w.line("#pragma unroll");
@@ -251,6 +266,50 @@ impl Emitter<'_> {
                     }
                 });
             });
+        })
+    }
+}
+
+/// A tile through NVIDIA's WMMA API (f64 8×8×4, sm_80+): A fragments from the staged chunk
+/// (column-major, ld A_STRIDE), B from the padded B in shared memory (row-major, ld B_STRIDE),
+/// D stored row-major straight to `out` when K is a multiple of 8, else through `c_stage`.
+/// The `__dmma_m8n8k4_*` built-ins are what `nvcuda::wmma::load_matrix_sync`, `mma_sync` and
+/// `store_matrix_sync` call for these fragment types (CUDA's crt/mma.hpp); NVRTC provides them
+/// without headers.
+fn wmma_body(k: u32, stage_c: bool, unroll: String, zero: &'static str) -> impl Fn(&mut Writer) {
+    move |w: &mut Writer| {
+        w.line("const int i0 = tile * FM;");
+        w.line("double acc[N_FRAGS][2];");
+        w.line("#pragma unroll");
+        w.line(format!("for (int nf = 0; nf < N_FRAGS; ++nf) acc[nf][0] = acc[nf][1] = {zero};"));
+        if !unroll.is_empty() {
+            w.line(&unroll);
+        }
+        w.block("for (int ks = 0; ks < K_STEPS; ++ks)", "", |w| {
+            w.line("double a_frag[1];  // wmma::fragment<matrix_a, 8, 8, 4, double, col_major>");
+            w.line("__dmma_m8n8k4_ld_a(a_frag, a_stage + ks * FK * A_STRIDE + wave * FM, A_STRIDE, 1);");
+            w.line("#pragma unroll");
+            w.block("for (int nf = 0; nf < N_FRAGS; ++nf)", "", |w| {
+                w.line("double b_frag[1];  // wmma::fragment<matrix_b, 8, 8, 4, double, row_major>");
+                w.line("__dmma_m8n8k4_ld_b(b_frag, bm + ks * FK * B_STRIDE + nf * FN, B_STRIDE, 0);");
+                w.line("__dmma_m8n8k4_mma_f64(acc[nf], a_frag, b_frag, acc[nf], 2, 0);  // mma_sync, col x row");
+            });
+        });
+        if stage_c {
+            w.line(format!("// K = {k} is not a multiple of 8: whole fragments go to this wave's c_stage, then"));
+            w.line("// the lanes store the valid rows and columns.");
+            w.line("double* c_tile = c_stage + wave * FM * NP;");
+            w.line("#pragma unroll");
+            w.line("for (int nf = 0; nf < N_FRAGS; ++nf) __dmma_m8n8k4_st_c_f64(c_tile + nf * FN, acc[nf], NP, 0);");
+            w.line("__syncwarp();");
+            w.block("for (int e = lane; e < FM * NP; e += LANES)", "", |w| {
+                w.line("const int i = i0 + e / NP, j = e % NP;");
+                w.line("if (i < K2 && j < K) out[i * K + j] = c_tile[e];");
+            });
+            w.line("__syncwarp();  // c_tile is reused by this wave's next tile");
+        } else {
+            w.line("#pragma unroll");
+            w.line("for (int nf = 0; nf < N_FRAGS; ++nf) __dmma_m8n8k4_st_c_f64(out + i0 * K + nf * FN, acc[nf], K, 0);  // store_matrix_sync, row-major");
         }
     }
 }

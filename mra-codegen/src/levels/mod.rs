@@ -11,6 +11,7 @@ mod l5;
 mod l6;
 mod l7;
 mod vendor;
+mod wmma;
 
 use crate::arch::{Arch, ARCHS};
 use crate::dtype::DType;
@@ -19,7 +20,7 @@ use crate::plan::{Request, K_MAX};
 
 /// Every level, the floor first, then by number.
 pub fn all() -> Vec<Schedule> {
-    vec![copy::copy(), l1::l1(), l2::l2(), l3::l3(), l4::l4(), l5::l5(), l6::l6(), l7::l7(), fused::fused(), vendor::vendor_3gemm()]
+    vec![copy::copy(), l1::l1(), l2::l2(), l3::l3(), l4::l4(), l5::l5(), l6::l6(), l7::l7(), fused::fused(), wmma::wmma(), vendor::vendor_3gemm()]
 }
 
 /// A `-l` value that names no level.
