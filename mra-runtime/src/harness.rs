@@ -79,9 +79,25 @@ pub enum Task {
     Kernel(Function),
     /// One GEMM with the Kronecker matrix, which `build` makes from B (untimed, whenever B
     /// changes: see [`Prepared::set_b`]).
-    Kronecker { build: Function, matrix: DeviceBuffer<u8>, blas: Blas },
+    Kronecker { build: Function, matrix: DeviceBuffer<u8>, blas: BlasPerStream },
     /// Three strided-batched GEMMs through the stream's two batch workspaces.
-    ThreeGemm { blas: Blas },
+    ThreeGemm { blas: BlasPerStream },
+}
+
+/// One cuBLAS handle per stream: a handle's workspace must not be shared by GEMMs running
+/// concurrently on different streams (cuBLAS documentation, "Thread safety" / streams).
+/// Handles are made on first use by a stream (the harness's warm-up covers that).
+#[derive(Default)]
+pub struct BlasPerStream(std::cell::RefCell<Vec<std::rc::Rc<Blas>>>);
+
+impl BlasPerStream {
+    fn get(&self, s: usize) -> Result<std::rc::Rc<Blas>> {
+        let mut v = self.0.borrow_mut();
+        while v.len() <= s {
+            v.push(std::rc::Rc::new(Blas::new()?));
+        }
+        Ok(v[s].clone())
+    }
 }
 
 impl Prepared {
@@ -104,7 +120,7 @@ impl Prepared {
         let (k3, n) = (k * k * k, bufs.nfuncs as i64);
         match &self.task {
             Task::Kernel(f) => f.launch(stream, plan.threads, &bufs.args(s)),
-            Task::Kronecker { matrix, blas, .. } => blas.gemm(
+            Task::Kronecker { matrix, blas, .. } => blas.get(s)?.gemm(
                 stream,
                 dtype,
                 &Gemm {
@@ -115,6 +131,7 @@ impl Prepared {
                 },
             ),
             Task::ThreeGemm { blas } => {
+                let blas = blas.get(s)?;
                 // out_n (K² x K row-major) = in_n^T B is, column-major, X (K x K²) =
                 // B (K x K, ld K) * in_n^T (in_n viewed K² x K, ld K², transposed).
                 let e = dtype.bytes() as u64;
@@ -181,9 +198,9 @@ impl CudaSession {
                         free_mib: free as f64 / 1048576.0,
                     });
                 }
-                Task::Kronecker { build, matrix: DeviceBuffer::alloc(bytes as usize)?, blas: Blas::new()? }
+                Task::Kronecker { build, matrix: DeviceBuffer::alloc(bytes as usize)?, blas: BlasPerStream::default() }
             }
-            (Body::Library(_), _) => Task::ThreeGemm { blas: Blas::new()? },
+            (Body::Library(_), _) => Task::ThreeGemm { blas: BlasPerStream::default() },
             (_, Some(f)) => Task::Kernel(f),
             (_, None) => unreachable!("every non-library level has a kernel"),
         };
