@@ -93,7 +93,7 @@ pub struct RunArgs {
     /// Detected from the GPU when omitted; required with --emit-src.
     #[arg(long)]
     pub arch: Option<String>,
-    /// Element type: f64 (default) or f32.
+    /// Element type: f64 (default), f32, or f16/bf16 (RDNA matrix-core levels).
     #[arg(long, default_value = "f64")]
     pub dtype: String,
     /// Print the generated kernel source and exit (no GPU, no toolkit needed).

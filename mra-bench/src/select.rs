@@ -21,7 +21,7 @@ pub fn arch(name: &str) -> CmdResult<&'static Arch> {
 }
 
 pub fn dtype(name: &str) -> CmdResult<DType> {
-    DType::parse(name).ok_or_else(|| format!("unknown dtype `{name}`; known: f64, f32").into())
+    DType::parse(name).ok_or_else(|| format!("unknown dtype `{name}`; known: f64, f32, f16, bf16").into())
 }
 
 /// A comma-separated list of numbers, e.g. `1,5,6`.

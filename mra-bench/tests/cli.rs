@@ -73,7 +73,9 @@ fn bad_input_is_one_clear_line_never_a_panic() {
     assert_clean_error(&["--arch", "sm_99", "--emit-src"], "unknown arch `sm_99`");
     assert_clean_error(&["--arch", "sm_90", "-l", "9", "--emit-src"], "unknown level `9`");
     assert_clean_error(&["-K", "16", "--emit-src"], "--emit-src needs --arch");
-    assert_clean_error(&["--arch", "sm_90", "--dtype", "f16", "--emit-src"], "unknown dtype `f16`");
+    assert_clean_error(&["--arch", "sm_90", "--dtype", "f8", "--emit-src"], "unknown dtype `f8`");
+    assert_clean_error(&["--arch", "sm_90", "--dtype", "f16", "--emit-src"], "not for sm_90");
+    assert_clean_error(&["--arch", "gfx1100", "-l", "3", "--dtype", "f16", "--emit-src"], "thread-mapped");
     assert_clean_error(&["-N", "0"], "-N must be at least 1");
     assert_clean_error(&["-M", "0"], "-M must be at least 1");
     assert_clean_error(&["-n", "0"], "-n must be at least 1");

@@ -108,6 +108,8 @@ pub enum PlanError {
     SharedTooLarge { level: String, k: u32, dtype: DType, need: u64, max: u32, arch: &'static str },
     #[error("level {level}: {what}")]
     Malformed { level: String, what: String },
+    #[error("level {level} cannot compute in {dtype}: {why}")]
+    DTypeUnsupported { level: String, dtype: DType, why: String },
     #[error("level {level} needs {dtype} matrix cores, which {arch} does not have; archs that have them: {have}")]
     NoMatrixCore { level: String, arch: &'static str, dtype: DType, have: String },
 }
@@ -155,6 +157,24 @@ impl Schedule {
             Step::Library(call) => Some(*call),
             _ => None,
         });
+        // Half-width types are matrix-core inputs: generated for the tensorized levels (and the
+        // copy floor) on AMD, whose RDNA WMMA takes them.
+        if dtype.is_matrix_input() {
+            let unsupported = |why: &str| PlanError::DTypeUnsupported { level: self.name.clone(), dtype, why: why.into() };
+            if arch.vendor != crate::Vendor::Amd {
+                return Err(unsupported(&format!(
+                    "f16/bf16 are generated for AMD RDNA matrix cores (gfx1100, gfx1151, gfx1201), not for {}",
+                    arch.name
+                )));
+            }
+            if library.is_some() {
+                return Err(unsupported("the library levels are f64/f32 BLAS calls"));
+            }
+            let tensorized = self.iter_steps().any(|s| matches!(s, Step::Tensorize(_)));
+            if copy.is_none() && !tensorized {
+                return Err(unsupported("it is thread-mapped; f16/bf16 run only on matrix-core levels (tensorize)"));
+            }
+        }
         let mut per_tensor = 0;
         let (body, shared, workspace) = if let Some(call) = library {
             if call == LibraryCall::ThreeGemm {
@@ -318,6 +338,7 @@ pub fn matrix_instr(arch: &Arch, dtype: DType) -> Option<MatrixInstr> {
     let wanted: &[MatrixInstr] = match dtype {
         DType::F64 => &[MatrixInstr::MmaSyncM8n8k4F64, MatrixInstr::MfmaF64_16x16x4],
         DType::F32 => &[],
+        DType::F16 | DType::Bf16 => &[MatrixInstr::WmmaF32_16x16x16Gfx11, MatrixInstr::WmmaF32_16x16x16Gfx12],
     };
     wanted.iter().copied().find(|&i| arch.has(i))
 }

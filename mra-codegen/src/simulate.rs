@@ -81,4 +81,38 @@ mod tests {
             }
         }
     }
+
+    /// The f16/bf16 tolerance of `DType::tolerance` is what the tiled WMMA pass, with every
+    /// pass output rounded to the storage type as the kernel stores it, stays under with a
+    /// margin of 3, against the FP64 transform of the same rounded inputs.
+    #[test]
+    fn half_precision_tolerances_hold_on_the_cpu_model() {
+        use crate::DType;
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand::rngs::StdRng::seed_from_u64(5);
+        for (dtype, instr) in [(DType::F16, WmmaF32_16x16x16Gfx11), (DType::Bf16, WmmaF32_16x16x16Gfx12)] {
+            let round = |x: f64| match dtype {
+                DType::F16 => half::f16::from_f64(x).to_f64(),
+                _ => half::bf16::from_f64(x).to_f64(),
+            };
+            let f = fragment(instr);
+            let mut worst = 0.0f64;
+            for k in [1u32, 2, 5, 6, 8, 12, 16, 20, 32] {
+                for _ in 0..2 {
+                    let a: Vec<f64> = (0..k * k * k).map(|_| round(rng.random_range(-1.0..1.0))).collect();
+                    let b: Vec<f64> = (0..k * k).map(|_| round(rng.random_range(-1.0..1.0))).collect();
+                    let (mut x, mut exact) = (a.clone(), a.clone());
+                    for _ in 0..3 {
+                        x = tile_pass(&f, k, &x, &b).unwrap().into_iter().map(round).collect();
+                        exact = plain_pass(k, &exact, &b);
+                    }
+                    let max_ref = exact.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+                    let max_err = x.iter().zip(&exact).fold(0.0f64, |m, (g, w)| m.max((g - w).abs()));
+                    worst = worst.max(max_err / max_ref);
+                }
+            }
+            println!("{dtype}: worst max rel error {worst:.3e}, tolerance {:.1e}", dtype.tolerance());
+            assert!(worst * 3.0 < dtype.tolerance(), "{dtype}: {worst:e} leaves no margin under {:e}", dtype.tolerance());
+        }
+    }
 }

@@ -47,7 +47,7 @@ const TABLE_KS: &[u32] = &[6, 8, 10, 12, 16, 20, 32];
 /// call; all of K_SPREAD and both dtypes there would add ~40% to the time).
 fn coverage(arch: &str) -> (&'static [u32], &'static [DType]) {
     match arch {
-        "gfx1151" | "gfx1201" => (TABLE_KS, &[DType::F64]),
+        "gfx1151" | "gfx1201" => (TABLE_KS, &[DType::F64, DType::F16, DType::Bf16]),
         _ => (K_SPREAD, DType::ALL),
     }
 }

@@ -32,11 +32,27 @@ pub trait Dialect {
     /// Name of a `width`-element vector of `dtype`, and the declaration it needs, if any.
     fn vector_type(&self, dtype: DType, width: u32) -> (String, Option<String>);
     /// Definitions a matrix instruction needs (helper function, vector types).
-    fn mma_prelude(&self, f: &Fragment) -> String;
+    fn mma_prelude(&self, f: &Fragment, dtype: DType) -> String;
     /// Declaration of `count` accumulators named `name`; `name[i][r]` is register r of the i-th.
     fn mma_acc_decl(&self, f: &Fragment, name: &str, count: &str) -> String;
     /// One instruction: `acc += a · b` on one wave's fragments.
-    fn mma_call(&self, f: &Fragment, acc: &str, a: &str, b: &str) -> String;
+    fn mma_call(&self, f: &Fragment, dtype: DType, acc: &str, a: &str, b: &str) -> String;
+    /// The type of one lane's A (or B) operand: a scalar for a one-register fragment, else a
+    /// vector of `regs` elements.
+    fn mma_operand_type(&self, f: &Fragment, dtype: DType, regs: u32) -> String {
+        let _ = (f, regs);
+        dtype.cpp().to_string()
+    }
+    /// One operand element from a storage element (bf16 bits go in as 16-bit integers).
+    fn mma_operand_elem(&self, dtype: DType, expr: &str) -> String {
+        let _ = dtype;
+        expr.to_string()
+    }
+    /// An accumulator element (f64 or f32) converted to the storage type.
+    fn mma_store_value(&self, dtype: DType, expr: &str) -> String {
+        let _ = dtype;
+        expr.to_string()
+    }
 }
 
 pub struct Cuda;
@@ -77,12 +93,13 @@ impl Dialect for Cuda {
         match dtype {
             DType::F64 => "fma",
             DType::F32 => "fmaf",
+            DType::F16 | DType::Bf16 => unreachable!("the planner gives {dtype} to matrix-core levels only"),
         }
     }
     fn vector_type(&self, dtype: DType, width: u32) -> (String, Option<String>) {
         (format!("{}{width}", dtype.cpp()), None)
     }
-    fn mma_prelude(&self, f: &Fragment) -> String {
+    fn mma_prelude(&self, f: &Fragment, _dtype: DType) -> String {
         match f.instr {
             MatrixInstr::MmaSyncM8n8k4F64 => "// One warp: D(8x8) += A(8x4) B(4x8) in FP64 (PTX mma.sync.aligned.m8n8k4, sm_80+).\n\
                  __device__ __forceinline__ void mma_m8n8k4(double (&d)[2], double a, double b) {\n\
@@ -99,7 +116,7 @@ impl Dialect for Cuda {
     fn mma_acc_decl(&self, f: &Fragment, name: &str, count: &str) -> String {
         format!("double {name}[{count}][{}];", f.c.regs)
     }
-    fn mma_call(&self, _f: &Fragment, acc: &str, a: &str, b: &str) -> String {
+    fn mma_call(&self, _f: &Fragment, _dtype: DType, acc: &str, a: &str, b: &str) -> String {
         format!("mma_m8n8k4({acc}, {a}, {b});")
     }
 }
@@ -156,26 +173,63 @@ __device__ __attribute__((always_inline)) inline void mra_sync_block() {
         match dtype {
             DType::F64 => "__builtin_fma",
             DType::F32 => "__builtin_fmaf",
+            DType::F16 | DType::Bf16 => unreachable!("the planner gives {dtype} to matrix-core levels only"),
         }
     }
     fn vector_type(&self, dtype: DType, width: u32) -> (String, Option<String>) {
-        let name = format!("mra_{}{width}", dtype.cpp());
+        let name = format!("mra_{}{width}", dtype.name());
         let decl = format!("typedef {} {name} __attribute__((ext_vector_type({width})));", dtype.cpp());
         (name, Some(decl))
     }
-    fn mma_prelude(&self, f: &Fragment) -> String {
+    fn mma_prelude(&self, f: &Fragment, dtype: DType) -> String {
         match f.instr {
             MatrixInstr::MfmaF64_16x16x4 => "// One wavefront: D(16x16) += A(16x4) B(4x16) in FP64 (v_mfma_f64_16x16x4f64, gfx90a/gfx942).\n\
                  typedef double mra_double4 __attribute__((ext_vector_type(4)));"
                 .to_string(),
-            other => unreachable!("{other:?} is not an AMD register-fragment instruction of this dialect yet"),
+            MatrixInstr::WmmaF32_16x16x16Gfx11 | MatrixInstr::WmmaF32_16x16x16Gfx12 => {
+                let (gen, regs) = if f.instr == MatrixInstr::WmmaF32_16x16x16Gfx11 { ("RDNA3 (gfx11)", 16) } else { ("RDNA4 (gfx12)", 8) };
+                let mut s = format!(
+                    "// One wave32: D(16x16, f32) += A(16x16) B(16x16) in {dtype} (v_wmma_f32_16x16x16_{dtype}, {gen} operand layout).\n"
+                );
+                s += &format!("typedef {} mra_{dtype}x{regs} __attribute__((ext_vector_type({regs})));\n", wmma_elem(dtype));
+                s += "typedef float mra_float8 __attribute__((ext_vector_type(8)));";
+                if dtype == DType::Bf16 {
+                    s += "\n// f32 -> bf16 bits, rounding to nearest even.\n\
+                          __device__ __attribute__((always_inline)) inline unsigned short mra_f32_to_bf16(float x) {\n\
+                          \x20   const unsigned u = __builtin_bit_cast(unsigned, x);\n\
+                          \x20   return (unsigned short)((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);\n\
+                          }";
+                }
+                s
+            }
+            other => unreachable!("{other:?} is not an AMD matrix instruction"),
         }
     }
-    fn mma_acc_decl(&self, _f: &Fragment, name: &str, count: &str) -> String {
-        format!("mra_double4 {name}[{count}];")
+    fn mma_acc_decl(&self, f: &Fragment, name: &str, count: &str) -> String {
+        match f.instr {
+            MatrixInstr::MfmaF64_16x16x4 => format!("mra_double4 {name}[{count}];"),
+            _ => format!("mra_float8 {name}[{count}];"),
+        }
     }
-    fn mma_call(&self, _f: &Fragment, acc: &str, a: &str, b: &str) -> String {
-        format!("{acc} = __builtin_amdgcn_mfma_f64_16x16x4f64({a}, {b}, {acc}, 0, 0, 0);")
+    fn mma_call(&self, f: &Fragment, dtype: DType, acc: &str, a: &str, b: &str) -> String {
+        match f.instr {
+            MatrixInstr::MfmaF64_16x16x4 => format!("{acc} = __builtin_amdgcn_mfma_f64_16x16x4f64({a}, {b}, {acc}, 0, 0, 0);"),
+            MatrixInstr::WmmaF32_16x16x16Gfx11 => format!("{acc} = __builtin_amdgcn_wmma_f32_16x16x16_{dtype}_w32({a}, {b}, {acc});"),
+            _ => format!("{acc} = __builtin_amdgcn_wmma_f32_16x16x16_{dtype}_w32_gfx12({a}, {b}, {acc});"),
+        }
+    }
+    fn mma_operand_type(&self, _f: &Fragment, dtype: DType, regs: u32) -> String {
+        if regs == 1 { dtype.cpp().to_string() } else { format!("mra_{dtype}x{regs}") }
+    }
+    fn mma_operand_elem(&self, dtype: DType, expr: &str) -> String {
+        if dtype == DType::Bf16 { format!("(short){expr}") } else { expr.to_string() }
+    }
+    fn mma_store_value(&self, dtype: DType, expr: &str) -> String {
+        match dtype {
+            DType::F16 => format!("(_Float16){expr}"),
+            DType::Bf16 => format!("mra_f32_to_bf16({expr})"),
+            _ => expr.to_string(),
+        }
     }
 }
 
@@ -184,5 +238,13 @@ pub fn for_vendor(vendor: Vendor) -> &'static dyn Dialect {
     match vendor {
         Vendor::Nvidia => &Cuda,
         Vendor::Amd => &Hip,
+    }
+}
+
+/// The element type RDNA's WMMA built-ins take for `dtype` (bf16 as 16-bit integers).
+fn wmma_elem(dtype: DType) -> &'static str {
+    match dtype {
+        DType::Bf16 => "short",
+        _ => "_Float16",
     }
 }

@@ -16,6 +16,7 @@ impl Emitter<'_> {
         let gemm = match self.plan.request.dtype {
             crate::DType::F64 => "Dgemm",
             crate::DType::F32 => "Sgemm",
+            d @ (crate::DType::F16 | crate::DType::Bf16) => unreachable!("the planner refuses library levels in {d}"),
         };
         self.w.line("");
         match call {

@@ -51,7 +51,7 @@ impl Emitter<'_> {
             self.w.line(format!("constexpr int A_STRIDE = CHUNK + {};  {cache}: row stride of a staged chunk", tp.a.pad));
         }
         self.w.line("");
-        self.w.lines(&self.d.mma_prelude(f));
+        self.w.lines(&self.d.mma_prelude(f, self.plan.request.dtype));
     }
 
     /// Kernel-entry code that makes B available to the passes (after the shared declarations).
@@ -70,16 +70,25 @@ impl Emitter<'_> {
                 if k % f.n != 0 {
                     guard.push("j < K");
                 }
+                let dtype = self.plan.request.dtype;
+                let b_ty = self.d.mma_operand_type(f, dtype, f.b.regs);
+                let (reg, slot) = if f.b.regs == 1 { ("0", "b_frag[ks][nf]") } else { ("r", "b_frag[ks][nf][r]") };
+                let value = self.d.mma_operand_elem(dtype, "b[k * K + j]");
+                let value = if guard.is_empty() { value } else { format!("({}) ? {value} : 0", guard.join(" && ")) };
                 s += &format!("{cache}: each lane keeps its B fragments for the whole kernel.\n");
-                s += &format!("{t} b_frag[K_STEPS][N_FRAGS];\n");
+                s += &format!("{b_ty} b_frag[K_STEPS][N_FRAGS];\n");
                 s += "#pragma unroll\nfor (int ks = 0; ks < K_STEPS; ++ks) {\n";
                 s += "    #pragma unroll\n    for (int nf = 0; nf < N_FRAGS; ++nf) {\n";
-                s += &format!("        const int k = ks * FK + {};\n", f.b.row.cpp("lane", "0", f.lanes));
-                s += &format!("        const int j = nf * FN + {};\n", f.b.col.cpp("lane", "0", f.lanes));
-                if guard.is_empty() {
-                    s += "        b_frag[ks][nf] = b[k * K + j];\n";
+                let mut body = String::new();
+                body += &format!("const int k = ks * FK + {};\n", f.b.row.cpp("lane", reg, f.lanes));
+                body += &format!("const int j = nf * FN + {};\n", f.b.col.cpp("lane", reg, f.lanes));
+                body += &format!("{slot} = {value};\n");
+                if f.b.regs == 1 {
+                    s += &indent(&body, 2);
                 } else {
-                    s += &format!("        b_frag[ks][nf] = ({}) ? b[k * K + j] : {zero};  // zero padding\n", guard.join(" && "));
+                    s += &format!("        #pragma unroll\n        for (int r = 0; r < {}; ++r) {{\n", f.b.regs);
+                    s += &indent(&body, 3);
+                    s += "        }\n";
                 }
                 s += "    }\n}\n";
             }
@@ -122,7 +131,7 @@ impl Emitter<'_> {
         let t = self.t();
         let k = self.k();
         let b_param = match tp.b.memory {
-            Memory::Registers => format!("const {t} (&b_frag)[K_STEPS][N_FRAGS]"),
+            Memory::Registers => format!("const {} (&b_frag)[K_STEPS][N_FRAGS]", self.d.mma_operand_type(f, self.plan.request.dtype, f.b.regs)),
             _ => format!("const {t}* bm"),
         };
         let bind = self.step_comment(|s| matches!(s, Step::Bind(_)));
@@ -188,18 +197,24 @@ impl Emitter<'_> {
     }
 
     /// The body computing one tile `tile` (rows i0 .. i0 + FM): A and B fragments, the
-    /// instructions, the masked stores.
+    /// instructions, the masked stores. A one-register operand (f64 fragments) is a scalar
+    /// load; a multi-register one (RDNA WMMA) is a vector filled register by register.
     fn tile_body(&self, tp: &TransformPlan, f: &Fragment, src: ASource) -> Box<dyn Fn(&mut Writer)> {
-        let t = self.t();
-        let zero = self.plan.request.dtype.zero();
+        let dtype = self.plan.request.dtype;
+        let zero = dtype.zero();
         let k = self.k();
         let unroll = if tp.unroll_k { format!("#pragma unroll  {}", self.step_comment(|s| matches!(s, Step::Unroll(Loop::K)))) } else { String::new() };
+        if tp.wmma {
+            return Box::new(wmma_body(k, tp.wmma_stages_c(k), unroll, zero));
+        }
         let rows_pad = (k * k) % f.m != 0;
         let acc_decl = self.d.mma_acc_decl(f, "acc", "N_FRAGS");
-        let mma = self.d.mma_call(f, "acc[nf]", "a", "b");
-        let a_i = f.a.row.cpp("lane", "0", f.lanes);
-        let a_k = f.a.col.cpp("lane", "0", f.lanes);
-        let (b_k, b_j) = (f.b.row.cpp("lane", "0", f.lanes), f.b.col.cpp("lane", "0", f.lanes));
+        let mma = self.d.mma_call(f, dtype, "acc[nf]", "a", "b");
+        let (a_ty, b_ty) = (self.d.mma_operand_type(f, dtype, f.a.regs), self.d.mma_operand_type(f, dtype, f.b.regs));
+        let reg = |n: u32| if n == 1 { "0" } else { "r" };
+        let a_i = f.a.row.cpp("lane", reg(f.a.regs), f.lanes);
+        let a_k = f.a.col.cpp("lane", reg(f.a.regs), f.lanes);
+        let (b_k, b_j) = (f.b.row.cpp("lane", reg(f.b.regs), f.lanes), f.b.col.cpp("lane", reg(f.b.regs), f.lanes));
         let (c_i, c_j) = (f.c.row.cpp("lane", "r", f.lanes), f.c.col.cpp("lane", "r", f.lanes));
         let mut a_guard = Vec::new();
         // Staged chunks hold zero rows for k >= K; a direct read guards them.
@@ -217,38 +232,51 @@ impl Emitter<'_> {
         if k % f.n != 0 {
             c_guard.push("j < K");
         }
-        let a_read = match src {
+        let a_src = match src {
             ASource::Direct => "in[a_k * K2 + a_i]",
             ASource::Staged => "a_stage[a_k * A_STRIDE + wave * FM + (a_i - i0)]",
         };
-        let b_read = match tp.b.memory {
-            Memory::Registers => "b_frag[ks][nf]".to_string(),
-            _ => format!("bm[(ks * FK + {b_k}) * B_STRIDE + nf * FN + {b_j}]"),
-        };
-        let c_regs = f.c.regs;
-        if tp.wmma {
-            return Box::new(wmma_body(k, tp.wmma_stages_c(k), unroll, zero)) as Box<dyn Fn(&mut Writer)>;
-        }
+        let a_value = self.d.mma_operand_elem(dtype, a_src);
+        let a_value = if a_guard.is_empty() { a_value } else { format!("({}) ? {a_value} : 0", a_guard.join(" && ")) };
+        let b_src = format!("bm[(ks * FK + {b_k}) * B_STRIDE + nf * FN + {b_j}]");
+        let b_value = self.d.mma_operand_elem(dtype, &b_src);
+        let store = self.d.mma_store_value(dtype, "acc[nf][r]");
+        let b_in_registers = tp.b.memory == Memory::Registers;
+        let (a_regs, b_regs, c_regs) = (f.a.regs, f.b.regs, f.c.regs);
         Box::new(move |w: &mut Writer| {
             w.line("const int i0 = tile * FM;");
             w.line(&acc_decl);
             w.line("#pragma unroll");
-            w.line(format!("for (int nf = 0; nf < N_FRAGS; ++nf) for (int r = 0; r < {c_regs}; ++r) acc[nf][r] = {zero};"));
+            w.line(format!("for (int nf = 0; nf < N_FRAGS; ++nf) for (int r = 0; r < {c_regs}; ++r) acc[nf][r] = 0;"));
             if !unroll.is_empty() {
                 w.line(&unroll);
             }
             w.block("for (int ks = 0; ks < K_STEPS; ++ks)", "", |w| {
-                w.line(format!("// A fragment: this lane holds A(i0 + {a_i}, ks * FK + {a_k}) = in(k, i)."));
-                w.line(format!("const int a_i = i0 + {a_i};"));
-                w.line(format!("const int a_k = ks * FK + {a_k};"));
-                if a_guard.is_empty() {
-                    w.line(format!("const {t} a = {a_read};"));
+                w.line(format!("// A fragment: register {} of this lane is A(i0 + {a_i}, ks * FK + {a_k}) = in(k, i).", reg(a_regs)));
+                if a_regs == 1 {
+                    w.line(format!("const int a_i = i0 + {a_i};"));
+                    w.line(format!("const int a_k = ks * FK + {a_k};"));
+                    w.line(format!("const {a_ty} a = {a_value};"));
                 } else {
-                    w.line(format!("const {t} a = ({}) ? {a_read} : {zero};  // zero padding", a_guard.join(" && ")));
+                    w.line(format!("{a_ty} a;"));
+                    w.line("#pragma unroll");
+                    w.block(format!("for (int r = 0; r < {a_regs}; ++r)"), "", |w| {
+                        w.line(format!("const int a_i = i0 + {a_i};"));
+                        w.line(format!("const int a_k = ks * FK + {a_k};"));
+                        w.line(format!("a[r] = {a_value};"));
+                    });
                 }
                 w.line("#pragma unroll");
                 w.block("for (int nf = 0; nf < N_FRAGS; ++nf)", "", |w| {
-                    w.line(format!("const {t} b = {b_read};  // B fragment"));
+                    if b_in_registers {
+                        w.line(format!("const {b_ty}& b = b_frag[ks][nf];  // B fragment, kept in registers"));
+                    } else if b_regs == 1 {
+                        w.line(format!("const {b_ty} b = {b_value};  // B fragment: B(ks * FK + {b_k}, nf * FN + {b_j})"));
+                    } else {
+                        w.line(format!("{b_ty} b;  // B fragment: register r is B(ks * FK + {b_k}, nf * FN + {b_j})"));
+                        w.line("#pragma unroll");
+                        w.line(format!("for (int r = 0; r < {b_regs}; ++r) b[r] = {b_value};"));
+                    }
                     w.line(&mma);
                 });
             });
@@ -260,9 +288,9 @@ impl Emitter<'_> {
                     w.line(format!("const int i = i0 + {c_i};"));
                     w.line(format!("const int j = nf * FN + {c_j};"));
                     if c_guard.is_empty() {
-                        w.line("out[i * K + j] = acc[nf][r];");
+                        w.line(format!("out[i * K + j] = {store};"));
                     } else {
-                        w.line(format!("if ({}) out[i * K + j] = acc[nf][r];  // padding is not stored", c_guard.join(" && ")));
+                        w.line(format!("if ({}) out[i * K + j] = {store};  // padding is not stored", c_guard.join(" && ")));
                     }
                 });
             });
@@ -312,4 +340,9 @@ fn wmma_body(k: u32, stage_c: bool, unroll: String, zero: &'static str) -> impl 
             w.line("for (int nf = 0; nf < N_FRAGS; ++nf) __dmma_m8n8k4_st_c_f64(out + i0 * K + nf * FN, acc[nf], K, 0);  // store_matrix_sync, row-major");
         }
     }
+}
+
+/// `text` with every line indented by `levels` × 4 spaces.
+fn indent(text: &str, levels: usize) -> String {
+    text.lines().map(|l| format!("{}{l}\n", "    ".repeat(levels))).collect()
 }

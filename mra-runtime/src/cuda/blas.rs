@@ -64,6 +64,7 @@ impl Blas {
                     )
                     .map_err(fail("cublasDgemmStridedBatched"))
                 }
+                d @ (DType::F16 | DType::Bf16) => Err(RuntimeError::Invalid(format!("no {d} GEMM in the library levels"))),
                 DType::F32 => {
                     let (one, zero) = (1.0f32, 0.0f32);
                     blas::sgemm_strided_batched(
