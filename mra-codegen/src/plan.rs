@@ -62,6 +62,13 @@ impl TransformPlan {
         self.a.memory == Memory::Shared && self.workspace == Memory::Shared
     }
 
+    /// Extra elements after each K²-long row of a shared intermediate: with whole-tensor
+    /// staging, `cache_read(A, shared, pad = P)` pads the layout every pass reads, so that the
+    /// rows a fragment load touches fall in different banks.
+    pub fn shared_row_pad(&self) -> u32 {
+        if self.stages_whole_tensor() { self.a.pad } else { 0 }
+    }
+
     /// K rounded up to a multiple of `m`: fragments pad the contraction and the columns.
     pub fn padded(k: u32, m: u32) -> u32 {
         k.div_ceil(m) * m
@@ -294,8 +301,11 @@ impl Schedule {
                 None => (k, k),
             };
             let b_shared = if b.memory == Memory::Shared { b_rows as u64 * (b_cols + b.pad) as u64 * elem } else { 0 };
-            let (w_shared, w_global) =
-                if workspace == Memory::Shared { (2 * k3 * elem, 0) } else { (0, 2 * k3) };
+            let (w_shared, w_global) = if workspace == Memory::Shared {
+                (2 * k as u64 * ((k * k + plan.shared_row_pad()) as u64) * elem, 0)
+            } else {
+                (0, 2 * k3)
+            };
             let out_shared = out.map_or(0, |o| threads as u64 * (k + o.pad) as u64 * elem);
             // cache_read(A, shared): K rows of one chunk (WAVES tiles of FM rows), padded.
             let a_shared = match (a.memory, fragment) {

@@ -217,7 +217,7 @@ impl Emitter<'_> {
                     w.line(format!("{t}* w0 = workspace + (long long)block * 2 * K3;"));
                 }
             }
-            w.line(format!("{t}* w1 = w0 + K3;"));
+            w.line(format!("{t}* w1 = w0 + {};", if tp.stages_whole_tensor() { "K * W_STRIDE" } else { "K3" }));
             w.line("// Blocks walk the batch: block b transforms tensors b, b + nblocks, b + 2 nblocks, ...");
             w.block("for (int n = block; n < nfuncs; n += nblocks)", "", |w| {
                 w.line(format!("const {t}* a_n = a + (long long)n * K3;"));
@@ -262,7 +262,7 @@ impl Emitter<'_> {
             arrays.push(("c_stage", "WAVES * FM * NP"));
         }
         if tp.workspace == Memory::Shared {
-            arrays.push(("w_shared", "2 * K3"));
+            arrays.push(("w_shared", if tp.stages_whole_tensor() { "2 * K * W_STRIDE" } else { "2 * K3" }));
         }
         let mut out = String::new();
         if self.plan.dynamic_shared {
@@ -293,17 +293,24 @@ impl Emitter<'_> {
         let width = 16 / dtype.bytes();
         let mut s = format!("{cache}: the whole tensor goes to w1 in one coalesced sweep.\n");
         // Tensor n starts n·K³ elements in: 16-byte aligned for every n only if K³ is a
-        // multiple of the vector width.
-        if (k * k * k) % width == 0 {
+        // multiple of the vector width; a vector must not straddle a padded row either.
+        let pad = match self.plan.body {
+            crate::plan::Body::Transform(tp) => tp.shared_row_pad(),
+            _ => 0,
+        };
+        if (k * k * k) % width == 0 && (k * k) % width == 0 && pad % width == 0 {
             let (vec_t, decl) = self.d.vector_type(dtype, width);
             if let Some(decl) = decl {
                 s += &format!("{decl}\n");
             }
             s += &format!("const {vec_t}* a_vec = reinterpret_cast<const {vec_t}*>(a_n);\n");
             s += &format!("{vec_t}* w1_vec = reinterpret_cast<{vec_t}*>(w1);\n");
-            s += &format!("for (int e = tid; e < K3 / {width}; e += THREADS) w1_vec[e] = a_vec[e];\n");
+            s += &format!("for (int e = tid; e < K3 / {width}; e += THREADS) {{\n");
+            s += &format!("    const int x = e * {width};  // element x of A goes to row x / K2 of the padded layout\n");
+            s += &format!("    w1_vec[((x / K2) * W_STRIDE + x % K2) / {width}] = a_vec[e];\n}}\n");
         } else {
-            s += "for (int e = tid; e < K3; e += THREADS) w1[e] = a_n[e];  // K^3 odd: tensors are not 16-byte aligned\n";
+            s += "// No 16-byte accesses: the tensors or the padded rows are not 16-byte aligned.\n";
+            s += "for (int e = tid; e < K3; e += THREADS) w1[(e / K2) * W_STRIDE + e % K2] = a_n[e];\n";
         }
         s += &format!("{}  // the tensor is staged\n", self.d.barrier());
         s

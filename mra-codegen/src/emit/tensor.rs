@@ -22,6 +22,26 @@ enum ASource {
     Staged,
 }
 
+/// One pass function: where A comes from, and whether its input and output are shared
+/// intermediates in the padded layout (row x of the K x K² view at x · W_STRIDE).
+#[derive(Clone, Copy, PartialEq)]
+struct Variant {
+    src: ASource,
+    in_shared: bool,
+    out_shared: bool,
+}
+
+impl Variant {
+    fn name(&self) -> &'static str {
+        match (self.src, self.in_shared, self.out_shared) {
+            (ASource::Staged, _, _) => "gemm_pass_staged",
+            (ASource::Direct, true, true) => "gemm_pass_shared",
+            (ASource::Direct, true, false) => "gemm_pass_to_global",
+            (ASource::Direct, false, _) => "gemm_pass",
+        }
+    }
+}
+
 impl Emitter<'_> {
     fn k(&self) -> u32 {
         self.plan.request.k
@@ -44,6 +64,10 @@ impl Emitter<'_> {
             self.w.line(format!("constexpr int B_STRIDE = NP + {};  {cache}: row stride of the padded B in shared memory", tp.b.pad));
         } else {
             self.w.line("constexpr int B_STRIDE = K;");
+        }
+        if tp.stages_whole_tensor() {
+            let cache = self.step_comment(|s| matches!(s, Step::CacheRead { operand: Operand::A, .. }));
+            self.w.line(format!("constexpr int W_STRIDE = K2 + {};  {cache}: row stride of the shared intermediates", tp.shared_row_pad()));
         }
         if tp.a.memory == Memory::Shared && !tp.stages_whole_tensor() {
             let cache = self.step_comment(|s| matches!(s, Step::CacheRead { operand: Operand::A, .. }));
@@ -114,20 +138,35 @@ impl Emitter<'_> {
         let b = if tp.b.memory == Memory::Registers { "b_frag" } else { "bm" };
         // Whole-tensor staging happens in the kernel, before pass 0; chunk staging in the pass.
         let staged = |pass: usize| tp.a.memory == Memory::Shared && !tp.stages_whole_tensor() && (pass == 0 || tp.workspace != Memory::Shared);
-        let sources: Vec<ASource> = (0..3).map(|p| if staged(p) { ASource::Staged } else { ASource::Direct }).collect();
-        for src in [ASource::Direct, ASource::Staged] {
-            if sources.contains(&src) {
-                self.tile_pass_function(tp, f, src);
+        // The padded layout applies to the shared intermediates of whole-tensor staging: every
+        // pass reads one, passes 0 and 1 write one, pass 2 writes C.
+        let padded = tp.stages_whole_tensor();
+        let variants: Vec<Variant> = (0..3)
+            .map(|p| Variant {
+                src: if staged(p) { ASource::Staged } else { ASource::Direct },
+                in_shared: padded,
+                out_shared: padded && p < 2,
+            })
+            .collect();
+        let mut emitted: Vec<Variant> = Vec::new();
+        for v in &variants {
+            if !emitted.contains(v) {
+                self.tile_pass_function(tp, f, *v);
+                emitted.push(*v);
             }
         }
-        [0, 1, 2].map(|p| match sources[p] {
-            ASource::Direct => format!("gemm_pass({{in}}, {b}, {{out}}, lane, wave);"),
-            ASource::Staged if tp.wmma_stages_c(self.k()) => format!("gemm_pass_staged({{in}}, {b}, {{out}}, tid, lane, wave, a_stage, c_stage);"),
-            ASource::Staged => format!("gemm_pass_staged({{in}}, {b}, {{out}}, tid, lane, wave, a_stage);"),
+        [0, 1, 2].map(|p| {
+            let v = variants[p];
+            match v.src {
+                ASource::Direct => format!("{}({{in}}, {b}, {{out}}, lane, wave);", v.name()),
+                ASource::Staged if tp.wmma_stages_c(self.k()) => format!("{}({{in}}, {b}, {{out}}, tid, lane, wave, a_stage, c_stage);", v.name()),
+                ASource::Staged => format!("{}({{in}}, {b}, {{out}}, tid, lane, wave, a_stage);", v.name()),
+            }
         })
     }
 
-    fn tile_pass_function(&mut self, tp: &TransformPlan, f: &Fragment, src: ASource) {
+    fn tile_pass_function(&mut self, tp: &TransformPlan, f: &Fragment, v: Variant) {
+        let src = v.src;
         let t = self.t();
         let k = self.k();
         let b_param = match tp.b.memory {
@@ -140,9 +179,13 @@ impl Emitter<'_> {
         self.w.line("");
         match src {
             ASource::Direct => {
-                self.w.line("// One GEMM pass: out(i,j) = sum_k in(k,i) * B(k,j), on matrix fragments.");
-                let head = format!("{} void gemm_pass(const {t}* in, {b_param}, {t}* out, int lane, int wave)", self.d.inline_device());
-                let body = self.tile_body(tp, f, src);
+                self.w.line(match (v.in_shared, v.out_shared) {
+                    (false, _) => "// One GEMM pass: out(i,j) = sum_k in(k,i) * B(k,j), on matrix fragments.",
+                    (true, true) => "// One GEMM pass on matrix fragments, shared intermediate to shared intermediate (padded rows).",
+                    (true, false) => "// The last GEMM pass: shared intermediate (padded rows) to C in device memory.",
+                });
+                let head = format!("{} void {}(const {t}* in, {b_param}, {t}* out, int lane, int wave)", self.d.inline_device(), v.name());
+                let body = self.tile_body(tp, f, v);
                 self.w.block(head, "", |w| {
                     w.line(format!("{bind}: wave w owns row tiles w, w + WAVES, ... (FM rows x all columns each)"));
                     w.block("for (int tile = wave; tile < ROW_TILES; tile += WAVES)", "", |w| body(w));
@@ -159,7 +202,7 @@ impl Emitter<'_> {
                     "{} void gemm_pass_staged(const {t}* in, {b_param}, {t}* out, int tid, int lane, int wave, {t}* a_stage{c_param})",
                     self.d.inline_device()
                 );
-                let body = self.tile_body(tp, f, src);
+                let body = self.tile_body(tp, f, v);
                 self.w.block(head, "", |w| {
                     w.line(format!("{cache}: the block stages the input rows of one tile per wave"));
                     w.line("// (coalesced, every thread loading), then each wave computes its tile from shared memory.");
@@ -199,7 +242,8 @@ impl Emitter<'_> {
     /// The body computing one tile `tile` (rows i0 .. i0 + FM): A and B fragments, the
     /// instructions, the masked stores. A one-register operand (f64 fragments) is a scalar
     /// load; a multi-register one (RDNA WMMA) is a vector filled register by register.
-    fn tile_body(&self, tp: &TransformPlan, f: &Fragment, src: ASource) -> Box<dyn Fn(&mut Writer)> {
+    fn tile_body(&self, tp: &TransformPlan, f: &Fragment, v: Variant) -> Box<dyn Fn(&mut Writer)> {
+        let src = v.src;
         let dtype = self.plan.request.dtype;
         let zero = dtype.zero();
         let k = self.k();
@@ -233,6 +277,7 @@ impl Emitter<'_> {
             c_guard.push("j < K");
         }
         let a_src = match src {
+            ASource::Direct if v.in_shared => "in[a_k * W_STRIDE + a_i]",
             ASource::Direct => "in[a_k * K2 + a_i]",
             ASource::Staged => "a_stage[a_k * A_STRIDE + wave * FM + (a_i - i0)]",
         };
@@ -241,6 +286,9 @@ impl Emitter<'_> {
         let b_src = format!("bm[(ks * FK + {b_k}) * B_STRIDE + nf * FN + {b_j}]");
         let b_value = self.d.mma_operand_elem(dtype, &b_src);
         let store = self.d.mma_store_value(dtype, "acc[nf][r]");
+        // Output element (i, j) is element i·K + j of the K x K² view of the next pass's input:
+        // row (i / K), column (i % K)·K + j; padded rows when the output is shared.
+        let out_at = if v.out_shared { "out[(i / K) * W_STRIDE + (i % K) * K + j]" } else { "out[i * K + j]" };
         let b_in_registers = tp.b.memory == Memory::Registers;
         let (a_regs, b_regs, c_regs) = (f.a.regs, f.b.regs, f.c.regs);
         Box::new(move |w: &mut Writer| {
@@ -288,9 +336,9 @@ impl Emitter<'_> {
                     w.line(format!("const int i = i0 + {c_i};"));
                     w.line(format!("const int j = nf * FN + {c_j};"));
                     if c_guard.is_empty() {
-                        w.line(format!("out[i * K + j] = {store};"));
+                        w.line(format!("{out_at} = {store};"));
                     } else {
-                        w.line(format!("if ({}) out[i * K + j] = {store};  // padding is not stored", c_guard.join(" && ")));
+                        w.line(format!("if ({}) {out_at} = {store};  // padding is not stored", c_guard.join(" && ")));
                     }
                 });
             });
