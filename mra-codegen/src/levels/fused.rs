@@ -1,6 +1,6 @@
 mra_dsl::schedule! {
     /// Fused: the three passes of a tensor stay in shared memory; device memory sees one read
-    /// of A (staged in chunks) and one write of C. Matrix cores with B fragments in registers.
+    /// of A (staged whole, coalesced) and one write of C. Matrix cores, B fragments in registers.
     /// Shared memory holds 2·K³ values, so K is bounded by the arch's limit (K ≤ 24 in f64 on
     /// sm_90, K ≤ 15 on AMD's 64 KiB LDS). The shared rows are padded by 4 so fragment loads
     /// spread over the banks; 256 threads beat 128 at K = 8, 16, 20, 24 on an H200 (NOTES.md).
