@@ -2,11 +2,11 @@
 
 mod cli;
 mod compile_cmd;
-mod hip_run;
 mod levels_cmd;
 mod output;
 mod run_cmd;
 mod select;
+mod session;
 mod sweep_cmd;
 mod validate_cmd;
 

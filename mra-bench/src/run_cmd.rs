@@ -1,12 +1,12 @@
 //! The default mode: emit source, or validate once and benchmark one level against the
-//! `copy` floor in the seed's harness.
+//! `copy` floor in the seed's harness, on the CUDA or the HIP backend (see `session`).
 
 use crate::cli::RunArgs;
 use crate::output::RepResult;
 use crate::select::{self, CmdResult};
-use mra_codegen::{levels, Request, Vendor};
-use mra_runtime::cuda::Stream;
-use mra_runtime::harness::{self, CudaSession, HarnessConfig, Inputs, Prepared};
+use crate::session::{self, Opened};
+use mra_codegen::{levels, DType, Request, Schedule};
+use mra_runtime::harness::{self, Backend, HarnessConfig, Inputs, Prepared, Session};
 
 pub fn run(args: &RunArgs) -> CmdResult {
     let schedule = select::level(&args.level)?;
@@ -23,45 +23,35 @@ pub fn run(args: &RunArgs) -> CmdResult {
     }
     let cfg = HarnessConfig { nfuncs: args.nfuncs, max_blocks: args.max_blocks, tasks: args.tasks, streams: args.streams, reps: args.reps };
     cfg.check()?;
-    if let Some(a) = &args.arch {
-        let arch = select::arch(a)?;
-        // Catch a level that cannot run on the named arch before looking for a GPU.
-        schedule.plan(Request { k, arch, dtype })?;
-        if arch.vendor == Vendor::Amd {
-            return crate::hip_run::run(args, Some(arch), None);
+    let arch = match &args.arch {
+        Some(a) => {
+            let arch = select::arch(a)?;
+            // Catch a level that cannot run on the named arch before looking for a GPU.
+            schedule.plan(Request { k, arch, dtype })?;
+            Some(arch)
         }
+        None => None,
+    };
+    match session::open(arch, args.compiler.as_deref(), select::cache(args.no_cache))? {
+        Opened::Cuda(s) => bench(&s, args, &schedule, dtype, &cfg),
+        Opened::Hip(s) => bench(&s, args, &schedule, dtype, &cfg),
     }
-    if args.arch.is_none() {
-        // No NVIDIA driver: try AMD's HIP runtime before giving up.
-        if let Err(no_nvidia) = mra_runtime::cuda::probe_driver() {
-            return crate::hip_run::run(args, None, Some(no_nvidia));
-        }
-    }
-    let session = CudaSession::open(select::cache(args.no_cache))?;
-    let gpu = &session.gpu;
-    if let Some(a) = &args.arch {
-        let arch = select::arch(a)?;
-        if arch.name != gpu.arch.name {
-            return Err(format!("--arch {} was given but GPU 0 ({}) is {}; omit --arch to use the GPU's", arch.name, gpu.name, gpu.arch.name).into());
-        }
-    }
+}
+
+/// Validates `schedule` and the copy floor once, then times both in the seed's harness.
+fn bench<B: Backend>(session: &Session<B>, args: &RunArgs, schedule: &Schedule, dtype: DType, cfg: &HarnessConfig) -> CmdResult {
+    let (gpu, k) = (&session.gpu, args.k);
+    let cfg = *cfg;
     // Planning is cheap and tells the workspace size: refuse an N that cannot fit before compiling.
-    let plan = schedule.plan(Request { k, arch: gpu.arch, dtype })?;
+    let plan = schedule.plan(Request { k, arch: gpu.arch(), dtype })?;
     session.check_memory(&cfg, &plan)?;
     let floor_schedule = levels::find("copy")?;
-    let prepare = |s| -> CmdResult<Prepared> {
+    let prepare = |s| -> CmdResult<Prepared<B>> {
         let p = session.prepare(s, k, dtype)?;
-        match &p.compiled {
-            Some(c) => {
-                let how = if c.from_cache { "loaded from the kernel cache".to_string() } else { format!("compiled with NVRTC {}.{}", session.nvrtc.version.0, session.nvrtc.version.1) };
-                let res = c.resources.map(|r| format!(": {} registers, {} B spilled, {} B shared", r.registers, r.spill_store_bytes, r.shared_bytes)).unwrap_or_default();
-                eprintln!("# {} (K={k}, {dtype}, {}) {how} in {:.1} ms{res}", p.kernel.level, gpu.arch.name, c.seconds * 1e3);
-            }
-            None => eprintln!("# {} (K={k}, {dtype}, {}): cuBLAS calls, no kernel to compile", p.kernel.level, gpu.arch.name),
-        }
+        eprintln!("# {} (K={k}, {dtype}, {}){}", p.kernel.level, gpu.arch().name, session.compile_note(&p));
         Ok(p)
     };
-    let level = prepare(&schedule)?;
+    let level = prepare(schedule)?;
     let floor = prepare(&floor_schedule)?;
     let bufs = session.allocate(&cfg, &level.kernel.plan)?;
 
@@ -69,7 +59,7 @@ pub fn run(args: &RunArgs) -> CmdResult {
     let seed = args.seed.unwrap_or_else(rand::random);
     let inputs = Inputs::random(dtype, k, cfg.nfuncs, seed);
     for p in [&level, &floor] {
-        let cmp = harness::validate(p, &bufs, &inputs)?;
+        let cmp = harness::validate(gpu, p, &bufs, &inputs)?;
         let tol = if p.kernel.plan.is_copy() { f64::MIN_POSITIVE } else { dtype.tolerance() };
         if !cmp.passes(tol) {
             return Err(format!(
@@ -81,10 +71,10 @@ pub fn run(args: &RunArgs) -> CmdResult {
         eprintln!("# validated {}: max abs {:.2e}, max rel {:.2e} (seed {seed})", p.kernel.level, cmp.max_abs, cmp.max_rel);
     }
 
-    let streams: Vec<Stream> = (0..cfg.streams).map(|_| Stream::new()).collect::<Result<_, _>>()?;
-    let floor_times = harness::time_reps(&floor, &bufs, &streams, &cfg)?;
+    let streams = session.streams(cfg.streams)?;
+    let floor_times = harness::time_reps(gpu, &floor, &bufs, &streams, &cfg)?;
     let floor_us = harness::median(&floor_times) / cfg.tasks as f64;
-    let times = harness::time_reps(&level, &bufs, &streams, &cfg)?;
+    let times = harness::time_reps(gpu, &level, &bufs, &streams, &cfg)?;
     // GFlop counts what the level executes (the Kronecker GEMM's 2·K⁶, as the seed reports it).
     let gflop = level.kernel.plan.executed_flops_per_tensor() as f64 * cfg.nfuncs as f64 * cfg.tasks as f64 / 1e9;
     for (rep, &t) in times.iter().enumerate() {
@@ -106,8 +96,8 @@ pub fn run(args: &RunArgs) -> CmdResult {
             fraction_of_floor: floor_us / us_per_task,
             rep: rep + 1,
             dtype: dtype.to_string(),
-            arch: gpu.arch.name.to_string(),
-            device: gpu.name.clone(),
+            arch: gpu.arch().name.to_string(),
+            device: gpu.device_name().to_string(),
         };
         if args.json {
             println!("{}", serde_json::to_string(&r)?);

@@ -3,10 +3,10 @@
 
 use crate::cli::SweepArgs;
 use crate::select::{self, CmdResult};
+use crate::session::{self, Opened};
 use indicatif::{ProgressBar, ProgressStyle};
-use mra_codegen::{levels, plan::transform_flops, Request, Schedule};
-use mra_runtime::cuda::Stream;
-use mra_runtime::harness::{self, CudaSession, HarnessConfig, Inputs};
+use mra_codegen::{levels, plan::transform_flops, DType, Request, Schedule};
+use mra_runtime::harness::{self, Backend, HarnessConfig, Inputs, Session};
 use serde::Serialize;
 use std::io::Write;
 
@@ -59,26 +59,34 @@ pub fn run(args: &SweepArgs) -> CmdResult {
     chosen.insert(0, copy.clone());
     let base = HarnessConfig { nfuncs: args.nfuncs, max_blocks: args.max_blocks, tasks: args.tasks, streams: args.streams, reps: args.reps };
     base.check()?;
-    let session = CudaSession::open(select::cache(args.no_cache))?;
+    match session::open(None, None, select::cache(args.no_cache))? {
+        Opened::Cuda(s) => sweep_on(&s, args, &ks, dtype, &chosen, &base),
+        Opened::Hip(s) => sweep_on(&s, args, &ks, dtype, &chosen, &base),
+    }
+}
+
+/// The sweep on one opened GPU: the table, then the JSON and CSV files asked for.
+fn sweep_on<B: Backend>(session: &Session<B>, args: &SweepArgs, ks: &[u32], dtype: DType, chosen: &[Schedule], base: &HarnessConfig) -> CmdResult {
     let gpu = &session.gpu;
-    eprintln!("# sweep on {} ({}), N={}, M={}, {} streams, -n {}, -r {}", gpu.name, gpu.arch.name, base.nfuncs, base.max_blocks, base.streams, base.tasks, base.reps);
+    let copy = &chosen[0];
+    eprintln!("# sweep on {} ({}), N={}, M={}, {} streams, -n {}, -r {}", gpu.device_name(), gpu.arch().name, base.nfuncs, base.max_blocks, base.streams, base.tasks, base.reps);
     let peak = if args.no_peak {
         None
     } else {
-        let p = mra_runtime::cuda::blas::Blas::new()?.dgemm_peak_tflops(8192, 5)?;
-        eprintln!("# FP64 GEMM peak (cuBLAS DGEMM 8192^3, median of 5): {p:.1} TFLOP/s");
+        let p = harness::gemm_peak_tflops(gpu, 8192, 5)?;
+        eprintln!("# FP64 GEMM peak ({} DGEMM 8192^3, median of 5): {p:.1} TFLOP/s", B::BLAS_NAME);
         Some(p)
     };
 
     let bar = ProgressBar::new((ks.len() * chosen.len()) as u64);
     bar.set_style(ProgressStyle::with_template("{bar:40} {pos}/{len} {msg}").expect("valid template"));
-    let streams: Vec<Stream> = (0..base.streams).map(|_| Stream::new()).collect::<Result<_, _>>()?;
+    let streams = session.streams(base.streams)?;
     let mut rows = Vec::new();
-    for &k in &ks {
+    for &k in ks {
         let seed = args.seed.unwrap_or_else(rand::random);
         let inputs = Inputs::random(dtype, k, base.nfuncs, seed);
         let mut floor_us = None;
-        for s in &chosen {
+        for s in chosen {
             bar.set_message(format!("K={k} {}", s.name));
             let mut row = Row {
                 level: s.name.clone(),
@@ -93,7 +101,7 @@ pub fn run(args: &SweepArgs) -> CmdResult {
                 best: false,
                 note: String::new(),
             };
-            match measure(&session, s, k, dtype, &base, &inputs, &streams) {
+            match measure(session, s, k, dtype, base, &inputs, &streams) {
                 Ok((us, tasks, rel)) => {
                     if s.name == copy.name {
                         floor_us = Some(us);
@@ -123,10 +131,10 @@ pub fn run(args: &SweepArgs) -> CmdResult {
         }
     }
     bar.finish_and_clear();
-    print_table(&rows, peak);
+    print_table(&rows, peak.map(|p| (p, B::BLAS_NAME)));
     let report = Report {
-        device: gpu.name.clone(),
-        arch: gpu.arch.name,
+        device: gpu.device_name().to_string(),
+        arch: gpu.arch().name,
         commit: env!("MRA_COMMIT"),
         date_unix: std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0),
         nfuncs: base.nfuncs,
@@ -157,34 +165,36 @@ pub fn run(args: &SweepArgs) -> CmdResult {
 }
 
 /// Prepares, validates and times one level; returns (median µs/task, tasks per rep, max rel error).
-fn measure(
-    session: &CudaSession,
+fn measure<B: Backend>(
+    session: &Session<B>,
     s: &Schedule,
     k: u32,
-    dtype: mra_codegen::DType,
+    dtype: DType,
     base: &HarnessConfig,
     inputs: &Inputs,
-    streams: &[Stream],
+    streams: &[B::Stream],
 ) -> Result<(f64, usize, f64), Box<dyn std::error::Error>> {
-    let plan = s.plan(Request { k, arch: session.gpu.arch, dtype })?;
+    let gpu = &session.gpu;
+    let plan = s.plan(Request { k, arch: gpu.arch(), dtype })?;
     session.check_memory(base, &plan)?;
     let p = session.prepare(s, k, dtype)?;
     let bufs = session.allocate(base, &plan)?;
-    let cmp = harness::validate(&p, &bufs, inputs)?;
+    let cmp = harness::validate(gpu, &p, &bufs, inputs)?;
     let tol = if plan.is_copy() { f64::MIN_POSITIVE } else { dtype.tolerance() };
     if !cmp.passes(tol) {
         return Err(format!("validation failed: max rel {:.2e}, {} non-finite (seed {})", cmp.max_rel, cmp.non_finite, inputs.seed).into());
     }
     // One task alone tells how long a task takes; slow levels run fewer tasks per repetition
     // (at least 3) so that a sweep ends. µs per task stays comparable.
-    let probe = harness::time_reps(&p, &bufs, streams, &HarnessConfig { tasks: 1, reps: 1, ..*base })?;
+    let probe = harness::time_reps(gpu, &p, &bufs, streams, &HarnessConfig { tasks: 1, reps: 1, ..*base })?;
     let tasks = if probe[0] > 10_000.0 { ((1e6 / probe[0]) as usize).clamp(3, base.tasks) } else { base.tasks };
     let cfg = HarnessConfig { tasks, ..*base };
-    let times = harness::time_reps(&p, &bufs, streams, &cfg)?;
+    let times = harness::time_reps(gpu, &p, &bufs, streams, &cfg)?;
     Ok((harness::median(&times) / tasks as f64, tasks, cmp.max_rel))
 }
 
-fn print_table(rows: &[Row], peak: Option<f64>) {
+/// `peak`: the FP64 GEMM peak and the BLAS that measured it.
+fn print_table(rows: &[Row], peak: Option<(f64, &str)>) {
     println!("{:<14} {:>3} {:>12} {:>13} {:>10} {:>9} {:>9}  note", "level", "K", "us/task", "useful Gflop/s", "GB/s", "of floor", "of peak");
     let mut last_k = None;
     for r in rows {
@@ -207,8 +217,8 @@ fn print_table(rows: &[Row], peak: Option<f64>) {
             None => println!("{:<14} {:>3} {:>12}  {}", r.level, r.k, "-", r.note),
         }
     }
-    if let Some(p) = peak {
-        println!("\n* fastest at that K. Floor: copy level, same process. FP64 GEMM peak: {p:.1} TFLOP/s (cuBLAS).");
+    if let Some((p, blas)) = peak {
+        println!("\n* fastest at that K. Floor: copy level, same process. FP64 GEMM peak: {p:.1} TFLOP/s ({blas}).");
     }
 }
 

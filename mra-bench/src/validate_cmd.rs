@@ -2,8 +2,9 @@
 
 use crate::cli::ValidateArgs;
 use crate::select::{self, CmdResult};
-use mra_codegen::Request;
-use mra_runtime::harness::{self, CudaSession, HarnessConfig, Inputs};
+use crate::session::{self, Opened};
+use mra_codegen::{DType, Request, Schedule};
+use mra_runtime::harness::{self, Backend, HarnessConfig, Inputs, Session};
 use serde::Serialize;
 
 #[derive(Serialize)]
@@ -34,17 +35,25 @@ pub fn run(args: &ValidateArgs) -> CmdResult {
             return Err(mra_codegen::PlanError::KOutOfRange(k).into());
         }
     }
-    let session = CudaSession::open(select::cache(args.no_cache))?;
-    eprintln!("# validating on GPU 0: {} ({})", session.gpu.name, session.gpu.arch.name);
+    match session::open(None, None, select::cache(args.no_cache))? {
+        Opened::Cuda(s) => validate_on(&s, args, &levels, &ks, &ns, dtype),
+        Opened::Hip(s) => validate_on(&s, args, &levels, &ks, &ns, dtype),
+    }
+}
+
+/// Every level × K × N on one opened GPU; exit status 1 if any case failed.
+fn validate_on<B: Backend>(session: &Session<B>, args: &ValidateArgs, levels: &[Schedule], ks: &[u32], ns: &[usize], dtype: DType) -> CmdResult {
+    let gpu = &session.gpu;
+    eprintln!("# validating on GPU 0: {} ({})", gpu.device_name(), gpu.arch().name);
     let mut failures = 0;
     let mut cases = 0;
-    for &k in &ks {
-        for &n in &ns {
+    for &k in ks {
+        for &n in ns {
             let seed = args.seed.unwrap_or_else(rand::random);
             let inputs = Inputs::random(dtype, k, n, seed);
             let cfg = HarnessConfig { nfuncs: n, max_blocks: args.max_blocks, tasks: 1, streams: 1, reps: 1 };
-            for s in &levels {
-                if let Err(e) = s.plan(Request { k, arch: session.gpu.arch, dtype }) {
+            for s in levels {
+                if let Err(e) = s.plan(Request { k, arch: gpu.arch(), dtype }) {
                     if args.json {
                         println!("{}", serde_json::json!({"level": s.name, "K": k, "nfuncs": n, "skipped": e.to_string()}));
                     } else {
@@ -54,7 +63,7 @@ pub fn run(args: &ValidateArgs) -> CmdResult {
                 }
                 let p = session.prepare(s, k, dtype)?;
                 let bufs = session.allocate(&cfg, &p.kernel.plan)?;
-                let cmp = harness::validate(&p, &bufs, &inputs)?;
+                let cmp = harness::validate(gpu, &p, &bufs, &inputs)?;
                 // The copy level must reproduce its input exactly.
                 let tol = if p.kernel.plan.is_copy() { f64::MIN_POSITIVE } else { dtype.tolerance() };
                 let pass = cmp.passes(tol);

@@ -85,6 +85,10 @@ fn bad_input_is_one_clear_line_never_a_panic() {
     // No AMD GPU here: with ROCm installed the HIP runtime says it sees none, without ROCm
     // that the runtime is missing; either way one line about the HIP runtime.
     assert_clean_error(&["--arch", "gfx90a", "-K", "16"], "HIP runtime");
+    // Run mode picks the compiler with --compiler too, refused before any GPU is looked for.
+    assert_clean_error(&["--compiler", "gcc", "-K", "8"], "unknown --compiler `gcc`");
+    assert_clean_error(&["--arch", "gfx90a", "--compiler", "nvrtc"], "--compiler nvrtc compiles CUDA for NVIDIA archs");
+    assert_clean_error(&["--arch", "sm_90", "--compiler", "hiprtc"], "--compiler hiprtc compiles HIP for AMD archs");
 }
 
 #[test]
@@ -97,4 +101,8 @@ fn without_a_driver_the_error_names_the_library_and_suggests_emit_src() {
     let o = mra_bench(&["-K", "8", "-n", "1"]);
     let err = stderr(&o);
     assert!(err.contains("libcuda.so") && err.contains("--emit-src"), "{err}");
+    // validate and sweep look for a GPU the same way (NVIDIA, then AMD) and say so alike.
+    for args in [&["validate", "-K", "6", "-N", "1"][..], &["sweep", "-K", "6", "--no-peak"]] {
+        assert_clean_error(args, "no GPU found: no NVIDIA driver found (looked for libcuda.so");
+    }
 }

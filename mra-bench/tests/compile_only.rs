@@ -230,3 +230,28 @@ fn run_mode_on_amd_without_a_gpu_is_one_line_about_the_hip_runtime() {
         assert!(text(&o.stderr).contains("ROCm HIP runtime"), "{}", text(&o.stderr));
     }
 }
+
+/// What a HIP run loads: the level compiled by the compiler the run picks (hiprtc where this
+/// ROCm supports the arch, else clang), through the kernel cache; the second compile is a
+/// cache hit with the same code object, and the kernel's resources come from its metadata.
+#[test]
+fn hip_runs_compile_through_the_kernel_cache() {
+    use mra_runtime::hip::compile::{AmdCompiler, Choice};
+    let Some(_) = require("clang with the AMDGPU target", Clang::find()) else { return };
+    let dir = std::env::temp_dir().join(format!("mra-hip-cache-test-{}", std::process::id()));
+    let cache = mra_runtime::KernelCache::at(&dir);
+    for arch in ["gfx90a", "gfx942"] {
+        let request = mra_codegen::Request { k: 6, arch: mra_codegen::arch::find(arch).unwrap(), dtype: mra_codegen::DType::F64 };
+        let kernel = mra_codegen::generate(&mra_codegen::levels::find("L4").unwrap(), request).unwrap();
+        let compiler = AmdCompiler::choose(arch, Choice::Auto).unwrap();
+        let first = compiler.compile_cached(&kernel.source, &kernel.entry, arch, &cache).unwrap();
+        let again = compiler.compile_cached(&kernel.source, &kernel.entry, arch, &cache).unwrap();
+        assert!(!first.from_cache && again.from_cache, "{arch}: {} then {}", first.from_cache, again.from_cache);
+        assert_eq!(first.code_object, again.code_object, "{arch}");
+        assert!(mra_runtime::hip::is_amdgpu_elf(&first.code_object), "{arch}");
+        assert_eq!(first.compiler, compiler.describe(), "{arch}");
+        let r = again.resources.unwrap_or_else(|| panic!("{arch}: no metadata for {}", kernel.entry));
+        assert!(r.vgpr_count > 0 && r.wavefront_size == 64 && !r.spills(), "{arch}: {r:?}");
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}

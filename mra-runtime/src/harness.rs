@@ -1,15 +1,14 @@
-//! The seed's benchmark harness on one GPU, and the validation run.
+//! The seed's benchmark harness on one GPU, and the validation run, written once against the
+//! [`Backend`] trait (CUDA: [`CudaSession`]; HIP: [`HipSession`]).
 //!
 //! A timed repetition submits `tasks` kernel launches, each transforming all N tensors with
 //! at most M blocks, round-robin over S streams; it is timed with device events from a start
 //! event on stream 0 (that all streams wait for) to an end event after all streams joined.
-//! One untimed repetition comes first. Each stream has its own workspace so concurrent tasks
+//! Untimed repetitions come first. Each stream has its own workspace so concurrent tasks
 //! never share intermediates.
 
+pub use crate::backend::{Backend, Gemm, LaunchArgs};
 use crate::cache::KernelCache;
-use crate::cuda::nvrtc::{Compiled, Nvrtc};
-use crate::cuda::blas::{Blas, Gemm};
-use crate::cuda::{DeviceBuffer, Event, Function, Gpu, LaunchArgs, Stream};
 use crate::error::{Result, RuntimeError};
 use crate::reference;
 use crate::validate::Comparison;
@@ -17,6 +16,8 @@ use mra_codegen::ir::LibraryCall;
 use mra_codegen::plan::Body;
 use mra_codegen::{DType, Kernel, Plan, Request, Schedule};
 use rand::{Rng, SeedableRng};
+use std::cell::RefCell;
+use std::rc::Rc;
 
 /// The harness parameters (the seed's -N, -M, -n, -s, -r).
 #[derive(Clone, Copy, Debug, serde::Serialize)]
@@ -58,92 +59,105 @@ impl HarnessConfig {
     }
 }
 
-/// A GPU with the compiler and the kernel cache: what running a level needs.
-pub struct CudaSession {
-    pub gpu: Gpu,
-    pub nvrtc: Nvrtc,
+/// A GPU with its compiler and the kernel cache: what running a level needs.
+pub struct Session<B: Backend> {
+    pub gpu: B,
+    pub compiler: B::Compiler,
     pub cache: KernelCache,
 }
 
+/// The CUDA session: driver API, NVRTC, cuBLAS.
+pub type CudaSession = Session<crate::cuda::Gpu>;
+/// The HIP session: libamdhip64, hiprtc or clang, hipBLAS.
+pub type HipSession = Session<crate::hip::runtime::Gpu>;
+
 /// A level compiled and loaded for one (K, dtype) on this GPU.
-pub struct Prepared {
+pub struct Prepared<B: Backend> {
     pub kernel: Kernel,
     /// The compiled kernel, if the level has one (the three-GEMM level has none).
-    pub compiled: Option<Compiled>,
-    pub task: Task,
+    pub compiled: Option<B::Compiled>,
+    pub task: Task<B>,
 }
 
 /// What one task of a level submits.
-pub enum Task {
+pub enum Task<B: Backend> {
     /// One launch of the generated kernel.
-    Kernel(Function),
+    Kernel(B::Function),
     /// One GEMM with the Kronecker matrix, which `build` makes from B (untimed, whenever B
     /// changes: see [`Prepared::set_b`]).
-    Kronecker { build: Function, matrix: DeviceBuffer<u8>, blas: BlasPerStream },
+    Kronecker { build: B::Function, matrix: B::Buffer, blas: BlasPerStream<B> },
     /// Three strided-batched GEMMs through the stream's two batch workspaces.
-    ThreeGemm { blas: BlasPerStream },
+    ThreeGemm { blas: BlasPerStream<B> },
 }
 
-/// One cuBLAS handle per stream: a handle's workspace must not be shared by GEMMs running
-/// concurrently on different streams (cuBLAS documentation, "Thread safety" / streams).
-/// Handles are made on first use by a stream (the harness's warm-up covers that).
-#[derive(Default)]
-pub struct BlasPerStream(std::cell::RefCell<Vec<std::rc::Rc<Blas>>>);
+/// One BLAS handle per stream: a handle's workspace must not be shared by GEMMs running
+/// concurrently on different streams (cuBLAS documentation, "Thread safety" / streams; the
+/// same holds for hipBLAS over rocBLAS). Handles are made on first use by a stream (the
+/// harness's warm-up covers that).
+pub struct BlasPerStream<B: Backend>(RefCell<Vec<Rc<B::Blas>>>);
 
-impl BlasPerStream {
-    fn get(&self, s: usize) -> Result<std::rc::Rc<Blas>> {
+impl<B: Backend> Default for BlasPerStream<B> {
+    fn default() -> Self {
+        BlasPerStream(RefCell::new(Vec::new()))
+    }
+}
+
+impl<B: Backend> BlasPerStream<B> {
+    fn get(&self, gpu: &B, s: usize) -> Result<Rc<B::Blas>> {
         let mut v = self.0.borrow_mut();
         while v.len() <= s {
-            v.push(std::rc::Rc::new(Blas::new()?));
+            v.push(Rc::new(gpu.blas()?));
         }
         Ok(v[s].clone())
     }
 }
 
-impl Prepared {
+impl<B: Backend> Prepared<B> {
     /// Work that depends on B alone, done once after B is uploaded and before any task: the
     /// Kronecker level builds its K⁶ matrix here (the seed does the same, untimed).
-    pub fn set_b(&self, bufs: &Buffers) -> Result<()> {
+    pub fn set_b(&self, gpu: &B, bufs: &Buffers<B>) -> Result<()> {
         if let Task::Kronecker { build, matrix, .. } = &self.task {
-            let stream = Stream::new()?;
-            let args = LaunchArgs { c: matrix.device_ptr(), nblocks: 1024, ..bufs.args(0) };
-            build.launch(&stream, self.kernel.plan.threads, &args)?;
-            stream.synchronize()?;
+            let stream = gpu.stream()?;
+            let args = LaunchArgs { c: B::device_ptr(matrix), nblocks: 1024, ..bufs.args(0) };
+            gpu.launch(build, &stream, self.kernel.plan.threads, &args)?;
+            gpu.synchronize(&stream)?;
         }
         Ok(())
     }
 
     /// Submits one task (all N tensors) on `stream`, the `s`-th stream of the harness.
-    pub fn launch(&self, stream: &Stream, bufs: &Buffers, s: usize) -> Result<()> {
+    pub fn launch(&self, gpu: &B, stream: &B::Stream, bufs: &Buffers<B>, s: usize) -> Result<()> {
         let plan = &self.kernel.plan;
         let (k, dtype) = (plan.request.k as i64, plan.request.dtype);
         let (k3, n) = (k * k * k, bufs.nfuncs as i64);
         match &self.task {
-            Task::Kernel(f) => f.launch(stream, plan.threads, &bufs.args(s)),
-            Task::Kronecker { matrix, blas, .. } => blas.get(s)?.gemm(
+            Task::Kernel(f) => gpu.launch(f, stream, plan.threads, &bufs.args(s)),
+            Task::Kronecker { matrix, blas, .. } => gpu.gemm(
+                &*blas.get(gpu, s)?,
                 stream,
                 dtype,
                 &Gemm {
                     transa: false, transb: false, m: k3 as i32, n: n as i32, k: k3 as i32,
-                    a: matrix.device_ptr(), lda: k3 as i32, stride_a: 0,
-                    b: bufs.a.device_ptr(), ldb: k3 as i32, stride_b: 0,
-                    c: bufs.c.device_ptr(), ldc: k3 as i32, stride_c: 0, batch: 1,
+                    a: B::device_ptr(matrix), lda: k3 as i32, stride_a: 0,
+                    b: B::device_ptr(&bufs.a), ldb: k3 as i32, stride_b: 0,
+                    c: B::device_ptr(&bufs.c), ldc: k3 as i32, stride_c: 0, batch: 1,
                 },
             ),
             Task::ThreeGemm { blas } => {
-                let blas = blas.get(s)?;
+                let blas = blas.get(gpu, s)?;
                 // out_n (K² x K row-major) = in_n^T B is, column-major, X (K x K²) =
                 // B (K x K, ld K) * in_n^T (in_n viewed K² x K, ld K², transposed).
                 let e = dtype.bytes() as u64;
-                let s0 = bufs.workspaces[s].device_ptr();
+                let s0 = B::device_ptr(&bufs.workspaces[s]);
                 let s1 = s0 + (n * k3) as u64 * e;
-                for (input, out) in [(bufs.a.device_ptr(), s0), (s0, s1), (s1, bufs.c.device_ptr())] {
-                    blas.gemm(
+                for (input, out) in [(B::device_ptr(&bufs.a), s0), (s0, s1), (s1, B::device_ptr(&bufs.c))] {
+                    gpu.gemm(
+                        &blas,
                         stream,
                         dtype,
                         &Gemm {
                             transa: false, transb: true, m: k as i32, n: (k * k) as i32, k: k as i32,
-                            a: bufs.b.device_ptr(), lda: k as i32, stride_a: 0,
+                            a: B::device_ptr(&bufs.b), lda: k as i32, stride_a: 0,
                             b: input, ldb: (k * k) as i32, stride_b: k3,
                             c: out, ldc: k as i32, stride_c: k3, batch: n as i32,
                         },
@@ -156,12 +170,12 @@ impl Prepared {
 }
 
 /// Device buffers for one harness configuration, in the kernel's element type.
-pub struct Buffers {
-    pub a: DeviceBuffer<u8>,
-    pub b: DeviceBuffer<u8>,
-    pub c: DeviceBuffer<u8>,
+pub struct Buffers<B: Backend> {
+    pub a: B::Buffer,
+    pub b: B::Buffer,
+    pub c: B::Buffer,
     /// One per stream (may be empty allocations for levels without a workspace).
-    pub workspaces: Vec<DeviceBuffer<u8>>,
+    pub workspaces: Vec<B::Buffer>,
     pub dtype: DType,
     pub nfuncs: usize,
     pub nblocks: usize,
@@ -170,21 +184,44 @@ pub struct Buffers {
 impl CudaSession {
     /// Opens GPU 0 (driver first, so a machine without one gets that message), then NVRTC.
     pub fn open(cache: KernelCache) -> Result<CudaSession> {
-        let gpu = Gpu::open(0)?;
-        let nvrtc = Nvrtc::load()?;
-        Ok(CudaSession { gpu, nvrtc, cache })
+        let gpu = crate::cuda::Gpu::open(0)?;
+        let compiler = crate::cuda::nvrtc::Nvrtc::load()?;
+        Ok(Session { gpu, compiler, cache })
     }
+}
 
+impl HipSession {
+    /// AMD GPU 0 (opened by the caller, which words the no-GPU case) with the compiler for its
+    /// arch: hiprtc where the installed ROCm's hiprtc supports it, else clang (`choice`).
+    pub fn open(gpu: crate::hip::runtime::Gpu, choice: crate::hip::compile::Choice, cache: KernelCache) -> Result<HipSession> {
+        let compiler = crate::hip::compile::AmdCompiler::choose(gpu.arch.name, choice)?;
+        Ok(Session { gpu, compiler, cache })
+    }
+}
+
+/// Elements of workspace one stream needs for `plan` under `cfg`.
+pub fn workspace_elems_per_stream(cfg: &HarnessConfig, plan: &Plan) -> u64 {
+    cfg.nblocks() as u64 * plan.workspace_elems_per_block + cfg.nfuncs as u64 * plan.workspace_elems_per_tensor
+}
+
+/// Device bytes a configuration needs: A, C, B and one workspace per stream.
+pub fn bytes_needed(cfg: &HarnessConfig, plan: &Plan) -> u64 {
+    let e = plan.request.dtype.bytes() as u64;
+    let k = plan.request.k as u64;
+    2 * cfg.nfuncs as u64 * k.pow(3) * e + k.pow(2) * e + cfg.streams as u64 * workspace_elems_per_stream(cfg, plan) * e
+}
+
+impl<B: Backend> Session<B> {
     /// Generates, compiles (through the cache) and loads a level; a library level also gets
-    /// its BLAS handle and, for the Kronecker level, its K⁶ matrix (built here, untimed).
-    pub fn prepare(&self, schedule: &Schedule, k: u32, dtype: DType) -> Result<Prepared> {
-        let kernel = mra_codegen::generate(schedule, Request { k, arch: self.gpu.arch, dtype })?;
+    /// its BLAS handles (made on first use) and, for the Kronecker level, its K⁶ matrix.
+    pub fn prepare(&self, schedule: &Schedule, k: u32, dtype: DType) -> Result<Prepared<B>> {
+        let kernel = mra_codegen::generate(schedule, Request { k, arch: self.gpu.arch(), dtype })?;
         let (compiled, function) = if kernel.entry.is_empty() {
             (None, None)
         } else {
-            let compiled = self.nvrtc.compile(&kernel.source, &kernel.entry, self.gpu.arch.name, &self.cache)?;
+            let compiled = self.gpu.compile(&self.compiler, &kernel.source, &kernel.entry, &self.cache)?;
             let dynamic = if kernel.plan.dynamic_shared { kernel.plan.shared_bytes } else { 0 };
-            let function = self.gpu.load(&compiled.cubin, &kernel.entry, dynamic)?;
+            let function = self.gpu.load(&compiled, &kernel.entry, dynamic)?;
             (Some(compiled), Some(function))
         };
         let task = match (kernel.plan.body, function) {
@@ -198,7 +235,7 @@ impl CudaSession {
                         free_mib: free as f64 / 1048576.0,
                     });
                 }
-                Task::Kronecker { build, matrix: DeviceBuffer::alloc(bytes as usize)?, blas: BlasPerStream::default() }
+                Task::Kronecker { build, matrix: self.gpu.alloc(bytes as usize)?, blas: BlasPerStream::default() }
             }
             (Body::Library(_), _) => Task::ThreeGemm { blas: BlasPerStream::default() },
             (_, Some(f)) => Task::Kernel(f),
@@ -207,21 +244,24 @@ impl CudaSession {
         Ok(Prepared { kernel, compiled, task })
     }
 
-    /// Elements of workspace one stream needs for `plan` under `cfg`.
-    pub fn workspace_elems_per_stream(cfg: &HarnessConfig, plan: &Plan) -> u64 {
-        cfg.nblocks() as u64 * plan.workspace_elems_per_block + cfg.nfuncs as u64 * plan.workspace_elems_per_tensor
+    /// How a prepared level's kernel was compiled (` compiled with NVRTC 13.0 in ...`), or
+    /// that it has none (`: cuBLAS calls, no kernel to compile`): what follows the level in
+    /// the run's log line.
+    pub fn compile_note(&self, p: &Prepared<B>) -> String {
+        match &p.compiled {
+            Some(c) => format!(" {}", B::compile_note(&self.compiler, c)),
+            None => format!(": {} calls, no kernel to compile", B::BLAS_NAME),
+        }
     }
 
-    /// Device bytes a configuration needs: A, C, B and one workspace per stream.
-    pub fn bytes_needed(cfg: &HarnessConfig, plan: &Plan) -> u64 {
-        let e = plan.request.dtype.bytes() as u64;
-        let k = plan.request.k as u64;
-        2 * cfg.nfuncs as u64 * k.pow(3) * e + k.pow(2) * e + cfg.streams as u64 * Self::workspace_elems_per_stream(cfg, plan) * e
+    /// `n` streams for [`time_reps`].
+    pub fn streams(&self, n: usize) -> Result<Vec<B::Stream>> {
+        (0..n).map(|_| self.gpu.stream()).collect()
     }
 
     /// Checks that the buffers for `cfg` and `plan` fit in free device memory.
     pub fn check_memory(&self, cfg: &HarnessConfig, plan: &Plan) -> Result<()> {
-        let need = Self::bytes_needed(cfg, plan);
+        let need = bytes_needed(cfg, plan);
         let (free, _) = self.gpu.memory()?;
         // Leave headroom for the context, modules and the driver's own allocations.
         if need as f64 > free as f64 * 0.95 {
@@ -236,17 +276,18 @@ impl CudaSession {
     }
 
     /// Allocates the buffers for `cfg` and `plan`, after checking they fit in free device memory.
-    pub fn allocate(&self, cfg: &HarnessConfig, plan: &Plan) -> Result<Buffers> {
+    pub fn allocate(&self, cfg: &HarnessConfig, plan: &Plan) -> Result<Buffers<B>> {
         self.check_memory(cfg, plan)?;
         let (k, dtype) = (plan.request.k, plan.request.dtype);
         let e = dtype.bytes() as usize;
         let k3 = (k as usize).pow(3);
-        let ws = Self::workspace_elems_per_stream(cfg, plan) as usize * e;
+        let ws = workspace_elems_per_stream(cfg, plan) as usize * e;
+        let gpu = &self.gpu;
         Ok(Buffers {
-            a: DeviceBuffer::alloc(cfg.nfuncs * k3 * e)?,
-            b: DeviceBuffer::alloc((k as usize).pow(2) * e)?,
-            c: DeviceBuffer::alloc(cfg.nfuncs * k3 * e)?,
-            workspaces: (0..cfg.streams).map(|_| DeviceBuffer::alloc(ws)).collect::<Result<_>>()?,
+            a: gpu.alloc(cfg.nfuncs * k3 * e)?,
+            b: gpu.alloc((k as usize).pow(2) * e)?,
+            c: gpu.alloc(cfg.nfuncs * k3 * e)?,
+            workspaces: (0..cfg.streams).map(|_| gpu.alloc(ws)).collect::<Result<_>>()?,
             dtype,
             nfuncs: cfg.nfuncs,
             nblocks: cfg.nblocks(),
@@ -295,22 +336,23 @@ pub fn random_inputs(dtype: DType, n: usize, rng: &mut impl Rng) -> Vec<f64> {
         .collect()
 }
 
-impl Buffers {
+impl<B: Backend> Buffers<B> {
+    #[inline]
     fn args(&self, stream: usize) -> LaunchArgs {
         LaunchArgs {
-            a: self.a.device_ptr(),
-            b: self.b.device_ptr(),
-            c: self.c.device_ptr(),
-            workspace: self.workspaces[stream].device_ptr(),
+            a: B::device_ptr(&self.a),
+            b: B::device_ptr(&self.b),
+            c: B::device_ptr(&self.c),
+            workspace: B::device_ptr(&self.workspaces[stream]),
             nfuncs: self.nfuncs as i32,
             nblocks: self.nblocks as i32,
         }
     }
 
     /// Uploads A and B.
-    pub fn upload_inputs(&self, inputs: &Inputs) -> Result<()> {
-        self.a.upload(&to_device_bytes(self.dtype, &inputs.a))?;
-        self.b.upload(&to_device_bytes(self.dtype, &inputs.b))
+    pub fn upload_inputs(&self, gpu: &B, inputs: &Inputs) -> Result<()> {
+        gpu.upload(&self.a, &to_device_bytes(self.dtype, &inputs.a))?;
+        gpu.upload(&self.b, &to_device_bytes(self.dtype, &inputs.b))
     }
 }
 
@@ -336,22 +378,22 @@ impl Inputs {
 }
 
 /// Runs a prepared level once on poisoned outputs and workspaces; returns C as f64.
-pub fn run_once(p: &Prepared, bufs: &Buffers, stream: &Stream) -> Result<Vec<f64>> {
-    bufs.c.poison()?;
+pub fn run_once<B: Backend>(gpu: &B, p: &Prepared<B>, bufs: &Buffers<B>, stream: &B::Stream) -> Result<Vec<f64>> {
+    gpu.poison(&bufs.c)?;
     for w in &bufs.workspaces {
-        w.poison()?;
+        gpu.poison(w)?;
     }
-    p.launch(stream, bufs, 0)?;
-    stream.synchronize()?;
-    Ok(from_device_bytes(bufs.dtype, &bufs.c.download()?))
+    p.launch(gpu, stream, bufs, 0)?;
+    gpu.synchronize(stream)?;
+    Ok(from_device_bytes(bufs.dtype, &gpu.download(&bufs.c)?))
 }
 
 /// Validates a prepared level on `inputs` against the FP64 CPU reference (the copy level
 /// against its input, which it must reproduce exactly).
-pub fn validate(p: &Prepared, bufs: &Buffers, inputs: &Inputs) -> Result<Comparison> {
-    bufs.upload_inputs(inputs)?;
-    p.set_b(bufs)?;
-    let got = run_once(p, bufs, &Stream::new()?)?;
+pub fn validate<B: Backend>(gpu: &B, p: &Prepared<B>, bufs: &Buffers<B>, inputs: &Inputs) -> Result<Comparison> {
+    bufs.upload_inputs(gpu, inputs)?;
+    p.set_b(gpu, bufs)?;
+    let got = run_once(gpu, p, bufs, &gpu.stream()?)?;
     let want = if p.kernel.plan.is_copy() { &inputs.a } else { &inputs.reference };
     Ok(Comparison::of(&got, want))
 }
@@ -362,41 +404,46 @@ pub const WARM_UP_MS: f64 = 200.0;
 
 /// Runs the timed harness: untimed repetitions (at least one, and at least [`WARM_UP_MS`]),
 /// then `cfg.reps` timed ones. Returns microseconds per repetition (all `cfg.tasks` tasks).
-pub fn time_reps(p: &Prepared, bufs: &Buffers, streams: &[Stream], cfg: &HarnessConfig) -> Result<Vec<f64>> {
-    let start = Event::new()?;
-    let end = Event::new()?;
-    let joins: Vec<Event> = streams.iter().map(|_| Event::new()).collect::<Result<_>>()?;
-    p.set_b(bufs)?;
+pub fn time_reps<B: Backend>(gpu: &B, p: &Prepared<B>, bufs: &Buffers<B>, streams: &[B::Stream], cfg: &HarnessConfig) -> Result<Vec<f64>> {
+    let events = RepEvents { start: gpu.event()?, end: gpu.event()?, joins: streams.iter().map(|_| gpu.event()).collect::<Result<_>>()? };
+    p.set_b(gpu, bufs)?;
     let mut times = Vec::with_capacity(cfg.reps);
     let mut warm_ms = 0.0;
     let mut warm_reps = 0;
     while warm_reps == 0 || warm_ms < WARM_UP_MS {
-        warm_ms += one_rep(p, bufs, streams, cfg, &start, &end, &joins)?;
+        warm_ms += one_rep(gpu, p, bufs, streams, cfg, &events)?;
         warm_reps += 1;
     }
     for _ in 0..cfg.reps {
-        times.push(one_rep(p, bufs, streams, cfg, &start, &end, &joins)? * 1000.0);
+        times.push(one_rep(gpu, p, bufs, streams, cfg, &events)? * 1000.0);
     }
     Ok(times)
 }
 
+/// The events of a repetition: start, end, and one join per stream (the first unused).
+struct RepEvents<B: Backend> {
+    start: B::Event,
+    end: B::Event,
+    joins: Vec<B::Event>,
+}
+
 /// One repetition: `cfg.tasks` tasks round-robin over the streams, timed from an event on
 /// stream 0 (that every stream waits for) to an event after all streams joined. Milliseconds.
-fn one_rep(p: &Prepared, bufs: &Buffers, streams: &[Stream], cfg: &HarnessConfig, start: &Event, end: &Event, joins: &[Event]) -> Result<f64> {
-    start.record(&streams[0])?;
+fn one_rep<B: Backend>(gpu: &B, p: &Prepared<B>, bufs: &Buffers<B>, streams: &[B::Stream], cfg: &HarnessConfig, ev: &RepEvents<B>) -> Result<f64> {
+    gpu.record(&ev.start, &streams[0])?;
     for s in &streams[1..] {
-        s.wait(start)?;
+        gpu.wait(s, &ev.start)?;
     }
     for t in 0..cfg.tasks {
         let s = t % streams.len();
-        p.launch(&streams[s], bufs, s)?;
+        p.launch(gpu, &streams[s], bufs, s)?;
     }
-    for (s, j) in streams.iter().zip(joins).skip(1) {
-        j.record(s)?;
-        streams[0].wait(j)?;
+    for (s, j) in streams.iter().zip(&ev.joins).skip(1) {
+        gpu.record(j, s)?;
+        gpu.wait(&streams[0], j)?;
     }
-    end.record(&streams[0])?;
-    Ok(start.elapsed_ms(end)? as f64)
+    gpu.record(&ev.end, &streams[0])?;
+    Ok(gpu.elapsed_ms(&ev.start, &ev.end)? as f64)
 }
 
 /// The median of a non-empty list.
@@ -405,4 +452,374 @@ pub fn median(v: &[f64]) -> f64 {
     s.sort_by(|a, b| a.total_cmp(b));
     let n = s.len();
     if n % 2 == 1 { s[n / 2] } else { 0.5 * (s[n / 2 - 1] + s[n / 2]) }
+}
+
+/// Measured FP64 GEMM rate in TFLOP/s through the backend's BLAS: an n×n×n DGEMM on fixed
+/// pseudo-random data, one warm-up, then the median of `reps` timed with events.
+pub fn gemm_peak_tflops<B: Backend>(gpu: &B, n: usize, reps: usize) -> Result<f64> {
+    let blas = gpu.blas()?;
+    let stream = gpu.stream()?;
+    let init: Vec<f64> = (0..n * n).map(|e| ((e * 2654435761usize) % 1000) as f64 / 1000.0 - 0.5).collect();
+    let init = to_device_bytes(DType::F64, &init);
+    let (a, b, c) = (gpu.alloc(init.len())?, gpu.alloc(init.len())?, gpu.alloc(init.len())?);
+    gpu.upload(&a, &init)?;
+    gpu.upload(&b, &init)?;
+    let g = Gemm {
+        transa: false, transb: false, m: n as i32, n: n as i32, k: n as i32,
+        a: B::device_ptr(&a), lda: n as i32, stride_a: 0,
+        b: B::device_ptr(&b), ldb: n as i32, stride_b: 0,
+        c: B::device_ptr(&c), ldc: n as i32, stride_c: 0, batch: 1,
+    };
+    let (start, end) = (gpu.event()?, gpu.event()?);
+    let mut times = Vec::new();
+    for rep in 0..=reps {
+        gpu.record(&start, &stream)?;
+        gpu.gemm(&blas, &stream, DType::F64, &g)?;
+        gpu.record(&end, &stream)?;
+        let ms = gpu.elapsed_ms(&start, &end)? as f64;
+        if rep > 0 {
+            times.push(ms);
+        }
+    }
+    let ms = median(&times);
+    Ok(2.0 * (n as f64).powi(3) / (ms * 1e-3) / 1e12)
+}
+
+#[cfg(test)]
+mod tests {
+    //! The harness on a fake backend that runs on the host: it records every call and
+    //! executes kernels and GEMMs with the FP64 CPU reference, so the round-robin, the
+    //! warm-up, the repetitions, the poisoning and the GEMM formulations of the library levels
+    //! are checked without a GPU.
+
+    use super::*;
+    use mra_codegen::Arch;
+    use std::cell::Cell;
+
+    #[derive(Clone, Debug, PartialEq)]
+    enum Op {
+        Upload(usize),
+        Poison(usize),
+        Launch { stream: usize, entry: String, args: LaunchArgs },
+        Gemm { stream: usize, handle: usize },
+        NewBlas(usize),
+        Record { event: usize, stream: usize },
+        Wait { stream: usize, event: usize },
+        Sync(usize),
+    }
+
+    /// Buffers are host byte vectors at address (index + 1) << 32; streams, events and BLAS
+    /// handles are numbers; every repetition takes `rep_ms`.
+    struct Fake {
+        arch: &'static Arch,
+        mem: RefCell<Vec<Vec<u8>>>,
+        ops: RefCell<Vec<Op>>,
+        ids: Cell<usize>,
+        rep_ms: f32,
+        /// Kernels write nothing: what poisoning must catch.
+        lazy: Cell<bool>,
+    }
+
+    impl Fake {
+        fn new(rep_ms: f32) -> Fake {
+            let arch = mra_codegen::arch::find("sm_90").unwrap();
+            Fake { arch, mem: RefCell::default(), ops: RefCell::default(), ids: Cell::new(0), rep_ms, lazy: Cell::new(false) }
+        }
+
+        fn id(&self) -> usize {
+            self.ids.set(self.ids.get() + 1);
+            self.ids.get()
+        }
+
+        fn log(&self, op: Op) {
+            self.ops.borrow_mut().push(op);
+        }
+
+        fn read(&self, ptr: u64, n: usize) -> Vec<f64> {
+            let mem = self.mem.borrow();
+            let (buf, off) = (&mem[(ptr >> 32) as usize - 1], (ptr & 0xffff_ffff) as usize);
+            from_device_bytes(DType::F64, &buf[off..off + 8 * n])
+        }
+
+        fn write(&self, ptr: u64, v: &[f64]) {
+            let mut mem = self.mem.borrow_mut();
+            let (buf, off) = (&mut mem[(ptr >> 32) as usize - 1], (ptr & 0xffff_ffff) as usize);
+            buf[off..off + 8 * v.len()].copy_from_slice(&to_device_bytes(DType::F64, v));
+        }
+
+        fn launches(&self) -> Vec<(usize, LaunchArgs)> {
+            self.ops.borrow().iter().filter_map(|o| if let Op::Launch { stream, args, .. } = o { Some((*stream, *args)) } else { None }).collect()
+        }
+    }
+
+    impl Backend for Fake {
+        type Buffer = usize;
+        type Stream = usize;
+        type Event = usize;
+        type Function = String;
+        type Blas = usize;
+        type Compiler = ();
+        type Compiled = String;
+        const BLAS_NAME: &'static str = "fakeBLAS";
+
+        fn device_name(&self) -> &str {
+            "host"
+        }
+        fn arch(&self) -> &'static Arch {
+            self.arch
+        }
+        fn memory(&self) -> Result<(usize, usize)> {
+            Ok((1 << 30, 1 << 30))
+        }
+        fn alloc(&self, bytes: usize) -> Result<usize> {
+            let mut mem = self.mem.borrow_mut();
+            mem.push(vec![0x5a; bytes]);
+            Ok(mem.len() - 1)
+        }
+        fn device_ptr(buf: &usize) -> u64 {
+            (*buf as u64 + 1) << 32
+        }
+        fn upload(&self, buf: &usize, bytes: &[u8]) -> Result<()> {
+            self.log(Op::Upload(*buf));
+            self.mem.borrow_mut()[*buf].copy_from_slice(bytes);
+            Ok(())
+        }
+        fn download(&self, buf: &usize) -> Result<Vec<u8>> {
+            Ok(self.mem.borrow()[*buf].clone())
+        }
+        fn poison(&self, buf: &usize) -> Result<()> {
+            self.log(Op::Poison(*buf));
+            self.mem.borrow_mut()[*buf].fill(0xff);
+            Ok(())
+        }
+        fn stream(&self) -> Result<usize> {
+            Ok(self.id())
+        }
+        fn synchronize(&self, stream: &usize) -> Result<()> {
+            self.log(Op::Sync(*stream));
+            Ok(())
+        }
+        fn event(&self) -> Result<usize> {
+            Ok(self.id())
+        }
+        fn record(&self, event: &usize, stream: &usize) -> Result<()> {
+            self.log(Op::Record { event: *event, stream: *stream });
+            Ok(())
+        }
+        fn wait(&self, stream: &usize, event: &usize) -> Result<()> {
+            self.log(Op::Wait { stream: *stream, event: *event });
+            Ok(())
+        }
+        fn elapsed_ms(&self, _: &usize, _: &usize) -> Result<f32> {
+            Ok(self.rep_ms)
+        }
+        fn compile(&self, _: &(), _: &str, entry: &str, _: &KernelCache) -> Result<String> {
+            Ok(entry.to_string())
+        }
+        fn compile_note(_: &(), entry: &String) -> String {
+            format!("{entry} compiled by nobody")
+        }
+        fn load(&self, entry: &String, _: &str, _: u32) -> Result<String> {
+            Ok(entry.clone())
+        }
+        /// Runs the copy level, the Kronecker matrix build (as the generated kernel documents
+        /// it: M[alpha * K^3 + beta] = B(a,i) B(b,j) B(c,k)) or any other level as the transform.
+        fn launch(&self, entry: &String, stream: &usize, _: u32, args: &LaunchArgs) -> Result<()> {
+            self.log(Op::Launch { stream: *stream, entry: entry.clone(), args: *args });
+            if self.lazy.get() {
+                return Ok(());
+            }
+            let k = (self.mem.borrow()[(args.b >> 32) as usize - 1].len() as f64 / 8.0).sqrt() as usize;
+            let (b, k3, n) = (self.read(args.b, k * k), k * k * k, args.nfuncs as usize);
+            if entry.ends_with("_build") {
+                let m: Vec<f64> = (0..k3 * k3)
+                    .map(|e| {
+                        let (alpha, beta) = (e / k3, e % k3);
+                        let at = |x: usize, y: usize| b[x * k + y];
+                        at(alpha / (k * k), beta / (k * k)) * at(alpha / k % k, beta / k % k) * at(alpha % k, beta % k)
+                    })
+                    .collect();
+                self.write(args.c, &m);
+            } else if entry.starts_with("mra_copy") {
+                self.write(args.c, &self.read(args.a, n * k3));
+            } else {
+                self.write(args.c, &reference::transform_batch(k, &self.read(args.a, n * k3), &b));
+            }
+            Ok(())
+        }
+        fn blas(&self) -> Result<usize> {
+            let h = self.id();
+            self.log(Op::NewBlas(h));
+            Ok(h)
+        }
+        /// Column-major `C = op(A) op(B)` for each batch entry, in f64.
+        fn gemm(&self, handle: &usize, stream: &usize, dtype: DType, g: &Gemm) -> Result<()> {
+            assert_eq!(dtype, DType::F64);
+            self.log(Op::Gemm { stream: *stream, handle: *handle });
+            let (m, n, k) = (g.m as usize, g.n as usize, g.k as usize);
+            let span = |ld: i32, cols: usize| ld as usize * (cols - 1) + ld as usize;
+            for e in 0..g.batch as u64 {
+                let at = |p: u64, stride: i64| p + e * stride as u64 * 8;
+                let a = self.read(at(g.a, g.stride_a), span(g.lda, if g.transa { m } else { k }));
+                let b = self.read(at(g.b, g.stride_b), span(g.ldb, if g.transb { k } else { n }));
+                let op_a = |i: usize, p: usize| if g.transa { a[p + i * g.lda as usize] } else { a[i + p * g.lda as usize] };
+                let op_b = |p: usize, j: usize| if g.transb { b[j + p * g.ldb as usize] } else { b[p + j * g.ldb as usize] };
+                let c_ptr = at(g.c, g.stride_c);
+                let mut c = self.read(c_ptr, span(g.ldc, n));
+                for j in 0..n {
+                    for i in 0..m {
+                        c[i + j * g.ldc as usize] = (0..k).map(|p| op_a(i, p) * op_b(p, j)).sum();
+                    }
+                }
+                self.write(c_ptr, &c);
+            }
+            Ok(())
+        }
+    }
+
+    fn session(rep_ms: f32) -> Session<Fake> {
+        Session { gpu: Fake::new(rep_ms), compiler: (), cache: KernelCache::disabled() }
+    }
+
+    fn level(name: &str) -> Schedule {
+        mra_codegen::levels::find(name).unwrap()
+    }
+
+    fn cfg(nfuncs: usize, tasks: usize, streams: usize, reps: usize) -> HarnessConfig {
+        HarnessConfig { nfuncs, max_blocks: 512, tasks, streams, reps }
+    }
+
+    /// Level `name` at K = `k` in f64, prepared, with its buffers for `c`.
+    fn prepared(s: &Session<Fake>, name: &str, k: u32, c: &HarnessConfig) -> (Prepared<Fake>, Buffers<Fake>) {
+        let p = s.prepare(&level(name), k, DType::F64).unwrap();
+        let bufs = s.allocate(c, &p.kernel.plan).unwrap();
+        (p, bufs)
+    }
+
+    /// [`validate`] on fresh inputs from `seed`.
+    fn validated(s: &Session<Fake>, p: &Prepared<Fake>, bufs: &Buffers<Fake>, seed: u64) -> Comparison {
+        let inputs = Inputs::random(DType::F64, p.kernel.plan.request.k, bufs.nfuncs, seed);
+        validate(&s.gpu, p, bufs, &inputs).unwrap()
+    }
+
+    #[test]
+    fn time_reps_warms_up_for_200_ms_then_times_each_rep_round_robin() {
+        for (rep_ms, warm_reps) in [(60.0, 4), (500.0, 1), (200.0, 1)] {
+            let s = session(rep_ms);
+            let c = cfg(3, 6, 4, 3);
+            let (p, bufs) = prepared(&s, "L1", 4, &c);
+            let streams = s.streams(c.streams).unwrap();
+            s.gpu.ops.borrow_mut().clear();
+            let times = time_reps(&s.gpu, &p, &bufs, &streams, &c).unwrap();
+            assert_eq!(times, vec![rep_ms as f64 * 1000.0; 3], "µs per timed rep");
+            let launches = s.gpu.launches();
+            assert_eq!(launches.len(), (warm_reps + c.reps) * c.tasks, "{rep_ms} ms per rep: {warm_reps} untimed reps");
+            for (t, (stream, args)) in launches.iter().enumerate() {
+                let si = t % c.tasks % c.streams;
+                assert_eq!(*stream, streams[si], "task {t} on stream {si}");
+                assert_eq!(args.workspace, Fake::device_ptr(&bufs.workspaces[si]), "each stream its own workspace");
+                assert_eq!((args.a, args.c, args.nfuncs, args.nblocks), (Fake::device_ptr(&bufs.a), Fake::device_ptr(&bufs.c), 3, 3));
+            }
+        }
+    }
+
+    #[test]
+    fn a_rep_starts_on_stream_0_and_ends_after_every_stream_joined() {
+        let s = session(300.0);
+        let c = cfg(2, 5, 3, 1);
+        let (p, bufs) = prepared(&s, "copy", 2, &c);
+        let streams = s.streams(c.streams).unwrap();
+        s.gpu.ops.borrow_mut().clear();
+        time_reps(&s.gpu, &p, &bufs, &streams, &c).unwrap();
+        let ops = s.gpu.ops.borrow();
+        // Two reps (one untimed), the same events in both.
+        let rep: Vec<Op> = ops[..ops.len() / 2].to_vec();
+        assert_eq!(rep, ops[ops.len() / 2..].to_vec());
+        let Op::Record { event: start, stream } = rep[0] else { panic!("{rep:?}") };
+        assert_eq!(stream, streams[0]);
+        assert_eq!(rep[1..3], [Op::Wait { stream: streams[1], event: start }, Op::Wait { stream: streams[2], event: start }]);
+        let streams_of_launches: Vec<usize> = rep[3..8].iter().map(|o| if let Op::Launch { stream, .. } = o { *stream } else { panic!("{o:?}") }).collect();
+        assert_eq!(streams_of_launches, [0, 1, 2, 0, 1].map(|i| streams[i]));
+        let &[Op::Record { event: j1, stream: s1 }, Op::Wait { stream: w1, event: e1 }, Op::Record { event: j2, stream: s2 }, Op::Wait { stream: w2, event: e2 }, Op::Record { event: end, stream: s_end }] =
+            &rep[8..]
+        else {
+            panic!("{rep:?}")
+        };
+        assert_eq!((s1, w1, e1, s2, w2, e2, s_end), (streams[1], streams[0], j1, streams[2], streams[0], j2, streams[0]));
+        assert!(start != end && j1 != j2 && ![start, end].contains(&j1));
+    }
+
+    #[test]
+    fn validation_poisons_the_output_so_an_unwritten_element_fails() {
+        let s = session(1.0);
+        let c = cfg(5, 1, 2, 1);
+        for name in ["copy", "L1"] {
+            let (p, bufs) = prepared(&s, name, 3, &c);
+            let cmp = validated(&s, &p, &bufs, 7);
+            let tol = if p.kernel.plan.is_copy() { f64::MIN_POSITIVE } else { 1e-12 };
+            assert!(cmp.passes(tol), "{name}: {cmp:?}");
+            // C still holds the right answer; a kernel that writes nothing must fail anyway.
+            s.gpu.lazy.set(true);
+            s.gpu.ops.borrow_mut().clear();
+            let cmp = validated(&s, &p, &bufs, 7);
+            s.gpu.lazy.set(false);
+            assert_eq!(cmp.non_finite, c.nfuncs * 27, "{name}: {cmp:?}");
+            let ops = s.gpu.ops.borrow();
+            let at = |want: &dyn Fn(&Op) -> bool| ops.iter().position(want).unwrap();
+            let poison_c = at(&|o| *o == Op::Poison(bufs.c));
+            let launch = at(&|o| matches!(o, Op::Launch { .. }));
+            assert!(at(&|o| *o == Op::Upload(bufs.a)) < poison_c && poison_c < launch, "{ops:?}");
+            assert!(bufs.workspaces.iter().all(|w| ops[..launch].contains(&Op::Poison(*w))), "{ops:?}");
+            assert!(matches!(ops[launch + 1], Op::Sync(_)), "{ops:?}");
+        }
+    }
+
+    #[test]
+    fn three_gemm_level_is_the_transform_with_one_blas_handle_per_stream() {
+        let s = session(250.0);
+        let c = cfg(3, 4, 2, 2);
+        let (p, bufs) = prepared(&s, "vendor-3gemm", 4, &c);
+        assert!(p.compiled.is_none());
+        assert_eq!(s.compile_note(&p), ": fakeBLAS calls, no kernel to compile");
+        let cmp = validated(&s, &p, &bufs, 11);
+        assert!(cmp.passes(1e-12), "{cmp:?}");
+        let streams = s.streams(c.streams).unwrap();
+        s.gpu.ops.borrow_mut().clear();
+        time_reps(&s.gpu, &p, &bufs, &streams, &c).unwrap();
+        let ops = s.gpu.ops.borrow();
+        // The handle of stream 0 was made during validation; stream 1's on its first task.
+        let new: Vec<usize> = ops.iter().filter_map(|o| if let Op::NewBlas(h) = o { Some(*h) } else { None }).collect();
+        assert_eq!(new.len(), 1, "{ops:?}");
+        let gemms: Vec<(usize, usize)> = ops.iter().filter_map(|o| if let Op::Gemm { stream, handle } = o { Some((*stream, *handle)) } else { None }).collect();
+        assert_eq!(gemms.len(), 3 * c.tasks * (1 + c.reps), "three GEMMs a task");
+        let handle_of = |st: usize| gemms.iter().find(|g| g.0 == st).unwrap().1;
+        assert_ne!(handle_of(streams[0]), handle_of(streams[1]));
+        assert!(gemms.iter().all(|&(st, h)| h == handle_of(st)), "{gemms:?}");
+        assert_eq!(handle_of(streams[1]), new[0]);
+    }
+
+    #[test]
+    fn kronecker_level_is_one_gemm_with_the_matrix_built_from_b() {
+        let s = session(250.0);
+        let (p, bufs) = prepared(&s, "L6", 3, &cfg(4, 2, 2, 1));
+        assert!(matches!(p.task, Task::Kronecker { .. }));
+        assert_eq!(s.compile_note(&p), " mra_l6_kron_k3_f64_build compiled by nobody");
+        let cmp = validated(&s, &p, &bufs, 5);
+        assert!(cmp.passes(1e-12), "{cmp:?}");
+        // The build kernel wrote the matrix once (set_b), then one GEMM read it.
+        let ops = s.gpu.ops.borrow();
+        let launches: Vec<&Op> = ops.iter().filter(|o| matches!(o, Op::Launch { .. } | Op::Gemm { .. })).collect();
+        let Task::Kronecker { matrix, .. } = &p.task else { unreachable!() };
+        assert!(matches!(launches[..], [Op::Launch { args, .. }, Op::Gemm { .. }] if args.c == Fake::device_ptr(matrix) && args.nblocks == 1024), "{launches:?}");
+    }
+
+    #[test]
+    fn the_gemm_peak_times_reps_after_one_warm_up() {
+        let gpu = Fake::new(2.0);
+        // 2·64³ flop in 2 ms.
+        let tflops = gemm_peak_tflops(&gpu, 64, 3).unwrap();
+        assert!((tflops - 2.0 * 64f64.powi(3) / 2e-3 / 1e12).abs() < 1e-12, "{tflops}");
+        let gemms = gpu.ops.borrow().iter().filter(|o| matches!(o, Op::Gemm { .. })).count();
+        assert_eq!(gemms, 4);
+    }
 }

@@ -1,6 +1,8 @@
-//! mra-runtime: run-time compilation (NVRTC), the on-disk kernel cache, device memory,
-//! launch, event timing and validation against the FP64 CPU reference.
+//! mra-runtime: run-time compilation (NVRTC; hiprtc or clang), the on-disk kernel cache, device
+//! memory, launch, event timing and validation against the FP64 CPU reference, on CUDA or HIP
+//! through one [`backend::Backend`] trait.
 
+pub mod backend;
 pub mod cache;
 pub mod cuda;
 pub mod error;

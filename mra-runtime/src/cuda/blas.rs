@@ -1,7 +1,9 @@
-//! cuBLAS through cudarc (loaded dynamically): the GEMMs of the library levels and the FP64
-//! GEMM peak measurement. libcublas is probed first, since cudarc panics when it is missing.
+//! cuBLAS through cudarc (loaded dynamically): the GEMMs of the library levels and of the FP64
+//! GEMM peak measurement (`crate::harness::gemm_peak_tflops`). libcublas is probed first,
+//! since cudarc panics when it is missing.
 
-use super::{DeviceBuffer, Event, Stream};
+use super::Stream;
+pub use crate::backend::Gemm;
 use crate::error::{Result, RuntimeError};
 use cudarc::cublas::{result as blas, sys};
 use mra_codegen::DType;
@@ -13,27 +15,6 @@ pub struct Blas {
 
 fn fail(call: &'static str) -> impl Fn(blas::CublasError) -> RuntimeError {
     move |e| RuntimeError::Driver { call, message: format!("{:?}", e.0) }
-}
-
-/// Column-major GEMM operands: `C(m×n) = op(A)(m×k) · op(B)(k×n)`, each batch entry `stride`
-/// elements after the previous one (0: the same matrix for every entry).
-#[derive(Clone, Copy, Debug)]
-pub struct Gemm {
-    pub transa: bool,
-    pub transb: bool,
-    pub m: i32,
-    pub n: i32,
-    pub k: i32,
-    pub a: u64,
-    pub lda: i32,
-    pub stride_a: i64,
-    pub b: u64,
-    pub ldb: i32,
-    pub stride_b: i64,
-    pub c: u64,
-    pub ldc: i32,
-    pub stride_c: i64,
-    pub batch: i32,
 }
 
 impl Blas {
@@ -76,35 +57,6 @@ impl Blas {
                 }
             }
         }
-    }
-
-    /// Measured FP64 GEMM rate in TFLOP/s: an n×n×n DGEMM on random data, one warm-up, then
-    /// the median of `reps` timed with events.
-    pub fn dgemm_peak_tflops(&self, n: usize, reps: usize) -> Result<f64> {
-        let stream = Stream::new()?;
-        let init: Vec<f64> = (0..n * n).map(|e| ((e * 2654435761usize) % 1000) as f64 / 1000.0 - 0.5).collect();
-        let a = DeviceBuffer::from_host(&init)?;
-        let b = DeviceBuffer::from_host(&init)?;
-        let c = DeviceBuffer::<f64>::alloc(n * n)?;
-        let g = Gemm {
-            transa: false, transb: false, m: n as i32, n: n as i32, k: n as i32,
-            a: a.device_ptr(), lda: n as i32, stride_a: 0,
-            b: b.device_ptr(), ldb: n as i32, stride_b: 0,
-            c: c.device_ptr(), ldc: n as i32, stride_c: 0, batch: 1,
-        };
-        let (start, end) = (Event::new()?, Event::new()?);
-        let mut times = Vec::new();
-        for rep in 0..=reps {
-            start.record(&stream)?;
-            self.gemm(&stream, DType::F64, &g)?;
-            end.record(&stream)?;
-            let ms = start.elapsed_ms(&end)? as f64;
-            if rep > 0 {
-                times.push(ms);
-            }
-        }
-        let ms = crate::harness::median(&times);
-        Ok(2.0 * (n as f64).powi(3) / (ms * 1e-3) / 1e12)
     }
 }
 

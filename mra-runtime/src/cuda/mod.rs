@@ -2,10 +2,12 @@
 //! starts on machines without CUDA). Raw driver calls keep the launch path as lean as the
 //! seed's C++ (no per-launch bookkeeping), and every error carries the driver's message.
 
+mod backend;
 pub mod blas;
 pub mod nvrtc;
 pub mod occupancy;
 
+pub use crate::backend::LaunchArgs;
 use crate::error::{Result, RuntimeError};
 use cudarc::driver::{result as drv, sys};
 use mra_codegen::Arch;
@@ -288,16 +290,6 @@ impl Drop for Event {
             let _ = drv::event::destroy(self.0);
         }
     }
-}
-
-/// The common kernel parameters `(a, b, c, workspace, nfuncs, nblocks)`.
-pub struct LaunchArgs {
-    pub a: sys::CUdeviceptr,
-    pub b: sys::CUdeviceptr,
-    pub c: sys::CUdeviceptr,
-    pub workspace: sys::CUdeviceptr,
-    pub nfuncs: i32,
-    pub nblocks: i32,
 }
 
 impl Function {

@@ -6,7 +6,11 @@
 
 use super::clang::Clang;
 use super::hiprtc::Hiprtc;
+use super::report::{read_metadata, KernelResources};
 use super::{CodeObject, HipError, Result};
+use crate::cache::KernelCache;
+use std::path::Path;
+use std::time::Instant;
 
 /// What the user asked for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -75,5 +79,44 @@ impl AmdCompiler {
             AmdCompiler::Hiprtc(h) => h.compile(source, entry, arch),
             AmdCompiler::Clang(c) => c.compile(source, arch),
         }
+    }
+}
+
+/// A code object for the run: compiled now or read back from the kernel cache, with the
+/// resources its metadata records for the kernel.
+#[derive(Clone, Debug)]
+pub struct Compiled {
+    pub code_object: Vec<u8>,
+    /// [`AmdCompiler::describe`] of the compiler that made it (this one, on a cache hit).
+    pub compiler: String,
+    pub resources: Option<KernelResources>,
+    pub seconds: f64,
+    pub from_cache: bool,
+}
+
+impl AmdCompiler {
+    /// What decides the code object besides the source: compiler, version and options.
+    fn cache_identity(&self, arch: &str) -> String {
+        let options = match self {
+            AmdCompiler::Hiprtc(_) => Hiprtc::options(arch),
+            AmdCompiler::Clang(_) => Clang::args(arch, Path::new("kernel.hip"), Path::new("kernel.co")).iter().map(|a| a.to_string_lossy().into_owned()).collect(),
+        };
+        format!("{}\n{}", self.describe(), options.join(" "))
+    }
+
+    /// [`AmdCompiler::compile`] through the kernel cache (entries `<key>.hsaco`).
+    pub fn compile_cached(&self, source: &str, entry: &str, arch: &str, cache: &KernelCache) -> crate::error::Result<Compiled> {
+        let start = Instant::now();
+        let key = KernelCache::key(&[source.as_bytes(), entry.as_bytes(), self.cache_identity(arch).as_bytes(), arch.as_bytes()]);
+        let (code_object, from_cache) = match cache.get(&key, "hsaco") {
+            Some(bytes) => (bytes, true),
+            None => {
+                let co = self.compile(source, entry, arch)?;
+                cache.put(&key, "hsaco", &co.bytes)?;
+                (co.bytes, false)
+            }
+        };
+        let resources = read_metadata(&code_object).ok().and_then(|m| m.kernel(entry).cloned());
+        Ok(Compiled { code_object, compiler: self.describe(), resources, seconds: start.elapsed().as_secs_f64(), from_cache })
     }
 }

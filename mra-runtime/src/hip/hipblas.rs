@@ -1,14 +1,19 @@
-//! hipBLAS, loaded lazily with libloading: the handle, its stream, and the FP64 GEMMs the
-//! GEMM-based levels need (`hipblasDgemm`, `hipblasDgemmStridedBatched`). Nothing links against
-//! ROCm; [`HipBlas::is_present`] tells whether the library can be used at all.
+//! hipBLAS, loaded lazily with libloading: the handle, its stream, and the strided-batched
+//! GEMMs the GEMM-based levels need (`hipblasDgemmStridedBatched`, `hipblasSgemmStridedBatched`;
+//! a single GEMM is a batch of one, as on the cuBLAS side). Nothing links against ROCm;
+//! [`HipBlas::is_present`] tells whether the library can be used at all.
 //!
-//! Signatures as in `hipblas.h` (the same in hipBLAS 0.x of ROCm 5 and 2.x of ROCm 6 for the
-//! real-valued calls): column-major, `hipblasOperation_t` 111 = N, 112 = T, 113 = C,
-//! `hipblasStride` = `int64_t`, status 0 = success. hipBLAS depends on libamdhip64, so loading
+//! Signatures as in `hipblas.h` (ROCm/hipBLAS `library/include/hipblas.h`; the same in hipBLAS
+//! 0.x of ROCm 5 and 2.x of ROCm 6 for the real-valued calls; Debian ships no hipBLAS header):
+//! column-major, `hipblasOperation_t` HIPBLAS_OP_N = 111, HIPBLAS_OP_T = 112, HIPBLAS_OP_C =
+//! 113 (the CBLAS values, not cuBLAS's 0/1/2), strides `long long` (`hipblasStride`), status 0
+//! = success. hipBLAS depends on libamdhip64, so loading
 //! it loads the HIP runtime too.
 
 use super::runtime::Stream;
 use super::{HipError, Result};
+use crate::backend::Gemm;
+use mra_codegen::DType;
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::sync::OnceLock;
 
@@ -21,39 +26,23 @@ pub type HipblasOperation = c_int;
 pub const HIPBLAS_OP_N: HipblasOperation = 111;
 pub const HIPBLAS_OP_T: HipblasOperation = 112;
 
-type DgemmFn = unsafe extern "C" fn(
+/// `hipblas{D,S}gemmStridedBatched` for `T` = f64, f32 (`hipblasStride` is `int64_t`).
+type GemmStridedBatchedFn<T> = unsafe extern "C" fn(
     HipblasHandle,
     HipblasOperation,
     HipblasOperation,
     c_int,
     c_int,
     c_int,
-    *const f64,
-    *const f64,
-    c_int,
-    *const f64,
-    c_int,
-    *const f64,
-    *mut f64,
-    c_int,
-) -> HipblasStatus;
-
-type DgemmStridedBatchedFn = unsafe extern "C" fn(
-    HipblasHandle,
-    HipblasOperation,
-    HipblasOperation,
-    c_int,
-    c_int,
-    c_int,
-    *const f64,
-    *const f64,
+    *const T,
+    *const T,
     c_int,
     i64,
-    *const f64,
+    *const T,
     c_int,
     i64,
-    *const f64,
-    *mut f64,
+    *const T,
+    *mut T,
     c_int,
     i64,
     c_int,
@@ -64,8 +53,8 @@ struct Fns {
     create: unsafe extern "C" fn(*mut HipblasHandle) -> HipblasStatus,
     destroy: unsafe extern "C" fn(HipblasHandle) -> HipblasStatus,
     set_stream: unsafe extern "C" fn(HipblasHandle, *mut c_void) -> HipblasStatus,
-    dgemm: DgemmFn,
-    dgemm_strided_batched: DgemmStridedBatchedFn,
+    dgemm_strided_batched: GemmStridedBatchedFn<f64>,
+    sgemm_strided_batched: GemmStridedBatchedFn<f32>,
     status_to_string: Option<unsafe extern "C" fn(HipblasStatus) -> *const c_char>,
 }
 
@@ -121,8 +110,8 @@ impl HipBlas {
             create: sym(lib, name, "hipblasCreate")?,
             destroy: sym(lib, name, "hipblasDestroy")?,
             set_stream: sym(lib, name, "hipblasSetStream")?,
-            dgemm: sym(lib, name, "hipblasDgemm")?,
             dgemm_strided_batched: sym(lib, name, "hipblasDgemmStridedBatched")?,
+            sgemm_strided_batched: sym(lib, name, "hipblasSgemmStridedBatched")?,
             status_to_string: sym(lib, name, "hipblasStatusToString").ok(),
         })
     }
@@ -165,82 +154,34 @@ impl BlasHandle {
         self.blas.check("hipblasSetStream", unsafe { (self.blas.fns.set_stream)(self.raw, stream.raw) })
     }
 
-    /// `C = alpha · op(A) · op(B) + beta · C`, column-major, device pointers.
-    ///
-    /// # Safety
-    /// `a`, `b`, `c` must be device allocations large enough for the shapes and leading
-    /// dimensions given, alive until the call completes on the handle's stream.
-    #[allow(clippy::too_many_arguments)]
-    pub unsafe fn dgemm(
-        &self,
-        trans_a: HipblasOperation,
-        trans_b: HipblasOperation,
-        m: i32,
-        n: i32,
-        k: i32,
-        alpha: f64,
-        a: u64,
-        lda: i32,
-        b: u64,
-        ldb: i32,
-        beta: f64,
-        c: u64,
-        ldc: i32,
-    ) -> Result<()> {
-        self.blas.check(
-            "hipblasDgemm",
-            (self.blas.fns.dgemm)(self.raw, trans_a, trans_b, m, n, k, &alpha, a as *const f64, lda, b as *const f64, ldb, &beta, c as *mut f64, ldc),
-        )
-    }
-
-    /// `batch` GEMMs whose operands are `stride_*` elements apart.
-    ///
-    /// # Safety
-    /// As [`BlasHandle::dgemm`], for every one of the `batch` problems.
-    #[allow(clippy::too_many_arguments)]
-    pub unsafe fn dgemm_strided_batched(
-        &self,
-        trans_a: HipblasOperation,
-        trans_b: HipblasOperation,
-        m: i32,
-        n: i32,
-        k: i32,
-        alpha: f64,
-        a: u64,
-        lda: i32,
-        stride_a: i64,
-        b: u64,
-        ldb: i32,
-        stride_b: i64,
-        beta: f64,
-        c: u64,
-        ldc: i32,
-        stride_c: i64,
-        batch: i32,
-    ) -> Result<()> {
-        self.blas.check(
-            "hipblasDgemmStridedBatched",
-            (self.blas.fns.dgemm_strided_batched)(
-                self.raw,
-                trans_a,
-                trans_b,
-                m,
-                n,
-                k,
-                &alpha,
-                a as *const f64,
-                lda,
-                stride_a,
-                b as *const f64,
-                ldb,
-                stride_b,
-                &beta,
-                c as *mut f64,
-                ldc,
-                stride_c,
-                batch,
-            ),
-        )
+    /// Enqueues `g` (`g.batch` problems, operands `stride_*` elements apart) on `stream`:
+    /// `C = op(A) · op(B)`, column-major, in `dtype` (f64 or f32), as the CUDA backend's
+    /// `Blas::gemm` does with cuBLAS.
+    pub fn gemm(&self, stream: &Stream, dtype: DType, g: &Gemm) -> Result<()> {
+        let op = |t: bool| if t { HIPBLAS_OP_T } else { HIPBLAS_OP_N };
+        self.set_stream(stream)?;
+        let f = &self.blas.fns;
+        // SAFETY: the handle is live; the pointers are device allocations large enough for the
+        // shapes (the callers size them from the same K and N), alive until the stream is done.
+        unsafe {
+            match dtype {
+                DType::F64 => self.blas.check(
+                    "hipblasDgemmStridedBatched",
+                    (f.dgemm_strided_batched)(
+                        self.raw, op(g.transa), op(g.transb), g.m, g.n, g.k, &1.0, g.a as *const f64, g.lda, g.stride_a,
+                        g.b as *const f64, g.ldb, g.stride_b, &0.0, g.c as *mut f64, g.ldc, g.stride_c, g.batch,
+                    ),
+                ),
+                DType::F32 => self.blas.check(
+                    "hipblasSgemmStridedBatched",
+                    (f.sgemm_strided_batched)(
+                        self.raw, op(g.transa), op(g.transb), g.m, g.n, g.k, &1.0, g.a as *const f32, g.lda, g.stride_a,
+                        g.b as *const f32, g.ldb, g.stride_b, &0.0, g.c as *mut f32, g.ldc, g.stride_c, g.batch,
+                    ),
+                ),
+                d @ (DType::F16 | DType::Bf16) => Err(HipError::Runtime(format!("no {d} GEMM in the library levels"))),
+            }
+        }
     }
 }
 

@@ -14,10 +14,13 @@
 //! And the AMD backend at run time, for a machine with ROCm and an AMD GPU:
 //!
 //! - [`runtime`]: the HIP runtime (`libamdhip64`) loaded with libloading, with the same shape
-//!   as the CUDA backend (`Gpu`, `DeviceBuffer`, `Stream`, `Event`, `Function`, `LaunchArgs`).
+//!   as the CUDA backend (`Gpu`, `DeviceBuffer`, `Stream`, `Event`, `Function`, `LaunchArgs`);
+//!   `runtime::Gpu` implements `crate::backend::Backend`, so the harness runs on it as on CUDA.
 //! - [`hipblas`]: hipBLAS, loaded lazily (present or not), for the GEMM-based levels.
-//! - [`compile`]: picks hiprtc or clang for an arch and returns the code object the runtime loads.
+//! - [`compile`]: picks hiprtc or clang for an arch and returns the code object the runtime
+//!   loads (through the kernel cache for runs).
 
+mod backend;
 pub mod clang;
 pub mod compile;
 pub mod ffi;

@@ -27,6 +27,8 @@
 
 use super::ffi::{self, attr, HipDevicePtr, HipEvent, HipFunction, HipLib, HipModule, HipStream};
 use super::{HipError, Result};
+/// The common kernel parameters, shared with the CUDA backend.
+pub use crate::backend::LaunchArgs;
 use mra_codegen::{Arch, Vendor};
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 
@@ -348,16 +350,6 @@ impl Drop for Event {
             (self.lib.fns.event_destroy)(self.raw);
         }
     }
-}
-
-/// The common kernel parameters `(a, b, c, workspace, nfuncs, nblocks)`, as in the CUDA backend.
-pub struct LaunchArgs {
-    pub a: u64,
-    pub b: u64,
-    pub c: u64,
-    pub workspace: u64,
-    pub nfuncs: i32,
-    pub nblocks: i32,
 }
 
 impl Function {

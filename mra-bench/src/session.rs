@@ -1,0 +1,95 @@
+//! Which GPU a command runs on. An NVIDIA `--arch`, or no `--arch` on a machine with an NVIDIA
+//! driver: the CUDA backend. An AMD `--arch`, or no `--arch` and no NVIDIA driver: the HIP
+//! backend (the ROCm runtime loaded with libloading, gcnArchName detected, hiprtc or clang).
+//! Both run the same harness (`mra_runtime::harness`, generic over the backend).
+//!
+//! Where ROCm is installed but there is no AMD GPU (our machines), this is one line naming the
+//! library, the ROCm version and what hipGetDeviceCount said; without either vendor's runtime,
+//! one line naming both.
+
+use crate::select::CmdResult;
+use mra_codegen::{Arch, Vendor};
+use mra_runtime::harness::{CudaSession, HipSession};
+use mra_runtime::hip::compile::Choice;
+use mra_runtime::hip::runtime::Gpu as HipGpu;
+use mra_runtime::{KernelCache, RuntimeError};
+
+/// An opened GPU of either vendor; commands match on it and call their generic body.
+pub enum Opened {
+    Cuda(CudaSession),
+    Hip(HipSession),
+}
+
+/// Opens GPU 0 on the backend `arch` (if given) or the machine calls for. `compiler` is
+/// `--compiler` (hiprtc or clang pick the AMD compiler; nvrtc is the only NVIDIA one).
+pub fn open(arch: Option<&'static Arch>, compiler: Option<&str>, cache: KernelCache) -> CmdResult<Opened> {
+    let compiler = match compiler {
+        None => None,
+        Some(c @ ("nvrtc" | "hiprtc" | "clang")) => Some(c),
+        Some(c) => return Err(format!("unknown --compiler `{c}`; known: hiprtc, clang (AMD), nvrtc (NVIDIA)").into()),
+    };
+    match arch {
+        Some(a) => {
+            compiler_fits(compiler, a)?;
+            if a.vendor == Vendor::Amd {
+                return open_hip(Some(a), compiler, cache, None).map(Opened::Hip);
+            }
+        }
+        // No NVIDIA driver: try AMD's HIP runtime before giving up.
+        None => {
+            if let Err(no_nvidia) = mra_runtime::cuda::probe_driver() {
+                return open_hip(None, compiler, cache, Some(no_nvidia)).map(Opened::Hip);
+            }
+        }
+    }
+    let session = CudaSession::open(cache)?;
+    let gpu = &session.gpu;
+    if let Some(a) = arch {
+        if a.name != gpu.arch.name {
+            return Err(format!("--arch {} was given but GPU 0 ({}) is {}; omit --arch to use the GPU's", a.name, gpu.name, gpu.arch.name).into());
+        }
+    }
+    compiler_fits(compiler, gpu.arch)?;
+    Ok(Opened::Cuda(session))
+}
+
+/// Refuses a `--compiler` of the other vendor.
+fn compiler_fits(compiler: Option<&str>, arch: &Arch) -> CmdResult<()> {
+    match (compiler, arch.vendor) {
+        (Some(c @ ("hiprtc" | "clang")), Vendor::Nvidia) => Err(format!("--compiler {c} compiles HIP for AMD archs, and {} is NVIDIA; use --compiler nvrtc", arch.name).into()),
+        (Some("nvrtc"), Vendor::Amd) => Err(format!("--compiler nvrtc compiles CUDA for NVIDIA archs, and {} is AMD; use --compiler hiprtc or clang", arch.name).into()),
+        _ => Ok(()),
+    }
+}
+
+/// `arch`: the AMD arch asked for, if any. `no_nvidia`: why the CUDA backend was not used when
+/// no arch was given (folded into the message if there is no AMD GPU either).
+fn open_hip(arch: Option<&'static Arch>, compiler: Option<&str>, cache: KernelCache, no_nvidia: Option<RuntimeError>) -> CmdResult<HipSession> {
+    let gpu = match HipGpu::open(0) {
+        Ok(gpu) => gpu,
+        Err(hip) => {
+            return Err(match no_nvidia {
+                Some(RuntimeError::NoDriver { tried }) => format!("no GPU found: no NVIDIA driver found (looked for {tried}); {hip}"),
+                Some(nv) => format!("no GPU found: {nv}; {hip}"),
+                None => hip.to_string(),
+            }
+            .into())
+        }
+    };
+    if let Some(a) = arch {
+        if a.name != gpu.arch.name {
+            return Err(format!("--arch {} was given but AMD GPU 0 ({}) is {}; omit --arch to use the GPU's", a.name, gpu.name, gpu.gcn_arch_name).into());
+        }
+    }
+    compiler_fits(compiler, gpu.arch)?;
+    let choice = match compiler {
+        Some("hiprtc") => Choice::Hiprtc,
+        Some("clang") => Choice::Clang,
+        _ => Choice::Auto,
+    };
+    if !gpu.arch_from_documented_offset {
+        eprintln!("# note: gcnArchName was not at its documented place in hipDeviceProp_t ({}); found {} by searching", gpu.runtime, gpu.gcn_arch_name);
+    }
+    eprintln!("# AMD GPU 0: {} ({}, {} CUs; {})", gpu.name, gpu.gcn_arch_name, gpu.multiprocessors, gpu.runtime);
+    Ok(HipSession::open(gpu, choice, cache)?)
+}

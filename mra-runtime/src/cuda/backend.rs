@@ -1,0 +1,36 @@
+//! The CUDA backend as the harness sees it: [`Backend`] for [`Gpu`], each method one call of
+//! this module's thin driver/NVRTC/cuBLAS layer.
+
+use super::blas::Blas;
+use super::nvrtc::{Compiled, Nvrtc};
+use super::{DeviceBuffer, Event, Function, Gpu, Stream};
+use crate::backend::{forward_to_handles, Backend};
+use crate::cache::KernelCache;
+use crate::error::Result;
+
+impl Backend for Gpu {
+    type Blas = Blas;
+    type Compiler = Nvrtc;
+    type Compiled = Compiled;
+    const BLAS_NAME: &'static str = "cuBLAS";
+
+    forward_to_handles!();
+
+    fn compile(&self, nvrtc: &Nvrtc, source: &str, entry: &str, cache: &KernelCache) -> Result<Compiled> {
+        nvrtc.compile(source, entry, self.arch.name, cache)
+    }
+
+    fn compile_note(nvrtc: &Nvrtc, c: &Compiled) -> String {
+        let how = if c.from_cache { "loaded from the kernel cache".to_string() } else { format!("compiled with NVRTC {}.{}", nvrtc.version.0, nvrtc.version.1) };
+        let res = c.resources.map(|r| format!(": {} registers, {} B spilled, {} B shared", r.registers, r.spill_store_bytes, r.shared_bytes)).unwrap_or_default();
+        format!("{how} in {:.1} ms{res}", c.seconds * 1e3)
+    }
+
+    fn load(&self, c: &Compiled, entry: &str, dynamic_shared_bytes: u32) -> Result<Function> {
+        Gpu::load(self, &c.cubin, entry, dynamic_shared_bytes)
+    }
+
+    fn blas(&self) -> Result<Blas> {
+        Blas::new()
+    }
+}
