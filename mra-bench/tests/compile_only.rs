@@ -13,22 +13,7 @@ use mra_runtime::hip::runtime;
 use serde_json::Value;
 use std::process::{Command, Output};
 
-/// The convention of `tests/src/lib.rs` (mra-bench's tests cannot depend on mra-tests).
-const REQUIRE_ENV: &str = "MRA_REQUIRE_TOOLCHAINS";
-
-fn require<T, E: std::fmt::Display>(what: &str, found: Result<T, E>) -> Option<T> {
-    match found {
-        Ok(v) => Some(v),
-        Err(e) => {
-            if std::env::var(REQUIRE_ENV).is_ok_and(|v| v == "1") {
-                panic!("{what} is required ({REQUIRE_ENV}=1) but not available: {e}");
-            }
-            println!("SKIPPED: {what} not available: {e}");
-            eprintln!("SKIPPED: {what} not available: {e}");
-            None
-        }
-    }
-}
+use mra_tests::require;
 
 fn mra_bench_env(args: &[&str], env: &[(&str, &str)]) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_mra-bench"));

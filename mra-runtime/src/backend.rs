@@ -25,6 +25,25 @@ pub struct LaunchArgs {
     pub nblocks: i32,
 }
 
+impl LaunchArgs {
+    /// Calls `launch` with the kernel-parameter array both drivers take: one pointer per
+    /// parameter, each to a copy that lives until `launch` returns.
+    pub fn with_params<R>(&self, launch: impl FnOnce(&mut [*mut std::ffi::c_void; 6]) -> R) -> R {
+        use std::ffi::c_void;
+        let (mut a, mut b, mut c, mut w) = (self.a, self.b, self.c, self.workspace);
+        let (mut n, mut nb) = (self.nfuncs, self.nblocks);
+        let mut params: [*mut c_void; 6] = [
+            &mut a as *mut _ as *mut c_void,
+            &mut b as *mut _ as *mut c_void,
+            &mut c as *mut _ as *mut c_void,
+            &mut w as *mut _ as *mut c_void,
+            &mut n as *mut _ as *mut c_void,
+            &mut nb as *mut _ as *mut c_void,
+        ];
+        launch(&mut params)
+    }
+}
+
 /// Column-major GEMM operands: `C(m×n) = op(A)(m×k) · op(B)(k×n)`, each batch entry `stride`
 /// elements after the previous one (0: the same matrix for every entry).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -356,37 +356,25 @@ impl Function {
     /// Launches `nblocks × threads` on `stream`; errors of the launch itself are returned
     /// (errors of the running kernel surface at the next synchronization).
     pub fn launch(&self, stream: &Stream, threads: u32, args: &LaunchArgs) -> Result<()> {
-        let mut a = args.a;
-        let mut b = args.b;
-        let mut c = args.c;
-        let mut w = args.workspace;
-        let mut n = args.nfuncs;
-        let mut nb = args.nblocks;
-        let mut params: [*mut c_void; 6] = [
-            &mut a as *mut _ as *mut c_void,
-            &mut b as *mut _ as *mut c_void,
-            &mut c as *mut _ as *mut c_void,
-            &mut w as *mut _ as *mut c_void,
-            &mut n as *mut _ as *mut c_void,
-            &mut nb as *mut _ as *mut c_void,
-        ];
-        // SAFETY: the parameter list matches every generated kernel's signature
-        // (mra_codegen::emit::KERNEL_PARAMS: three pointers, a workspace pointer, two ints);
-        // the pointers are live device allocations.
-        self.lib.check("hipModuleLaunchKernel", unsafe {
-            (self.lib.fns.module_launch_kernel)(
-                self.func,
-                args.nblocks as u32,
-                1,
-                1,
-                threads,
-                1,
-                1,
-                self.dynamic_shared_bytes,
-                stream.raw,
-                params.as_mut_ptr(),
-                std::ptr::null_mut(),
-            )
+        args.with_params(|params| {
+            // SAFETY: the parameter list matches every generated kernel's signature
+            // (mra_codegen::emit::KERNEL_PARAMS: three pointers, a workspace pointer, two ints);
+            // the pointers are live device allocations.
+            self.lib.check("hipModuleLaunchKernel", unsafe {
+                (self.lib.fns.module_launch_kernel)(
+                    self.func,
+                    args.nblocks as u32,
+                    1,
+                    1,
+                    threads,
+                    1,
+                    1,
+                    self.dynamic_shared_bytes,
+                    stream.raw,
+                    params.as_mut_ptr(),
+                    std::ptr::null_mut(),
+                )
+            })
         })
     }
 }
