@@ -28,6 +28,67 @@ pub enum Command {
     /// Run every level that can run for a list of K, with the copy floor and an FP64 GEMM peak,
     /// and print one table (µs/task, useful Gflop/s, GB/s, fraction of floor; best per K marked).
     Sweep(SweepArgs),
+    /// Write the generated kernels for a list of K as a directory that drops into a C++ build:
+    /// one self-contained source per K, `mra_transform.h` (launchers, workspace queries,
+    /// `mra_transform(K, ...)`), the block-level device functions, a README. No GPU needed.
+    Export(ExportArgs),
+    /// Transform your own tensors: A (N x K x K x K or N x K^3) and B (K x K) from .npy files,
+    /// on the GPU found (or the CPU reference with --reference), C written to a .npy file.
+    Transform(TransformArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct ExportArgs {
+    /// Target arch (sm_80, sm_86, sm_89, sm_90, gfx90a, gfx942, gfx1100, gfx1151, gfx1201).
+    #[arg(long)]
+    pub arch: String,
+    /// Comma-separated K values.
+    #[arg(short = 'K', default_value = "6,8,10,12,16,20,24,32")]
+    pub ks: String,
+    /// Level for every K (number or name), or `best` (the tuning database). Default per K: fused
+    /// where it fits, else L7-breg, else L3-regblk.
+    #[arg(short = 'l', long = "level")]
+    pub level: Option<String>,
+    /// Element type: f64 (default), f32, or f16/bf16 (RDNA matrix-core levels).
+    #[arg(long, default_value = "f64")]
+    pub dtype: String,
+    /// The directory to write (must be absent or empty, unless --force).
+    #[arg(short = 'o', long = "output")]
+    pub output: std::path::PathBuf,
+    /// Write into a non-empty directory, replacing the export's files (others are left alone).
+    #[arg(long)]
+    pub force: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct TransformArgs {
+    /// A: N x K x K x K or N x K^3 (C order, little- or big-endian) .npy file.
+    #[arg(long)]
+    pub input: std::path::PathBuf,
+    /// B: K x K .npy file (row-major: C(i,j,k) = sum A(a,b,c) B(a,i) B(b,j) B(c,k)).
+    #[arg(long)]
+    pub matrix: std::path::PathBuf,
+    /// C: written atomically, in A's shape and dtype (an existing file is replaced).
+    #[arg(long)]
+    pub output: std::path::PathBuf,
+    /// Level (number or name), or `best` (the tuning database). Default: fused where it fits,
+    /// else L7-breg, else L3-regblk.
+    #[arg(short = 'l', long = "level")]
+    pub level: Option<String>,
+    /// Element type of the files and the computation: f64 (default) or f32.
+    #[arg(long, default_value = "f64")]
+    pub dtype: String,
+    /// Compute on the CPU with the FP64 reference instead of a GPU.
+    #[arg(long, conflicts_with = "emulate")]
+    pub reference: bool,
+    /// Run the generated kernel on the CPU HIP emulator instead of a GPU.
+    #[arg(long)]
+    pub emulate: bool,
+    /// Maximum blocks per launch.
+    #[arg(short = 'M', default_value_t = 512)]
+    pub max_blocks: usize,
+    #[arg(long)]
+    pub no_cache: bool,
 }
 
 #[derive(Args, Debug)]

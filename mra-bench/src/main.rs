@@ -2,12 +2,15 @@
 
 mod cli;
 mod compile_cmd;
+mod export_cmd;
 mod levels_cmd;
 mod output;
 mod run_cmd;
 mod select;
 mod session;
 mod sweep_cmd;
+mod transform_cmd;
+mod tuned;
 mod validate_cmd;
 
 use clap::Parser;
@@ -18,6 +21,8 @@ fn main() {
         Some(cli::Command::Validate(a)) => validate_cmd::run(&a),
         Some(cli::Command::Levels(a)) => levels_cmd::run(&a),
         Some(cli::Command::Sweep(a)) => sweep_cmd::run(&a),
+        Some(cli::Command::Export(a)) => export_cmd::run(&a),
+        Some(cli::Command::Transform(a)) => transform_cmd::run(&a),
         None if cli.run.compile_only => compile_cmd::run(&cli.run),
         None => run_cmd::run(&cli.run),
     };
