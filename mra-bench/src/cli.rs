@@ -35,6 +35,39 @@ pub enum Command {
     /// Transform your own tensors: A (N x K x K x K or N x K^3) and B (K x K) from .npy files,
     /// on the GPU found (or the CPU reference with --reference), C written to a .npy file.
     Transform(TransformArgs),
+    /// Test helper: write a .npy file of uniform random values in [-1, 1).
+    #[command(hide = true)]
+    NpyRandom(NpyRandomArgs),
+    /// Test helper: compare two .npy files (same shape and dtype); exit 1 if max |x-y| / max |y|
+    /// exceeds the tolerance or an element is not finite.
+    #[command(hide = true)]
+    NpyCompare(NpyCompareArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct NpyRandomArgs {
+    /// Comma-separated shape, e.g. 2048,8,8,8.
+    #[arg(long)]
+    pub shape: String,
+    #[arg(long, default_value = "f64")]
+    pub dtype: String,
+    #[arg(long)]
+    pub seed: Option<u64>,
+    #[arg(short = 'o', long = "output")]
+    pub output: std::path::PathBuf,
+}
+
+#[derive(Args, Debug)]
+pub struct NpyCompareArgs {
+    /// The array to check.
+    pub got: std::path::PathBuf,
+    /// The array it must match.
+    pub want: std::path::PathBuf,
+    #[arg(long, default_value = "f64")]
+    pub dtype: String,
+    /// Largest max |got - want| / max |want| accepted (default: the dtype's validation bound).
+    #[arg(long)]
+    pub tolerance: Option<f64>,
 }
 
 #[derive(Args, Debug)]

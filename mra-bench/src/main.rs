@@ -23,6 +23,8 @@ fn main() {
         Some(cli::Command::Sweep(a)) => sweep_cmd::run(&a),
         Some(cli::Command::Export(a)) => export_cmd::run(&a),
         Some(cli::Command::Transform(a)) => transform_cmd::run(&a),
+        Some(cli::Command::NpyRandom(a)) => transform_cmd::npy_random(&a),
+        Some(cli::Command::NpyCompare(a)) => transform_cmd::npy_compare(&a),
         None if cli.run.compile_only => compile_cmd::run(&cli.run),
         None => run_cmd::run(&cli.run),
     };

@@ -9,6 +9,8 @@ pub mod error;
 pub mod harness;
 pub mod hip;
 pub mod reference;
+pub mod transformer;
+pub mod tuned;
 pub mod validate;
 
 pub use cache::KernelCache;

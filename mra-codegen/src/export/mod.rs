@@ -87,18 +87,25 @@ pub fn entry_for(level: &Schedule, k: u32, arch: &'static Arch, dtype: DType, re
     Ok(Entry { k, schedule: level.clone(), kernel, reason })
 }
 
-/// The default kernel for `k`: the first level of [`DEFAULT_CHAIN`] that lowers.
-pub fn default_entry(k: u32, arch: &'static Arch, dtype: DType) -> Result<Entry, ExportError> {
+/// The default level for `k`: the first level of [`DEFAULT_CHAIN`] that lowers.
+pub fn default_level(k: u32, arch: &'static Arch, dtype: DType) -> Result<Schedule, ExportError> {
     let mut why = Vec::new();
     for name in DEFAULT_CHAIN {
         let level = levels::find(name).expect("the default chain names levels");
-        match entry_for(&level, k, arch, dtype, format!("default ({})", level.name)) {
-            Ok(e) => return Ok(e),
-            Err(ExportError::Plan { source, .. }) => why.push(source.to_string()),
-            Err(e) => return Err(e),
+        match level.plan(Request { k, arch, dtype }) {
+            Ok(_) => return Ok(level),
+            Err(e @ PlanError::KOutOfRange(_)) => return Err(ExportError::Plan { k, source: e }),
+            Err(e) => why.push(e.to_string()),
         }
     }
     Err(ExportError::NoDefault { k, chain: DEFAULT_CHAIN.join(", "), arch: arch.name, dtype, why: why.join("; ") })
+}
+
+/// The default kernel for `k` (see [`default_level`]).
+pub fn default_entry(k: u32, arch: &'static Arch, dtype: DType) -> Result<Entry, ExportError> {
+    let level = default_level(k, arch, dtype)?;
+    let reason = format!("default ({})", level.name);
+    entry_for(&level, k, arch, dtype, reason)
 }
 
 /// One file of a bundle: a path relative to the export directory and its text.
