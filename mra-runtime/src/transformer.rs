@@ -254,3 +254,33 @@ fn run<B: Backend>(s: &Session<B>, p: &Prepared<B>, nfuncs: usize, max_blocks: u
     p.set_b(gpu, &bufs)?;
     harness::run_once(gpu, p, &bufs, &gpu.stream()?)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shapes_that_do_not_fit_are_refused_with_the_numbers() {
+        assert_eq!(check_shapes(3, 54, 9).unwrap(), 2);
+        let e = check_shapes(3, 53, 9).unwrap_err().to_string();
+        assert!(e.contains("53 elements") && e.contains("K^3 = 27"), "{e}");
+        assert!(check_shapes(3, 0, 9).unwrap_err().to_string().contains("N >= 1"));
+        let e = check_shapes(3, 27, 8).unwrap_err().to_string();
+        assert!(e.contains("B has 8 elements") && e.contains("has 9"), "{e}");
+        assert!(check_k(0).is_err() && check_k(33).is_err() && check_k(32).is_ok());
+    }
+
+    #[test]
+    fn the_reference_target_checks_dtype_and_level_and_computes_f32() {
+        let t = Transformer::with_options(2, "default", DType::F32, Target::Reference).unwrap();
+        let e = t.apply(&[0.0f64; 8], &[0.0f64; 4]).unwrap_err().to_string();
+        assert!(e.contains("computes in f32, but the data is f64"), "{e}");
+        // B = identity: the transform is the identity.
+        let a: Vec<f32> = (0..16).map(|x| x as f32 - 7.5).collect();
+        assert_eq!(t.apply(&a, &[1.0f32, 0.0, 0.0, 1.0]).unwrap(), a);
+        let e = Transformer::with_target(2, "L3", Target::Reference).err().unwrap().to_string();
+        assert!(e.contains("runs on a GPU"), "{e}");
+        assert!(Transformer::with_target(2, "default", Target::Emulator).is_err());
+        assert!(Transformer::with_options(2, "default", DType::F16, Target::Reference).is_err());
+    }
+}
