@@ -117,11 +117,9 @@ pub struct TransformArgs {
     /// Run the generated kernel on the CPU HIP emulator instead of a GPU.
     #[arg(long)]
     pub emulate: bool,
-    /// Maximum blocks per launch.
+    /// Maximum blocks per launch (the kernel cache follows $MRA_KERNEL_CACHE; `off` disables it).
     #[arg(short = 'M', default_value_t = 512)]
     pub max_blocks: usize,
-    #[arg(long)]
-    pub no_cache: bool,
 }
 
 #[derive(Args, Debug)]
