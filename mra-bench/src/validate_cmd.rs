@@ -23,7 +23,7 @@ struct Case {
 
 pub fn run(args: &ValidateArgs) -> CmdResult {
     let levels = select::level_list(&args.levels)?;
-    let ks: Vec<u32> = select::numbers("-K", &args.ks)?;
+    let ks = select::k_list(&args.ks)?;
     let ns: Vec<usize> = select::numbers("-N", &args.ns)?;
     let dtype = select::dtype(&args.dtype)?;
     for &n in &ns {
@@ -33,6 +33,9 @@ pub fn run(args: &ValidateArgs) -> CmdResult {
         // Reject K out of range before any work, with the planner's message.
         if !(1..=mra_codegen::K_MAX).contains(&k) {
             return Err(mra_codegen::PlanError::KOutOfRange(k).into());
+        }
+        for &n in &ns {
+            select::check_host_memory(k, n)?;
         }
     }
     match session::open(None, None, select::cache(args.no_cache))? {
@@ -55,9 +58,9 @@ fn validate_on<B: Backend>(session: &Session<B>, args: &ValidateArgs, levels: &[
             for s in levels {
                 if let Err(e) = s.plan(Request { k, arch: gpu.arch(), dtype }) {
                     if args.json {
-                        println!("{}", serde_json::json!({"level": s.name, "K": k, "nfuncs": n, "skipped": e.to_string()}));
+                        crate::outln!("{}", serde_json::json!({"level": s.name, "K": k, "nfuncs": n, "skipped": e.to_string()}))?;
                     } else {
-                        println!("K={k} nfuncs={n} level={} SKIP ({e})", s.name);
+                        crate::outln!("K={k} nfuncs={n} level={} SKIP ({e})", s.name)?;
                     }
                     continue;
                 }
@@ -81,16 +84,16 @@ fn validate_on<B: Backend>(session: &Session<B>, args: &ValidateArgs, levels: &[
                     seed,
                 };
                 if args.json {
-                    println!("{}", serde_json::to_string(&case)?);
+                    crate::outln!("{}", serde_json::to_string(&case)?)?;
                 } else {
                     let nf = if cmp.non_finite > 0 { format!(" non_finite={}", cmp.non_finite) } else { String::new() };
-                    println!(
+                    crate::outln!(
                         "K={k} nfuncs={n} level={} max_abs_err={:.2e} max_rel_err={:.2e}{nf} {}",
                         case.level,
                         cmp.max_abs,
                         cmp.max_rel,
                         if pass { "PASS" } else { "FAIL" }
-                    );
+                    )?;
                 }
             }
         }
