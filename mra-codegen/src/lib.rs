@@ -19,6 +19,7 @@ pub mod emit;
 pub mod fragment;
 pub mod ir;
 pub mod levels;
+pub mod matrix_support;
 pub mod plan;
 mod quote;
 pub mod simulate;
