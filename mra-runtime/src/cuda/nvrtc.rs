@@ -121,8 +121,8 @@ impl Nvrtc {
             return Ok(Compiled { cubin, resources, seconds: start.elapsed().as_secs_f64(), from_cache: true });
         }
         let (cubin, log) = self.compile_uncached(source, entry, arch, &options)?;
-        cache.put(&key, "cubin", &cubin)?;
-        cache.put(&key, "log", log.as_bytes())?;
+        cache.put(&key, "cubin", &cubin);
+        cache.put(&key, "log", log.as_bytes());
         Ok(Compiled { cubin, resources: ResourceReport::parse(&log), seconds: start.elapsed().as_secs_f64(), from_cache: false })
     }
 
