@@ -104,6 +104,16 @@ fn stub_gpu() -> Option<String> {
 
 // ---- 1. broken pipe and full disk -----------------------------------------------------------
 
+/// `cat` itself, under the same closed pipe: the behaviour the test above holds mra-bench to.
+#[test]
+fn cat_ends_by_sigpipe_on_a_closed_pipe() {
+    use std::os::unix::process::ExitStatusExt;
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let o = Command::new("cat").arg(env!("CARGO_MANIFEST_DIR").to_string() + "/Cargo.toml").stdout(writer).stderr(Stdio::piped()).output().unwrap();
+    assert_eq!((o.status.signal(), o.stderr.len()), (Some(13), 0));
+}
+
 #[test]
 fn a_closed_pipe_ends_quietly_and_a_full_disk_is_an_error() {
     for args in [&["levels"][..], &["levels", "--json"], &["--arch", "gfx90a", "-K", "16", "-l", "3", "--emit-src"]] {
@@ -111,7 +121,9 @@ fn a_closed_pipe_ends_quietly_and_a_full_disk_is_an_error() {
         let (reader, writer) = std::io::pipe().unwrap();
         drop(reader);
         let o = bin().args(args).stdout(writer).stderr(Stdio::piped()).output().unwrap();
-        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", text(&o.stderr));
+        // As `cat` ends: by SIGPIPE, no message (a shell reports nothing; pipefail sees 141).
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(o.status.signal(), Some(13), "{args:?} ends by SIGPIPE: {:?} {}", o.status, text(&o.stderr));
         assert!(o.stderr.is_empty(), "{args:?} must end quietly: {}", text(&o.stderr));
     }
     for args in [&["levels"][..], &["--arch", "sm_90", "-K", "8", "-l", "2", "--emit-src"]] {
