@@ -74,7 +74,7 @@ struct Targets {
     csv: Option<Target>,
 }
 
-/// The sweep on one opened GPU: the table, then the JSON and CSV files asked for.
+/// The sweep on one opened GPU: the JSON and CSV files asked for, then the table.
 fn sweep_on<B: Backend>(session: &Session<B>, args: &SweepArgs, ks: &[u32], dtype: DType, chosen: &[Schedule], base: &HarnessConfig, targets: &Targets) -> CmdResult {
     let gpu = &session.gpu;
     let copy = &chosen[0];
@@ -191,7 +191,7 @@ fn sweep_on<B: Backend>(session: &Session<B>, args: &SweepArgs, ks: &[u32], dtyp
         return Err(write_errors.join("; ").into());
     }
     if !rows.iter().any(|r| r.level != copy.name && r.us_per_task.is_some()) {
-        return Err(format!("nothing was measured: every level failed at every K (see the notes above)").into());
+        return Err("nothing was measured: every level failed at every K (see the notes in the table)".into());
     }
     Ok(if rows.iter().any(|r| r.note.starts_with("validation failed")) { 1 } else { 0 })
 }
