@@ -391,11 +391,11 @@ pub struct Inputs {
 
 impl Inputs {
     /// Host bytes a validation at (`k`, `nfuncs`) holds at its peak: A and the reference as
-    /// f64, A converted for upload, C downloaded and C as f64 (5 arrays of N·K³ doubles at
-    /// most), plus B. `None` if that does not fit in 64 bits.
+    /// f64, then C as downloaded and C converted to f64 (the upload copy of A is freed before):
+    /// at most 4 arrays of N·K³ doubles, plus B. `None` if that does not fit in 64 bits.
     pub fn host_bytes(k: u32, nfuncs: usize) -> Option<u64> {
         let k3 = (k as u64).checked_pow(3)?;
-        (nfuncs as u64).checked_mul(k3)?.checked_mul(5 * 8)?.checked_add((k as u64).pow(2) * 8)
+        (nfuncs as u64).checked_mul(k3)?.checked_mul(4 * 8)?.checked_add((k as u64).pow(2) * 8)
     }
 
     /// Uniform values in [-1, 1) from `seed`, rounded to `dtype`.
