@@ -314,7 +314,7 @@ fn an_interrupted_amd_compile_leaves_no_scratch_directory() {
     }
     for signal in ["-INT", "-TERM"] {
         let tmp = scratch(&format!("tmpdir{signal}"));
-        let mut child = bin()
+        let child = bin()
             .args(["--compile-only", "--arch", "gfx942", "-K", "16", "-l", "all", "--compiler", "clang"])
             .env("TMPDIR", &tmp)
             .stdout(Stdio::null())
