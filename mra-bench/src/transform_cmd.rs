@@ -160,7 +160,7 @@ pub fn npy_compare(args: &NpyCompareArgs) -> CmdResult {
     let cmp = mra_runtime::validate::Comparison::of(&got.data, &want.data);
     let tol = args.tolerance.unwrap_or(dtype.tolerance());
     let pass = cmp.passes(tol);
-    println!(
+    outln!(
         "{} vs {}: {} elements, max_abs_err={:.3e} max_rel_err={:.3e} non_finite={} tolerance={tol:.1e} {}",
         args.got.display(),
         args.want.display(),
@@ -169,7 +169,7 @@ pub fn npy_compare(args: &NpyCompareArgs) -> CmdResult {
         cmp.max_rel,
         cmp.non_finite,
         if pass { "PASS" } else { "FAIL" }
-    );
+    )?;
     Ok(if pass { 0 } else { 1 })
 }
 
