@@ -344,13 +344,19 @@ impl Schedule {
 }
 
 /// The matrix instruction a tensorized level uses on `arch` for `dtype`, if the arch has one.
+/// The arch table lists its instructions preferred first (sm_90: the full-rate m16n8k4).
 pub fn matrix_instr(arch: &Arch, dtype: DType) -> Option<MatrixInstr> {
-    let wanted: &[MatrixInstr] = match dtype {
-        DType::F64 => &[MatrixInstr::MmaSyncM8n8k4F64, MatrixInstr::MfmaF64_16x16x4],
-        DType::F32 => &[],
-        DType::F16 | DType::Bf16 => &[MatrixInstr::WmmaF32_16x16x16Gfx11, MatrixInstr::WmmaF32_16x16x16Gfx12],
-    };
-    wanted.iter().copied().find(|&i| arch.has(i))
+    arch.matrix.iter().copied().find(|&i| mma_computes(i, dtype))
+}
+
+/// Whether `instr` is a register-fragment instruction (`tensorize(mma)`) for `dtype`.
+pub fn mma_computes(instr: MatrixInstr, dtype: DType) -> bool {
+    use MatrixInstr::*;
+    match dtype {
+        DType::F64 => matches!(instr, MmaSyncM8n8k4F64 | MmaSyncM16n8k4F64 | MmaSyncM16n8k8F64 | MfmaF64_16x16x4),
+        DType::F32 => false,
+        DType::F16 | DType::Bf16 => matches!(instr, WmmaF32_16x16x16Gfx11 | WmmaF32_16x16x16Gfx12),
+    }
 }
 
 /// The WMMA-API fragment for `dtype` on `arch`, if it has one (NVIDIA f64 8×8×4, sm_80+).
