@@ -158,6 +158,10 @@ pub enum Step {
     /// `copy(vector = V)`: the floor level; each tensor is read once and written once,
     /// V elements per access (a 16-byte access for f64 is V = 2).
     Copy { vector: u32 },
+    /// `buffers(N)`: K³-sized shared buffers the fused passes use. 2: a pass reads one and
+    /// writes the other. 1: a pass writes its output over its input — each warp holds its
+    /// output tiles in registers until every warp has read the input (a barrier), then stores.
+    Buffers(Value),
 }
 
 impl Step {
@@ -174,6 +178,7 @@ impl Step {
             Step::Workspace(_) => "workspace",
             Step::Copy { .. } => "copy",
             Step::Library(_) => "library",
+            Step::Buffers(_) => "buffers",
         }
     }
 }
@@ -254,6 +259,7 @@ impl fmt::Display for Step {
             Step::Copy { vector } => write!(f, "copy(vector = {vector})"),
             Step::Library(LibraryCall::Kronecker) => write!(f, "library(kronecker)"),
             Step::Library(LibraryCall::ThreeGemm) => write!(f, "library(three_gemm)"),
+            Step::Buffers(v) => write!(f, "buffers({v})"),
         }
     }
 }

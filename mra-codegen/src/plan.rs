@@ -46,6 +46,9 @@ pub struct TransformPlan {
     pub fragment: Option<Fragment>,
     /// `tensorize(wmma)`: fragments go through NVIDIA's load/store API instead of lane indexing.
     pub wmma: bool,
+    /// K³-sized shared buffers of fused passes (`buffers(N)`, default 2); 1: passes 0 and 1
+    /// write over their input, holding their output tiles in registers until a barrier.
+    pub shared_buffers: u32,
 }
 
 impl TransformPlan {
@@ -283,7 +286,21 @@ impl Schedule {
             if workspace == Memory::Registers {
                 return Err(malformed("workspace(registers) cannot hold a K^3 intermediate"));
             }
+            let shared_buffers = self
+                .iter_steps()
+                .find_map(|s| match s {
+                    Step::Buffers(v) => Some(v.default_value()),
+                    _ => None,
+                })
+                .unwrap_or(2);
+            if shared_buffers != 2 {
+                let whole = a.memory == Memory::Shared && workspace == Memory::Shared && fragment.is_some() && !wmma;
+                if shared_buffers != 1 || !whole {
+                    return Err(malformed("buffers(1) needs tensorize(mma), cache_read(A, shared) and workspace(shared); buffers(N) takes 1 or 2"));
+                }
+            }
             let plan = TransformPlan {
+                shared_buffers,
                 map,
                 a,
                 b,
@@ -302,7 +319,8 @@ impl Schedule {
             };
             let b_shared = if b.memory == Memory::Shared { b_rows as u64 * (b_cols + b.pad) as u64 * elem } else { 0 };
             let (w_shared, w_global) = if workspace == Memory::Shared {
-                (2 * k as u64 * ((k * k + plan.shared_row_pad()) as u64) * elem, 0)
+                let buffers = if plan.stages_whole_tensor() { plan.shared_buffers } else { 2 } as u64;
+                (buffers * k as u64 * ((k * k + plan.shared_row_pad()) as u64) * elem, 0)
             } else {
                 (0, 2 * k3)
             };

@@ -65,6 +65,7 @@ impl Prim {
             PrimKind::Workspace(_) => "workspace",
             PrimKind::Copy { .. } => "copy",
             PrimKind::Library(_) => "library",
+            PrimKind::Buffers(_) => "buffers",
         }
     }
 }
@@ -95,6 +96,9 @@ pub enum PrimKind {
         vector: Sp<u32>,
     },
     Library(Sp<LibraryCall>),
+    /// `buffers(N)`: shared intermediate buffers of the fused passes (1: a pass writes over
+    /// its input). Same value forms as `threads`.
+    Buffers(Threads),
 }
 
 /// `threads(N)` or `threads(tune = [..], default = N)`.

@@ -17,6 +17,7 @@ pub const PRIMITIVES: &[&str] = &[
     "workspace",
     "copy",
     "library",
+    "buffers",
 ];
 
 /// How each primitive is written, for "missing/extra argument" messages.
@@ -32,6 +33,7 @@ pub fn signature(prim: &str) -> &'static str {
         "workspace" => "workspace(global|shared)",
         "copy" => "copy(vector = 1|2|4)",
         "library" => "library(kronecker|three_gemm)",
+        "buffers" => "buffers(1|2) or buffers(tune = [1, 2], default = N)",
         _ => unreachable!("not a primitive: {prim}"),
     }
 }

@@ -19,6 +19,13 @@ pub trait Dialect {
     fn barrier(&self) -> &'static str;
     /// Attribute placed between `__global__ void` and the kernel name, if the dialect wants one.
     fn launch_bounds(&self, threads: u32) -> Option<String>;
+    /// Launch bounds that also promise `min_blocks` resident blocks per multiprocessor, so the
+    /// compiler caps registers to what that occupancy leaves (in-place passes hold whole
+    /// output tiles in registers and would otherwise take more than a block may have).
+    fn launch_bounds_min_blocks(&self, threads: u32, min_blocks: u32) -> Option<String> {
+        let _ = min_blocks;
+        self.launch_bounds(threads)
+    }
     /// Qualifier for small helpers that must inline.
     fn inline_device(&self) -> &'static str;
     /// Alignment attribute for shared arrays: 32 bytes, which matrix-fragment loads need.
@@ -85,6 +92,9 @@ impl Dialect for Cuda {
         // None on purpose: given only a thread count, ptxas (CUDA 13) aims at full occupancy,
         // caps the kernel at 32 registers and spills (seen for L2 and L3 at K = 16, sm_90).
         None
+    }
+    fn launch_bounds_min_blocks(&self, threads: u32, min_blocks: u32) -> Option<String> {
+        Some(format!("__launch_bounds__({threads}, {min_blocks})"))
     }
     fn inline_device(&self) -> &'static str {
         "__device__ __forceinline__"

@@ -121,7 +121,13 @@ impl Emitter<'_> {
 
     fn kernel_signature(&self, entry: &str) -> String {
         let t = self.t();
-        let bounds = self.d.launch_bounds(self.plan.threads).map(|b| b + " ").unwrap_or_default();
+        let bounds = match self.plan.body {
+            // In-place passes hold a wave's output tiles in registers: without a bound the
+            // compiler takes more registers than a block of THREADS may have (168 at K = 20).
+            Body::Transform(tp) if tp.shared_buffers == 1 => self.d.launch_bounds_min_blocks(self.plan.threads, (65536 / (self.plan.threads * 128)).max(1)),
+            _ => self.d.launch_bounds(self.plan.threads),
+        };
+        let bounds = bounds.map(|b| b + " ").unwrap_or_default();
         format!(
             "extern \"C\" __global__ void {bounds}{entry}(const {t}* __restrict__ a, const {t}* __restrict__ b, \
              {t}* __restrict__ c, {t}* workspace, int nfuncs, int nblocks)"
@@ -196,6 +202,7 @@ impl Emitter<'_> {
             None => self.thread_b_setup(tp),
         };
         let ws_note = self.step_comment(|s| matches!(s, Step::Workspace(_)));
+        let buffers = self.step_comment(|s| matches!(s, Step::Buffers(_)));
         let whole_stage = if tp.stages_whole_tensor() { self.whole_tensor_stage() } else { String::new() };
         self.w.block(self.kernel_signature(entry), "", |w| {
             w.line(format!("const int tid = {tid};"));
@@ -217,7 +224,11 @@ impl Emitter<'_> {
                     w.line(format!("{t}* w0 = workspace + (long long)block * 2 * K3;"));
                 }
             }
-            w.line(format!("{t}* w1 = w0 + {};", if tp.stages_whole_tensor() { "K * W_STRIDE" } else { "K3" }));
+            if tp.shared_buffers == 1 {
+                w.line(format!("{t}* w1 = w0;  {buffers}: one buffer; passes 0 and 1 write over their input"));
+            } else {
+                w.line(format!("{t}* w1 = w0 + {};", if tp.stages_whole_tensor() { "K * W_STRIDE" } else { "K3" }));
+            }
             w.line("// Blocks walk the batch: block b transforms tensors b, b + nblocks, b + 2 nblocks, ...");
             w.block("for (int n = block; n < nfuncs; n += nblocks)", "", |w| {
                 w.line(format!("const {t}* a_n = a + (long long)n * K3;"));
@@ -262,7 +273,8 @@ impl Emitter<'_> {
             arrays.push(("c_stage", "WAVES * FM * NP"));
         }
         if tp.workspace == Memory::Shared {
-            arrays.push(("w_shared", if tp.stages_whole_tensor() { "2 * K * W_STRIDE" } else { "2 * K3" }));
+            let buffers = if tp.shared_buffers == 1 { "K * W_STRIDE" } else if tp.stages_whole_tensor() { "2 * K * W_STRIDE" } else { "2 * K3" };
+            arrays.push(("w_shared", buffers));
         }
         let mut out = String::new();
         if self.plan.dynamic_shared {
