@@ -162,6 +162,9 @@ pub enum Step {
     /// writes the other. 1: a pass writes its output over its input — each warp holds its
     /// output tiles in registers until every warp has read the input (a barrier), then stores.
     Buffers(Value),
+    /// `pipeline(N)`: tensors in flight per block. 2: while a tensor's last pass runs, the
+    /// next tensor of the block is copied asynchronously into the buffer that pass does not read.
+    Pipeline(Value),
 }
 
 impl Step {
@@ -179,6 +182,7 @@ impl Step {
             Step::Copy { .. } => "copy",
             Step::Library(_) => "library",
             Step::Buffers(_) => "buffers",
+            Step::Pipeline(_) => "pipeline",
         }
     }
 }
@@ -260,6 +264,7 @@ impl fmt::Display for Step {
             Step::Library(LibraryCall::Kronecker) => write!(f, "library(kronecker)"),
             Step::Library(LibraryCall::ThreeGemm) => write!(f, "library(three_gemm)"),
             Step::Buffers(v) => write!(f, "buffers({v})"),
+            Step::Pipeline(v) => write!(f, "pipeline({v})"),
         }
     }
 }

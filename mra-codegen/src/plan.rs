@@ -49,6 +49,9 @@ pub struct TransformPlan {
     /// K³-sized shared buffers of fused passes (`buffers(N)`, default 2); 1: passes 0 and 1
     /// write over their input, holding their output tiles in registers until a barrier.
     pub shared_buffers: u32,
+    /// Tensors in flight per block (`pipeline(N)`, default 1); 2: the next tensor is copied
+    /// asynchronously (cp.async) while the current one's last pass runs.
+    pub pipeline: u32,
 }
 
 impl TransformPlan {
@@ -120,6 +123,8 @@ pub enum PlanError {
     Malformed { level: String, what: String },
     #[error("level {level} cannot compute in {dtype}: {why}")]
     DTypeUnsupported { level: String, dtype: DType, why: String },
+    #[error("level {level} cannot run on {arch}: {why}")]
+    ArchUnsupported { level: String, arch: &'static str, why: String },
     #[error("level {level} needs {dtype} matrix cores, which {arch} does not have; archs that have them: {have}")]
     NoMatrixCore { level: String, arch: &'static str, dtype: DType, have: String },
 }
@@ -299,7 +304,28 @@ impl Schedule {
                     return Err(malformed("buffers(1) needs tensorize(mma), cache_read(A, shared) and workspace(shared); buffers(N) takes 1 or 2"));
                 }
             }
+            let pipeline = self
+                .iter_steps()
+                .find_map(|s| match s {
+                    Step::Pipeline(v) => Some(v.default_value()),
+                    _ => None,
+                })
+                .unwrap_or(1);
+            if pipeline != 1 {
+                let whole = a.memory == Memory::Shared && workspace == Memory::Shared && fragment.is_some() && !wmma;
+                if pipeline != 2 || !whole || shared_buffers != 2 {
+                    return Err(malformed("pipeline(2) needs tensorize(mma), cache_read(A, shared), workspace(shared) and two buffers; pipeline(N) takes 1 or 2"));
+                }
+                if arch.vendor != crate::Vendor::Nvidia {
+                    return Err(PlanError::ArchUnsupported {
+                        level: self.name.clone(),
+                        arch: arch.name,
+                        why: "pipeline(2) copies the next tensor with cp.async (NVIDIA sm_80+); run level `fused` there".into(),
+                    });
+                }
+            }
             let plan = TransformPlan {
+                pipeline,
                 shared_buffers,
                 map,
                 a,

@@ -66,6 +66,7 @@ impl Prim {
             PrimKind::Copy { .. } => "copy",
             PrimKind::Library(_) => "library",
             PrimKind::Buffers(_) => "buffers",
+            PrimKind::Pipeline(_) => "pipeline",
         }
     }
 }
@@ -99,6 +100,8 @@ pub enum PrimKind {
     /// `buffers(N)`: shared intermediate buffers of the fused passes (1: a pass writes over
     /// its input). Same value forms as `threads`.
     Buffers(Threads),
+    /// `pipeline(N)`: tensors in flight per block (2: the next one loads while this one computes).
+    Pipeline(Threads),
 }
 
 /// `threads(N)` or `threads(tune = [..], default = N)`.

@@ -90,19 +90,20 @@ fn check_duplicates(level: &Level, errors: &mut Errors) {
 /// Numeric ranges and arguments that are known words but wrong in this position.
 fn check_values(prim: &Prim, errors: &mut Errors) {
     match &prim.kind {
-        PrimKind::Buffers(v) => {
+        PrimKind::Buffers(v) | PrimKind::Pipeline(v) => {
+            let what = prim.name();
             let (values, default) = match v {
                 Threads::Fixed(n) => (vec![*n], None),
                 Threads::Tune { choices, default, .. } => (choices.clone(), Some(*default)),
             };
             for n in &values {
                 if !(1..=2).contains(&n.value) {
-                    errors.push(n.span, format!("buffers({}): the fused passes use 1 or 2 shared buffers", n.value));
+                    errors.push(n.span, format!("{what}({}): takes 1 or 2", n.value));
                 }
             }
             if let Some(d) = default {
                 if !values.iter().any(|c| c.value == d.value) {
-                    errors.push(d.span, format!("the default buffer count {} is not among the choices", d.value));
+                    errors.push(d.span, format!("the default of {what} ({}) is not among the choices", d.value));
                 }
             }
         }
@@ -266,13 +267,13 @@ fn check_combination(level: &Level, errors: &mut Errors) {
             }
         }
     }
-    if let Some(b) = find("buffers") {
+    for b in ["buffers", "pipeline"].into_iter().filter_map(|name| find(name)) {
         let shared_workspace = level.prims.iter().any(|p| matches!(&p.kind, PrimKind::Workspace(m) if m.value == Memory::Shared));
         let staged_a = level.prims.iter().any(|p| matches!(&p.kind, PrimKind::CacheRead { operand, into, .. } if operand.value == crate::ast::Operand::A && into.value == Memory::Shared));
         if tensorize.is_none() || !shared_workspace || !staged_a {
             errors.push(
                 b.ident.span(),
-                "buffers(..) counts the shared intermediates of fused passes: it needs tensorize(mma), cache_read(A, shared) and workspace(shared)",
+                format!("`{}` shapes the fused passes: it needs tensorize(mma), cache_read(A, shared) and workspace(shared)", b.name()),
             );
         }
     }

@@ -11,6 +11,7 @@
 //!            | "workspace"     "(" ("global" | "shared") ")"
 //!            | "copy"          "(" "vector" "=" INT ")"
 //!            | "buffers"       "(" (INT | "tune" "=" "[" (INT ("," INT)* ","?)? "]" "," "default" "=" INT) ")"
+//!            | "pipeline"      "(" (INT | "tune" "=" "[" (INT ("," INT)* ","?)? "]" "," "default" "=" INT) ")"
 //! ```
 //!
 //! Every argument list may end with a trailing comma. INT is an unsuffixed integer literal that
@@ -172,6 +173,7 @@ fn parse_prim(input: ParseStream) -> Result<Prim> {
     let kind = match prim {
         "threads" => PrimKind::Threads(threads(&mut args)?),
         "buffers" => PrimKind::Buffers(value(&mut args, "buffer count")?),
+        "pipeline" => PrimKind::Pipeline(value(&mut args, "pipeline depth")?),
         "bind" => {
             let unit = args.word("bound unit", words::BIND_UNITS)?;
             let map = match unit.value {

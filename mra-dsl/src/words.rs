@@ -18,6 +18,7 @@ pub const PRIMITIVES: &[&str] = &[
     "copy",
     "library",
     "buffers",
+    "pipeline",
 ];
 
 /// How each primitive is written, for "missing/extra argument" messages.
@@ -34,6 +35,7 @@ pub fn signature(prim: &str) -> &'static str {
         "copy" => "copy(vector = 1|2|4)",
         "library" => "library(kronecker|three_gemm)",
         "buffers" => "buffers(1|2) or buffers(tune = [1, 2], default = N)",
+        "pipeline" => "pipeline(1|2) or pipeline(tune = [1, 2], default = N)",
         _ => unreachable!("not a primitive: {prim}"),
     }
 }

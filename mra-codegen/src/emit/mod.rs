@@ -6,6 +6,7 @@
 
 pub mod dialect;
 mod library;
+mod pipeline;
 mod tensor;
 mod writer;
 
@@ -204,6 +205,12 @@ impl Emitter<'_> {
         let ws_note = self.step_comment(|s| matches!(s, Step::Workspace(_)));
         let buffers = self.step_comment(|s| matches!(s, Step::Buffers(_)));
         let whole_stage = if tp.stages_whole_tensor() { self.whole_tensor_stage() } else { String::new() };
+        let pipelined = if tp.pipeline == 2 {
+            self.w.lines(&self.async_copy_helpers(tp));
+            Some(self.pipelined_batch_loop(tp, &passes))
+        } else {
+            None
+        };
         self.w.block(self.kernel_signature(entry), "", |w| {
             w.line(format!("const int tid = {tid};"));
             w.line(format!("const int block = {bid};"));
@@ -228,6 +235,10 @@ impl Emitter<'_> {
                 w.line(format!("{t}* w1 = w0;  {buffers}: one buffer; passes 0 and 1 write over their input"));
             } else {
                 w.line(format!("{t}* w1 = w0 + {};", if tp.stages_whole_tensor() { "K * W_STRIDE" } else { "K3" }));
+            }
+            if let Some(pipelined) = &pipelined {
+                w.lines(pipelined);
+                return;
             }
             w.line("// Blocks walk the batch: block b transforms tensors b, b + nblocks, b + 2 nblocks, ...");
             w.block("for (int n = block; n < nfuncs; n += nblocks)", "", |w| {
