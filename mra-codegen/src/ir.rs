@@ -161,6 +161,7 @@ pub enum Step {
     /// `buffers(N)`: K³-sized shared buffers the fused passes use. 2: a pass reads one and
     /// writes the other. 1: a pass writes its output over its input — each warp holds its
     /// output tiles in registers until every warp has read the input (a barrier), then stores.
+    /// 3 (with `pipeline(2)`): the third receives the next tensor during all three passes.
     Buffers(Value),
     /// `pipeline(N)`: tensors in flight per block. 2: while a tensor's last pass runs, the
     /// next tensor of the block is copied asynchronously into the buffer that pass does not read.

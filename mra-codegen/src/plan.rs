@@ -298,11 +298,14 @@ impl Schedule {
                     _ => None,
                 })
                 .unwrap_or(2);
-            if shared_buffers != 2 {
+            if shared_buffers == 1 {
                 let whole = a.memory == Memory::Shared && workspace == Memory::Shared && fragment.is_some() && !wmma;
-                if shared_buffers != 1 || !whole {
-                    return Err(malformed("buffers(1) needs tensorize(mma), cache_read(A, shared) and workspace(shared); buffers(N) takes 1 or 2"));
+                if !whole {
+                    return Err(malformed("buffers(1) needs tensorize(mma), cache_read(A, shared) and workspace(shared)"));
                 }
+            }
+            if !(1..=3).contains(&shared_buffers) {
+                return Err(malformed("buffers(N) takes 1, 2 or 3"));
             }
             let pipeline = self
                 .iter_steps()
@@ -313,8 +316,8 @@ impl Schedule {
                 .unwrap_or(1);
             if pipeline != 1 {
                 let whole = a.memory == Memory::Shared && workspace == Memory::Shared && fragment.is_some() && !wmma;
-                if pipeline != 2 || !whole || shared_buffers != 2 {
-                    return Err(malformed("pipeline(2) needs tensorize(mma), cache_read(A, shared), workspace(shared) and two buffers; pipeline(N) takes 1 or 2"));
+                if pipeline != 2 || !whole || shared_buffers < 2 {
+                    return Err(malformed("pipeline(2) needs tensorize(mma), cache_read(A, shared), workspace(shared) and two or three buffers; pipeline(N) takes 1 or 2"));
                 }
                 if arch.vendor != crate::Vendor::Nvidia {
                     return Err(PlanError::ArchUnsupported {
@@ -323,6 +326,9 @@ impl Schedule {
                         why: "pipeline(2) copies the next tensor with cp.async (NVIDIA sm_80+); run level `fused` there".into(),
                     });
                 }
+            }
+            if shared_buffers == 3 && pipeline != 2 {
+                return Err(malformed("buffers(3) holds the next tensor of pipeline(2): add pipeline(2)"));
             }
             let plan = TransformPlan {
                 pipeline,

@@ -96,9 +96,10 @@ fn check_values(prim: &Prim, errors: &mut Errors) {
                 Threads::Fixed(n) => (vec![*n], None),
                 Threads::Tune { choices, default, .. } => (choices.clone(), Some(*default)),
             };
+            let max = if what == "buffers" { 3 } else { 2 };
             for n in &values {
-                if !(1..=2).contains(&n.value) {
-                    errors.push(n.span, format!("{what}({}): takes 1 or 2", n.value));
+                if !(1..=max).contains(&n.value) {
+                    errors.push(n.span, format!("{what}({}): takes 1 to {max}", n.value));
                 }
             }
             if let Some(d) = default {

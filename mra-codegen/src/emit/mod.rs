@@ -284,7 +284,12 @@ impl Emitter<'_> {
             arrays.push(("c_stage", "WAVES * FM * NP"));
         }
         if tp.workspace == Memory::Shared {
-            let buffers = if tp.shared_buffers == 1 { "K * W_STRIDE" } else if tp.stages_whole_tensor() { "2 * K * W_STRIDE" } else { "2 * K3" };
+            let buffers = match tp.shared_buffers {
+                1 => "K * W_STRIDE",
+                3 => "3 * K * W_STRIDE",
+                _ if tp.stages_whole_tensor() => "2 * K * W_STRIDE",
+                _ => "2 * K3",
+            };
             arrays.push(("w_shared", buffers));
         }
         let mut out = String::new();

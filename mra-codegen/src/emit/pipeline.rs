@@ -55,8 +55,16 @@ impl Emitter<'_> {
         let note = self.step_comment(|s| matches!(s, Step::Pipeline(_)));
         let call = |i: usize, input: &str, out: &str| passes[i].replace("{in}", input).replace("{out}", out);
         let indent = |text: String, spaces: usize| text.lines().map(|l| format!("{}{l}\n", " ".repeat(spaces))).collect::<String>();
+        // buffers(3): the next tensor has a buffer of its own (wn), so its copy is issued before
+        // pass 0; with two, it goes to wb once pass 1 has read it.
+        let third = tp.shared_buffers == 3;
+        let buffers = self.step_comment(|s| matches!(s, Step::Buffers(_)));
         let mut s = format!("{note}: two tensors in flight per block; wa holds the current one, wb receives the next.\n");
         s += &format!("{t}* wa = w1;\n{t}* wb = w0;\n");
+        if third {
+            s = format!("{note}: two tensors in flight per block; wa holds the current one, wn receives the next.\n");
+            s += &format!("{t}* wa = w1;\n{t}* wb = w0;\n{t}* wn = w1 + K * W_STRIDE;  {buffers}: the third buffer\n");
+        }
         s += "// Blocks walk the batch: block b transforms tensors b, b + nblocks, b + 2 nblocks, ...\n";
         s += "if (block < nfuncs) {\n";
         s += &indent(self.async_tensor_stage(tp, "(a + (long long)block * K3)", "wa"), 4);
@@ -64,17 +72,31 @@ impl Emitter<'_> {
         s += &format!("{barrier}  // the first tensor is staged\n");
         s += "for (int n = block; n < nfuncs; n += nblocks) {\n";
         s += &format!("    {t}* c_n = c + (long long)n * K3;\n");
+        if third {
+            s += "    if (n + nblocks < nfuncs) {  // wn was last read before the barrier ending the previous tensor\n";
+            s += &indent(self.async_tensor_stage(tp, "(a + (long long)(n + nblocks) * K3)", "wn"), 8);
+            s += "    }\n";
+        }
         s += &format!("    {}  // pass 0: A (in wa) -> wb\n", call(0, "wa", "wb"));
         s += &format!("    {barrier}\n");
         s += &format!("    {}  // pass 1: wb -> wa\n", call(1, "wb", "wa"));
-        s += &format!("    {barrier}  // wb is free: pass 2 reads only wa\n");
-        s += "    if (n + nblocks < nfuncs) {\n";
-        s += &indent(self.async_tensor_stage(tp, "(a + (long long)(n + nblocks) * K3)", "wb"), 8);
-        s += "    }\n";
-        s += &format!("    {}  // pass 2: wa -> C, while the next tensor arrives in wb\n", call(2, "wa", "c_n"));
+        if third {
+            s += &format!("    {barrier}\n");
+        } else {
+            s += &format!("    {barrier}  // wb is free: pass 2 reads only wa\n");
+            s += "    if (n + nblocks < nfuncs) {\n";
+            s += &indent(self.async_tensor_stage(tp, "(a + (long long)(n + nblocks) * K3)", "wb"), 8);
+            s += "    }\n";
+        }
+        s += &format!("    {}  // pass 2: wa -> C, while the next tensor arrives\n", call(2, "wa", "c_n"));
         s += "    mra_cp_async_wait_all();\n";
-        s += &format!("    {barrier}  // the next tensor is in wb for every thread; pass 2 is done with wa\n");
-        s += &format!("    {t}* swap = wa;\n    wa = wb;\n    wb = swap;\n");
+        if third {
+            s += &format!("    {barrier}  // the next tensor is in wn for every thread; pass 2 is done with wa\n");
+            s += &format!("    {t}* swap = wa;\n    wa = wn;\n    wn = swap;\n");
+        } else {
+            s += &format!("    {barrier}  // the next tensor is in wb for every thread; pass 2 is done with wa\n");
+            s += &format!("    {t}* swap = wa;\n    wa = wb;\n    wb = swap;\n");
+        }
         s += "}\n";
         s
     }

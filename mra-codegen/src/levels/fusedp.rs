@@ -10,6 +10,7 @@ mra_dsl::schedule! {
         cache_read(A, shared, pad = 4);
         cache_read(B, registers);
         workspace(shared);
+        buffers(tune = [2, 3], default = 2);
         pipeline(2);
         unroll(k);
     }
