@@ -304,8 +304,8 @@ impl Schedule {
                     return Err(malformed("buffers(1) needs tensorize(mma), cache_read(A, shared) and workspace(shared)"));
                 }
             }
-            if !(1..=3).contains(&shared_buffers) {
-                return Err(malformed("buffers(N) takes 1, 2 or 3"));
+            if !(1..=9).contains(&shared_buffers) {
+                return Err(malformed("buffers(N) takes 1 to 9"));
             }
             let pipeline = self
                 .iter_steps()
@@ -316,8 +316,11 @@ impl Schedule {
                 .unwrap_or(1);
             if pipeline != 1 {
                 let whole = a.memory == Memory::Shared && workspace == Memory::Shared && fragment.is_some() && !wmma;
-                if pipeline != 2 || !whole || shared_buffers < 2 {
-                    return Err(malformed("pipeline(2) needs tensorize(mma), cache_read(A, shared), workspace(shared) and two or three buffers; pipeline(N) takes 1 or 2"));
+                // pipeline(2) with buffers(2): the next tensor goes to the buffer pass 2 does not
+                // read; otherwise a ring of N input buffers plus one intermediate.
+                let ring = shared_buffers == pipeline + 1;
+                if !(2..=8).contains(&pipeline) || !whole || !(ring || (pipeline == 2 && shared_buffers == 2)) {
+                    return Err(malformed("pipeline(N) needs tensorize(mma), cache_read(A, shared), workspace(shared) and buffers(N + 1) (or buffers(2) with pipeline(2)); 2 <= N <= 8"));
                 }
                 if arch.vendor != crate::Vendor::Nvidia {
                     return Err(PlanError::ArchUnsupported {
@@ -327,8 +330,8 @@ impl Schedule {
                     });
                 }
             }
-            if shared_buffers == 3 && pipeline != 2 {
-                return Err(malformed("buffers(3) holds the next tensor of pipeline(2): add pipeline(2)"));
+            if shared_buffers > 2 && pipeline == 1 {
+                return Err(malformed("buffers(N > 2) hold the tensors in flight of pipeline(N - 1): add pipeline(..)"));
             }
             let plan = TransformPlan {
                 pipeline,

@@ -96,7 +96,7 @@ fn check_values(prim: &Prim, errors: &mut Errors) {
                 Threads::Fixed(n) => (vec![*n], None),
                 Threads::Tune { choices, default, .. } => (choices.clone(), Some(*default)),
             };
-            let max = if what == "buffers" { 3 } else { 2 };
+            let max = if what == "buffers" { 9 } else { 8 };
             for n in &values {
                 if !(1..=max).contains(&n.value) {
                     errors.push(n.span, format!("{what}({}): takes 1 to {max}", n.value));

@@ -34,8 +34,8 @@ pub fn signature(prim: &str) -> &'static str {
         "workspace" => "workspace(global|shared)",
         "copy" => "copy(vector = 1|2|4)",
         "library" => "library(kronecker|three_gemm)",
-        "buffers" => "buffers(1|2|3) or buffers(tune = [1, 2, 3], default = N)",
-        "pipeline" => "pipeline(1|2) or pipeline(tune = [1, 2], default = N)",
+        "buffers" => "buffers(N), 1 <= N <= 9, or buffers(tune = [N, ...], default = N)",
+        "pipeline" => "pipeline(N), 1 <= N <= 8, or pipeline(tune = [N, ...], default = N)",
         _ => unreachable!("not a primitive: {prim}"),
     }
 }

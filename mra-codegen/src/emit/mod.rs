@@ -205,7 +205,7 @@ impl Emitter<'_> {
         let ws_note = self.step_comment(|s| matches!(s, Step::Workspace(_)));
         let buffers = self.step_comment(|s| matches!(s, Step::Buffers(_)));
         let whole_stage = if tp.stages_whole_tensor() { self.whole_tensor_stage() } else { String::new() };
-        let pipelined = if tp.pipeline == 2 {
+        let pipelined = if tp.pipeline >= 2 {
             self.w.lines(&self.async_copy_helpers(tp));
             Some(self.pipelined_batch_loop(tp, &passes))
         } else {
@@ -270,6 +270,7 @@ impl Emitter<'_> {
     /// the kernel's dynamic shared-memory limit to match).
     fn shared_declarations(&self, tp: &TransformPlan) -> String {
         let t = self.t();
+        let ring = format!("{} * K * W_STRIDE", tp.shared_buffers);
         let mut arrays: Vec<(&str, &str)> = Vec::new();
         if tp.b.memory == Memory::Shared {
             arrays.push(("b_shared", if tp.fragment.is_some() { "KP * B_STRIDE" } else { "K * B_STRIDE" }));
@@ -286,9 +287,8 @@ impl Emitter<'_> {
         if tp.workspace == Memory::Shared {
             let buffers = match tp.shared_buffers {
                 1 => "K * W_STRIDE",
-                3 => "3 * K * W_STRIDE",
-                _ if tp.stages_whole_tensor() => "2 * K * W_STRIDE",
-                _ => "2 * K3",
+                2 if !tp.stages_whole_tensor() => "2 * K3",
+                _ => ring.as_str(),
             };
             arrays.push(("w_shared", buffers));
         }
