@@ -339,7 +339,37 @@ impl Emitter<'_> {
         let out_at = if v.out_shared { "out[(i / K) * W_STRIDE + (i % K) * K + j]" } else { "out[i * K + j]" };
         let b_in_registers = tp.b.memory == Memory::Registers;
         let (a_regs, b_regs, c_regs) = (f.a.regs, f.b.regs, f.c.regs);
+        // NVIDIA f64 D fragments hold column pairs (j, j + 1) in registers 2q, 2q + 1 of one
+        // row: stored as one 16-byte access (half the store instructions; the 8-byte stores of a
+        // shared intermediate were 8-way bank conflicts at K = 16, ncu run 7). Needs even K so
+        // that j < K implies j + 1 < K and every pair is 16-byte aligned.
+        let paired = dtype == crate::DType::F64
+            && self.d.vendor() == crate::Vendor::Nvidia
+            && k % 2 == 0
+            && f.c.regs % 2 == 0
+            && (0..f.lanes).all(|l| (0..f.c.regs / 2).all(|q| f.c.row.at(l, 2 * q) == f.c.row.at(l, 2 * q + 1) && f.c.col.at(l, 2 * q) + 1 == f.c.col.at(l, 2 * q + 1)));
+        let pair_guard = c_guard.clone();
+        let (pi, pj) = (f.c.row.cpp("lane", "(2 * q)", f.lanes), f.c.col.cpp("lane", "(2 * q)", f.lanes));
         let store_tile = move |w: &mut Writer| {
+            if paired {
+                w.line(format!("// D fragment: registers 2q, 2q + 1 of this lane are D(i0 + {c_i}, nf * FN + {c_j}) for r = 2q, 2q + 1:"));
+                w.line("// adjacent columns of one row, stored as one 16-byte access.");
+                w.line("#pragma unroll");
+                w.block("for (int nf = 0; nf < N_FRAGS; ++nf)", "", |w| {
+                    w.line("#pragma unroll");
+                    w.block(format!("for (int q = 0; q < {}; ++q)", c_regs / 2), "", |w| {
+                        w.line(format!("const int i = i0 + {pi};"));
+                        w.line(format!("const int j = nf * FN + {pj};"));
+                        let st = format!("*reinterpret_cast<double2*>(&{out_at}) = make_double2(acc[nf][2 * q], acc[nf][2 * q + 1]);");
+                        if pair_guard.is_empty() {
+                            w.line(st);
+                        } else {
+                            w.line(format!("if ({}) {st}  // padding is not stored", pair_guard.join(" && ")));
+                        }
+                    });
+                });
+                return;
+            }
             w.line(format!("// D fragment: register r of this lane is D(i0 + {c_i}, nf * FN + {c_j})."));
             w.line("#pragma unroll");
             w.block("for (int nf = 0; nf < N_FRAGS; ++nf)", "", |w| {
