@@ -64,7 +64,8 @@ impl Emitter<'_> {
         let barrier = self.d.barrier();
         let note = self.step_comment(|s| matches!(s, Step::Pipeline(_)));
         let call = |i: usize, input: &str, out: &str| passes[i].replace("{in}", input).replace("{out}", out);
-        let mut s = format!("{note}: two tensors in flight per block; wa holds the current one, wb receives the next.\n");
+        let mut s = "const int lane = tid % LANES;\nconst int wave = tid / LANES;\n".to_string();
+        s += &format!("{note}: two tensors in flight per block; wa holds the current one, wb receives the next.\n");
         s += &format!("{t}* wa = w1;\n{t}* wb = w0;\n");
         s += "// Blocks walk the batch: block b transforms tensors b, b + nblocks, b + 2 nblocks, ...\n";
         s += "if (block < nfuncs) {\n";
@@ -97,7 +98,8 @@ impl Emitter<'_> {
         let note = self.step_comment(|s| matches!(s, Step::Pipeline(_)));
         let buffers = self.step_comment(|s| matches!(s, Step::Buffers(_)));
         let call = |i: usize, input: &str, out: &str| passes[i].replace("{in}", input).replace("{out}", out);
-        let mut s = format!("{note}: {p} tensors in flight per block.\n");
+        let mut s = "const int lane = tid % LANES;\nconst int wave = tid / LANES;\n".to_string();
+        s += &format!("{note}: {p} tensors in flight per block.\n");
         s += &format!("{buffers}: the intermediate wb and a ring of {p} input slots.\n");
         s += &format!("constexpr int SLOTS = {p};\n{t}* wb = w0;\n{t}* ring = w1;  // slot s at ring + s * K * W_STRIDE\n");
         s += "// Blocks walk the batch: block b transforms tensors b, b + nblocks, b + 2 nblocks, ...\n";
