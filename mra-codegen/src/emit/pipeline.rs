@@ -65,7 +65,11 @@ impl Emitter<'_> {
         let note = self.step_comment(|s| matches!(s, Step::Pipeline(_)));
         let call = |i: usize, input: &str, out: &str| passes[i].replace("{in}", input).replace("{out}", out);
         let mut s = "const int lane = tid % LANES;\nconst int wave = tid / LANES;\n".to_string();
+        let buffers = self.step_comment(|s| matches!(s, Step::Buffers(_)));
         s += &format!("{note}: two tensors in flight per block; wa holds the current one, wb receives the next.\n");
+        if !buffers.is_empty() {
+            s += &format!("{buffers}: two buffers, which swap roles every tensor.\n");
+        }
         s += &format!("{t}* wa = w1;\n{t}* wb = w0;\n");
         s += "// Blocks walk the batch: block b transforms tensors b, b + nblocks, b + 2 nblocks, ...\n";
         s += "if (block < nfuncs) {\n";
