@@ -124,7 +124,7 @@ fn the_schedule_ir_round_trips_through_json() {
 #[test]
 fn sm_90_takes_the_full_rate_dmma_shape_and_older_archs_keep_m8n8k4() {
     let l7 = levels::find("7").unwrap();
-    for (arch, want, not) in [("sm_90", "mma.sync.aligned.m16n8k4.row.col.f64", "m8n8k4"), ("sm_80", "mma.sync.aligned.m8n8k4.row.col.f64", "m16n8k4")] {
+    for (arch, want, not) in [("sm_90", "mma.sync.aligned.m16n8k4.row.col.f64", "mma.sync.aligned.m8n8k4"), ("sm_80", "mma.sync.aligned.m8n8k4.row.col.f64", "mma.sync.aligned.m16n8k4")] {
         let req = Request { k: 13, arch: mra_codegen::arch::find(arch).unwrap(), dtype: DType::F64 };
         let src = mra_codegen::generate(&l7, req).unwrap().source;
         assert!(src.contains(want) && !src.contains(not), "{arch}");
