@@ -4,7 +4,7 @@ mra_dsl::schedule! {
     /// sm_80+), so the load of every tensor but a block's first overlaps computation. The
     /// buffers swap roles each tensor; no extra shared memory. AMD: run `fused`.
     level fused_pipe "fused-pipe" {
-        threads(tune = [128, 256], default = 256);
+        threads(tune = [128, 256, 384], default = 256);
         bind(warps, tiles);
         tensorize(mma);
         cache_read(A, shared, pad = 4);
