@@ -28,6 +28,18 @@ pub enum Command {
     /// Run every level that can run for a list of K, with the copy floor and an FP64 GEMM peak,
     /// and print one table (µs/task, useful Gflop/s, GB/s, fraction of floor; best per K marked).
     Sweep(SweepArgs),
+    /// Draw a `sweep --json` file as a chart (SVG or PNG by the output's extension).
+    Plot(PlotArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct PlotArgs {
+    /// The JSON file `mra-bench sweep --json FILE` wrote.
+    #[arg(value_name = "SWEEP_JSON")]
+    pub input: String,
+    /// The image to write: `.svg`, or `.png` (rendered with an embedded font, no system fonts needed).
+    #[arg(short = 'o', long = "output", value_name = "FILE", default_value = "sweep.svg")]
+    pub output: String,
 }
 
 #[derive(Args, Debug)]
@@ -59,6 +71,10 @@ pub struct SweepArgs {
     /// Write the results as CSV to this file (`-` for standard output).
     #[arg(long)]
     pub csv: Option<String>,
+    /// Also draw the results as a chart to this file (.svg or .png); `mra-bench plot` redraws it
+    /// from the --json file.
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<String>,
     /// Skip the FP64 GEMM peak measurement.
     #[arg(long)]
     pub no_peak: bool,

@@ -4,6 +4,8 @@ mod cli;
 mod compile_cmd;
 mod levels_cmd;
 mod output;
+mod plot;
+mod plot_cmd;
 mod run_cmd;
 mod select;
 mod session;
@@ -18,6 +20,7 @@ fn main() {
         Some(cli::Command::Validate(a)) => validate_cmd::run(&a),
         Some(cli::Command::Levels(a)) => levels_cmd::run(&a),
         Some(cli::Command::Sweep(a)) => sweep_cmd::run(&a),
+        Some(cli::Command::Plot(a)) => plot_cmd::run(&a),
         None if cli.run.compile_only => compile_cmd::run(&cli.run),
         None => run_cmd::run(&cli.run),
     };

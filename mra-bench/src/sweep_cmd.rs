@@ -161,6 +161,11 @@ fn sweep_on<B: Backend>(session: &Session<B>, args: &SweepArgs, ks: &[u32], dtyp
         }
         write_to(path, &csv)?;
     }
+    if let Some(path) = &args.plot {
+        let data: crate::plot::SweepData = serde_json::from_value(serde_json::to_value(&report)?)?;
+        crate::plot::render(&data, path)?;
+        eprintln!("# chart written to {path}");
+    }
     Ok(if rows.iter().any(|r| r.note.starts_with("validation failed")) { 1 } else { 0 })
 }
 
