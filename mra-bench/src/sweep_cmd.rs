@@ -131,7 +131,13 @@ fn sweep_on<B: Backend>(session: &Session<B>, args: &SweepArgs, ks: &[u32], dtyp
         }
     }
     bar.finish_and_clear();
-    print_table(&rows, peak.map(|p| (p, B::BLAS_NAME)));
+    // `--json` alone puts the JSON on stdout, so the table goes to stderr there.
+    let table = table(&rows, peak.map(|p| (p, B::BLAS_NAME)));
+    if args.json.as_deref() == Some("-") {
+        eprint!("{table}");
+    } else {
+        print!("{table}");
+    }
     let report = Report {
         device: gpu.device_name().to_string(),
         arch: gpu.arch().name,
@@ -198,18 +204,21 @@ fn measure<B: Backend>(
     Ok((harness::median(&times) / tasks as f64, tasks, cmp.max_rel))
 }
 
-/// `peak`: the FP64 GEMM peak and the BLAS that measured it.
-fn print_table(rows: &[Row], peak: Option<(f64, &str)>) {
-    println!("{:<14} {:>3} {:>12} {:>13} {:>10} {:>9} {:>9}  note", "level", "K", "us/task", "useful Gflop/s", "GB/s", "of floor", "of peak");
+/// The table; `peak`: the FP64 GEMM peak and the BLAS that measured it.
+fn table(rows: &[Row], peak: Option<(f64, &str)>) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    let _ = writeln!(out, "{:<14} {:>3} {:>12} {:>13} {:>10} {:>9} {:>9}  note", "level", "K", "us/task", "useful Gflop/s", "GB/s", "of floor", "of peak");
     let mut last_k = None;
     for r in rows {
         if last_k.is_some_and(|k| k != r.k) {
-            println!();
+            out.push('\n');
         }
         last_k = Some(r.k);
         let mark = if r.best { " *" } else { "" };
         match r.us_per_task {
-            Some(us) => println!(
+            Some(us) => writeln!(
+                out,
                 "{:<14} {:>3} {:>12.1} {:>13.0} {:>10.0} {:>9.3} {:>9}{mark}",
                 r.level,
                 r.k,
@@ -219,12 +228,14 @@ fn print_table(rows: &[Row], peak: Option<(f64, &str)>) {
                 r.fraction_of_floor.unwrap_or(f64::NAN),
                 r.fraction_of_fp64_peak.map(|f| format!("{f:.3}")).unwrap_or_else(|| "-".into()),
             ),
-            None => println!("{:<14} {:>3} {:>12}  {}", r.level, r.k, "-", r.note),
+            None => writeln!(out, "{:<14} {:>3} {:>12}  {}", r.level, r.k, "-", r.note),
         }
+        .expect("writing to a String");
     }
     if let Some((p, blas)) = peak {
-        println!("\n* fastest at that K. Floor: copy level, same process. FP64 GEMM peak: {p:.1} TFLOP/s ({blas}).");
+        let _ = writeln!(out, "\n* fastest at that K. Floor: copy level, same process. FP64 GEMM peak: {p:.1} TFLOP/s ({blas}).");
     }
+    out
 }
 
 fn write_to(path: &str, text: &str) -> std::io::Result<()> {

@@ -189,7 +189,7 @@ fn forced_compilers_that_cannot_do_the_arch_are_refused_in_one_line() {
         (&["--compiler", "nvrtc", "--arch", "gfx90a", "--compile-only"][..], "--compiler nvrtc compiles CUDA for NVIDIA archs"),
         (&["--compiler", "clang", "--arch", "sm_90", "--compile-only"][..], "--compiler clang compiles HIP for AMD archs"),
         (&["--compiler", "hiprtc", "--arch", "sm_80", "--compile-only"][..], "--compiler hiprtc compiles HIP for AMD archs"),
-        (&["--compiler", "gcc", "--arch", "gfx90a", "--compile-only"][..], "unknown --compiler `gcc`"),
+        (&["--compiler", "gcc", "--arch", "gfx90a", "--compile-only"][..], "invalid value 'gcc' for '--compiler <COMPILER>'"),
         (&["-l", "3", "--compile-only"][..], "--compile-only needs --arch"),
         (&["--arch", "gfx90a", "-K", "33", "--compile-only"][..], "K=33 is out of range"),
     ] {
