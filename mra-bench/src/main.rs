@@ -2,6 +2,7 @@
 
 mod cli;
 mod compile_cmd;
+mod emit_cmd;
 mod levels_cmd;
 mod output;
 mod plot;
@@ -27,6 +28,7 @@ fn main() {
         Some(cli::Command::Sweep(a)) => sweep_cmd::run(&a),
         Some(cli::Command::Plot(a)) => plot_cmd::run(&a),
         None if cli.run.compile_only => compile_cmd::run(&cli.run),
+        None if cli.run.emit_src => emit_cmd::run(&cli.run),
         None => run_cmd::run(&cli.run),
     };
     match result {

@@ -1,4 +1,4 @@
-//! The default mode: emit source, or validate once and benchmark one level against the
+//! The default mode: validate once and benchmark one level against the
 //! `copy` floor in the seed's harness, on the CUDA or the HIP backend (see `session`).
 
 use crate::cli::RunArgs;
@@ -12,15 +12,6 @@ pub fn run(args: &RunArgs) -> CmdResult {
     let schedule = select::level(&args.level)?;
     let dtype = select::dtype(&args.dtype)?;
     let k = args.k;
-    if args.emit_src {
-        let arch = match &args.arch {
-            Some(a) => select::arch(a)?,
-            None => return Err(format!("--emit-src needs --arch (one of: {})", mra_codegen::arch::names().join(", ")).into()),
-        };
-        let kernel = mra_codegen::generate(&schedule, Request { k, arch, dtype })?;
-        print!("{}", kernel.source);
-        return Ok(0);
-    }
     let cfg = HarnessConfig { nfuncs: args.nfuncs, max_blocks: args.max_blocks, tasks: args.tasks, streams: args.streams, reps: args.reps };
     cfg.check()?;
     let arch = match &args.arch {
