@@ -61,9 +61,19 @@ fn levels_lists_names_primitives_and_support() {
     for needle in ["L1-global", "L2-bshared", "L3-regblk", "copy", "cache_read(B, shared)", "gfx1201", "sm_90", "1e-10"] {
         assert!(out.contains(needle), "`{needle}` missing from:\n{out}");
     }
+    // One table per level: a row of archs that run L4 at every K, and the short reason where
+    // an arch has no FP64 matrix cores; nothing printed once per dtype and arch.
+    assert!(!out.contains("K none"), "{out}");
+    assert_eq!(out.matches("1e-10").count(), 1, "the tolerances once: {out}");
+    let l4 = out.split("\n\n").find(|b| b.starts_with("L4 ")).expect("an L4 block");
+    assert!(l4.lines().any(|l| l.trim_start().starts_with("gfx90a gfx942 ") && l.contains(" 1-32 ")), "{l4}");
+    assert!(l4.lines().any(|l| l.trim_start().starts_with("gfx1100 gfx1151 gfx1201 ") && l.contains("no f64 matrix cores")), "{l4}");
     let o = mra_bench(&["levels", "--json", "--arch", "gfx942"]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("levels --json is JSON");
     assert!(v.as_array().unwrap().len() >= 4);
+    let l4 = v.as_array().unwrap().iter().find(|l| l["name"] == "L4-mma").expect("L4 in JSON");
+    let f32_support = l4["support"].as_array().unwrap().iter().find(|s| s["dtype"] == "f32").unwrap();
+    assert_eq!((f32_support["ks"].as_str(), f32_support["reason"].as_str()), (Some("none"), Some("no f32 matrix cores")));
 }
 
 #[test]
