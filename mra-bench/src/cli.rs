@@ -61,6 +61,24 @@ pub enum Command {
     Sweep(SweepArgs),
     /// Draw a `sweep --json` file as a chart (SVG or PNG by the output's extension).
     Plot(PlotArgs),
+    /// Print a shell completion script, e.g. `mra-bench completions bash > ~/.local/share/bash-completion/completions/mra-bench`.
+    Completions(CompletionsArgs),
+    /// Print the man page (roff), e.g. `mra-bench man | man -l -`; with -o DIR, one page per subcommand.
+    Man(ManArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct CompletionsArgs {
+    /// The shell to complete for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Args, Debug)]
+pub struct ManArgs {
+    /// Write mra-bench.1 and mra-bench-SUBCOMMAND.1 into this directory instead of printing mra-bench.1.
+    #[arg(short = 'o', long = "output", value_name = "DIR")]
+    pub output: Option<String>,
 }
 
 /// `--arch` values: the arch table's names, with the short forms `sm90` and `90` as aliases.

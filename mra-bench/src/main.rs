@@ -2,6 +2,7 @@
 
 mod cli;
 mod compile_cmd;
+mod docs_cmd;
 mod emit_cmd;
 mod levels_cmd;
 mod output;
@@ -27,6 +28,8 @@ fn main() {
         Some(cli::Command::Levels(a)) => levels_cmd::run(&a),
         Some(cli::Command::Sweep(a)) => sweep_cmd::run(&a),
         Some(cli::Command::Plot(a)) => plot_cmd::run(&a),
+        Some(cli::Command::Completions(a)) => docs_cmd::completions(&a),
+        Some(cli::Command::Man(a)) => docs_cmd::man(&a),
         None if cli.run.compile_only => compile_cmd::run(&cli.run),
         None if cli.run.emit_src => emit_cmd::run(&cli.run),
         None => run_cmd::run(&cli.run),

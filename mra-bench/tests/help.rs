@@ -10,13 +10,13 @@ fn help(args: &[&str]) -> String {
     String::from_utf8(o.stdout).expect("UTF-8 help")
 }
 
-/// (option line, the line after it) for every option in a long help.
+/// (option line, the line after it) for every option and argument in a long help.
 fn options(text: &str) -> Vec<(String, String)> {
     let lines: Vec<&str> = text.lines().collect();
     let mut out = Vec::new();
     let mut in_options = false;
     for (i, l) in lines.iter().enumerate() {
-        if *l == "Options:" {
+        if *l == "Options:" || *l == "Arguments:" {
             in_options = true;
             continue;
         }
@@ -24,14 +24,14 @@ fn options(text: &str) -> Vec<(String, String)> {
             in_options = false;
         }
         let t = l.trim_start();
-        if in_options && t.starts_with('-') && l.len() - t.len() <= 6 {
+        if in_options && (t.starts_with('-') || t.starts_with('<') || t.starts_with('[')) && l.len() - t.len() <= 6 {
             out.push((t.to_string(), lines.get(i + 1).copied().unwrap_or("").to_string()));
         }
     }
     out
 }
 
-const SUBCOMMANDS: &[&[&str]] = &[&[], &["validate"], &["sweep"], &["levels"], &["plot"]];
+const SUBCOMMANDS: &[&[&str]] = &[&[], &["validate"], &["sweep"], &["levels"], &["plot"], &["completions"], &["man"]];
 
 #[test]
 fn every_option_of_every_help_is_described() {
