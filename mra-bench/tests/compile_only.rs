@@ -126,6 +126,38 @@ fn nvidia_archs_report_registers_shared_memory_and_occupancy() {
     }
 }
 
+/// nvdisasm or cuobjdump as `--compile-only` finds it: `$MRA_CUOBJDUMP`, else on PATH.
+fn sass_tool() -> Result<std::path::PathBuf, String> {
+    if let Some(p) = std::env::var_os("MRA_CUOBJDUMP").filter(|v| !v.is_empty()) {
+        return Ok(p.into());
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    ["nvdisasm", "cuobjdump"]
+        .iter()
+        .find_map(|name| std::env::split_paths(&path).map(|d| d.join(name)).find(|p| p.is_file()))
+        .ok_or_else(|| "no nvdisasm or cuobjdump on PATH and MRA_CUOBJDUMP unset (`pip install nvidia-cuda-nvdisasm`)".into())
+}
+
+/// With nvdisasm present, the SASS of the FP64 matrix-core levels holds DMMA instructions and
+/// the thread-mapped level none. Per pass an 8-row tile does (K/4 k-steps) x (K/8 column
+/// fragments) m8n8k4 MMAs (the PTX ISA shape), so at K=16 the count is a positive multiple of
+/// 3 x 4 x 2 = 24 however far the compiler unrolls the tile loop.
+#[test]
+#[ignore = "needs NVRTC and nvdisasm (run with --include-ignored; .ci/run does)"]
+fn nvidia_compile_only_counts_dmma_in_the_sass() {
+    let Some(_) = require("NVRTC", Nvrtc::load()) else { return };
+    let Some(tool) = require("nvdisasm or cuobjdump", sass_tool()) else { return };
+    for (level, tensorized) in [("4", true), ("7", true), ("3", false)] {
+        let v = compile_json("sm_90", level);
+        let dmma = num(&v, "matrix.dmma");
+        if tensorized {
+            assert!(dmma >= 24.0 && dmma % 24.0 == 0.0, "L{level} with {}: {dmma} DMMA: {v}", tool.display());
+        } else {
+            assert_eq!(dmma, 0.0, "L{level}: {v}");
+        }
+    }
+}
+
 #[test]
 #[ignore = "needs clang with the AMDGPU target (run with --include-ignored; .ci/run does)"]
 fn text_output_is_one_line_naming_the_compiler() {
