@@ -168,7 +168,7 @@ fn sweep_on<B: Backend>(session: &Session<B>, args: &SweepArgs, ks: &[u32], dtyp
         write_to(path, &csv)?;
     }
     if let Some(path) = &args.plot {
-        let data: crate::plot::SweepData = serde_json::from_value(serde_json::to_value(&report)?)?;
+        let data = plot_data(&report)?;
         crate::plot::render(&data, path)?;
         eprintln!("# chart written to {path}");
     }
@@ -243,5 +243,52 @@ fn write_to(path: &str, text: &str) -> std::io::Result<()> {
         std::io::stdout().write_all(text.as_bytes())
     } else {
         std::fs::write(path, text)
+    }
+}
+
+/// The chart's view of a report: the same JSON `mra-bench plot` reads from the --json file.
+fn plot_data(report: &Report) -> serde_json::Result<crate::plot::SweepData> {
+    serde_json::from_value(serde_json::to_value(report)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sweep_plot_reads_the_report_as_the_plot_command_reads_the_file() {
+        let row = |level: &str, us: Option<f64>| Row {
+            level: level.into(),
+            k: 7,
+            us_per_task: us,
+            useful_gflops: None,
+            effective_gbps: None,
+            fraction_of_floor: None,
+            fraction_of_fp64_peak: None,
+            max_rel_err: None,
+            tasks: 3,
+            best: false,
+            note: String::new(),
+        };
+        let rows = [row("copy", Some(2.0)), row("L3-regblk", Some(5.0)), row("L4-mma", None)];
+        let report = Report {
+            device: "GPU".into(),
+            arch: "sm_90",
+            commit: "abc",
+            date_unix: 0,
+            nfuncs: 8,
+            max_blocks: 512,
+            streams: 4,
+            reps: 1,
+            dtype: "f64".into(),
+            fp64_gemm_peak_tflops: None,
+            rows: &rows,
+        };
+        let data = plot_data(&report).expect("the report reads as plot data");
+        assert_eq!((data.rows.len(), data.rows[1].k, data.rows[1].us_per_task, data.rows[2].us_per_task), (3, 7, Some(5.0), None));
+        let text = serde_json::to_string(&report).unwrap();
+        let file = std::env::temp_dir().join(format!("mra-sweep-unit-{}.json", std::process::id()));
+        std::fs::write(&file, text).unwrap();
+        assert!(crate::plot::load(file.to_str().unwrap()).is_ok(), "a --json file loads for `mra-bench plot`");
     }
 }
