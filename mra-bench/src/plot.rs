@@ -156,7 +156,7 @@ fn draw_all<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, data: &SweepData,
         .caption("level time / copy time (1 = the copy floor; lower is better)", ("sans-serif", 20))
         .x_label_area_size(40)
         .y_label_area_size(70)
-        .build_cartesian_2d(x_range(), RatioAxis { lo: 0.85, hi: top_y })?;
+        .build_cartesian_2d(x_range(), LogAxis::ratios(0.85, top_y))?;
     chart
         .configure_mesh()
         .x_desc("K")
@@ -191,7 +191,7 @@ fn draw_all<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, data: &SweepData,
         .caption("time per task (N tensors), µs", ("sans-serif", 20))
         .x_label_area_size(40)
         .y_label_area_size(70)
-        .build_cartesian_2d(x_range(), (lo / 1.3..hi * 1.3).log_scale())?;
+        .build_cartesian_2d(x_range(), LogAxis::decades(lo / 1.3, hi * 1.3))?;
     chart
         .configure_mesh()
         .x_desc("K")
@@ -210,7 +210,8 @@ fn draw_all<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, data: &SweepData,
         chart.draw_series(std::iter::once(Circle::new((k as f64, p.1), 9, BLACK.stroke_width(2))))?;
     }
 
-    draw_legend(&legend, levels)
+    let off_chart = levels.iter().any(|s| s.points.iter().any(|p| p.2 > top_y));
+    draw_legend(&legend, levels, off_chart)
 }
 
 /// A linear K axis whose ticks are exactly the swept K values (plotters' `with_key_points` on
@@ -239,14 +240,41 @@ impl Ranged for KAxis {
     }
 }
 
-/// Panel 1's log axis, ticked at round ratios (plotters' own log ticks crowd 1..10).
+/// A log axis ticked at the given round values (plotters' own log ticks crowd 1..10 and leave
+/// ranges below 10 unlabelled).
 #[derive(Clone)]
-struct RatioAxis {
+struct LogAxis {
     lo: f64,
     hi: f64,
+    ticks: Vec<f64>,
 }
 
-impl Ranged for RatioAxis {
+impl LogAxis {
+    /// Panel 1: ratios to the floor.
+    fn ratios(lo: f64, hi: f64) -> Self {
+        let ticks = [1.0, 1.5, 2.0, 3.0, 5.0, 10.0, 20.0, 50.0, 100.0].into_iter().filter(|v| (lo..=hi).contains(v)).collect();
+        LogAxis { lo, hi, ticks }
+    }
+
+    /// 1-2-5 steps per decade, or only the powers of ten when that would crowd the axis.
+    fn decades(lo: f64, hi: f64) -> Self {
+        let mut ticks = Vec::new();
+        let few = hi / lo > 1e3;
+        let mut decade = 10f64.powf(lo.log10().floor());
+        while decade <= hi {
+            for m in if few { &[1.0][..] } else { &[1.0, 2.0, 5.0][..] } {
+                let v = decade * m;
+                if (lo..=hi).contains(&v) {
+                    ticks.push(v);
+                }
+            }
+            decade *= 10.0;
+        }
+        LogAxis { lo, hi, ticks }
+    }
+}
+
+impl Ranged for LogAxis {
     type FormatOption = plotters::coord::ranged1d::DefaultFormatting;
     type ValueType = f64;
 
@@ -256,10 +284,7 @@ impl Ranged for RatioAxis {
     }
 
     fn key_points<Hint: plotters::coord::ranged1d::KeyPointHint>(&self, hint: Hint) -> Vec<f64> {
-        if hint.weight().allow_light_points() {
-            return Vec::new();
-        }
-        [1.0, 1.5, 2.0, 3.0, 5.0, 10.0, 20.0, 50.0, 100.0].into_iter().filter(|v| (self.lo..=self.hi).contains(v)).collect()
+        if hint.weight().allow_light_points() { Vec::new() } else { self.ticks.clone() }
     }
 
     fn range(&self) -> std::ops::Range<f64> {
@@ -296,7 +321,7 @@ fn best_per_k(ks: &[u32], levels: &[Series]) -> Vec<(u32, usize)> {
         .collect()
 }
 
-fn draw_legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, levels: &[Series]) -> DrawResult<DB::ErrorType> {
+fn draw_legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, levels: &[Series], off_chart: bool) -> DrawResult<DB::ErrorType> {
     let font = ("sans-serif", 16).into_font();
     let mut y = 70;
     let row = 26;
@@ -317,9 +342,11 @@ fn draw_legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, levels: &[Seri
     area.draw(&PathElement::new(vec![(10, y), (20, y)], RED.stroke_width(2)))?;
     area.draw(&PathElement::new(vec![(26, y), (36, y)], RED.stroke_width(2)))?;
     area.draw(&Text::new(format!("≤ {TARGET_TIMES_FLOOR}× copy time"), (54, y - 9), font.clone()))?;
-    y += row + 6;
-    area.draw(&TriangleMarker::new((27, y), 7, BLACK.filled()))?;
-    area.draw(&Text::new(format!("above {RATIO_CAP}× (top panel)"), (54, y - 9), font.clone()))?;
+    if off_chart {
+        y += row + 6;
+        area.draw(&TriangleMarker::new((27, y), 7, BLACK.filled()))?;
+        area.draw(&Text::new(format!("above {RATIO_CAP}× (top panel)"), (54, y - 9), font.clone()))?;
+    }
     Ok(())
 }
 
