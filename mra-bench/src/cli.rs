@@ -48,6 +48,9 @@ pub struct Cli {
     pub command: Option<Command>,
     #[command(flatten)]
     pub run: RunArgs,
+    /// Say more where something is missing (e.g. every library file looked for).
+    #[arg(long, global = true)]
+    pub verbose: bool,
 }
 
 #[derive(Subcommand, Debug)]
@@ -106,7 +109,7 @@ fn dtype_values() -> PossibleValuesParser {
 #[derive(Args, Debug)]
 pub struct SweepArgs {
     /// Comma-separated K values (transform orders, 1..=32).
-    #[arg(short = 'K', long = "order", value_name = "K,...", default_value = "6,8,10,12,16,20,32")]
+    #[arg(short = 'K', long = "order", value_name = "K,...", default_value = "6,8,10,12,16,20,32", allow_hyphen_values = true)]
     pub ks: String,
     /// Levels: `all`, or a comma-separated list of numbers/names (the copy floor always runs).
     #[arg(short = 'l', long = "level", value_name = "LEVELS", default_value = "all")]
@@ -156,7 +159,8 @@ pub struct SweepArgs {
 #[derive(Args, Debug)]
 pub struct RunArgs {
     /// Transform order K (1..=32). With --emit-src, a comma-separated list (one file per K).
-    #[arg(short = 'K', long = "order", value_name = "K", value_delimiter = ',', default_value = "16")]
+    #[arg(short = 'K', long = "order", value_name = "K", value_delimiter = ',', default_value = "16",
+          allow_hyphen_values = true, value_parser = crate::select::parse_k)]
     pub ks: Vec<u32>,
     /// The single K of a run (filled in by [`RunArgs::resolve`] from `ks`).
     #[arg(skip)]
@@ -233,7 +237,7 @@ pub struct ValidateArgs {
     #[arg(short = 'l', long = "level", value_name = "LEVELS", default_value = "all")]
     pub levels: String,
     /// Comma-separated K values (transform orders, 1..=32).
-    #[arg(short = 'K', long = "order", value_name = "K,...", default_value = "1,5,6,7,8,10,12,13,16,20,24,32")]
+    #[arg(short = 'K', long = "order", value_name = "K,...", default_value = "1,5,6,7,8,10,12,13,16,20,24,32", allow_hyphen_values = true)]
     pub ks: String,
     /// Comma-separated N values (tensors per launch).
     #[arg(short = 'N', long = "nfuncs", value_name = "N,...", default_value = "1,3,2048")]

@@ -12,6 +12,7 @@ pub fn run(args: &RunArgs) -> CmdResult {
         Some(a) => select::arch(a)?,
         None => return Err(format!("--emit-src needs --arch (one of: {})", mra_codegen::arch::names().join(", ")).into()),
     };
+    select::compiler(args.compiler.as_deref(), Some(arch))?;
     let dtype = select::dtype(&args.dtype)?;
     let schedules = select::level_list(&args.level)?;
     for &k in &args.ks {
@@ -26,7 +27,7 @@ pub fn run(args: &RunArgs) -> CmdResult {
             // An existing directory gets the kernel under its descriptive name.
             Some(dir) if Path::new(dir).is_dir() => write(&Path::new(dir).join(file_name(&kernel.level, args.ks[0], arch, dtype)), &kernel.source)?,
             Some(file) => write(Path::new(file), &kernel.source)?,
-            None => print!("{}", kernel.source),
+            None => crate::out!("{}", kernel.source)?,
         }
         return Ok(0);
     }
@@ -81,6 +82,7 @@ pub fn file_name(level: &str, k: u32, arch: &Arch, dtype: DType) -> PathBuf {
     PathBuf::from(format!("{level}_k{k}_{}_{dtype}.{ext}", arch.name))
 }
 
+/// Atomically (temporary file, then rename): a failed write leaves no half a kernel behind.
 fn write(path: &Path, text: &str) -> CmdResult<()> {
-    std::fs::write(path, text).map_err(|e| format!("cannot write `{}`: {e}", path.display()).into())
+    crate::outfile::write_atomically(path, text.as_bytes()).map_err(|e| format!("cannot write `{}`: {e}", path.display()).into())
 }

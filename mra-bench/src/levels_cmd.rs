@@ -55,26 +55,26 @@ pub fn run(args: &LevelsArgs) -> CmdResult {
         })
         .collect();
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&infos)?);
+        crate::outln!("{}", serde_json::to_string_pretty(&infos)?)?;
         return Ok(0);
     }
     for l in &infos {
         let id = l.number.map(|n| format!("L{n}")).unwrap_or_else(|| "-".into());
-        println!("{id:<4} {}", l.name);
-        println!("     {}", l.summary);
-        println!("     schedule: {}", l.schedule.join("; "));
-        print_table(l);
-        println!();
+        crate::outln!("{id:<4} {}", l.name)?;
+        crate::outln!("     {}", l.summary)?;
+        crate::outln!("     schedule: {}", l.schedule.join("; "))?;
+        print_table(l)?;
+        crate::outln!()?;
     }
-    println!(
+    crate::outln!(
         "K ranges are the K (1..32) each arch and dtype can run; validation passes at max rel error {}.",
         infos[0].tolerance.iter().map(|(d, t)| format!("{d} < {t:e}")).collect::<Vec<_>>().join(", ")
-    );
+    )?;
     Ok(0)
 }
 
 /// Rows of archs with the same cells are merged: `sm_80 sm_86 sm_89 sm_90 | 1-32 | ...`.
-fn print_table(l: &LevelInfo) {
+fn print_table(l: &LevelInfo) -> CmdResult<()> {
     let cell = |s: &Support| s.reason.clone().unwrap_or_else(|| s.ks.clone());
     let mut rows: Vec<(Vec<&str>, Vec<String>)> = Vec::new();
     let mut archs: Vec<&str> = l.support.iter().map(|s| s.arch).collect();
@@ -95,12 +95,13 @@ fn print_table(l: &LevelInfo) {
         for (c, w) in cells.iter().zip(&widths) {
             s += &format!("  {c:<w$}");
         }
-        println!("{}", s.trim_end());
+        crate::outln!("{}", s.trim_end())
     };
-    line("arch", &header);
+    line("arch", &header)?;
     for (label, (_, cells)) in labels.iter().zip(&rows) {
-        line(label, cells);
+        line(label, cells)?;
     }
+    Ok(())
 }
 
 /// Why `s` runs at no K on `arch` in `dtype`, in a few words (the full sentence is what

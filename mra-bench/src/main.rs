@@ -1,10 +1,13 @@
 //! mra-bench: the command line HPC people run. See `mra-bench --help`.
 
+#[macro_use]
+mod out;
 mod cli;
 mod compile_cmd;
 mod docs_cmd;
 mod emit_cmd;
 mod levels_cmd;
+mod outfile;
 mod output;
 mod plot;
 mod plot_cmd;
@@ -14,11 +17,33 @@ mod session;
 mod sweep_cmd;
 mod validate_cmd;
 
-use clap::error::ErrorKind;
 use clap::Parser;
 
 fn main() {
-    let mut cli = parse_or_exit();
+    // Last resort: a panic (a bug, or a library cudarc finds lacking a function past our probes)
+    // is still one line on stderr and exit status 1, never a backtrace dump.
+    std::panic::set_hook(Box::new(|info| {
+        let what = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".into());
+        let what = what.lines().next().unwrap_or_default().to_string();
+        eprintln!("mra-bench: error: internal failure: {what} (a broken GPU library or a bug; please report it)");
+        std::process::exit(1);
+    }));
+    // Ctrl-C or SIGTERM: remove the scratch directories of compiles in flight, then stop.
+    let _ = ctrlc::set_handler(|| {
+        mra_runtime::scratch::remove_all();
+        eprintln!("mra-bench: interrupted");
+        std::process::exit(130);
+    });
+    let mut cli = match cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => exit_on_usage_error(e),
+    };
+    select::set_verbose(cli.verbose);
     if let Err(e) = cli.run.resolve() {
         eprintln!("mra-bench: error: {e}");
         std::process::exit(2);
@@ -43,23 +68,36 @@ fn main() {
     }
 }
 
-/// Parses the command line; a usage error becomes one line on stderr (clap's own layout spreads
-/// it over four), help and version print as clap prints them.
-fn parse_or_exit() -> cli::Cli {
-    match cli::Cli::try_parse() {
-        Ok(cli) => cli,
-        Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand) => e.exit(),
-        Err(e) => {
-            let text = e.render().to_string();
-            let parts: Vec<&str> = text
-                .lines()
-                .map(str::trim)
-                .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information"))
-                .filter(|l| !l.is_empty())
-                .collect();
-            let line = parts.join(" ");
-            eprintln!("mra-bench: error: {}; see --help", line.strip_prefix("error: ").unwrap_or(&line));
-            std::process::exit(2);
+/// Help and version go out as clap prints them; a usage error becomes one line and exit status
+/// 2: clap's message (its own layout spreads it over several lines, e.g. the possible values),
+/// with the offending value cut short to its first line and 60 characters.
+fn exit_on_usage_error(mut e: clap::Error) -> ! {
+    use clap::error::{ContextKind, ContextValue, ErrorKind::*};
+    if matches!(e.kind(), DisplayHelp | DisplayVersion | DisplayHelpOnMissingArgumentOrSubcommand) {
+        e.exit();
+    }
+    for kind in [ContextKind::InvalidValue, ContextKind::InvalidArg, ContextKind::InvalidSubcommand] {
+        if let Some(ContextValue::String(v)) = e.get(kind) {
+            let short = cut_short(v, 60);
+            e.insert(kind, ContextValue::String(short));
         }
     }
+    let text = e.render().to_string();
+    let parts: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information"))
+        .filter(|l| !l.is_empty())
+        .collect();
+    let line = parts.join(" ");
+    let line = line.strip_prefix("error: ").unwrap_or(&line);
+    eprintln!("mra-bench: error: {}; see mra-bench --help", cut_short(line, 300));
+    std::process::exit(2);
+}
+
+/// The first line of `s`, at most `max` characters, with `…` where it was cut.
+fn cut_short(s: &str, max: usize) -> String {
+    let first = s.lines().next().unwrap_or_default();
+    let shown: String = first.chars().take(max).collect();
+    if shown.len() < s.len() { shown + "…" } else { shown }
 }

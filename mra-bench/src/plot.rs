@@ -87,16 +87,39 @@ fn series(data: &SweepData) -> Result<(Vec<u32>, Series, Vec<Series>), String> {
 }
 
 /// Writes the chart to `out` (`.svg` or `.png`).
-pub fn render(data: &SweepData, out: &str) -> Result<(), String> {
+/// Checks a chart path before anything is drawn (or measured): .svg or .png, in a directory
+/// that takes a new file.
+pub fn check_target(out: &str) -> Result<std::path::PathBuf, String> {
+    format_of(out)?;
+    match crate::outfile::Target::check("--plot", out)? {
+        crate::outfile::Target::File { path, .. } => Ok(path),
+        crate::outfile::Target::Stdout => Err("--plot -: a chart is an image file; give a .svg or .png path".into()),
+    }
+}
+
+fn format_of(out: &str) -> Result<&'static str, String> {
     let ext = Path::new(out).extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
+    match ext.as_deref() {
+        Some("svg") => Ok("svg"),
+        Some("png") => Ok("png"),
+        _ => Err(format!("cannot tell the image format of `{}`: name it .svg or .png", crate::select::quote(out))),
+    }
+}
+
+/// Draws the chart to `out`, atomically (a failed draw leaves no half image, nor a lost old one).
+pub fn render(data: &SweepData, out: impl AsRef<Path>) -> Result<(), String> {
+    let out = out.as_ref();
+    let shown = out.display().to_string();
+    let format = format_of(&shown)?;
     // Registering twice (sweep --plot then plot) is harmless: it replaces the same font.
     plotters::style::register_font("sans-serif", FontStyle::Normal, FONT).map_err(|_| "the embedded plot font is invalid".to_string())?;
-    let result = match ext.as_deref() {
-        Some("svg") => draw(SVGBackend::new(out, SIZE).into_drawing_area(), data),
-        Some("png") => draw(BitMapBackend::new(out, SIZE).into_drawing_area(), data),
-        _ => return Err(format!("cannot tell the image format of `{out}`: name it .svg or .png")),
-    };
-    result.map_err(|e| format!("cannot write the plot `{out}`: {e}"))
+    crate::outfile::write_atomically_with(out, |tmp| {
+        let result = match format {
+            "svg" => draw(SVGBackend::new(tmp, SIZE).into_drawing_area(), data),
+            _ => draw(BitMapBackend::new(tmp, SIZE).into_drawing_area(), data),
+        };
+        result.map_err(|e| format!("cannot write the plot `{shown}`: {e}"))
+    })
 }
 
 /// A colour per level, distinct enough for 11 lines (Tableau 10 plus one).

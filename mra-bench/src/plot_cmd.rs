@@ -5,8 +5,9 @@ use crate::plot;
 use crate::select::CmdResult;
 
 pub fn run(args: &PlotArgs) -> CmdResult {
+    let out = plot::check_target(&args.output)?;
     let data = plot::load(&args.input)?;
-    plot::render(&data, &args.output)?;
+    plot::render(&data, &out)?;
     eprintln!("# chart of {} ({} rows) written to {}", args.input, data.rows.len(), args.output);
     Ok(0)
 }

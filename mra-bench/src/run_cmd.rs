@@ -9,11 +9,22 @@ use mra_codegen::{levels, DType, Request, Schedule};
 use mra_runtime::harness::{self, Backend, HarnessConfig, Inputs, Prepared, Session};
 
 pub fn run(args: &RunArgs) -> CmdResult {
+    if select::is_list(&args.level) {
+        return Err(format!(
+            "-l {}: a run times one level against the floor; give one level, or use `sweep -l all` (time every level), `validate -l all`, `--compile-only -l all` or `--emit-src -l all`",
+            select::quote(&args.level)
+        )
+        .into());
+    }
     let schedule = select::level(&args.level)?;
     let dtype = select::dtype(&args.dtype)?;
     let k = args.k;
+    // --compiler is checked here too, though a run picks its own (one rule in every mode).
+    let named_arch = args.arch.as_deref().map(select::arch).transpose()?;
+    select::compiler(args.compiler.as_deref(), named_arch)?;
     let cfg = HarnessConfig { nfuncs: args.nfuncs, max_blocks: args.max_blocks, tasks: args.tasks, streams: args.streams, reps: args.reps };
     cfg.check()?;
+    select::check_host_memory(k, cfg.nfuncs)?;
     let arch = match &args.arch {
         Some(a) => {
             let arch = select::arch(a)?;
@@ -91,9 +102,9 @@ fn bench<B: Backend>(session: &Session<B>, args: &RunArgs, schedule: &Schedule, 
             device: gpu.device_name().to_string(),
         };
         if args.json {
-            println!("{}", serde_json::to_string(&r)?);
+            crate::outln!("{}", serde_json::to_string(&r)?)?;
         } else {
-            println!("{}", r.seed_line());
+            crate::outln!("{}", r.seed_line())?;
         }
     }
     let med = harness::median(&times) / cfg.tasks as f64;

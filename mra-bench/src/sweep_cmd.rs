@@ -8,7 +8,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use mra_codegen::{levels, plan::transform_flops, DType, Request, Schedule};
 use mra_runtime::harness::{self, Backend, HarnessConfig, Inputs, Session};
 use serde::Serialize;
-use std::io::Write;
+use crate::outfile::Target;
 
 /// One level at one K.
 #[derive(Clone, Debug, Serialize)]
@@ -47,28 +47,50 @@ struct Report<'a> {
 }
 
 pub fn run(args: &SweepArgs) -> CmdResult {
-    let ks: Vec<u32> = select::numbers("-K", &args.ks)?;
-    for &k in &ks {
-        if !(1..=mra_codegen::K_MAX).contains(&k) {
-            return Err(mra_codegen::PlanError::KOutOfRange(k).into());
-        }
-    }
+    let ks = select::k_list(&args.ks)?;
     let dtype = select::dtype(&args.dtype)?;
     let copy = levels::find("copy")?;
     let mut chosen: Vec<Schedule> = select::level_list(&args.levels)?.into_iter().filter(|s| s.name != copy.name).collect();
     chosen.insert(0, copy.clone());
     let base = HarnessConfig { nfuncs: args.nfuncs, max_blocks: args.max_blocks, tasks: args.tasks, streams: args.streams, reps: args.reps };
     base.check()?;
+    for &k in &ks {
+        select::check_host_memory(k, base.nfuncs)?;
+    }
+    // The result files are checked before anything is measured: a bad path must not cost a sweep.
+    let targets = Targets {
+        json: args.json.as_deref().map(|p| Target::check("--json", p)).transpose()?,
+        csv: args.csv.as_deref().map(|p| Target::check("--csv", p)).transpose()?,
+        plot: args.plot.as_deref().map(crate::plot::check_target).transpose()?,
+    };
     match session::open(None, None, select::cache(args.no_cache))? {
-        Opened::Cuda(s) => sweep_on(&s, args, &ks, dtype, &chosen, &base),
-        Opened::Hip(s) => sweep_on(&s, args, &ks, dtype, &chosen, &base),
+        Opened::Cuda(s) => sweep_on(&s, args, &ks, dtype, &chosen, &base, &targets),
+        Opened::Hip(s) => sweep_on(&s, args, &ks, dtype, &chosen, &base, &targets),
     }
 }
 
-/// The sweep on one opened GPU: the table, then the JSON and CSV files asked for.
-fn sweep_on<B: Backend>(session: &Session<B>, args: &SweepArgs, ks: &[u32], dtype: DType, chosen: &[Schedule], base: &HarnessConfig) -> CmdResult {
+/// The files `--json`, `--csv` and `--plot` asked for, already checked.
+struct Targets {
+    json: Option<Target>,
+    csv: Option<Target>,
+    /// `--plot`: an .svg or .png path, checked like the others.
+    plot: Option<std::path::PathBuf>,
+}
+
+/// The sweep on one opened GPU: the JSON and CSV files asked for, then the table.
+fn sweep_on<B: Backend>(session: &Session<B>, args: &SweepArgs, ks: &[u32], dtype: DType, chosen: &[Schedule], base: &HarnessConfig, targets: &Targets) -> CmdResult {
     let gpu = &session.gpu;
     let copy = &chosen[0];
+    // Nothing to compare with the floor: say so before measuring anything.
+    let runnable = chosen[1..].iter().any(|s| ks.iter().any(|&k| s.plan(Request { k, arch: gpu.arch(), dtype }).is_ok()));
+    if !runnable {
+        let why = chosen[1..]
+            .iter()
+            .find_map(|s| ks.iter().find_map(|&k| s.plan(Request { k, arch: gpu.arch(), dtype }).err()))
+            .map(|e| format!(" (e.g. {e})"))
+            .unwrap_or_default();
+        return Err(format!("nothing to sweep: no level chosen can run in {dtype} on {} for -K {}{why}", gpu.arch().name, select::quote(&args.ks)).into());
+    }
     eprintln!("# sweep on {} ({}), N={}, M={}, {} streams, -n {}, -r {}", gpu.device_name(), gpu.arch().name, base.nfuncs, base.max_blocks, base.streams, base.tasks, base.reps);
     let peak = if args.no_peak {
         None
@@ -131,13 +153,6 @@ fn sweep_on<B: Backend>(session: &Session<B>, args: &SweepArgs, ks: &[u32], dtyp
         }
     }
     bar.finish_and_clear();
-    // `--json` alone puts the JSON on stdout, so the table goes to stderr there.
-    let table = table(&rows, peak.map(|p| (p, B::BLAS_NAME)));
-    if args.json.as_deref() == Some("-") {
-        eprint!("{table}");
-    } else {
-        print!("{table}");
-    }
     let report = Report {
         device: gpu.device_name().to_string(),
         arch: gpu.arch().name,
@@ -151,10 +166,15 @@ fn sweep_on<B: Backend>(session: &Session<B>, args: &SweepArgs, ks: &[u32], dtyp
         fp64_gemm_peak_tflops: peak,
         rows: &rows,
     };
-    if let Some(path) = &args.json {
-        write_to(path, &(serde_json::to_string_pretty(&report)? + "\n"))?;
+    // Files first (each on its own: one failing never keeps the other from being written),
+    // then the table, so that a closed pipe on standard output cannot lose them.
+    let mut write_errors = Vec::new();
+    if let Some(t) = &targets.json {
+        if let Err(e) = t.write(&(serde_json::to_string_pretty(&report)? + "\n")) {
+            write_errors.push(e);
+        }
     }
-    if let Some(path) = &args.csv {
+    if let Some(t) = &targets.csv {
         let mut csv = String::from("level,K,us_per_task,useful_gflops,effective_gbps,fraction_of_floor,fraction_of_fp64_peak,max_rel_err,tasks,best,note\n");
         let f = |v: Option<f64>| v.map(|x| format!("{x:.6}")).unwrap_or_default();
         for r in &rows {
@@ -165,12 +185,31 @@ fn sweep_on<B: Backend>(session: &Session<B>, args: &SweepArgs, ks: &[u32], dtyp
                 r.note.replace('"', "'")
             );
         }
-        write_to(path, &csv)?;
+        if let Err(e) = t.write(&csv) {
+            write_errors.push(e);
+        }
     }
-    if let Some(path) = &args.plot {
-        let data = plot_data(&report)?;
-        crate::plot::render(&data, path)?;
-        eprintln!("# chart written to {path}");
+    if let Some(path) = &targets.plot {
+        match plot_data(&report) {
+            Ok(data) => match crate::plot::render(&data, path) {
+                Ok(()) => eprintln!("# chart written to {}", path.display()),
+                Err(e) => write_errors.push(format!("--plot: {e}")),
+            },
+            Err(e) => write_errors.push(format!("--plot: {e}")),
+        }
+    }
+    // `--json` alone puts the JSON on stdout, so the table goes to stderr there.
+    let table = table(&rows, peak.map(|p| (p, B::BLAS_NAME)));
+    if matches!(targets.json, Some(Target::Stdout)) {
+        eprint!("{table}");
+    } else {
+        crate::out!("{table}")?;
+    }
+    if !write_errors.is_empty() {
+        return Err(write_errors.join("; ").into());
+    }
+    if !rows.iter().any(|r| r.level != copy.name && r.us_per_task.is_some()) {
+        return Err("nothing was measured: every level failed at every K (see the notes in the table)".into());
     }
     Ok(if rows.iter().any(|r| r.note.starts_with("validation failed")) { 1 } else { 0 })
 }
@@ -236,14 +275,6 @@ fn table(rows: &[Row], peak: Option<(f64, &str)>) -> String {
         let _ = writeln!(out, "\n* fastest at that K. Floor: copy level, same process. FP64 GEMM peak: {p:.1} TFLOP/s ({blas}).");
     }
     out
-}
-
-fn write_to(path: &str, text: &str) -> std::io::Result<()> {
-    if path == "-" {
-        std::io::stdout().write_all(text.as_bytes())
-    } else {
-        std::fs::write(path, text)
-    }
 }
 
 /// The chart's view of a report: the same JSON `mra-bench plot` reads from the --json file.

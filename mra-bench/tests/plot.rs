@@ -70,3 +70,18 @@ fn bad_input_is_one_line() {
 
     assert_one_line_error(&["plot", FIXTURE, "-o", "sweep.pdf"], "name it .svg or .png");
 }
+
+#[test]
+fn chart_paths_are_checked_before_any_work_and_written_whole() {
+    // sweep --plot: a bad path is refused before any GPU is looked for (an hour of sweep must
+    // not end in a chart that cannot be written).
+    assert_one_line_error(&["sweep", "--plot", "/nonexistent-mra-dir/s.svg"], "--plot /nonexistent-mra-dir/s.svg: directory /nonexistent-mra-dir does not exist");
+    assert_one_line_error(&["sweep", "--plot", "s.txt"], "name it .svg or .png");
+    // plot: the output is checked before the input is read, and no temporary file is left.
+    assert_one_line_error(&["plot", "/nonexistent-mra-input.json", "-o", "/nonexistent-mra-dir/s.svg"], "directory /nonexistent-mra-dir does not exist");
+    let out = scratch("whole.svg");
+    let o = mra_bench(&["plot", FIXTURE, "-o", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let leftovers: Vec<_> = std::fs::read_dir(out.parent().unwrap()).unwrap().filter_map(|e| e.ok()).filter(|e| e.file_name().to_string_lossy().contains(".tmp")).collect();
+    assert!(leftovers.is_empty(), "temporary files left: {leftovers:?}");
+}
