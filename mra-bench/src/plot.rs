@@ -123,7 +123,9 @@ pub fn render(data: &SweepData, out: impl AsRef<Path>) -> Result<(), String> {
 }
 
 /// A colour per level, distinct enough for 11 lines (Tableau 10 plus one).
-const COLORS: [RGBColor; 11] = [
+// Sixteen distinguishable colours (tab10 and darker companions): a sweep has 14 levels today,
+// and two levels sharing a colour made the chart ambiguous.
+const COLORS: [RGBColor; 16] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
     RGBColor(44, 160, 44),
@@ -135,6 +137,11 @@ const COLORS: [RGBColor; 11] = [
     RGBColor(188, 189, 34),
     RGBColor(23, 190, 207),
     RGBColor(0, 0, 128),
+    RGBColor(128, 0, 0),
+    RGBColor(0, 100, 0),
+    RGBColor(255, 215, 0),
+    RGBColor(75, 0, 130),
+    RGBColor(210, 105, 30),
 ];
 
 fn color(i: usize) -> RGBColor {
