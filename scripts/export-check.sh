@@ -4,7 +4,7 @@
 #
 #   bash scripts/export-check.sh path/to/mra-bench            # logs and results under $OUT
 #
-# 1. exports K = 5, 8, 13, 16, 20, 32 for the GPU's arch (default levels: fused, L7-breg at 32);
+# 1. exports K = 5, 8, 13, 16, 20, 32 for the GPU's arch (default levels: fused-pipe, L7-breg at 32);
 # 2. compiles examples/export_demo.cu with nvcc against the export and runs it: mra_transform(K)
 #    and a kernel of its own calling the block-level device function, each checked against a
 #    CPU reference in the program (exit status 0 only if all pass);

@@ -4,7 +4,8 @@
 //! function (called from a kernel, its constants checked against manifest.json); the host
 //! header with clang++ against a stub of the CUDA/HIP runtime API (tests/stubs/), linked and
 //! run with a recording stub so its launches can be checked; and examples/export_demo.cu, host
-//! and device sides, against the same stub.
+//! and device sides, against the same stub. The toolchain tests are `#[ignore]`d like the other
+//! toolchain tests: `cargo test -- --include-ignored` runs them (.ci/run does).
 
 use mra_runtime::cuda::nvrtc::Nvrtc;
 use mra_runtime::hip::clang::Clang;
@@ -59,9 +60,9 @@ fn export_writes_the_directory_and_does_not_clobber() {
             assert!(dir.join(e[f].as_str().unwrap()).is_file(), "{e}");
         }
     }
-    // The documented defaults on sm_90: fused up to K = 24, L7-breg beyond.
+    // The documented defaults on sm_90: fused-pipe up to K = 24, L7-breg beyond.
     let level = |k: u64| manifest.iter().find(|e| e["K"] == k).unwrap()["level"].as_str().unwrap().to_string();
-    assert_eq!((level(13).as_str(), level(20).as_str(), level(32).as_str()), ("fused", "fused", "L7-breg"));
+    assert_eq!((level(13).as_str(), level(20).as_str(), level(32).as_str()), ("fused-pipe", "fused-pipe", "L7-breg"));
     let header = std::fs::read_to_string(dir.join("mra_transform.h")).unwrap();
     for k in &ks {
         for f in [format!("inline int mra_transform_k{k}("), format!("inline size_t mra_transform_k{k}_workspace_bytes(int nfuncs)")] {
@@ -69,7 +70,7 @@ fn export_writes_the_directory_and_does_not_clobber() {
         }
     }
     assert!(header.contains("inline int mra_transform(int K,") && header.contains("return MRA_ERROR_UNSUPPORTED_K;"));
-    assert!(header.contains("cudaFuncSetAttribute((const void*)mra_fused_k16_f64, cudaFuncAttributeMaxDynamicSharedMemorySize, 66560)"));
+    assert!(header.contains("cudaFuncSetAttribute((const void*)mra_fused_pipe_k16_f64, cudaFuncAttributeMaxDynamicSharedMemorySize, 66560)"));
     let readme = std::fs::read_to_string(dir.join("README.md")).unwrap();
     assert!(readme.contains("nvcc -arch=sm_90") && readme.contains("enable_language(CUDA)") && readme.contains("transform_block"));
 
@@ -88,7 +89,7 @@ fn export_writes_the_directory_and_does_not_clobber() {
     std::fs::create_dir(&empty).unwrap();
     let o = mra_bench(&["export", "--arch", "gfx90a", "-K", "8", "-o", empty.to_str().unwrap()]);
     assert!(o.status.success(), "{}", text(&o.stderr));
-    assert!(empty.join("mra_l7_breg_k8_f64.hip").is_file() || empty.join("mra_fused_k8_f64.hip").is_file());
+    assert!(empty.join("mra_fused_k8_f64.hip").is_file(), "gfx90a, K = 8: fused (fused-pipe is NVIDIA only)");
     let parent = empty.parent().unwrap();
     let stem = empty.file_name().unwrap().to_string_lossy().into_owned();
     assert!(!std::fs::read_dir(parent).unwrap().any(|e| e.unwrap().file_name().to_string_lossy().starts_with(&format!(".{stem}.mra-export"))));
@@ -151,6 +152,7 @@ fn block_function_tu(dir: &Path, manifest: &[Value], hip: bool) -> String {
 }
 
 #[test]
+#[ignore = "needs clang with the AMDGPU target (run with --include-ignored; .ci/run does)"]
 fn exported_hip_compiles_with_clang_for_gfx90a_and_gfx942() {
     let Some(clang) = require("clang with the AMDGPU target", Clang::find()) else { return };
     for arch in ["gfx90a", "gfx942"] {
@@ -167,6 +169,7 @@ fn exported_hip_compiles_with_clang_for_gfx90a_and_gfx942() {
 }
 
 #[test]
+#[ignore = "needs NVRTC (run with --include-ignored; .ci/run does)"]
 fn exported_cuda_compiles_with_nvrtc_for_sm90() {
     let Some(nvrtc) = require("NVRTC (libnvrtc)", Nvrtc::load()) else { return };
     let cache = KernelCache::disabled();
@@ -218,6 +221,7 @@ fn recording_program(manifest: &[Value], hip: bool) -> String {
 }
 
 #[test]
+#[ignore = "needs clang++ (run with --include-ignored; .ci/run does)"]
 fn the_host_header_is_valid_cxx_and_launches_as_the_manifest_says() {
     let clang = match which("clang++-19").or_else(|| which("clang++")) {
         Some(c) => c,
@@ -266,6 +270,7 @@ fn the_host_header_is_valid_cxx_and_launches_as_the_manifest_says() {
 }
 
 #[test]
+#[ignore = "needs clang++ with CUDA support (ptxas where installed) (run with --include-ignored; .ci/run does)"]
 fn the_export_demo_compiles_against_the_stub_runtime() {
     let Some(clang) = which("clang++-19").or_else(|| which("clang++")) else {
         require::<(), _>("clang++ with CUDA support", Err("not on PATH"));
@@ -288,7 +293,7 @@ fn the_export_demo_compiles_against_the_stub_runtime() {
     for k in [5, 8, 13, 16, 20, 32] {
         assert!(ptx_text.contains(&format!("user_kernel_k{k}")), "K={k}: no kernel in the PTX");
     }
-    assert!(ptx_text.contains("mma.sync.aligned.m8n8k4"), "the block functions use the matrix instruction");
+    assert!(ptx_text.contains("mma.sync.aligned.m"), "the block functions use a matrix instruction");
     // ptxas, where it is installed, turns the PTX into a cubin without spills.
     if let Some(ptxas) = which("ptxas") {
         let o = Command::new(ptxas).args(["-arch=sm_90", "-v", "-o"]).arg(dir.join("demo.cubin")).arg(&ptx).output().unwrap();

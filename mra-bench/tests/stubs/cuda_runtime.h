@@ -22,6 +22,8 @@ __device__ float fmaf(float, float, float);
 struct __align__(16) double2 { double x, y; };
 struct __align__(8) float2 { float x, y; };
 struct __align__(16) float4 { float x, y, z, w; };
+__device__ inline double2 make_double2(double x, double y) { double2 r; r.x = x; r.y = y; return r; }
+__device__ inline float2 make_float2(float x, float y) { float2 r; r.x = x; r.y = y; return r; }
 #endif
 
 typedef enum cudaError { cudaSuccess = 0, cudaErrorInvalidValue = 1, cudaErrorNoDevice = 100 } cudaError_t;

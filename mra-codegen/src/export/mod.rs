@@ -16,11 +16,12 @@ use crate::plan::{Body, PlanError, Request};
 use crate::{levels, Arch, DType, Vendor};
 use serde::Serialize;
 
-/// Levels tried in order when no level is asked for: the fastest generated level measured on
-/// the H200 (README table) where it fits (fused: K <= 24 on sm_90, K <= 15 on 64 KiB LDS),
-/// else the B-in-registers matrix-core level, else the register-blocked one (f32, or archs
-/// without FP64 matrix cores).
-pub const DEFAULT_CHAIN: &[&str] = &["fused", "L7-breg", "L3-regblk"];
+/// Levels tried in order when no level is asked for: the fastest generated levels of the H200
+/// sweep (README table) where they fit: fused-pipe (NVIDIA sm_80+, K <= 24 on sm_90; its
+/// block-level function is the unpipelined per-tensor transform), else fused (also AMD: K <= 15
+/// on 64 KiB LDS), else the B-in-registers matrix-core level, else the register-blocked one
+/// (f32, or archs without FP64 matrix cores).
+pub const DEFAULT_CHAIN: &[&str] = &["fused-pipe", "fused", "L7-breg", "L3-regblk"];
 
 /// One K of a bundle: the kernel, its level, and why that level.
 #[derive(Clone, Debug)]
