@@ -16,6 +16,9 @@ Examples:
   mra-bench sweep -K 6,8,16 --json s.json --plot s.svg   every level x K, table + chart
   mra-bench plot s.json -o s.png                         redraw a sweep's chart
   mra-bench levels --arch sm_90                          where each level can run
+  mra-bench export --arch sm_90 -K 6,8,16 -o mra_export  kernels + mra_transform.h for a C++ build
+  mra-bench transform --input A.npy --matrix B.npy --output C.npy
+                                                          transform your own tensors (.npy)
 
 Environment:
   MRA_KERNEL_CACHE        directory of the compiled-kernel cache, or `off` to disable it
@@ -116,7 +119,7 @@ pub struct ExportArgs {
     #[arg(long, value_parser = arch_values(), ignore_case = true)]
     pub arch: String,
     /// Comma-separated K values.
-    #[arg(short = 'K', default_value = "6,8,10,12,16,20,24,32")]
+    #[arg(short = 'K', long = "order", value_name = "K,...", default_value = "6,8,10,12,16,20,24,32")]
     pub ks: String,
     /// Level for every K (number or name), or `best` (the tuning database). Default per K: the first
     /// of fused-pipe, fused, L7-breg, L3-regblk that fits.
@@ -158,7 +161,7 @@ pub struct TransformArgs {
     #[arg(long)]
     pub emulate: bool,
     /// Maximum blocks per launch (the kernel cache follows $MRA_KERNEL_CACHE; `off` disables it).
-    #[arg(short = 'M', default_value_t = 512)]
+    #[arg(short = 'M', long = "max-blocks", default_value_t = 512)]
     pub max_blocks: usize,
 }
 
