@@ -127,15 +127,24 @@ pub struct ValidateArgs {
     /// Comma-separated K values.
     #[arg(short = 'K', default_value = "1,5,6,7,8,10,12,13,16,20,24,32")]
     pub ks: String,
-    /// Comma-separated N values.
-    #[arg(short = 'N', default_value = "1,3,2048")]
-    pub ns: String,
+    /// Comma-separated N values (default 1,3,2048; with --emulate 1,3).
+    #[arg(short = 'N')]
+    pub ns: Option<String>,
     /// Maximum blocks per launch.
     #[arg(short = 'M', default_value_t = 512)]
     pub max_blocks: usize,
-    /// Element type: f64 or f32.
+    /// Element type: f64, f32, or f16/bf16 (RDNA matrix-core levels); a comma-separated list
+    /// validates each.
     #[arg(long, default_value = "f64")]
     pub dtype: String,
+    /// Target arch; required with --emulate (gfx90a, gfx942, gfx1100, gfx1151, gfx1201).
+    /// Without --emulate it must match the GPU found.
+    #[arg(long)]
+    pub arch: Option<String>,
+    /// Execute the generated HIP on the CPU wave emulator instead of a GPU (needs clang++ with
+    /// AddressSanitizer; library levels are listed as not emulated).
+    #[arg(long, requires = "arch")]
+    pub emulate: bool,
     /// Seed of the random inputs (default: fresh each run).
     #[arg(long)]
     pub seed: Option<u64>,

@@ -1,10 +1,13 @@
-//! `mra-bench validate`: every level × K × N against the FP64 CPU reference.
+//! `mra-bench validate`: every level × K × N against the FP64 CPU reference, on a GPU or
+//! (`--emulate`) on the CPU wave emulator, which executes the generated HIP itself.
 
 use crate::cli::ValidateArgs;
 use crate::select::{self, CmdResult};
 use crate::session::{self, Opened};
-use mra_codegen::{DType, Request, Schedule};
-use mra_runtime::harness::{self, Backend, HarnessConfig, Inputs, Session};
+use mra_codegen::plan::Body;
+use mra_codegen::{DType, Request, Schedule, Vendor};
+use mra_runtime::emulate::Emulator;
+use mra_runtime::harness::{self, Backend, EmulatorSession, HarnessConfig, Inputs, Session};
 use serde::Serialize;
 
 #[derive(Serialize)]
@@ -13,6 +16,7 @@ struct Case {
     #[serde(rename = "K")]
     k: u32,
     nfuncs: usize,
+    dtype: &'static str,
     max_abs_err: f64,
     max_rel_err: f64,
     non_finite: usize,
@@ -24,8 +28,9 @@ struct Case {
 pub fn run(args: &ValidateArgs) -> CmdResult {
     let levels = select::level_list(&args.levels)?;
     let ks: Vec<u32> = select::numbers("-K", &args.ks)?;
-    let ns: Vec<usize> = select::numbers("-N", &args.ns)?;
-    let dtype = select::dtype(&args.dtype)?;
+    let default_ns = if args.emulate { "1,3" } else { "1,3,2048" };
+    let ns: Vec<usize> = select::numbers("-N", args.ns.as_deref().unwrap_or(default_ns))?;
+    let dtypes: Vec<DType> = args.dtype.split(',').map(|d| select::dtype(d.trim())).collect::<Result<_, _>>()?;
     for &n in &ns {
         HarnessConfig { nfuncs: n, max_blocks: args.max_blocks, tasks: 1, streams: 1, reps: 1 }.check()?;
     }
@@ -35,18 +40,65 @@ pub fn run(args: &ValidateArgs) -> CmdResult {
             return Err(mra_codegen::PlanError::KOutOfRange(k).into());
         }
     }
-    match session::open(None, None, select::cache(args.no_cache))? {
-        Opened::Cuda(s) => validate_on(&s, args, &levels, &ks, &ns, dtype),
-        Opened::Hip(s) => validate_on(&s, args, &levels, &ks, &ns, dtype),
+    let arch = args.arch.as_deref().map(select::arch).transpose()?;
+    let cache = select::cache(args.no_cache);
+    if args.emulate {
+        let arch = arch.expect("clap requires --arch with --emulate");
+        if arch.vendor != Vendor::Amd {
+            return Err(format!("--emulate executes the generated HIP of AMD archs (gfx90a, gfx942, gfx1100, gfx1151, gfx1201); {} is NVIDIA", arch.name).into());
+        }
+        let session = EmulatorSession::open_emulator(Emulator::new(arch)?, cache)?;
+        prebuild(&session, &levels, &ks, &dtypes)?;
+        return validate_on(&session, args, &levels, &ks, &ns, &dtypes);
+    }
+    match session::open(arch, None, cache)? {
+        Opened::Cuda(s) => validate_on(&s, args, &levels, &ks, &ns, &dtypes),
+        Opened::Hip(s) => validate_on(&s, args, &levels, &ks, &ns, &dtypes),
     }
 }
 
-/// Every level × K × N on one opened GPU; exit status 1 if any case failed.
-fn validate_on<B: Backend>(session: &Session<B>, args: &ValidateArgs, levels: &[Schedule], ks: &[u32], ns: &[usize], dtype: DType) -> CmdResult {
+/// A library level (vendor BLAS): the emulator does not run it.
+fn is_library(s: &Schedule, k: u32, arch: &'static mra_codegen::Arch, dtype: DType) -> bool {
+    matches!(s.plan(Request { k, arch, dtype }), Ok(p) if matches!(p.body, Body::Library(_)))
+}
+
+/// Compiles every emulated kernel the run needs, in parallel, into the kernel cache, so the
+/// validation loop finds each one built (once per level, K and dtype, for every N).
+fn prebuild(session: &EmulatorSession, levels: &[Schedule], ks: &[u32], dtypes: &[DType]) -> CmdResult<()> {
+    let arch = session.gpu.arch();
+    let mut kernels = Vec::new();
+    for s in levels {
+        for &k in ks {
+            for &dtype in dtypes {
+                if is_library(s, k, arch, dtype) {
+                    continue;
+                }
+                if let Ok(kernel) = mra_codegen::generate(s, Request { k, arch, dtype }) {
+                    kernels.push(kernel);
+                }
+            }
+        }
+    }
+    let start = std::time::Instant::now();
+    let jobs = std::thread::available_parallelism().map_or(2, |n| n.get());
+    session.gpu.prebuild(&session.compiler, &kernels, &session.cache, jobs)?;
+    eprintln!("# emulator: {} kernels built for the CPU in {:.1} s ({jobs} jobs, {})", kernels.len(), start.elapsed().as_secs_f64(), session.compiler.describe());
+    Ok(())
+}
+
+/// Every level × K × N (× dtype) on one opened GPU or the emulator; exit status 1 if any case
+/// failed.
+fn validate_on<B: Backend>(session: &Session<B>, args: &ValidateArgs, levels: &[Schedule], ks: &[u32], ns: &[usize], dtypes: &[DType]) -> CmdResult {
     let gpu = &session.gpu;
-    eprintln!("# validating on GPU 0: {} ({})", gpu.device_name(), gpu.arch().name);
+    if args.emulate {
+        eprintln!("# validating on the {}: the generated HIP, executed on host threads", gpu.device_name());
+    } else {
+        eprintln!("# validating on GPU 0: {} ({})", gpu.device_name(), gpu.arch().name);
+    }
     let mut failures = 0;
     let mut cases = 0;
+    let mut not_emulated = 0;
+    for &dtype in dtypes {
     for &k in ks {
         for &n in ns {
             let seed = args.seed.unwrap_or_else(rand::random);
@@ -61,9 +113,35 @@ fn validate_on<B: Backend>(session: &Session<B>, args: &ValidateArgs, levels: &[
                     }
                     continue;
                 }
+                if args.emulate && is_library(s, k, gpu.arch(), dtype) {
+                    not_emulated += 1;
+                    let why = "not emulated (a library level: vendor BLAS calls, no generated kernel to execute)";
+                    if args.json {
+                        println!("{}", serde_json::json!({"level": s.name, "K": k, "nfuncs": n, "dtype": dtype.name(), "skipped": why}));
+                    } else {
+                        println!("K={k} nfuncs={n} level={} dtype={dtype} SKIP ({why})", s.name);
+                    }
+                    continue;
+                }
                 let p = session.prepare(s, k, dtype)?;
                 let bufs = session.allocate(&cfg, &p.kernel.plan)?;
-                let cmp = harness::validate(gpu, &p, &bufs, &inputs)?;
+                let cmp = match harness::validate(gpu, &p, &bufs, &inputs) {
+                    Ok(cmp) => cmp,
+                    // An emulated kernel that faults (out-of-bounds access, divergent barrier,
+                    // deadlock) is a failed case; the other cases still run.
+                    Err(e) if args.emulate => {
+                        cases += 1;
+                        failures += 1;
+                        let error = e.to_string();
+                        if args.json {
+                            println!("{}", serde_json::json!({"level": p.kernel.level, "K": k, "nfuncs": n, "dtype": dtype.name(), "pass": false, "seed": seed, "error": error}));
+                        } else {
+                            println!("K={k} nfuncs={n} level={} dtype={dtype} FAIL ({})", p.kernel.level, error.replace('\n', " | "));
+                        }
+                        continue;
+                    }
+                    Err(e) => return Err(e.into()),
+                };
                 // The copy level must reproduce its input exactly.
                 let tol = if p.kernel.plan.is_copy() { f64::MIN_POSITIVE } else { dtype.tolerance() };
                 let pass = cmp.passes(tol);
@@ -73,6 +151,7 @@ fn validate_on<B: Backend>(session: &Session<B>, args: &ValidateArgs, levels: &[
                     level: p.kernel.level.clone(),
                     k,
                     nfuncs: n,
+                    dtype: dtype.name(),
                     max_abs_err: cmp.max_abs,
                     max_rel_err: cmp.max_rel,
                     non_finite: cmp.non_finite,
@@ -84,8 +163,9 @@ fn validate_on<B: Backend>(session: &Session<B>, args: &ValidateArgs, levels: &[
                     println!("{}", serde_json::to_string(&case)?);
                 } else {
                     let nf = if cmp.non_finite > 0 { format!(" non_finite={}", cmp.non_finite) } else { String::new() };
+                    let dt = if dtype == DType::F64 { String::new() } else { format!(" dtype={dtype}") };
                     println!(
-                        "K={k} nfuncs={n} level={} max_abs_err={:.2e} max_rel_err={:.2e}{nf} {}",
+                        "K={k} nfuncs={n} level={}{dt} max_abs_err={:.2e} max_rel_err={:.2e}{nf} {}",
                         case.level,
                         cmp.max_abs,
                         cmp.max_rel,
@@ -95,6 +175,11 @@ fn validate_on<B: Backend>(session: &Session<B>, args: &ValidateArgs, levels: &[
             }
         }
     }
-    eprintln!("# {} passed, {failures} failed", cases - failures);
+    }
+    if not_emulated > 0 {
+        eprintln!("# {} passed, {failures} failed, {not_emulated} not emulated (library levels)", cases - failures);
+    } else {
+        eprintln!("# {} passed, {failures} failed", cases - failures);
+    }
     Ok(if failures == 0 { 0 } else { 1 })
 }

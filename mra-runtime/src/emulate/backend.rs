@@ -57,6 +57,36 @@ impl Emulator {
             .ok_or_else(|| RuntimeError::Invalid(format!("emulator: launch argument {addr:#x} is not a live allocation")))
     }
 
+    /// Builds the emulated executables of `kernels` into the kernel cache (or this emulator's
+    /// scratch directory) with `jobs` parallel compiles, so later [`Backend::compile`] calls
+    /// find them built. Library levels' kernels are skipped.
+    pub fn prebuild(&self, clang: &HostClang, kernels: &[mra_codegen::Kernel], cache: &KernelCache, jobs: usize) -> Result<()> {
+        let sources: Vec<(String, String)> = kernels
+            .iter()
+            .filter(|k| !k.entry.is_empty() && !matches!(k.plan.body, mra_codegen::plan::Body::Library(_)))
+            .map(|k| Ok((self.source(&k.source, &k.entry)?, k.entry.clone())))
+            .collect::<Result<_>>()?;
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let scratch = self.scratch.path.clone();
+        let first_error = std::sync::Mutex::new(None);
+        std::thread::scope(|scope| {
+            for _ in 0..jobs.max(1) {
+                scope.spawn(|| loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some((src, entry)) = sources.get(i) else { break };
+                    if let Err(e) = clang.build(src, entry, cache, &scratch) {
+                        first_error.lock().unwrap().get_or_insert(e);
+                        break;
+                    }
+                });
+            }
+        });
+        match first_error.into_inner().unwrap() {
+            Some(e) => Err(e.into()),
+            None => Ok(()),
+        }
+    }
+
     /// The emulated source of a generated kernel, as this emulator compiles it.
     pub fn source(&self, gpu_source: &str, entry: &str) -> Result<String> {
         emulated_source(gpu_source, entry, self.arch.wave_size, self.sabotage).map_err(|e| RuntimeError::Invalid(format!("emulator: {e}")))

@@ -2,9 +2,10 @@
 //! `emit::PRELUDE_END`) when the generated kernel runs on the CPU wave emulator.
 //!
 //! Every function the GPU prelude defines gets a CPU definition with the same signature:
-//! thread and block ids come from thread-local variables the driver sets; `mra_sync_block()`
-//! is a real barrier of the block's host threads (and checks that every thread reached the
-//! same barrier: a barrier some threads skip is reported, not hung on); each matrix function
+//! each GPU thread of a block is a fiber (its own stack, switched only where a GPU thread could
+//! wait for others), and the ids are the current fiber's; `mra_sync_block()` is a real barrier
+//! of the block's threads (and checks that every thread reached the same barrier: a barrier
+//! some threads skip is reported, as is a deadlock); each matrix function
 //! is a rendezvous of the wave's lanes: every lane deposits its registers, the last to arrive
 //! executes the whole instruction with the layouts of [`super::layouts`] (AMD's calculator),
 //! and every lane takes its own result registers back. `__shared__` arrays become static
@@ -132,12 +133,12 @@ static void {name}_execute(MraEmuWave& w) {{
 
 __device__ inline {signature} {{
     MraEmuWave& w = mra_emu_wave();
-    const int lane = mra_emu_tid % MRA_EMU_WAVE;
+    const int lane = mra_emu_lane();
     w.op[lane] = "{name}";
     for (int r = 0; r < {ra}; ++r) w.a[lane][r] = {to_double}({a_elem});
     for (int r = 0; r < {rb}; ++r) w.b[lane][r] = {to_double}({b_elem});
     for (int r = 0; r < {rd}; ++r) w.c[lane][r] = (double)acc[r];
-    w.rv.arrive("{name}", [&] {{
+    mra_emu_meet(w.meeting, "{name}", [&] {{
         mra_emu_same_op(w);
         {name}_execute(w);
     }});
@@ -153,14 +154,15 @@ __device__ inline {signature} {{
 }
 
 /// What every CPU prelude holds: the attribute macros, ids, the rendezvous, the block barrier.
-const COMMON: &str = r#"// CPU wave emulator prelude (mra-runtime/src/emulate/prelude.rs): host threads are the
-// block's threads, waves of MRA_EMU_WAVE of them execute each matrix instruction together.
-#include <chrono>
-#include <condition_variable>
+const COMMON: &str = r#"// CPU wave emulator prelude (mra-runtime/src/emulate/prelude.rs). The block's threads are
+// fibers on one host thread, switched only where a GPU thread could wait for others: the block
+// barrier and the matrix instructions (every lane of the wave meets there). Waves are
+// MRA_EMU_WAVE consecutive threads.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <mutex>
+#include <sys/mman.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #define __global__
@@ -171,10 +173,6 @@ const COMMON: &str = r#"// CPU wave emulator prelude (mra-runtime/src/emulate/pr
 #define amdgpu_flat_work_group_size(lo, hi) unused
 
 static constexpr int MRA_EMU_WAVE = @WAVE@;
-// A wait longer than this is a deadlock: some threads never reach the barrier or instruction.
-static constexpr int MRA_EMU_DEADLOCK_S = 120;
-static thread_local int mra_emu_tid = -1;
-static thread_local int mra_emu_bid = -1;
 
 [[noreturn]] static void mra_emu_fail(const char* what) {
     std::fprintf(stderr, "emulator: %s\n", what);
@@ -182,46 +180,61 @@ static thread_local int mra_emu_bid = -1;
     _exit(3);
 }
 
+// One GPU thread: a fiber with its own stack.
+struct MraEmuFiber {
+    ucontext_t context;
+    int tid;
+    bool done;
+    const char* waiting_at;  // the barrier or instruction it waits at, if any
+    char* stack;
+};
+static MraEmuFiber* mra_emu_fibers = nullptr;
+static MraEmuFiber* mra_emu_current = nullptr;
+static ucontext_t mra_emu_scheduler;
+static int mra_emu_block_id = 0;
+static int mra_emu_threads = 0;
+// Arrivals and releases so far: a round of the scheduler that changes nothing is a deadlock.
+static unsigned long mra_emu_events = 0;
+
+static void mra_emu_yield() {
+    MraEmuFiber* self = mra_emu_current;
+    if (swapcontext(&self->context, &mra_emu_scheduler) != 0) mra_emu_fail("swapcontext failed");
+}
+
 // `expected` threads meet; the last to arrive runs `last` alone, then all go on.
-struct MraEmuRendezvous {
-    std::mutex m;
-    std::condition_variable cv;
+struct MraEmuMeeting {
     int expected = 0;
     int arrived = 0;
     unsigned long generation = 0;
-    template <class F> void arrive(const char* site, F&& last) {
-        std::unique_lock<std::mutex> lock(m);
-        const unsigned long g = generation;
-        if (++arrived == expected) {
-            last();
-            arrived = 0;
-            ++generation;
-            cv.notify_all();
-            return;
-        }
-        while (generation == g) {
-            if (cv.wait_for(lock, std::chrono::seconds(MRA_EMU_DEADLOCK_S)) == std::cv_status::timeout && generation == g) {
-                char msg[256];
-                std::snprintf(msg, sizeof msg, "deadlock: %d of %d threads waited %d s at %s (not every thread reached it)", arrived, expected, MRA_EMU_DEADLOCK_S, site);
-                mra_emu_fail(msg);
-            }
-        }
-    }
 };
+template <class F> static void mra_emu_meet(MraEmuMeeting& m, const char* site, F&& last) {
+    const unsigned long g = m.generation;
+    ++mra_emu_events;
+    if (++m.arrived == m.expected) {
+        last();
+        m.arrived = 0;
+        ++m.generation;
+        return;
+    }
+    mra_emu_current->waiting_at = site;
+    while (m.generation == g) mra_emu_yield();
+    mra_emu_current->waiting_at = nullptr;
+}
 
 // One wave's matrix-instruction registers: each lane's operands in, results out (as doubles:
 // f16, bf16 and f32 values are exact in them).
 struct MraEmuWave {
-    MraEmuRendezvous rv;
+    MraEmuMeeting meeting;
     const char* op[MRA_EMU_WAVE];
     double a[MRA_EMU_WAVE][16], b[MRA_EMU_WAVE][16], c[MRA_EMU_WAVE][16], d[MRA_EMU_WAVE][16];
 };
 static MraEmuWave* mra_emu_waves = nullptr;
-static MraEmuWave& mra_emu_wave() { return mra_emu_waves[mra_emu_tid / MRA_EMU_WAVE]; }
+static int mra_emu_lane() { return mra_emu_current->tid % MRA_EMU_WAVE; }
+static MraEmuWave& mra_emu_wave() { return mra_emu_waves[mra_emu_current->tid / MRA_EMU_WAVE]; }
 
 // Every lane of a wave must execute the same instruction (they are one instruction on a GPU).
 static void mra_emu_same_op(const MraEmuWave& w) {
-    for (int l = 1; l < MRA_EMU_WAVE; ++l)
+    for (int l = 1; l < w.meeting.expected; ++l)
         if (std::strcmp(w.op[l], w.op[0]) != 0) mra_emu_fail("lanes of one wave executed different matrix instructions");
 }
 
@@ -255,18 +268,17 @@ static inline double mra_emu_bf16_to_double(short bits) {
     return f;
 }
 
-__device__ inline int mra_thread_id() { return mra_emu_tid; }
-__device__ inline int mra_block_id() { return mra_emu_bid; }
+__device__ inline int mra_thread_id() { return mra_emu_current->tid; }
+__device__ inline int mra_block_id() { return mra_emu_block_id; }
 
 // The block barrier. Each thread says which barrier it reached (a call of mra_sync_block, or
 // the kernel's end); threads of one block meeting at different ones is a divergent barrier.
 enum { MRA_EMU_AT_SYNC = 1, MRA_EMU_AT_EXIT = 2 };
-static MraEmuRendezvous mra_emu_block;
+static MraEmuMeeting mra_emu_block;
 static int* mra_emu_at = nullptr;
-static int mra_emu_threads = 0;
 static void mra_emu_block_barrier(int at) {
-    mra_emu_at[mra_emu_tid] = at;
-    mra_emu_block.arrive(at == MRA_EMU_AT_SYNC ? "mra_sync_block()" : "the end of the kernel", [] {
+    mra_emu_at[mra_emu_current->tid] = at;
+    mra_emu_meet(mra_emu_block, at == MRA_EMU_AT_SYNC ? "mra_sync_block()" : "the end of the kernel", [] {
         for (int t = 1; t < mra_emu_threads; ++t)
             if (mra_emu_at[t] != mra_emu_at[0]) mra_emu_fail("divergent barrier: some threads of a block reached mra_sync_block() while others left the kernel");
     });

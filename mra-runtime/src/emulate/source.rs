@@ -19,12 +19,9 @@ pub fn emulated_source(gpu_source: &str, entry: &str, wave: u32, sabotage: Sabot
 
 /// `main(nblocks, nfuncs, a, b, c, workspace)`: reads the four buffers from files (each into a
 /// heap block of exactly its size, so AddressSanitizer sees any access past it), runs the
-/// grid block after block with THREADS host threads, writes c and workspace back.
+/// grid block after block, each block's THREADS threads as fibers, writes c and workspace back.
 const DRIVER: &str = r#"
 // ---- CPU emulator driver (mra-runtime/src/emulate/source.rs) ----
-#include <thread>
-#include <vector>
-
 struct MraEmuBuffer {
     unsigned char* data = nullptr;
     long size = 0;
@@ -55,31 +52,71 @@ static void mra_emu_launch(void (*kernel)(const T*, const T*, T*, T*, int, int),
     kernel((const T*)buf[0].data, (const T*)buf[1].data, (T*)buf[2].data, (T*)buf[3].data, nfuncs, nblocks);
 }
 
+static MraEmuBuffer mra_emu_buf[4];
+static int mra_emu_nfuncs = 0, mra_emu_nblocks = 0;
+
+// A fiber's life: the kernel, then the end-of-kernel barrier, then back to the scheduler.
+static void mra_emu_fiber_main() {
+    mra_emu_launch(@ENTRY@, mra_emu_buf, mra_emu_nfuncs, mra_emu_nblocks);
+    mra_emu_block_barrier(MRA_EMU_AT_EXIT);
+    mra_emu_current->done = true;
+}
+
+// 256 KiB of stack per GPU thread, below a guard page.
+static constexpr size_t MRA_EMU_STACK = 256 * 1024, MRA_EMU_GUARD = 4096;
+
 int main(int argc, char** argv) {
     if (argc != 7) mra_emu_fail("usage: kernel NBLOCKS NFUNCS A B C WORKSPACE");
-    const int nblocks = std::atoi(argv[1]), nfuncs = std::atoi(argv[2]);
-    MraEmuBuffer buf[4];
-    for (int i = 0; i < 4; ++i) buf[i] = mra_emu_read(argv[3 + i]);
+    mra_emu_nblocks = std::atoi(argv[1]);
+    mra_emu_nfuncs = std::atoi(argv[2]);
+    for (int i = 0; i < 4; ++i) mra_emu_buf[i] = mra_emu_read(argv[3 + i]);
     mra_emu_threads = THREADS;
     mra_emu_at = new int[THREADS];
     mra_emu_block.expected = THREADS;
     const int waves = (THREADS + MRA_EMU_WAVE - 1) / MRA_EMU_WAVE;
     mra_emu_waves = new MraEmuWave[waves];
-    for (int w = 0; w < waves; ++w) mra_emu_waves[w].rv.expected = (w + 1) * MRA_EMU_WAVE <= THREADS ? MRA_EMU_WAVE : THREADS - w * MRA_EMU_WAVE;
-    std::vector<std::thread> threads;
+    for (int w = 0; w < waves; ++w) mra_emu_waves[w].meeting.expected = (w + 1) * MRA_EMU_WAVE <= THREADS ? MRA_EMU_WAVE : THREADS - w * MRA_EMU_WAVE;
+    mra_emu_fibers = new MraEmuFiber[THREADS];
     for (int t = 0; t < THREADS; ++t) {
-        threads.emplace_back([&, t] {
-            mra_emu_tid = t;
-            for (int block = 0; block < nblocks; ++block) {
-                mra_emu_bid = block;
-                mra_emu_launch(@ENTRY@, buf, nfuncs, nblocks);
-                mra_emu_block_barrier(MRA_EMU_AT_EXIT);  // the block is done before the next starts
-            }
-        });
+        void* m = mmap(nullptr, MRA_EMU_STACK + MRA_EMU_GUARD, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (m == MAP_FAILED) mra_emu_fail("cannot map a fiber stack");
+        mprotect(m, MRA_EMU_GUARD, PROT_NONE);
+        mra_emu_fibers[t].stack = (char*)m + MRA_EMU_GUARD;
     }
-    for (auto& t : threads) t.join();
-    mra_emu_write(argv[5], buf[2]);
-    mra_emu_write(argv[6], buf[3]);
+    for (int block = 0; block < mra_emu_nblocks; ++block) {
+        mra_emu_block_id = block;
+        for (int t = 0; t < THREADS; ++t) {
+            MraEmuFiber& f = mra_emu_fibers[t];
+            f.tid = t;
+            f.done = false;
+            f.waiting_at = nullptr;
+            if (getcontext(&f.context) != 0) mra_emu_fail("getcontext failed");
+            f.context.uc_stack.ss_sp = f.stack;
+            f.context.uc_stack.ss_size = MRA_EMU_STACK;
+            f.context.uc_link = &mra_emu_scheduler;
+            makecontext(&f.context, mra_emu_fiber_main, 0);
+        }
+        // Round robin until every thread has left the kernel; a round in which no thread
+        // arrives anywhere while some still wait is a deadlock.
+        for (int live = THREADS; live > 0;) {
+            const unsigned long before = mra_emu_events;
+            live = 0;
+            for (int t = 0; t < THREADS; ++t) {
+                MraEmuFiber& f = mra_emu_fibers[t];
+                if (f.done) continue;
+                mra_emu_current = &f;
+                if (swapcontext(&mra_emu_scheduler, &f.context) != 0) mra_emu_fail("swapcontext failed");
+                live += !f.done;
+            }
+            if (live > 0 && mra_emu_events == before) {
+                for (int t = 0; t < THREADS; ++t)
+                    if (!mra_emu_fibers[t].done) std::fprintf(stderr, "emulator: thread %d of block %d waits at %s\n", t, block, mra_emu_fibers[t].waiting_at ? mra_emu_fibers[t].waiting_at : "(nothing)");
+                mra_emu_fail("deadlock: the threads above wait for others that never arrive");
+            }
+        }
+    }
+    mra_emu_write(argv[5], mra_emu_buf[2]);
+    mra_emu_write(argv[6], mra_emu_buf[3]);
     return 0;
 }
 "#;
