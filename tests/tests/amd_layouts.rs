@@ -62,3 +62,46 @@ fn fragment_tables_match_amds_calculator_for_every_lane_and_register() {
     }
     assert!(all_diffs.is_empty(), "fragment.rs disagrees with AMD's calculator:\n{}", all_diffs.join("\n"));
 }
+
+/// The emulator's own layouts (`mra-runtime/src/emulate/layouts.rs`, written from the
+/// calculator's formulas without `fragment.rs`) against the calculator's tables.
+#[test]
+fn emulator_layouts_match_amds_calculator_for_every_lane_and_register() {
+    use mra_runtime::emulate::layouts::{Instruction, Operand};
+    let mut all_diffs = Vec::new();
+    for t in load_all() {
+        let instr = match t.architecture.as_str() {
+            "cdna2" | "cdna3" => Instruction::MfmaF64_16x16x4,
+            "rdna3" => Instruction::WmmaRdna3,
+            "rdna4" => Instruction::WmmaRdna4,
+            other => panic!("{}: unknown architecture {other}", t.file),
+        };
+        for (op, table) in [(Operand::A, &t.a), (Operand::B, &t.b), (Operand::D, &t.d)] {
+            if table.lanes() != instr.lanes() as usize || table.regs() != instr.regs(op) as usize {
+                all_diffs.push(format!("{} {op:?}: calculator {} x {}, emulator {} x {}", t.file, table.lanes(), table.regs(), instr.lanes(), instr.regs(op)));
+                continue;
+            }
+            for lane in 0..instr.lanes() {
+                for r in 0..instr.regs(op) {
+                    let (got, want) = (instr.element(op, lane, r), table.cells[lane as usize][r as usize]);
+                    if got != want {
+                        all_diffs.push(format!("{} {op:?} lane {lane} reg {r}: emulator {got:?}, AMD {want:?}", t.file));
+                    }
+                }
+            }
+        }
+    }
+    assert!(all_diffs.is_empty(), "the emulator disagrees with AMD's calculator ({}):\n{}", all_diffs.len(), all_diffs[..all_diffs.len().min(8)].join("\n"));
+}
+
+/// The deliberately wrong layout the failure tests use really is wrong by AMD's data.
+#[test]
+fn the_sabotaged_f64_d_layout_disagrees_with_the_calculator() {
+    use mra_runtime::emulate::layouts::{Instruction, Operand, Sabotage};
+    let t = load_all().into_iter().find(|t| t.architecture == "cdna2").unwrap();
+    let wrong = (0..64u32)
+        .flat_map(|l| (0..4u32).map(move |r| (l, r)))
+        .filter(|&(l, r)| Sabotage::SwapF64DRows.element(Instruction::MfmaF64_16x16x4, Operand::D, l, r) != t.d.cells[l as usize][r as usize])
+        .count();
+    assert_eq!(wrong, 192, "rows 0, 5, 10, 15 of each tile agree; the other 192 (lane, reg) must not");
+}
