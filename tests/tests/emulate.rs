@@ -61,3 +61,41 @@ fn a_wrong_f64_d_layout_fails_emulated_validation() {
         assert!(!pass, "{level} K={k} passed with swapped D rows (max rel err {rel:e})");
     }
 }
+
+/// Runs `source` (a generated kernel's text, altered by the test) for `level` on the emulator
+/// and returns the launch's error, if any.
+fn run_altered(s: &EmulatorSession, level: &str, k: u32, alter: impl Fn(&str) -> String) -> Option<String> {
+    use mra_runtime::backend::Backend;
+    use mra_runtime::harness::{Prepared, Task};
+    let mut kernel = mra_codegen::generate(&levels::find(level).unwrap(), Request { k, arch: s.gpu.arch(), dtype: DType::F64 }).unwrap();
+    let altered = alter(&kernel.source);
+    assert_ne!(altered, kernel.source, "the alteration changed nothing");
+    kernel.source = altered;
+    let compiled = s.gpu.compile(&s.compiler, &kernel.source, &kernel.entry, &s.cache).unwrap();
+    let f = s.gpu.load(&compiled, &kernel.entry, 0).unwrap();
+    let p = Prepared { kernel, compiled: Some(compiled), task: Task::Kernel(f) };
+    let cfg = HarnessConfig { nfuncs: 2, max_blocks: 512, tasks: 1, streams: 1, reps: 1 };
+    let bufs = s.allocate(&cfg, &p.kernel.plan).unwrap();
+    harness::validate(&s.gpu, &p, &bufs, &Inputs::random(DType::F64, k, 2, 1)).err().map(|e| e.to_string())
+}
+
+#[test]
+fn out_of_bounds_lds_and_tensor_accesses_are_caught() {
+    let Some(s) = session("gfx90a", Sabotage::None) else { return };
+    // One element past the staged B in LDS.
+    let err = run_altered(&s, "L2", 5, |src| src.replacen("b_shared[(e / K) * B_STRIDE + e % K] = b[e];", "b_shared[(e / K) * B_STRIDE + e % K + B_STRIDE] = b[e];", 1));
+    let err = err.expect("an LDS overflow went unnoticed");
+    assert!(err.contains("AddressSanitizer") && err.contains("global-buffer-overflow"), "{err}");
+    // A read past the end of the input tensors.
+    let err = run_altered(&s, "L1", 5, |src| src.replacen("const double* a_n = a + (long long)n * K3;", "const double* a_n = a + (long long)n * K3 + 3;", 1));
+    let err = err.expect("a tensor overflow went unnoticed");
+    assert!(err.contains("AddressSanitizer") && err.contains("heap-buffer-overflow"), "{err}");
+}
+
+#[test]
+fn a_barrier_some_threads_skip_is_reported() {
+    let Some(s) = session("gfx90a", Sabotage::None) else { return };
+    let err = run_altered(&s, "L4", 5, |src| src.replacen("    mra_sync_block();\n    const double* bm", "    if (tid != 3) mra_sync_block();\n    const double* bm", 1));
+    let err = err.expect("a divergent barrier went unnoticed");
+    assert!(err.contains("divergent barrier") || err.contains("deadlock"), "{err}");
+}

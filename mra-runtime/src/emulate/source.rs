@@ -109,8 +109,14 @@ int main(int argc, char** argv) {
                 live += !f.done;
             }
             if (live > 0 && mra_emu_events == before) {
-                for (int t = 0; t < THREADS; ++t)
-                    if (!mra_emu_fibers[t].done) std::fprintf(stderr, "emulator: thread %d of block %d waits at %s\n", t, block, mra_emu_fibers[t].waiting_at ? mra_emu_fibers[t].waiting_at : "(nothing)");
+                // Where the threads wait: one line per run of threads waiting at the same place.
+                for (int t = 0; t < THREADS;) {
+                    const char* at = mra_emu_fibers[t].done ? "(left the kernel)" : mra_emu_fibers[t].waiting_at ? mra_emu_fibers[t].waiting_at : "(nothing)";
+                    int u = t + 1;
+                    while (u < THREADS && (mra_emu_fibers[u].done ? "(left the kernel)" : mra_emu_fibers[u].waiting_at ? mra_emu_fibers[u].waiting_at : "(nothing)") == at) ++u;
+                    std::fprintf(stderr, "emulator: block %d threads %d-%d: %s\n", block, t, u - 1, at);
+                    t = u;
+                }
                 mra_emu_fail("deadlock: the threads above wait for others that never arrive");
             }
         }
