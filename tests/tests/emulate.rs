@@ -85,6 +85,7 @@ fn out_of_bounds_lds_and_tensor_accesses_are_caught() {
     // One element past the staged B in LDS.
     let err = run_altered(&s, "L2", 5, |src| src.replacen("b_shared[(e / K) * B_STRIDE + e % K] = b[e];", "b_shared[(e / K) * B_STRIDE + e % K + B_STRIDE] = b[e];", 1));
     let err = err.expect("an LDS overflow went unnoticed");
+    println!("{err}");
     assert!(err.contains("AddressSanitizer") && err.contains("global-buffer-overflow"), "{err}");
     // A read past the end of the input tensors.
     let err = run_altered(&s, "L1", 5, |src| src.replacen("const double* a_n = a + (long long)n * K3;", "const double* a_n = a + (long long)n * K3 + 3;", 1));
@@ -97,5 +98,6 @@ fn a_barrier_some_threads_skip_is_reported() {
     let Some(s) = session("gfx90a", Sabotage::None) else { return };
     let err = run_altered(&s, "L4", 5, |src| src.replacen("    mra_sync_block();\n    const double* bm", "    if (tid != 3) mra_sync_block();\n    const double* bm", 1));
     let err = err.expect("a divergent barrier went unnoticed");
+    println!("{err}");
     assert!(err.contains("divergent barrier") || err.contains("deadlock"), "{err}");
 }

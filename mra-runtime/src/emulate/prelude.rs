@@ -161,6 +161,7 @@ const COMMON: &str = r#"// CPU wave emulator prelude (mra-runtime/src/emulate/pr
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <sanitizer/common_interface_defs.h>
 #include <sys/mman.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -187,6 +188,7 @@ struct MraEmuFiber {
     bool done;
     const char* waiting_at;  // the barrier or instruction it waits at, if any
     char* stack;
+    void* asan_fake_stack;   // AddressSanitizer's bookkeeping across stack switches
 };
 static MraEmuFiber* mra_emu_fibers = nullptr;
 static MraEmuFiber* mra_emu_current = nullptr;
@@ -196,9 +198,16 @@ static int mra_emu_threads = 0;
 // Arrivals and releases so far: a round of the scheduler that changes nothing is a deadlock.
 static unsigned long mra_emu_events = 0;
 
+// The scheduler's (main thread's) stack, which AddressSanitizer must be told about when a
+// fiber switches back to it (its fiber annotations keep stack checks right across switches).
+static const void* mra_emu_main_stack = nullptr;
+static size_t mra_emu_main_stack_size = 0;
+
 static void mra_emu_yield() {
     MraEmuFiber* self = mra_emu_current;
+    __sanitizer_start_switch_fiber(&self->asan_fake_stack, mra_emu_main_stack, mra_emu_main_stack_size);
     if (swapcontext(&self->context, &mra_emu_scheduler) != 0) mra_emu_fail("swapcontext failed");
+    __sanitizer_finish_switch_fiber(self->asan_fake_stack, &mra_emu_main_stack, &mra_emu_main_stack_size);
 }
 
 // `expected` threads meet; the last to arrive runs `last` alone, then all go on.

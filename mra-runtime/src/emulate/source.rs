@@ -57,9 +57,11 @@ static int mra_emu_nfuncs = 0, mra_emu_nblocks = 0;
 
 // A fiber's life: the kernel, then the end-of-kernel barrier, then back to the scheduler.
 static void mra_emu_fiber_main() {
+    __sanitizer_finish_switch_fiber(nullptr, &mra_emu_main_stack, &mra_emu_main_stack_size);
     mra_emu_launch(@ENTRY@, mra_emu_buf, mra_emu_nfuncs, mra_emu_nblocks);
     mra_emu_block_barrier(MRA_EMU_AT_EXIT);
     mra_emu_current->done = true;
+    __sanitizer_start_switch_fiber(nullptr, mra_emu_main_stack, mra_emu_main_stack_size);  // this fiber ends
 }
 
 // 256 KiB of stack per GPU thread, below a guard page.
@@ -90,6 +92,7 @@ int main(int argc, char** argv) {
             f.tid = t;
             f.done = false;
             f.waiting_at = nullptr;
+            f.asan_fake_stack = nullptr;
             if (getcontext(&f.context) != 0) mra_emu_fail("getcontext failed");
             f.context.uc_stack.ss_sp = f.stack;
             f.context.uc_stack.ss_size = MRA_EMU_STACK;
@@ -105,7 +108,10 @@ int main(int argc, char** argv) {
                 MraEmuFiber& f = mra_emu_fibers[t];
                 if (f.done) continue;
                 mra_emu_current = &f;
+                void* fake_stack = nullptr;
+                __sanitizer_start_switch_fiber(&fake_stack, f.stack, MRA_EMU_STACK);
                 if (swapcontext(&mra_emu_scheduler, &f.context) != 0) mra_emu_fail("swapcontext failed");
+                __sanitizer_finish_switch_fiber(fake_stack, nullptr, nullptr);
                 live += !f.done;
             }
             if (live > 0 && mra_emu_events == before) {
