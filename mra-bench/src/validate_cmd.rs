@@ -98,8 +98,9 @@ fn validate_on<B: Backend>(session: &Session<B>, args: &ValidateArgs, levels: &[
     let mut failures = 0;
     let mut cases = 0;
     let mut not_emulated = 0;
-    for &dtype in dtypes {
-    for &k in ks {
+    for (dtype, k) in dtypes.iter().flat_map(|&d| ks.iter().map(move |&k| (d, k))) {
+        // Text lines name the dtype unless it is the default, f64 (as before lists of dtypes).
+        let dt = if dtype == DType::F64 { String::new() } else { format!(" dtype={dtype}") };
         for &n in ns {
             let seed = args.seed.unwrap_or_else(rand::random);
             let inputs = Inputs::random(dtype, k, n, seed);
@@ -119,7 +120,7 @@ fn validate_on<B: Backend>(session: &Session<B>, args: &ValidateArgs, levels: &[
                     if args.json {
                         println!("{}", serde_json::json!({"level": s.name, "K": k, "nfuncs": n, "dtype": dtype.name(), "skipped": why}));
                     } else {
-                        println!("K={k} nfuncs={n} level={} dtype={dtype} SKIP ({why})", s.name);
+                        println!("K={k} nfuncs={n} level={}{dt} SKIP ({why})", s.name);
                     }
                     continue;
                 }
@@ -136,7 +137,7 @@ fn validate_on<B: Backend>(session: &Session<B>, args: &ValidateArgs, levels: &[
                         if args.json {
                             println!("{}", serde_json::json!({"level": p.kernel.level, "K": k, "nfuncs": n, "dtype": dtype.name(), "pass": false, "seed": seed, "error": error}));
                         } else {
-                            println!("K={k} nfuncs={n} level={} dtype={dtype} FAIL ({})", p.kernel.level, error.replace('\n', " | "));
+                            println!("K={k} nfuncs={n} level={}{dt} FAIL ({})", p.kernel.level, error.replace('\n', " | "));
                         }
                         continue;
                     }
@@ -163,7 +164,6 @@ fn validate_on<B: Backend>(session: &Session<B>, args: &ValidateArgs, levels: &[
                     println!("{}", serde_json::to_string(&case)?);
                 } else {
                     let nf = if cmp.non_finite > 0 { format!(" non_finite={}", cmp.non_finite) } else { String::new() };
-                    let dt = if dtype == DType::F64 { String::new() } else { format!(" dtype={dtype}") };
                     println!(
                         "K={k} nfuncs={n} level={}{dt} max_abs_err={:.2e} max_rel_err={:.2e}{nf} {}",
                         case.level,
@@ -174,7 +174,6 @@ fn validate_on<B: Backend>(session: &Session<B>, args: &ValidateArgs, levels: &[
                 }
             }
         }
-    }
     }
     if not_emulated > 0 {
         eprintln!("# {} passed, {failures} failed, {not_emulated} not emulated (library levels)", cases - failures);
