@@ -25,6 +25,8 @@ pub const FLAGS: &[&str] = &[
     "-x", "c++", "-std=c++20", "-O1", "-g0", "-pthread", "-fsanitize=address", "-fno-omit-frame-pointer",
     // The AMDGPU launch-bound attribute means nothing on the host.
     "-Wno-unknown-attributes", "-Wno-ignored-attributes",
+    // Vector arguments passed without AVX: the ABI note does not matter inside one program.
+    "-Wno-psabi",
 ];
 
 /// The host C++ compiler.
