@@ -149,12 +149,15 @@ impl Dialect for Hip {
 
 // The kernel body reaches the hardware only through the mra_* functions of this prelude
 // (ids, barrier, matrix instructions), so an emulator can swap the prelude alone.
+#ifndef MRA_IDS_DEFINED
+#define MRA_IDS_DEFINED
 __device__ __attribute__((always_inline)) inline int mra_thread_id() {
     return (int)__builtin_amdgcn_workitem_id_x();
 }
 __device__ __attribute__((always_inline)) inline int mra_block_id() {
     return (int)__builtin_amdgcn_workgroup_id_x();
 }
+#endif
 
 // Block barrier: workgroup-scope release/acquire fences around s_barrier make shared (LDS)
 // and global writes of every thread in the block visible to all of them afterwards.
@@ -178,9 +181,12 @@ __device__ __attribute__((always_inline)) inline void mra_sync_block() {
             MatrixInstr::WmmaF32_16x16x16Gfx12 => ("mra_float8", format!("__builtin_amdgcn_wmma_f32_16x16x16_{dtype}_w32_gfx12(a, b, acc)")),
             other => unreachable!("{other:?} is not an AMD matrix instruction"),
         };
+        // Guarded like mra_sync_block: several kernels may share a translation unit.
+        let guard = format!("{}_DEFINED", name.to_uppercase());
         format!(
-            "\n// {}: one wave computes acc += a * b; each lane passes its own registers.\n{ty}\n\
-             __device__ __attribute__((always_inline)) inline {acc_t} {name}({params}) {{\n    return {builtin};\n}}\n",
+            "\n// {}: one wave computes acc += a * b; each lane passes its own registers.\n\
+             #ifndef {guard}\n#define {guard}\n{ty}\n\
+             __device__ __attribute__((always_inline)) inline {acc_t} {name}({params}) {{\n    return {builtin};\n}}\n#endif\n",
             f.instr.name()
         )
     }

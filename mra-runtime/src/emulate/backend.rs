@@ -200,6 +200,7 @@ impl Backend for Emulator {
             std::fs::write(path, &*buf.bytes.borrow()).map_err(|e| RuntimeError::Invalid(format!("emulator: writing {}: {e}", path.display())))?;
         }
         let out = Command::new(&f.built.exe)
+            .arg(threads.to_string())
             .arg(args.nblocks.to_string())
             .arg(args.nfuncs.to_string())
             .args(&files)

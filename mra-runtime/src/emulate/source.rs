@@ -17,7 +17,7 @@ pub fn emulated_source(gpu_source: &str, entry: &str, wave: u32, sabotage: Sabot
     Ok(s)
 }
 
-/// `main(nblocks, nfuncs, a, b, c, workspace)`: reads the four buffers from files (each into a
+/// `main(threads, nblocks, nfuncs, a, b, c, workspace)`: reads the four buffers from files (each into a
 /// heap block of exactly its size, so AddressSanitizer sees any access past it), runs the
 /// grid block after block, each block's THREADS threads as fibers, writes c and workspace back.
 const DRIVER: &str = r#"
@@ -68,10 +68,12 @@ static void mra_emu_fiber_main() {
 static constexpr size_t MRA_EMU_STACK = 256 * 1024, MRA_EMU_GUARD = 4096;
 
 int main(int argc, char** argv) {
-    if (argc != 7) mra_emu_fail("usage: kernel NBLOCKS NFUNCS A B C WORKSPACE");
-    mra_emu_nblocks = std::atoi(argv[1]);
-    mra_emu_nfuncs = std::atoi(argv[2]);
-    for (int i = 0; i < 4; ++i) mra_emu_buf[i] = mra_emu_read(argv[3 + i]);
+    if (argc != 8) mra_emu_fail("usage: kernel THREADS NBLOCKS NFUNCS A B C WORKSPACE");
+    const int THREADS = std::atoi(argv[1]);  // the block size the launch asks for
+    mra_emu_nblocks = std::atoi(argv[2]);
+    mra_emu_nfuncs = std::atoi(argv[3]);
+    if (THREADS < 1 || mra_emu_nblocks < 1) mra_emu_fail("THREADS and NBLOCKS must be at least 1");
+    for (int i = 0; i < 4; ++i) mra_emu_buf[i] = mra_emu_read(argv[4 + i]);
     mra_emu_threads = THREADS;
     mra_emu_at = new int[THREADS];
     mra_emu_block.expected = THREADS;
@@ -127,8 +129,8 @@ int main(int argc, char** argv) {
             }
         }
     }
-    mra_emu_write(argv[5], mra_emu_buf[2]);
-    mra_emu_write(argv[6], mra_emu_buf[3]);
+    mra_emu_write(argv[6], mra_emu_buf[2]);
+    mra_emu_write(argv[7], mra_emu_buf[3]);
     return 0;
 }
 "#;
