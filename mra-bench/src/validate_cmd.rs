@@ -27,7 +27,7 @@ struct Case {
 
 pub fn run(args: &ValidateArgs) -> CmdResult {
     let levels = select::level_list(&args.levels)?;
-    let ks: Vec<u32> = select::numbers("-K", &args.ks)?;
+    let ks = select::k_list(&args.ks)?;
     let default_ns = if args.emulate { "1,3" } else { "1,3,2048" };
     let ns: Vec<usize> = select::numbers("-N", args.ns.as_deref().unwrap_or(default_ns))?;
     let dtypes: Vec<DType> = args.dtype.split(',').map(|d| select::dtype(d.trim())).collect::<Result<_, _>>()?;
@@ -39,11 +39,16 @@ pub fn run(args: &ValidateArgs) -> CmdResult {
         if !(1..=mra_codegen::K_MAX).contains(&k) {
             return Err(mra_codegen::PlanError::KOutOfRange(k).into());
         }
+        for &n in &ns {
+            select::check_host_memory(k, n)?;
+        }
     }
     let arch = args.arch.as_deref().map(select::arch).transpose()?;
     let cache = select::cache(args.no_cache);
     if args.emulate {
-        let arch = arch.expect("clap requires --arch with --emulate");
+        let Some(arch) = arch else {
+            return Err("--emulate needs --arch (gfx90a, gfx942, gfx1100, gfx1151 or gfx1201): it runs the kernels generated for that arch".into());
+        };
         if arch.vendor != Vendor::Amd {
             return Err(format!("--emulate executes the generated HIP of AMD archs (gfx90a, gfx942, gfx1100, gfx1151, gfx1201); {} is NVIDIA", arch.name).into());
         }
@@ -90,6 +95,13 @@ fn prebuild(session: &EmulatorSession, levels: &[Schedule], ks: &[u32], dtypes: 
 /// failed.
 fn validate_on<B: Backend>(session: &Session<B>, args: &ValidateArgs, levels: &[Schedule], ks: &[u32], ns: &[usize], dtypes: &[DType]) -> CmdResult {
     let gpu = &session.gpu;
+    // Nothing to validate on this GPU: say why before any work, and fail.
+    let plans = |s: &Schedule, k, dtype| s.plan(Request { k, arch: gpu.arch(), dtype });
+    let all = || levels.iter().flat_map(|s| ks.iter().flat_map(move |&k| dtypes.iter().map(move |&d| (s, k, d))));
+    if !all().any(|(s, k, d)| plans(s, k, d).is_ok()) {
+        let why = all().find_map(|(s, k, d)| plans(s, k, d).err()).map(|e| format!(" (e.g. {e})")).unwrap_or_default();
+        return Err(format!("nothing to validate: no level chosen can run in {} on {} for -K {}{why}", args.dtype, gpu.arch().name, select::quote(&args.ks)).into());
+    }
     if args.emulate {
         eprintln!("# validating on the {}: the generated HIP, executed on host threads", gpu.device_name());
     } else {
@@ -108,9 +120,9 @@ fn validate_on<B: Backend>(session: &Session<B>, args: &ValidateArgs, levels: &[
             for s in levels {
                 if let Err(e) = s.plan(Request { k, arch: gpu.arch(), dtype }) {
                     if args.json {
-                        println!("{}", serde_json::json!({"level": s.name, "K": k, "nfuncs": n, "skipped": e.to_string()}));
+                        crate::outln!("{}", serde_json::json!({"level": s.name, "K": k, "nfuncs": n, "dtype": dtype.name(), "skipped": e.to_string()}))?;
                     } else {
-                        println!("K={k} nfuncs={n} level={} SKIP ({e})", s.name);
+                        crate::outln!("K={k} nfuncs={n} level={}{dt} SKIP ({e})", s.name)?;
                     }
                     continue;
                 }
@@ -118,30 +130,34 @@ fn validate_on<B: Backend>(session: &Session<B>, args: &ValidateArgs, levels: &[
                     not_emulated += 1;
                     let why = "not emulated (a library level: vendor BLAS calls, no generated kernel to execute)";
                     if args.json {
-                        println!("{}", serde_json::json!({"level": s.name, "K": k, "nfuncs": n, "dtype": dtype.name(), "skipped": why}));
+                        crate::outln!("{}", serde_json::json!({"level": s.name, "K": k, "nfuncs": n, "dtype": dtype.name(), "skipped": why}))?;
                     } else {
-                        println!("K={k} nfuncs={n} level={}{dt} SKIP ({why})", s.name);
+                        crate::outln!("K={k} nfuncs={n} level={}{dt} SKIP ({why})", s.name)?;
                     }
                     continue;
                 }
-                let p = session.prepare(s, k, dtype)?;
-                let bufs = session.allocate(&cfg, &p.kernel.plan)?;
-                let cmp = match harness::validate(gpu, &p, &bufs, &inputs) {
-                    Ok(cmp) => cmp,
-                    // An emulated kernel that faults (out-of-bounds access, divergent barrier,
-                    // deadlock) is a failed case; the other cases still run.
-                    Err(e) if args.emulate => {
+                // A level that cannot be prepared or run (its library missing, say; on the
+                // emulator, an out-of-bounds access, a divergent barrier or a deadlock) is that
+                // case's failure: report it and go on with the others.
+                let outcome = session.prepare(s, k, dtype).and_then(|p| {
+                    let bufs = session.allocate(&cfg, &p.kernel.plan)?;
+                    let cmp = harness::validate(gpu, &p, &bufs, &inputs)?;
+                    Ok((p, cmp))
+                });
+                let (p, cmp) = match outcome {
+                    Ok(done) => done,
+                    Err(e) => {
                         cases += 1;
                         failures += 1;
-                        let error = e.to_string();
+                        let e = e.to_string();
+                        let e = e.lines().next().unwrap_or_default();
                         if args.json {
-                            println!("{}", serde_json::json!({"level": p.kernel.level, "K": k, "nfuncs": n, "dtype": dtype.name(), "pass": false, "seed": seed, "error": error}));
+                            crate::outln!("{}", serde_json::json!({"level": s.name, "K": k, "nfuncs": n, "dtype": dtype.name(), "error": e, "pass": false}))?;
                         } else {
-                            println!("K={k} nfuncs={n} level={}{dt} FAIL ({})", p.kernel.level, error.replace('\n', " | "));
+                            crate::outln!("K={k} nfuncs={n} level={}{dt} ERROR ({e})", s.name)?;
                         }
                         continue;
                     }
-                    Err(e) => return Err(e.into()),
                 };
                 // The copy level must reproduce its input exactly.
                 let tol = if p.kernel.plan.is_copy() { f64::MIN_POSITIVE } else { dtype.tolerance() };
@@ -161,16 +177,16 @@ fn validate_on<B: Backend>(session: &Session<B>, args: &ValidateArgs, levels: &[
                     seed,
                 };
                 if args.json {
-                    println!("{}", serde_json::to_string(&case)?);
+                    crate::outln!("{}", serde_json::to_string(&case)?)?;
                 } else {
                     let nf = if cmp.non_finite > 0 { format!(" non_finite={}", cmp.non_finite) } else { String::new() };
-                    println!(
+                    crate::outln!(
                         "K={k} nfuncs={n} level={}{dt} max_abs_err={:.2e} max_rel_err={:.2e}{nf} {}",
                         case.level,
                         cmp.max_abs,
                         cmp.max_rel,
                         if pass { "PASS" } else { "FAIL" }
-                    );
+                    )?;
                 }
             }
         }

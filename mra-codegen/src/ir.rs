@@ -158,6 +158,14 @@ pub enum Step {
     /// `copy(vector = V)`: the floor level; each tensor is read once and written once,
     /// V elements per access (a 16-byte access for f64 is V = 2).
     Copy { vector: u32 },
+    /// `buffers(N)`: K³-sized shared buffers the fused passes use. 2: a pass reads one and
+    /// writes the other. 1: a pass writes its output over its input — each warp holds its
+    /// output tiles in registers until every warp has read the input (a barrier), then stores.
+    /// 3 (with `pipeline(2)`): the third receives the next tensor during all three passes.
+    Buffers(Value),
+    /// `pipeline(N)`: tensors in flight per block. 2: while a tensor's last pass runs, the
+    /// next tensor of the block is copied asynchronously into the buffer that pass does not read.
+    Pipeline(Value),
 }
 
 impl Step {
@@ -174,6 +182,8 @@ impl Step {
             Step::Workspace(_) => "workspace",
             Step::Copy { .. } => "copy",
             Step::Library(_) => "library",
+            Step::Buffers(_) => "buffers",
+            Step::Pipeline(_) => "pipeline",
         }
     }
 }
@@ -254,6 +264,8 @@ impl fmt::Display for Step {
             Step::Copy { vector } => write!(f, "copy(vector = {vector})"),
             Step::Library(LibraryCall::Kronecker) => write!(f, "library(kronecker)"),
             Step::Library(LibraryCall::ThreeGemm) => write!(f, "library(three_gemm)"),
+            Step::Buffers(v) => write!(f, "buffers({v})"),
+            Step::Pipeline(v) => write!(f, "pipeline({v})"),
         }
     }
 }

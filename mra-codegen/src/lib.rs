@@ -19,7 +19,9 @@ pub mod emit;
 pub mod fragment;
 pub mod ir;
 pub mod levels;
+pub mod matrix_support;
 pub mod plan;
+mod quote;
 pub mod simulate;
 
 pub use arch::{Arch, MatrixInstr, Vendor};
@@ -27,3 +29,4 @@ pub use dtype::DType;
 pub use emit::{generate, Kernel};
 pub use ir::Schedule;
 pub use plan::{Plan, PlanError, Request, K_MAX};
+pub use quote::quote;

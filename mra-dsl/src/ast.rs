@@ -65,6 +65,8 @@ impl Prim {
             PrimKind::Workspace(_) => "workspace",
             PrimKind::Copy { .. } => "copy",
             PrimKind::Library(_) => "library",
+            PrimKind::Buffers(_) => "buffers",
+            PrimKind::Pipeline(_) => "pipeline",
         }
     }
 }
@@ -95,6 +97,11 @@ pub enum PrimKind {
         vector: Sp<u32>,
     },
     Library(Sp<LibraryCall>),
+    /// `buffers(N)`: shared intermediate buffers of the fused passes (1: a pass writes over
+    /// its input). Same value forms as `threads`.
+    Buffers(Threads),
+    /// `pipeline(N)`: tensors in flight per block (2: the next one loads while this one computes).
+    Pipeline(Threads),
 }
 
 /// `threads(N)` or `threads(tune = [..], default = N)`.

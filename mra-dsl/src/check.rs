@@ -90,6 +90,24 @@ fn check_duplicates(level: &Level, errors: &mut Errors) {
 /// Numeric ranges and arguments that are known words but wrong in this position.
 fn check_values(prim: &Prim, errors: &mut Errors) {
     match &prim.kind {
+        PrimKind::Buffers(v) | PrimKind::Pipeline(v) => {
+            let what = prim.name();
+            let (values, default) = match v {
+                Threads::Fixed(n) => (vec![*n], None),
+                Threads::Tune { choices, default, .. } => (choices.clone(), Some(*default)),
+            };
+            let max = if what == "buffers" { 9 } else { 8 };
+            for n in &values {
+                if !(1..=max).contains(&n.value) {
+                    errors.push(n.span, format!("{what}({}): takes 1 to {max}", n.value));
+                }
+            }
+            if let Some(d) = default {
+                if !values.iter().any(|c| c.value == d.value) {
+                    errors.push(d.span, format!("the default of {what} ({}) is not among the choices", d.value));
+                }
+            }
+        }
         PrimKind::Threads(Threads::Fixed(n)) => thread_count(*n, errors),
         PrimKind::Threads(Threads::Tune {
             list,
@@ -248,6 +266,16 @@ fn check_combination(level: &Level, errors: &mut Errors) {
                     errors.push(into.span, "cache_read(B, registers) keeps B's matrix fragments in registers: it needs tensorize(mma)");
                 }
             }
+        }
+    }
+    for b in ["buffers", "pipeline"].into_iter().filter_map(|name| find(name)) {
+        let shared_workspace = level.prims.iter().any(|p| matches!(&p.kind, PrimKind::Workspace(m) if m.value == Memory::Shared));
+        let staged_a = level.prims.iter().any(|p| matches!(&p.kind, PrimKind::CacheRead { operand, into, .. } if operand.value == crate::ast::Operand::A && into.value == Memory::Shared));
+        if tensorize.is_none() || !shared_workspace || !staged_a {
+            errors.push(
+                b.ident.span(),
+                format!("`{}` shapes the fused passes: it needs tensorize(mma), cache_read(A, shared) and workspace(shared)", b.name()),
+            );
         }
     }
     if let (Some(write), None) = (find("cache_write"), find("register_tile")) {

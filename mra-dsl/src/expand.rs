@@ -116,6 +116,32 @@ fn step(kind: &PrimKind) -> TokenStream {
             let v = vector.value;
             quote!(#ir::Step::Copy { vector: #v })
         }
+        PrimKind::Pipeline(Threads::Fixed(n)) => {
+            let n = n.value;
+            quote!(#ir::Step::Pipeline(#ir::Value::Fixed(#n)))
+        }
+        PrimKind::Pipeline(Threads::Tune { choices, default, .. }) => {
+            let choices = choices.iter().map(|c| c.value);
+            let default = default.value;
+            quote!(#ir::Step::Pipeline(#ir::Value::Tunable {
+                name: ::std::string::String::from("pipeline"),
+                choices: ::std::vec![#(#choices),*],
+                default: #default,
+            }))
+        }
+        PrimKind::Buffers(Threads::Fixed(n)) => {
+            let n = n.value;
+            quote!(#ir::Step::Buffers(#ir::Value::Fixed(#n)))
+        }
+        PrimKind::Buffers(Threads::Tune { choices, default, .. }) => {
+            let choices = choices.iter().map(|c| c.value);
+            let default = default.value;
+            quote!(#ir::Step::Buffers(#ir::Value::Tunable {
+                name: ::std::string::String::from("buffers"),
+                choices: ::std::vec![#(#choices),*],
+                default: #default,
+            }))
+        }
     }
 }
 

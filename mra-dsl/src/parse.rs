@@ -10,6 +10,8 @@
 //!            | "unroll"        "(" ("k" | "cols") ")"
 //!            | "workspace"     "(" ("global" | "shared") ")"
 //!            | "copy"          "(" "vector" "=" INT ")"
+//!            | "buffers"       "(" (INT | "tune" "=" "[" (INT ("," INT)* ","?)? "]" "," "default" "=" INT) ")"
+//!            | "pipeline"      "(" (INT | "tune" "=" "[" (INT ("," INT)* ","?)? "]" "," "default" "=" INT) ")"
 //! ```
 //!
 //! Every argument list may end with a trailing comma. INT is an unsuffixed integer literal that
@@ -170,6 +172,8 @@ fn parse_prim(input: ParseStream) -> Result<Prim> {
     };
     let kind = match prim {
         "threads" => PrimKind::Threads(threads(&mut args)?),
+        "buffers" => PrimKind::Buffers(value(&mut args, "buffer count")?),
+        "pipeline" => PrimKind::Pipeline(value(&mut args, "pipeline depth")?),
         "bind" => {
             let unit = args.word("bound unit", words::BIND_UNITS)?;
             let map = match unit.value {
@@ -252,6 +256,18 @@ fn threads(args: &mut Args) -> Result<Threads> {
         choices,
         default,
     })
+}
+
+/// `N` or `tune = [..], default = N` for a numeric argument (`what` names it in messages).
+fn value(args: &mut Args, what: &str) -> Result<Threads> {
+    if !args.input.peek(syn::Ident) {
+        return Ok(Threads::Fixed(args.int(what)?));
+    }
+    args.key("tune")?;
+    let (list, choices) = args.int_list(what)?;
+    args.key("default")?;
+    let default = args.int(&format!("default {what}"))?;
+    Ok(Threads::Tune { list, choices, default })
 }
 
 /// Reads the comma-separated arguments of one primitive, with messages that name it.

@@ -17,6 +17,8 @@ pub const PRIMITIVES: &[&str] = &[
     "workspace",
     "copy",
     "library",
+    "buffers",
+    "pipeline",
 ];
 
 /// How each primitive is written, for "missing/extra argument" messages.
@@ -32,6 +34,8 @@ pub fn signature(prim: &str) -> &'static str {
         "workspace" => "workspace(global|shared)",
         "copy" => "copy(vector = 1|2|4)",
         "library" => "library(kronecker|three_gemm)",
+        "buffers" => "buffers(N), 1 <= N <= 9, or buffers(tune = [N, ...], default = N)",
+        "pipeline" => "pipeline(N), 1 <= N <= 8, or pipeline(tune = [N, ...], default = N)",
         _ => unreachable!("not a primitive: {prim}"),
     }
 }

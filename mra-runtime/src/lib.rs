@@ -8,8 +8,10 @@ pub mod cuda;
 pub mod emulate;
 pub mod error;
 pub mod harness;
+pub mod memory;
 pub mod hip;
 pub mod reference;
+pub mod scratch;
 pub mod validate;
 
 pub use cache::KernelCache;

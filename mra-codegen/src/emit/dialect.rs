@@ -25,6 +25,13 @@ pub trait Dialect {
     fn barrier(&self) -> &'static str;
     /// Attribute placed between `__global__ void` and the kernel name, if the dialect wants one.
     fn launch_bounds(&self, threads: u32) -> Option<String>;
+    /// Launch bounds that also promise `min_blocks` resident blocks per multiprocessor, so the
+    /// compiler caps registers to what that occupancy leaves (in-place passes hold whole
+    /// output tiles in registers and would otherwise take more than a block may have).
+    fn launch_bounds_min_blocks(&self, threads: u32, min_blocks: u32) -> Option<String> {
+        let _ = min_blocks;
+        self.launch_bounds(threads)
+    }
     /// Qualifier for small helpers that must inline.
     fn inline_device(&self) -> &'static str;
     /// Alignment attribute for shared arrays: 32 bytes, which matrix-fragment loads need.
@@ -92,6 +99,9 @@ impl Dialect for Cuda {
         // caps the kernel at 32 registers and spills (seen for L2 and L3 at K = 16, sm_90).
         None
     }
+    fn launch_bounds_min_blocks(&self, threads: u32, min_blocks: u32) -> Option<String> {
+        Some(format!("__launch_bounds__({threads}, {min_blocks})"))
+    }
     fn inline_device(&self) -> &'static str {
         "__device__ __forceinline__"
     }
@@ -113,6 +123,7 @@ impl Dialect for Cuda {
                  \x20       : \"+d\"(d[0]), \"+d\"(d[1]) : \"d\"(a), \"d\"(b));\n\
                  }"
                 .to_string(),
+            MatrixInstr::MmaSyncM16n8k4F64 | MatrixInstr::MmaSyncM16n8k8F64 => nvidia_m16n8_prelude(f),
             MatrixInstr::WmmaM8n8k4F64 => "// One warp: wmma f64 8x8x4 fragments (sm_80+), through the __dmma_m8n8k4 built-ins\n\
                  // that nvcuda::wmma calls; NVRTC provides them without headers."
                 .to_string(),
@@ -122,9 +133,62 @@ impl Dialect for Cuda {
     fn mma_acc_decl(&self, f: &Fragment, name: &str, count: &str) -> String {
         format!("double {name}[{count}][{}];", f.c.regs)
     }
-    fn mma_call(&self, _f: &Fragment, _dtype: DType, acc: &str, a: &str, b: &str) -> String {
-        format!("mma_m8n8k4({acc}, {a}, {b});")
+    fn mma_call(&self, f: &Fragment, _dtype: DType, acc: &str, a: &str, b: &str) -> String {
+        format!("mma_m{}n{}k{}({acc}, {a}, {b});", f.m, f.n, f.k)
     }
+    fn mma_operand_type(&self, _f: &Fragment, dtype: DType, regs: u32) -> String {
+        if regs == 1 { dtype.cpp().to_string() } else { format!("mra_f64x{regs}") }
+    }
+}
+
+/// The helper for a sm_90 `mma.sync.m16n8k*` f64 instruction: operands of several registers
+/// are small structs indexed by constants (they stay in registers after unrolling).
+fn nvidia_m16n8_prelude(f: &Fragment) -> String {
+    let (ar, br, cr) = (f.a.regs, f.b.regs, f.c.regs);
+    let mut s = format!(
+        "// One warp: D({m}x{n}) += A({m}x{k}) B({k}x{n}) in FP64 (PTX mma.sync.aligned.m{m}n{n}k{k}, sm_90+;\n\
+         // one full-rate DMMA on Hopper, twice the rate of m8n8k4).\n",
+        m = f.m,
+        n = f.n,
+        k = f.k
+    );
+    for regs in [ar, br] {
+        if regs > 1 && !s.contains(&format!("struct mra_f64x{regs} ")) {
+            s += &format!(
+                "struct mra_f64x{regs} {{\n\
+                 \x20   double v[{regs}];\n\
+                 \x20   __device__ __forceinline__ double& operator[](int i) {{ return v[i]; }}\n\
+                 \x20   __device__ __forceinline__ const double& operator[](int i) const {{ return v[i]; }}\n\
+                 }};\n"
+            );
+        }
+    }
+    let ty = |regs: u32| if regs == 1 { "double".to_string() } else { format!("const mra_f64x{regs}&") };
+    let mut n = 0;
+    let mut ops = |regs: u32| {
+        let v: Vec<String> = (0..regs).map(|i| format!("%{}", n + i)).collect();
+        n += regs;
+        format!("{{{}}}", v.join(", "))
+    };
+    let (d_ops, a_ops, b_ops) = (ops(cr), ops(ar), ops(br));
+    let elems = |name: &str, regs: u32, c: &str| -> Vec<String> {
+        (0..regs).map(|i| if regs == 1 { format!("\"{c}\"({name})") } else { format!("\"{c}\"({name}[{i}])") }).collect()
+    };
+    s += &format!(
+        "__device__ __forceinline__ void mma_m{m}n{nn}k{k}(double (&d)[{cr}], {at} a, {bt} b) {{\n\
+         \x20   asm(\"mma.sync.aligned.m{m}n{nn}k{k}.row.col.f64.f64.f64.f64 {d_ops}, {a_ops}, {b_ops}, {d_ops};\"\n\
+         \x20       : {outs}\n\
+         \x20       : {ins});\n\
+         }}",
+        m = f.m,
+        nn = f.n,
+        k = f.k,
+        at = ty(ar),
+        bt = ty(br),
+        outs = elems("d", cr, "+d").join(", "),
+        ins = [elems("a", ar, "d"), elems("b", br, "d")].concat().join(", "),
+    );
+    s
 }
 
 impl Dialect for Hip {

@@ -3,6 +3,9 @@
 
 mod copy;
 mod fused;
+mod fused1;
+mod fusedp;
+mod fusedr;
 mod l1;
 mod l2;
 mod l3;
@@ -20,7 +23,7 @@ use crate::plan::{Request, K_MAX};
 
 /// Every level, the floor first, then by number.
 pub fn all() -> Vec<Schedule> {
-    vec![copy::copy(), l1::l1(), l2::l2(), l3::l3(), l4::l4(), l5::l5(), l6::l6(), l7::l7(), fused::fused(), wmma::wmma(), vendor::vendor_3gemm()]
+    vec![copy::copy(), l1::l1(), l2::l2(), l3::l3(), l4::l4(), l5::l5(), l6::l6(), l7::l7(), fused::fused(), fused1::fused1(), fusedp::fused_pipe(), fusedr::fused_ring(), wmma::wmma(), vendor::vendor_3gemm()]
 }
 
 /// A `-l` value that names no level.
@@ -48,7 +51,7 @@ pub fn find(sel: &str) -> Result<Schedule, UnknownLevel> {
     all()
         .into_iter()
         .find(|s| s.name.to_ascii_lowercase() == want || (number.is_some() && s.number == number))
-        .ok_or_else(|| UnknownLevel { given: sel.to_string() })
+        .ok_or_else(|| UnknownLevel { given: crate::quote(sel) })
 }
 
 /// Where a level can run: for each arch and dtype, the K in 1..=K_MAX it lowers for.

@@ -213,11 +213,18 @@ impl Backend for Emulator {
             // ASan warns once that fibers may confuse it; that is not the kernel's fault.
             let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty() && !l.contains("makecontext/swapcontext")).collect();
             let report: Vec<&str> = match lines.len() {
-                0..=16 => lines,
+                0..=16 => lines.clone(),
                 n => lines[..10].iter().chain(["..."].iter()).chain(lines[n - 5..].iter()).copied().collect(),
             };
+            // The first line says what went wrong (reports show only it); the rest follows.
+            let what = lines
+                .iter()
+                .find(|l| l.contains("ERROR: AddressSanitizer"))
+                .or_else(|| lines.iter().rev().find(|l| l.starts_with("emulator:")))
+                .or(lines.first())
+                .map_or("no message", |l| l.trim());
             return Err(RuntimeError::Invalid(format!(
-                "emulated kernel {} ({threads} threads, {} blocks) failed ({}): {}",
+                "emulated kernel {} ({threads} threads, {} blocks) failed ({}): {what}\n{}",
                 f.entry,
                 args.nblocks,
                 out.status,
