@@ -30,7 +30,7 @@ pub fn run(args: &ValidateArgs) -> CmdResult {
     let ks = select::k_list(&args.ks)?;
     let default_ns = if args.emulate { "1,3" } else { "1,3,2048" };
     let ns: Vec<usize> = select::numbers("-N", args.ns.as_deref().unwrap_or(default_ns))?;
-    let dtypes: Vec<DType> = args.dtype.split(',').map(|d| select::dtype(d.trim())).collect::<Result<_, _>>()?;
+    let dtypes: Vec<DType> = args.dtype.iter().map(|d| select::dtype(d.trim())).collect::<Result<_, _>>()?;
     for &n in &ns {
         HarnessConfig { nfuncs: n, max_blocks: args.max_blocks, tasks: 1, streams: 1, reps: 1 }.check()?;
     }
@@ -100,7 +100,7 @@ fn validate_on<B: Backend>(session: &Session<B>, args: &ValidateArgs, levels: &[
     let all = || levels.iter().flat_map(|s| ks.iter().flat_map(move |&k| dtypes.iter().map(move |&d| (s, k, d))));
     if !all().any(|(s, k, d)| plans(s, k, d).is_ok()) {
         let why = all().find_map(|(s, k, d)| plans(s, k, d).err()).map(|e| format!(" (e.g. {e})")).unwrap_or_default();
-        return Err(format!("nothing to validate: no level chosen can run in {} on {} for -K {}{why}", args.dtype, gpu.arch().name, select::quote(&args.ks)).into());
+        return Err(format!("nothing to validate: no level chosen can run in {} on {} for -K {}{why}", args.dtype.join(","), gpu.arch().name, select::quote(&args.ks)).into());
     }
     if args.emulate {
         eprintln!("# validating on the {}: the generated HIP, executed on host threads", gpu.device_name());
