@@ -334,15 +334,24 @@ pub struct ValidateArgs {
     /// Comma-separated K values (transform orders, 1..=32).
     #[arg(short = 'K', long = "order", value_name = "K,...", default_value = "1,5,6,7,8,10,12,13,16,20,24,32", allow_hyphen_values = true)]
     pub ks: String,
-    /// Comma-separated N values (tensors per launch).
-    #[arg(short = 'N', long = "nfuncs", value_name = "N,...", default_value = "1,3,2048")]
-    pub ns: String,
+    /// Comma-separated N values (tensors per launch; default 1,3,2048, with --emulate 1,3).
+    #[arg(short = 'N', long = "nfuncs", value_name = "N,...")]
+    pub ns: Option<String>,
     /// Maximum blocks per launch (M).
     #[arg(short = 'M', long = "max-blocks", default_value_t = 512)]
     pub max_blocks: usize,
-    /// Element type.
-    #[arg(long, default_value = "f64", value_parser = dtype_values(), ignore_case = true)]
-    pub dtype: String,
+    /// Element type: f64, f32, or f16/bf16 (RDNA matrix-core levels); a comma-separated list
+    /// validates each.
+    #[arg(long, value_name = "DTYPE,...", default_value = "f64", value_parser = dtype_values(), ignore_case = true, value_delimiter = ',')]
+    pub dtype: Vec<String>,
+    /// Target arch; required with --emulate (gfx90a, gfx942, gfx1100, gfx1151, gfx1201).
+    /// Without --emulate it must match the GPU found.
+    #[arg(long)]
+    pub arch: Option<String>,
+    /// Execute the generated HIP on the CPU wave emulator instead of a GPU (needs clang++ with
+    /// AddressSanitizer; library levels are listed as not emulated).
+    #[arg(long)]
+    pub emulate: bool,
     /// Seed of the random inputs (default: fresh each run; printed on failure).
     #[arg(long)]
     pub seed: Option<u64>,

@@ -5,6 +5,7 @@
 pub mod backend;
 pub mod cache;
 pub mod cuda;
+pub mod emulate;
 pub mod error;
 pub mod harness;
 pub mod memory;

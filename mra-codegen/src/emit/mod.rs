@@ -35,6 +35,13 @@ impl Kernel {
     }
 }
 
+/// The line before a dialect's prelude in generated source: what lies between it and
+/// [`PRELUDE_END`] is all a CPU emulator replaces (the kernel body calls the hardware only
+/// through functions defined there).
+pub const PRELUDE_BEGIN: &str = "// ---- prelude: the hardware interface (an emulator replaces this part only) ----";
+/// The line after a dialect's prelude.
+pub const PRELUDE_END: &str = "// ---- end of prelude ----";
+
 /// The kernel's parameter list, the same for every level so the runtime launches them alike:
 /// `(a, b, c, workspace, nfuncs, nblocks)`.
 pub const KERNEL_PARAMS: &str = "a, b, c, workspace, nfuncs, nblocks";
@@ -128,7 +135,14 @@ impl Emitter<'_> {
         );
         self.w.line("");
         if !self.d.prelude().is_empty() {
+            let matrix = match self.plan.body {
+                Body::Transform(TransformPlan { fragment: Some(f), .. }) => self.d.matrix_prelude(&f, req.dtype),
+                _ => String::new(),
+            };
+            self.w.line(PRELUDE_BEGIN);
             self.w.lines(self.d.prelude());
+            self.w.lines(&matrix);
+            self.w.line(PRELUDE_END);
             self.w.line("");
         }
         let (outer, inner) = self.namespace.split_once("::").expect("mra::name");
