@@ -1,7 +1,8 @@
 //! Transforming your own tensors from Rust: [`Transformer`] compiles one level for one K on the
-//! GPU found (CUDA if an NVIDIA driver is present, else HIP) and applies it to host slices, or
-//! computes with the FP64 CPU reference ([`Target::Reference`]), with the same checks and
-//! errors as `mra-bench transform`.
+//! GPU found (CUDA if an NVIDIA driver is present, else HIP) and applies it to host slices,
+//! runs that level's generated HIP kernel for an AMD arch on the CPU wave emulator
+//! ([`Target::Emulate`], no GPU needed: clang++ with AddressSanitizer), or computes with the FP64
+//! CPU reference ([`Target::Reference`]), with the same checks and errors as `mra-bench transform`.
 //!
 //! ```
 //! use mra_runtime::transformer::{Target, Transformer};
@@ -19,6 +20,21 @@
 //! # Ok::<(), mra_runtime::RuntimeError>(())
 //! ```
 //!
+//! The generated gfx90a kernel of level `fused`, executed on the CPU wave emulator (`no_run`:
+//! it needs clang++ with AddressSanitizer; small N only, it runs each block's threads on the CPU):
+//!
+//! ```no_run
+//! use mra_codegen::{arch, DType};
+//! use mra_runtime::transformer::{Target, Transformer};
+//! let (k, n) = (5, 3);
+//! let a = vec![0.5f64; n * k * k * k];
+//! let b = vec![0.25f64; k * k];
+//! let t = Transformer::with_options(k as u32, "fused", DType::F64, Target::Emulate { arch: arch::find("gfx90a")? })?;
+//! let c = t.apply(&a, &b)?;
+//! assert_eq!(c.len(), a.len());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! On a GPU (`no_run`: the doc tests run without one):
 //!
 //! ```no_run
@@ -32,9 +48,11 @@
 //! ```
 
 use crate::error::{Result, RuntimeError};
-use crate::harness::{self, Backend, HarnessConfig, Prepared, Session};
+use crate::emulate::Emulator;
+use crate::harness::{self, Backend, EmulatorSession, HarnessConfig, Prepared, Session};
 use crate::{reference, KernelCache};
-use mra_codegen::{Arch, DType, Schedule};
+use mra_codegen::plan::Body;
+use mra_codegen::{Arch, DType, Request, Schedule};
 
 /// Where a [`Transformer`] computes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -43,8 +61,11 @@ pub enum Target {
     Gpu,
     /// The FP64 CPU reference (any K, no GPU).
     Reference,
-    /// The generated kernel on a CPU HIP emulator (not in this build: an error says so).
-    Emulator,
+    /// The level's generated HIP kernel for `arch` (gfx90a, gfx942, gfx1100, gfx1151 or
+    /// gfx1201; `mra_codegen::arch::find`) executed on the CPU wave emulator: no GPU, but
+    /// clang++ with AddressSanitizer, and slow (meant for small N). Library levels (vendor BLAS
+    /// calls, no generated kernel) are refused.
+    Emulate { arch: &'static Arch },
 }
 
 /// An element type the transform takes from and gives back to host memory.
@@ -87,6 +108,7 @@ enum Engine {
     Reference,
     Cuda(Box<(harness::CudaSession, Prepared<crate::cuda::Gpu>)>),
     Hip(Box<(harness::HipSession, Prepared<crate::hip::runtime::Gpu>)>),
+    Emulate(Box<(EmulatorSession, Prepared<Emulator>)>),
 }
 
 impl Transformer {
@@ -118,10 +140,21 @@ impl Transformer {
                 }
                 (Engine::Reference, "reference (FP64 CPU)".to_string())
             }
-            Target::Emulator => {
-                return Err(invalid(
-                    "no CPU HIP emulator in this build: transform on the GPU, or on the CPU reference (--reference / Target::Reference)".into(),
-                ))
+            Target::Emulate { arch } => {
+                let emulator = Emulator::new(arch)?;
+                let schedule = resolve_level(level, k, arch, dtype)?;
+                // Both refused before looking for clang: a level the arch cannot run, and a
+                // library level (the emulator has no BLAS to call).
+                if let Body::Library(_) = schedule.plan(Request { k, arch, dtype })?.body {
+                    return Err(invalid(format!(
+                        "level {} is a library level (vendor BLAS calls, no generated kernel): the emulator runs only generated kernels; choose another level",
+                        schedule.name
+                    )));
+                }
+                let s = EmulatorSession::open_emulator(emulator, cache)?;
+                let p = prepare_schedule(&s, &schedule, k, dtype)?;
+                let name = p.kernel.level.clone();
+                (Engine::Emulate(Box::new((s, p))), name)
             }
             Target::Gpu => match open_gpu(cache)? {
                 Opened::Cuda(s) => {
@@ -154,12 +187,13 @@ impl Transformer {
         &self.level
     }
 
-    /// The GPU's name, or `CPU` for the reference.
+    /// The GPU's name, the emulator's (`CPU wave emulator (gfx90a, wave64)`), or `CPU` for the reference.
     pub fn device(&self) -> String {
         match &self.engine {
             Engine::Reference => "CPU".into(),
             Engine::Cuda(e) => format!("{} ({})", e.0.gpu.device_name(), e.0.gpu.arch().name),
             Engine::Hip(e) => format!("{} ({})", e.0.gpu.device_name(), e.0.gpu.arch().name),
+            Engine::Emulate(e) => e.0.gpu.device_name().to_string(),
         }
     }
 
@@ -176,6 +210,7 @@ impl Transformer {
             Engine::Reference => reference::transform_batch(self.k as usize, &a64, &b64),
             Engine::Cuda(e) => run(&e.0, &e.1, nfuncs, self.max_blocks, &a64, &b64)?,
             Engine::Hip(e) => run(&e.0, &e.1, nfuncs, self.max_blocks, &a64, &b64)?,
+            Engine::Emulate(e) => run(&e.0, &e.1, nfuncs, self.max_blocks, &a64, &b64)?,
         };
         Ok(c.into_iter().map(T::from_f64).collect())
     }
@@ -235,8 +270,11 @@ fn open_gpu(cache: KernelCache) -> Result<Opened> {
 }
 
 fn prepare<B: Backend>(s: &Session<B>, k: u32, level: &str, dtype: DType) -> Result<Prepared<B>> {
-    let schedule = resolve_level(level, k, s.gpu.arch(), dtype)?;
-    let p = s.prepare(&schedule, k, dtype)?;
+    prepare_schedule(s, &resolve_level(level, k, s.gpu.arch(), dtype)?, k, dtype)
+}
+
+fn prepare_schedule<B: Backend>(s: &Session<B>, schedule: &Schedule, k: u32, dtype: DType) -> Result<Prepared<B>> {
+    let p = s.prepare(schedule, k, dtype)?;
     if p.kernel.plan.is_copy() {
         return Err(invalid("level copy is the benchmark's floor (it copies A): choose a transform level".into()));
     }
@@ -280,7 +318,29 @@ mod tests {
         assert_eq!(t.apply(&a, &[1.0f32, 0.0, 0.0, 1.0]).unwrap(), a);
         let e = Transformer::with_target(2, "L3", Target::Reference).err().unwrap().to_string();
         assert!(e.contains("runs on a GPU"), "{e}");
-        assert!(Transformer::with_target(2, "default", Target::Emulator).is_err());
+        let sm90 = mra_codegen::arch::find("sm_90").unwrap();
+        let e = Transformer::with_target(2, "default", Target::Emulate { arch: sm90 }).err().unwrap().to_string();
+        assert!(e.contains("sm_90 is NVIDIA"), "{e}");
         assert!(Transformer::with_options(2, "default", DType::F16, Target::Reference).is_err());
+    }
+
+    #[test]
+    fn the_emulator_refuses_library_levels_and_levels_the_arch_cannot_run_before_compiling() {
+        let gfx90a = mra_codegen::arch::find("gfx90a").unwrap();
+        let emulate = Target::Emulate { arch: gfx90a };
+        // A library level is refused by name (without clang: no compile is attempted).
+        let library = mra_codegen::levels::all()
+            .into_iter()
+            .find(|s| matches!(s.plan(Request { k: 5, arch: gfx90a, dtype: DType::F64 }), Ok(p) if matches!(p.body, Body::Library(_))))
+            .expect("a library level");
+        let e = Transformer::with_target(5, &library.name, emulate).err().unwrap().to_string();
+        assert!(e.contains("library level") && e.contains(&library.name), "{e}");
+        // A level/dtype the arch has no instruction for: the plan's own sentence, one line.
+        let unrunnable = mra_codegen::levels::all()
+            .into_iter()
+            .find(|s| s.plan(Request { k: 5, arch: gfx90a, dtype: DType::F32 }).is_err())
+            .expect("a level gfx90a cannot run in f32");
+        let e = Transformer::with_options(5, &unrunnable.name, DType::F32, emulate).err().unwrap().to_string();
+        assert!(!e.is_empty() && e.lines().count() == 1 && !e.contains("clang"), "{e}");
     }
 }
