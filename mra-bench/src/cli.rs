@@ -19,6 +19,8 @@ Examples:
   mra-bench export --arch sm_90 -K 6,8,16 -o mra_export  kernels + mra_transform.h for a C++ build
   mra-bench transform --input A.npy --matrix B.npy --output C.npy
                                                           transform your own tensors (.npy)
+  mra-bench transform --input A.npy --matrix B.npy --output C.npy --emulate --arch gfx942
+                                                          the same, gfx1100's kernel on the CPU emulator
 
 Environment:
   MRA_KERNEL_CACHE        directory of the compiled-kernel cache, or `off` to disable it
@@ -76,7 +78,8 @@ pub enum Command {
     /// `mra_transform(K, ...)`), the block-level device functions, a README. No GPU needed.
     Export(ExportArgs),
     /// Transform your own tensors: A (N x K x K x K or N x K^3) and B (K x K) from .npy files,
-    /// on the GPU found (or the CPU reference with --reference), C written to a .npy file.
+    /// on the GPU found (or the level's generated HIP for --arch on the CPU wave emulator with
+    /// --emulate, or the CPU reference with --reference), C written to a .npy file.
     Transform(TransformArgs),
     /// Test helper: write a .npy file of uniform random values in [-1, 1).
     #[command(hide = true)]
@@ -157,9 +160,14 @@ pub struct TransformArgs {
     /// Compute on the CPU with the FP64 reference instead of a GPU.
     #[arg(long, conflicts_with = "emulate")]
     pub reference: bool,
-    /// Run the generated kernel on the CPU HIP emulator instead of a GPU.
+    /// Run the level's generated HIP kernel for --arch on the CPU wave emulator instead of a GPU
+    /// (needs clang++ with AddressSanitizer; slow: meant for small N; library levels refused).
     #[arg(long)]
     pub emulate: bool,
+    /// The AMD arch whose generated kernel --emulate runs: gfx90a (default), gfx942, gfx1100,
+    /// gfx1151 or gfx1201. Only with --emulate (on a GPU the arch is the GPU's).
+    #[arg(long, value_parser = arch_values(), ignore_case = true)]
+    pub arch: Option<String>,
     /// Maximum blocks per launch (the kernel cache follows $MRA_KERNEL_CACHE; `off` disables it).
     #[arg(short = 'M', long = "max-blocks", default_value_t = 512)]
     pub max_blocks: usize,

@@ -1,6 +1,7 @@
 //! `mra-bench transform`: your own tensors from NumPy files. A (N x K x K x K or N x K³) and B
-//! (K x K) are read with `npyz`; C is computed on the GPU found (`mra_runtime::transformer`), or
-//! on the FP64 CPU reference with `--reference`, and written atomically in A's shape and dtype.
+//! (K x K) are read with `npyz`; C is computed on the GPU found (`mra_runtime::transformer`), by
+//! the level's generated HIP for `--arch` on the CPU wave emulator with `--emulate`, or on the
+//! FP64 CPU reference with `--reference`, and written atomically in A's shape and dtype.
 //! Every way a file can be wrong for this is one line saying what to do.
 
 use crate::cli::{NpyCompareArgs, NpyRandomArgs, TransformArgs};
@@ -13,10 +14,13 @@ use std::path::Path;
 
 pub fn run(args: &TransformArgs) -> CmdResult {
     let dtype = select::dtype(&args.dtype)?;
+    if args.arch.is_some() && !args.emulate {
+        return Err("--arch picks the arch whose kernel --emulate runs; without --emulate the level runs for the GPU found (or the CPU reference): drop --arch or add --emulate".into());
+    }
     let target = if args.reference {
         Target::Reference
     } else if args.emulate {
-        Target::Emulator
+        Target::Emulate { arch: select::arch(args.arch.as_deref().unwrap_or("gfx90a"))? }
     } else {
         Target::Gpu
     };

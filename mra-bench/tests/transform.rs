@@ -1,5 +1,6 @@
-//! `mra-bench transform` without a GPU: `--reference` round-trips .npy files against the
-//! direct six-loop definition, and every way an input can be wrong is a one-line error.
+//! `mra-bench transform` without a GPU: `--reference` and `--emulate` (the generated HIP on the
+//! CPU wave emulator) round-trip .npy files against the direct six-loop definition, and every
+//! way an input can be wrong is a one-line error.
 //! The .npy files are written and read here by hand (format 1.0: magic, header length, a Python
 //! dict literal, raw data), independently of the npyz crate the tool uses.
 
@@ -190,7 +191,12 @@ fn bad_inputs_are_one_line_errors() {
     }
     // Options that cannot be honoured.
     for (extra, needle) in [
-        (vec!["--emulate"], "no CPU HIP emulator"),
+        // The emulator's refusals come before it looks for clang: no toolchain needed here.
+        (vec!["--arch", "gfx90a"], "add --emulate"),
+        (vec!["--emulate", "--arch", "sm_90"], "sm_90 is NVIDIA"),
+        (vec!["--emulate", "-l", "L6"], "library level"),
+        (vec!["--emulate", "--arch", "gfx1100", "-l", "L4"], "f64 matrix cores, which gfx1100 does not have"),
+        (vec!["--emulate", "-l", "copy"], "choose a transform level"),
         (vec!["--reference", "-l", "L3"], "runs on a GPU"),
         (vec!["--reference", "--dtype", "f32"], "--dtype f64"),
     ] {
@@ -199,6 +205,75 @@ fn bad_inputs_are_one_line_errors() {
         let o = mra_bench(&args);
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(!o.status.success() && err.contains(needle) && err.lines().count() == 1, "{extra:?}: {err}");
+        assert!(!Path::new(out).exists(), "{extra:?}: an output was written");
+    }
+    // No clang++ where MRA_CLANG points: the emulator's one line naming what to install.
+    let o = Command::new(env!("CARGO_BIN_EXE_mra-bench"))
+        .args(["transform", "--input", &good_a, "--matrix", &good_b, "--output", out, "--emulate", "-l", "L3"])
+        .env("MRA_KERNEL_CACHE", "off")
+        .env("MRA_CLANG", "/nonexistent/clang++")
+        .output()
+        .expect("run mra-bench");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && err.contains("--emulate needs clang++") && err.lines().count() == 1, "{err}");
+    assert!(!Path::new(out).exists(), "an output was written without clang");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `transform --emulate` on `arch` for one (K, N, level, dtype): A and B random (fresh seed),
+/// C poisoned beforehand; returns max |C - direct| / max |direct| over all tensors.
+fn emulated_error(dir: &Path, arch: &str, level: Option<&str>, f32: bool, k: usize, n: usize, seed: u64) -> f64 {
+    let k3 = k * k * k;
+    let round = |v: Vec<f64>| if f32 { v.iter().map(|&x| x as f32 as f64).collect() } else { v };
+    let a = round(values(n * k3, seed ^ (k as u64 * 131 + n as u64)));
+    let b = round(values(k * k, seed ^ 0xE ^ k as u64));
+    let bytes = |v: &[f64]| if f32 { v.iter().flat_map(|&x| (x as f32).to_le_bytes()).collect() } else { f64_le(v) };
+    let descr = if f32 { "<f4" } else { "<f8" };
+    let (ap, bp, cp) = (dir.join("a.npy"), dir.join("b.npy"), dir.join("c.npy"));
+    std::fs::write(&ap, npy_bytes(descr, false, &[n, k, k, k], &bytes(&a))).unwrap();
+    std::fs::write(&bp, npy_bytes(descr, false, &[k, k], &bytes(&b))).unwrap();
+    // Poison: NaN of the right size, so a run that wrote nothing cannot pass.
+    std::fs::write(&cp, npy_bytes(descr, false, &[n, k, k, k], &bytes(&vec![f64::NAN; n * k3]))).unwrap();
+    let mut args = vec!["transform", "--input", path_str(&ap), "--matrix", path_str(&bp), "--output", path_str(&cp), "--emulate", "--arch", arch];
+    args.extend(["--dtype", if f32 { "f32" } else { "f64" }]);
+    if let Some(l) = level {
+        args.extend(["-l", l]);
+    }
+    let o = mra_bench(&args);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{arch} {level:?} K={k} N={n}: {err}");
+    assert!(err.contains(&format!("CPU wave emulator ({arch}")), "ran on the emulator: {err}");
+    let (got_descr, shape, data) = parse_npy(&std::fs::read(&cp).unwrap());
+    assert_eq!((got_descr.as_str(), shape), (descr, vec![n, k, k, k]), "C keeps A's shape and dtype");
+    let c: Vec<f64> = if f32 {
+        data.chunks_exact(4).map(|x| f32::from_le_bytes(x.try_into().unwrap()) as f64).collect()
+    } else {
+        data.chunks_exact(8).map(|x| f64::from_le_bytes(x.try_into().unwrap())).collect()
+    };
+    let want: Vec<f64> = (0..n).flat_map(|t| direct(k, &a[t * k3..(t + 1) * k3], &b)).collect();
+    let scale = want.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+    // NaN (a poisoned element left unwritten) makes the error NaN, which no tolerance accepts.
+    c.iter().zip(&want).map(|(x, y)| (x - y).abs() / scale).fold(0.0, |m, e| if e.is_nan() || m.is_nan() { f64::NAN } else { m.max(e) })
+}
+
+#[test]
+#[ignore = "needs clang++ with AddressSanitizer (run with --include-ignored; .ci/run does)"]
+fn emulate_round_trips_npy_against_the_six_loop_definition() {
+    if mra_tests::require("clang++ with AddressSanitizer (the CPU wave emulator)", mra_runtime::emulate::HostClang::find()).is_none() {
+        return;
+    }
+    let dir = scratch("emulate");
+    let seed = fresh_seed();
+    // (arch, level, f32?, tolerance): the validation bounds of f64 (1e-10) and f32 (1e-4).
+    // f64 on gfx90a: the default level and the MFMA level; f32 on gfx1100 (wave32) and gfx942.
+    let cases: &[(&str, Option<&str>, bool, f64)] =
+        &[("gfx90a", None, false, 1e-10), ("gfx90a", Some("L4"), false, 1e-10), ("gfx1100", None, true, 1e-4), ("gfx942", Some("L3"), true, 1e-4)];
+    for &(arch, level, f32, tol) in cases {
+        for (k, n) in [(5, 3), (13, 2)] {
+            let e = emulated_error(&dir, arch, level, f32, k, n, seed);
+            println!("{arch} {level:?} f32={f32} K={k} N={n}: max rel err {e:e}");
+            assert!(e <= tol, "{arch} {level:?} f32={f32} K={k} N={n}: max |C - direct| / max |direct| = {e:e} > {tol:e} (seed {seed})");
+        }
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
