@@ -133,7 +133,7 @@ fn sm_90_takes_the_full_rate_dmma_shape_and_older_archs_keep_m8n8k4() {
 
 #[test]
 fn pipelined_levels_refuse_amd_naming_the_level_to_run() {
-    for name in ["fused-pipe", "fused-ring"] {
+    for name in ["fused-pipe", "fused-ring", "fused-groups"] {
         let level = levels::find(name).unwrap();
         let req = Request { k: 8, arch: mra_codegen::arch::find("gfx942").unwrap(), dtype: DType::F64 };
         let e = mra_codegen::generate(&level, req).unwrap_err();
