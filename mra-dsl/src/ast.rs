@@ -67,6 +67,7 @@ impl Prim {
             PrimKind::Library(_) => "library",
             PrimKind::Buffers(_) => "buffers",
             PrimKind::Pipeline(_) => "pipeline",
+            PrimKind::Tensors(_) => "tensors",
         }
     }
 }
@@ -102,6 +103,9 @@ pub enum PrimKind {
     Buffers(Threads),
     /// `pipeline(N)`: tensors in flight per block (2: the next one loads while this one computes).
     Pipeline(Threads),
+    /// `tensors(N)`: tensors a block works on at once, one per warp group with its own named
+    /// barrier, so one group's barrier waits overlap another group's work.
+    Tensors(Threads),
 }
 
 /// `threads(N)` or `threads(tune = [..], default = N)`.

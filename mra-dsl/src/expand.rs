@@ -129,6 +129,19 @@ fn step(kind: &PrimKind) -> TokenStream {
                 default: #default,
             }))
         }
+        PrimKind::Tensors(Threads::Fixed(n)) => {
+            let n = n.value;
+            quote!(#ir::Step::Tensors(#ir::Value::Fixed(#n)))
+        }
+        PrimKind::Tensors(Threads::Tune { choices, default, .. }) => {
+            let choices = choices.iter().map(|c| c.value);
+            let default = default.value;
+            quote!(#ir::Step::Tensors(#ir::Value::Tunable {
+                name: ::std::string::String::from("tensors"),
+                choices: ::std::vec![#(#choices),*],
+                default: #default,
+            }))
+        }
         PrimKind::Buffers(Threads::Fixed(n)) => {
             let n = n.value;
             quote!(#ir::Step::Buffers(#ir::Value::Fixed(#n)))

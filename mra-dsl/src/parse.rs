@@ -12,6 +12,7 @@
 //!            | "copy"          "(" "vector" "=" INT ")"
 //!            | "buffers"       "(" (INT | "tune" "=" "[" (INT ("," INT)* ","?)? "]" "," "default" "=" INT) ")"
 //!            | "pipeline"      "(" (INT | "tune" "=" "[" (INT ("," INT)* ","?)? "]" "," "default" "=" INT) ")"
+//!            | "tensors"       "(" (INT | "tune" "=" "[" (INT ("," INT)* ","?)? "]" "," "default" "=" INT) ")"
 //! ```
 //!
 //! Every argument list may end with a trailing comma. INT is an unsuffixed integer literal that
@@ -174,6 +175,7 @@ fn parse_prim(input: ParseStream) -> Result<Prim> {
         "threads" => PrimKind::Threads(threads(&mut args)?),
         "buffers" => PrimKind::Buffers(value(&mut args, "buffer count")?),
         "pipeline" => PrimKind::Pipeline(value(&mut args, "pipeline depth")?),
+        "tensors" => PrimKind::Tensors(value(&mut args, "tensors per block")?),
         "bind" => {
             let unit = args.word("bound unit", words::BIND_UNITS)?;
             let map = match unit.value {

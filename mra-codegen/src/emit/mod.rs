@@ -178,6 +178,10 @@ impl Emitter<'_> {
             // In-place passes hold a wave's output tiles in registers: without a bound the
             // compiler takes more registers than a block of THREADS may have (168 at K = 20).
             Body::Transform(tp) if tp.shared_buffers == 1 => self.d.launch_bounds_min_blocks(self.plan.threads, (65536 / (self.plan.threads * 128)).max(1)),
+            // tensors(N): a wave has several tiles per pass, which the compiler would keep in
+            // flight at once (96 registers at K = 10: 2 blocks per SM instead of fused-pipe's 4);
+            // 64 registers per thread keep the block count of one tile per wave.
+            Body::Transform(tp) if tp.tensors > 1 => self.d.launch_bounds_min_blocks(self.plan.threads, (65536 / (self.plan.threads * 64)).max(1)),
             _ => self.d.launch_bounds(self.plan.threads),
         };
         let bounds = bounds.map(|b| b + " ").unwrap_or_default();
@@ -331,6 +335,8 @@ impl Emitter<'_> {
         if tp.workspace == Memory::Shared {
             let buffers = match tp.shared_buffers {
                 2 if !tp.stages_whole_tensor() => "2 * K3",
+                // tensors(N): two buffers per warp group.
+                2 if tp.tensors > 1 => "GROUPS * 2 * K * W_STRIDE",
                 n => RING[n as usize],
             };
             arrays.push(("w_shared", buffers));
@@ -395,12 +401,22 @@ impl Emitter<'_> {
         );
         self.w.line("");
         self.w.line("// One tensor, all three passes, with the calling block's THREADS threads: a_n -> c_n.");
+        let tensors_note = self.step_comment(|s| matches!(s, Step::Tensors(_)));
         self.w.block(head, "", |w| {
             if tp.fragment.is_some() {
                 w.line("const int lane = tid % LANES;");
                 w.line("const int wave = tid / LANES;");
             }
-            let call = |i: usize, input: &str, out: &str| passes[i].replace("{in}", input).replace("{out}", out);
+            // tensors(N): WAVES counts one group's waves; for a single tensor the first group's
+            // waves compute and the others only stage and wait.
+            let grouped = tp.tensors > 1;
+            if grouped {
+                w.line(format!("{tensors_note}: one tensor here, the first group's waves compute it."));
+            }
+            let call = |i: usize, input: &str, out: &str| {
+                let c = passes[i].replace("{in}", input).replace("{out}", out);
+                if grouped { format!("if (wave < WAVES) {c}") } else { c }
+            };
             if tp.stages_whole_tensor() {
                 w.lines(&whole_stage);
                 w.line(format!("{}  // pass 0: A (staged in w1) -> w0", call(0, "w1", "w0")));
