@@ -21,6 +21,7 @@ pub mod ir;
 pub mod levels;
 pub mod plan;
 pub mod simulate;
+pub mod tune;
 
 pub use arch::{Arch, MatrixInstr, Vendor};
 pub use dtype::DType;

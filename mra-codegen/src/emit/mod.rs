@@ -121,7 +121,7 @@ impl Emitter<'_> {
 
     fn kernel_signature(&self, entry: &str) -> String {
         let t = self.t();
-        let bounds = self.d.launch_bounds(self.plan.threads).map(|b| b + " ").unwrap_or_default();
+        let bounds = self.d.launch_bounds(self.plan.threads, self.plan.min_blocks, self.plan.request.arch).map(|b| b + " ").unwrap_or_default();
         format!(
             "extern \"C\" __global__ void {bounds}{entry}(const {t}* __restrict__ a, const {t}* __restrict__ b, \
              {t}* __restrict__ c, {t}* workspace, int nfuncs, int nblocks)"
@@ -339,12 +339,12 @@ impl Emitter<'_> {
         let fma = self.d.fma(self.plan.request.dtype);
         let bind_note = self.step_comment(|s| matches!(s, Step::Bind(_)));
         let unroll_k = if tp.unroll_k {
-            format!("#pragma unroll  {}", self.step_comment(|s| matches!(s, Step::Unroll(Loop::K))))
+            format!("{}  {}", pragma_unroll(tp.unroll_k_by), self.step_comment(|s| matches!(s, Step::Unroll(Loop::K, _))))
         } else {
             String::new()
         };
         let unroll_cols = if tp.unroll_cols {
-            format!("#pragma unroll  {}", self.step_comment(|s| matches!(s, Step::Unroll(Loop::Cols))))
+            format!("{}  {}", pragma_unroll(tp.unroll_cols_by), self.step_comment(|s| matches!(s, Step::Unroll(Loop::Cols, _))))
         } else {
             String::new()
         };
@@ -451,4 +451,9 @@ impl Emitter<'_> {
 /// `mra-codegen/src/levels/l3.rs` → `levels/l3.rs`: enough to find the step, short in comments.
 fn short_file(path: &str) -> &str {
     path.find("levels/").map(|i| &path[i..]).unwrap_or(path)
+}
+
+/// `#pragma unroll` (fully, `by` = 0) or `#pragma unroll N`.
+pub(crate) fn pragma_unroll(by: u32) -> String {
+    if by == 0 { "#pragma unroll".into() } else { format!("#pragma unroll {by}") }
 }
