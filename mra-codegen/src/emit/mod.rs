@@ -117,6 +117,25 @@ impl Emitter<'_> {
         self.w.line("constexpr int K2 = K * K;");
         self.w.line("constexpr int K3 = K * K * K;");
         self.w.line(format!("constexpr int THREADS = {};  {threads_note}", self.plan.threads));
+        let params = self.s.defaults();
+        if !params.is_empty() {
+            self.w.line(format!("// tunable parameters of this kernel: {}", crate::tune::describe(&params)));
+        }
+        for s in &self.s.steps {
+            match &s.item {
+                Step::LaunchBounds { .. } => {
+                    let what = match self.plan.min_blocks {
+                        Some(m) => format!("at least {m} blocks per multiprocessor (attribute on the kernel)"),
+                        None => "1 block per multiprocessor: no attribute, the compiler's default".into(),
+                    };
+                    self.w.line(format!("// [{}:{}] {}: {what}", short_file(&self.s.file), s.line, s.item));
+                }
+                Step::Constraint(_) => {
+                    self.w.line(format!("// [{}:{}] {}: holds", short_file(&self.s.file), s.line, s.item));
+                }
+                _ => {}
+            }
+        }
     }
 
     fn kernel_signature(&self, entry: &str) -> String {
