@@ -9,6 +9,7 @@ pub mod error;
 pub mod harness;
 pub mod hip;
 pub mod reference;
+pub mod tuning;
 pub mod validate;
 
 pub use cache::KernelCache;

@@ -37,4 +37,20 @@ impl Backend for Gpu {
     fn blas(&self) -> Result<BlasHandle> {
         Ok(HipBlas::get()?.create()?)
     }
+
+    fn resources(c: &Compiled) -> Option<crate::backend::Resources> {
+        c.resources.as_ref().map(|r| crate::backend::Resources {
+            registers: r.vgpr_count,
+            spill_bytes: r.scratch_bytes + r.vgpr_spill_count + r.sgpr_spill_count,
+            shared_bytes: r.lds_bytes,
+        })
+    }
+
+    fn driver_version(&self) -> String {
+        self.runtime.clone()
+    }
+
+    fn compiler_version(compiler: &AmdCompiler) -> String {
+        compiler.describe()
+    }
 }

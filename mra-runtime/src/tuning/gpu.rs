@@ -1,0 +1,96 @@
+//! The evaluator on a GPU of any vendor: written against the [`Backend`] trait only.
+//!
+//! Per candidate: plan (the constraints and arch limits were checked by the space already),
+//! generate, compile through the kernel cache and load; reject it from the compile report if
+//! it spills, needs more registers than a thread has, or more shared memory than a block may
+//! have; run it once on poisoned outputs and compare with the FP64 CPU reference (fresh random
+//! inputs, odd N; a wrong answer is `Invalid` and never timed); then time it in the seed's
+//! harness (untimed warm-up, `reps` timed repetitions, `tasks` round-robin over the streams).
+
+use super::Evaluate;
+use super::Outcome;
+use crate::backend::Backend;
+use crate::harness::{self, Buffers, HarnessConfig, Inputs, Session};
+use mra_codegen::tune::Config;
+use mra_codegen::{DType, Schedule};
+
+/// Tensors in the validation run: odd, and more than one block's worth of tensors per launch.
+pub const VALIDATION_N: usize = 67;
+
+pub struct GpuEvaluator<'a, B: Backend> {
+    pub session: &'a Session<B>,
+    pub schedule: &'a Schedule,
+    pub k: u32,
+    pub dtype: DType,
+    pub harness: HarnessConfig,
+    /// The copy floor's µs per task, measured in this process.
+    pub copy_us: Option<f64>,
+    /// Validation inputs (VALIDATION_N tensors) with their FP64 reference.
+    inputs: Inputs,
+    /// Random timing inputs (`harness.nfuncs` tensors, device bytes) and B.
+    timing_a: Vec<u8>,
+    timing_b: Vec<u8>,
+    streams: Vec<B::Stream>,
+}
+
+impl<'a, B: Backend> GpuEvaluator<'a, B> {
+    pub fn new(session: &'a Session<B>, schedule: &'a Schedule, k: u32, dtype: DType, harness: HarnessConfig, seed: u64) -> crate::Result<Self> {
+        let inputs = Inputs::random(dtype, k, VALIDATION_N, seed);
+        let mut rng = <rand::rngs::StdRng as rand::SeedableRng>::seed_from_u64(seed ^ 0x5eed);
+        let timing_a = harness::to_device_bytes(dtype, &harness::random_inputs(dtype, harness.nfuncs * (k as usize).pow(3), &mut rng));
+        let timing_b = harness::to_device_bytes(dtype, &inputs.b);
+        let streams = session.streams(harness.streams)?;
+        Ok(GpuEvaluator { session, schedule, k, dtype, harness, copy_us: None, inputs, timing_a, timing_b, streams })
+    }
+
+    fn run(&mut self, config: &Config) -> crate::Result<Outcome> {
+        let (gpu, arch) = (&self.session.gpu, self.session.gpu.arch());
+        let schedule = self.schedule.with_config(config).map_err(|e| crate::RuntimeError::Invalid(e.to_string()))?;
+        let p = match self.session.prepare(&schedule, self.k, self.dtype) {
+            Ok(p) => p,
+            Err(e) => return Ok(Outcome::Rejected { why: format!("does not compile or load: {e}") }),
+        };
+        let resources = p.compiled.as_ref().and_then(B::resources);
+        if let Some(r) = resources {
+            if r.spill_bytes > 0 {
+                return Ok(Outcome::Rejected { why: format!("spills ({} B, {} registers)", r.spill_bytes, r.registers) });
+            }
+            if r.registers > arch.max_registers_per_thread {
+                return Ok(Outcome::Rejected { why: format!("{} registers per thread, {} allows {}", r.registers, arch.name, arch.max_registers_per_thread) });
+            }
+            if r.shared_bytes > arch.shared_bytes_max {
+                return Ok(Outcome::Rejected { why: format!("{} B shared memory per block, {} allows {}", r.shared_bytes, arch.name, arch.shared_bytes_max) });
+            }
+        }
+        // Validation first, on its own small odd-N buffers.
+        let vcfg = HarnessConfig { nfuncs: VALIDATION_N, streams: 1, reps: 1, tasks: 1, ..self.harness };
+        let vbufs = self.session.allocate(&vcfg, &p.kernel.plan)?;
+        let cmp = harness::validate(gpu, &p, &vbufs, &self.inputs)?;
+        let tol = self.dtype.tolerance();
+        if !cmp.passes(tol) {
+            return Ok(Outcome::Invalid {
+                why: format!("max rel err {:.3e} (limit {tol:e}), {} non-finite, seed {}", cmp.max_rel, cmp.non_finite, self.inputs.seed),
+            });
+        }
+        drop(vbufs);
+        let bufs: Buffers<B> = self.session.allocate(&self.harness, &p.kernel.plan)?;
+        gpu.upload(&bufs.a, &self.timing_a)?;
+        gpu.upload(&bufs.b, &self.timing_b)?;
+        let times = harness::time_reps(gpu, &p, &bufs, &self.streams, &self.harness)?;
+        Ok(Outcome::Timed {
+            us_per_task: harness::median(&times) / self.harness.tasks as f64,
+            copy_us_per_task: self.copy_us,
+            max_rel_err: cmp.max_rel,
+            resources,
+        })
+    }
+}
+
+impl<B: Backend> Evaluate for GpuEvaluator<'_, B> {
+    /// A candidate that does not compile is `Rejected`; a run-time error (out of memory, a
+    /// launch failure, which may leave the GPU context unusable) ends the tuning run and is
+    /// not recorded, so that a rerun tries the candidate again.
+    fn evaluate(&mut self, config: &Config) -> crate::Result<Outcome> {
+        self.run(config)
+    }
+}
