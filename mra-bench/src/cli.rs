@@ -28,6 +28,10 @@ pub enum Command {
     /// Run every level that can run for a list of K, with the copy floor and an FP64 GEMM peak,
     /// and print one table (µs/task, useful Gflop/s, GB/s, fraction of floor; best per K marked).
     Sweep(SweepArgs),
+    /// Auto-tune the parameters the levels declare (threads, pads, unrolling, launch bounds,
+    /// ...): every candidate validated against the FP64 reference, then timed; results kept
+    /// in the tuning database and used by the other commands.
+    Tune(TuneArgs),
 }
 
 #[derive(Args, Debug)]
@@ -64,6 +68,10 @@ pub struct SweepArgs {
     pub no_peak: bool,
     #[arg(long)]
     pub no_cache: bool,
+    /// Use the schedules' default parameters even where the tuning database has a tuned
+    /// configuration for this GPU. (`-l best` picks, per K, the fastest tuned level.)
+    #[arg(long)]
+    pub untuned: bool,
 }
 
 #[derive(Args, Debug)]
@@ -117,6 +125,11 @@ pub struct RunArgs {
     /// ROCm's hiprtc supports the arch, else clang; NVRTC for sm_XX.
     #[arg(long, value_name = "hiprtc|clang|nvrtc")]
     pub compiler: Option<String>,
+    /// Use the level's default parameters even where the tuning database has a tuned
+    /// configuration for this GPU (for --emit-src: for this arch). `-l best`: the fastest
+    /// tuned level at this K on this GPU.
+    #[arg(long)]
+    pub untuned: bool,
 }
 
 #[derive(Args, Debug)]
@@ -144,6 +157,9 @@ pub struct ValidateArgs {
     pub json: bool,
     #[arg(long)]
     pub no_cache: bool,
+    /// Validate the default parameters even where the tuning database has tuned ones.
+    #[arg(long)]
+    pub untuned: bool,
 }
 
 #[derive(Args, Debug)]
@@ -154,4 +170,70 @@ pub struct LevelsArgs {
     /// JSON instead of text.
     #[arg(long)]
     pub json: bool,
+}
+
+// ---- `mra-bench tune` (issue 10) ----
+
+#[derive(Args, Debug)]
+pub struct TuneArgs {
+    /// Levels to tune (comma-separated numbers/names); `all` is every level that declares
+    /// tunable parameters.
+    #[arg(short = 'l', long = "level", default_value = "fused,L7")]
+    pub levels: String,
+    /// Comma-separated K values.
+    #[arg(short = 'K', default_value = "6,8,10,12,16,20,24,32")]
+    pub ks: String,
+    /// exhaustive (every candidate), random (random order), anneal (simulated annealing).
+    #[arg(long, default_value = "anneal")]
+    pub strategy: String,
+    /// Wall-clock budget for the whole run (`90s`, `10m`, `1h`), shared evenly over the
+    /// (level, K) cases; a candidate that started finishes.
+    #[arg(long)]
+    pub budget: Option<String>,
+    /// At most this many candidates per (level, K), counting those already in the database.
+    #[arg(long)]
+    pub max_configs: Option<usize>,
+    /// Print the tuning space (parameters, choices, constraints, candidates per K) and exit.
+    #[arg(long)]
+    pub list: bool,
+    /// No GPU: compile every candidate for --arch offline, reject those that spill, exceed
+    /// LDS/shared memory or cannot reach their launch bounds' occupancy, and record the
+    /// survivors (in the database, and in --out if given).
+    #[arg(long)]
+    pub compile_only: bool,
+    /// Target arch: required with --compile-only; with --list it filters the space.
+    #[arg(long)]
+    pub arch: Option<String>,
+    /// Write the compile-only survivors (or the tuning results of this run) to this JSON file.
+    #[arg(long)]
+    pub out: Option<String>,
+    /// The tuning database (default: $MRA_TUNING_DB, else $XDG_DATA_HOME/mra-dsl/tuning.json,
+    /// else ~/.local/share/mra-dsl/tuning.json).
+    #[arg(long)]
+    pub db: Option<String>,
+    /// Best configurations printed per (level, K).
+    #[arg(long, default_value_t = 3)]
+    pub top: usize,
+    #[arg(short = 'N', default_value_t = 2048)]
+    pub nfuncs: usize,
+    #[arg(short = 'M', default_value_t = 512)]
+    pub max_blocks: usize,
+    /// Tasks per timed repetition while tuning.
+    #[arg(short = 'n', default_value_t = 100)]
+    pub tasks: usize,
+    /// Timed repetitions per candidate (the median is kept).
+    #[arg(short = 'r', default_value_t = 3)]
+    pub reps: usize,
+    #[arg(short = 's', default_value_t = 4)]
+    pub streams: usize,
+    #[arg(long, default_value = "f64")]
+    pub dtype: String,
+    /// Seed of the search and of the validation inputs (default: fresh).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    #[arg(long)]
+    pub no_cache: bool,
+    /// Compiler: hiprtc or clang (AMD), nvrtc (NVIDIA).
+    #[arg(long, value_name = "hiprtc|clang|nvrtc")]
+    pub compiler: Option<String>,
 }

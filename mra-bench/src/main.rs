@@ -8,6 +8,8 @@ mod run_cmd;
 mod select;
 mod session;
 mod sweep_cmd;
+mod tune_cmd;
+mod tuned;
 mod validate_cmd;
 
 use clap::Parser;
@@ -18,6 +20,7 @@ fn main() {
         Some(cli::Command::Validate(a)) => validate_cmd::run(&a),
         Some(cli::Command::Levels(a)) => levels_cmd::run(&a),
         Some(cli::Command::Sweep(a)) => sweep_cmd::run(&a),
+        Some(cli::Command::Tune(a)) => tune_cmd::run(&a),
         None if cli.run.compile_only => compile_cmd::run(&cli.run),
         None => run_cmd::run(&cli.run),
     };
