@@ -55,7 +55,15 @@ pub fn run(args: &SweepArgs) -> CmdResult {
     }
     let dtype = select::dtype(&args.dtype)?;
     let copy = levels::find("copy")?;
-    let mut chosen: Vec<Schedule> = select::level_list(&args.levels)?.into_iter().filter(|s| s.name != copy.name).collect();
+    // `best` (alone or in a list): per K, the fastest level tuned on this GPU, as a row of its own.
+    let with_best = args.levels.split(',').any(crate::tuned::is_best);
+    let others: Vec<&str> = args.levels.split(',').filter(|l| !crate::tuned::is_best(l)).collect();
+    let mut chosen: Vec<Schedule> = if others.is_empty() { Vec::new() } else { select::level_list(&others.join(","))? };
+    chosen.retain(|s| s.name != copy.name);
+    if with_best {
+        // A placeholder resolved per K in sweep_on.
+        chosen.push(Schedule { name: BEST.into(), number: None, summary: String::new(), steps: Vec::new(), file: String::new() });
+    }
     chosen.insert(0, copy.clone());
     let base = HarnessConfig { nfuncs: args.nfuncs, max_blocks: args.max_blocks, tasks: args.tasks, streams: args.streams, reps: args.reps };
     base.check()?;
@@ -64,6 +72,9 @@ pub fn run(args: &SweepArgs) -> CmdResult {
         Opened::Hip(s) => sweep_on(&s, args, &ks, dtype, &chosen, &base),
     }
 }
+
+/// The name of the `-l best` placeholder in the list of levels.
+const BEST: &str = "best";
 
 /// The sweep on one opened GPU: the table, then the JSON and CSV files asked for.
 fn sweep_on<B: Backend>(session: &Session<B>, args: &SweepArgs, ks: &[u32], dtype: DType, chosen: &[Schedule], base: &HarnessConfig) -> CmdResult {
@@ -82,11 +93,24 @@ fn sweep_on<B: Backend>(session: &Session<B>, args: &SweepArgs, ks: &[u32], dtyp
     bar.set_style(ProgressStyle::with_template("{bar:40} {pos}/{len} {msg}").expect("valid template"));
     let streams = session.streams(base.streams)?;
     let mut rows = Vec::new();
+    let db = crate::tuned::open_db(None)?;
+    let device = crate::tuned::device_of(session);
     for &k in ks {
         let seed = args.seed.unwrap_or_else(rand::random);
         let inputs = Inputs::random(dtype, k, base.nfuncs, seed);
         let mut floor_us = None;
+        // Each level with its tuned configuration for this GPU at this K (unless --untuned).
+        let mut tuned_levels = Vec::new();
         for s in chosen {
+            if s.name == BEST {
+                let mut b = crate::tuned::best(db.as_ref(), &device, k, dtype)?;
+                b.name = format!("best:{}", b.name);
+                tuned_levels.push(b);
+            } else {
+                tuned_levels.push(crate::tuned::apply(db.as_ref(), s, &device, k, dtype, args.untuned)?);
+            }
+        }
+        for s in &tuned_levels {
             bar.set_message(format!("K={k} {}", s.name));
             let mut row = Row {
                 level: s.name.clone(),

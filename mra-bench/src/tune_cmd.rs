@@ -269,7 +269,7 @@ impl Evaluate for OfflineEvaluator<'_> {
         let fit = report.fit();
         let r = fit.resources;
         let why = if r.spill_bytes > 0 {
-            Some(format!("spills ({} B, {} registers)", r.spill_bytes, r.registers))
+            Some(format!("spills or uses scratch memory ({} B; {} registers)", r.spill_bytes, r.registers))
         } else if r.registers > self.arch.max_registers_per_thread {
             Some(format!("{} registers per thread, {} allows {}", r.registers, self.arch.name, self.arch.max_registers_per_thread))
         } else if r.shared_bytes > self.arch.shared_bytes_max {

@@ -45,6 +45,8 @@ pub fn run(args: &ValidateArgs) -> CmdResult {
 fn validate_on<B: Backend>(session: &Session<B>, args: &ValidateArgs, levels: &[Schedule], ks: &[u32], ns: &[usize], dtype: DType) -> CmdResult {
     let gpu = &session.gpu;
     eprintln!("# validating on GPU 0: {} ({})", gpu.device_name(), gpu.arch().name);
+    let db = crate::tuned::open_db(None)?;
+    let device = crate::tuned::device_of(session);
     let mut failures = 0;
     let mut cases = 0;
     for &k in ks {
@@ -53,6 +55,8 @@ fn validate_on<B: Backend>(session: &Session<B>, args: &ValidateArgs, levels: &[
             let inputs = Inputs::random(dtype, k, n, seed);
             let cfg = HarnessConfig { nfuncs: n, max_blocks: args.max_blocks, tasks: 1, streams: 1, reps: 1 };
             for s in levels {
+                // The configuration the other commands run: tuned where the database has one.
+                let s = &crate::tuned::apply(db.as_ref(), s, &device, k, dtype, args.untuned)?;
                 if let Err(e) = s.plan(Request { k, arch: gpu.arch(), dtype }) {
                     if args.json {
                         println!("{}", serde_json::json!({"level": s.name, "K": k, "nfuncs": n, "skipped": e.to_string()}));

@@ -53,7 +53,7 @@ impl<'a, B: Backend> GpuEvaluator<'a, B> {
         let resources = p.compiled.as_ref().and_then(B::resources);
         if let Some(r) = resources {
             if r.spill_bytes > 0 {
-                return Ok(Outcome::Rejected { why: format!("spills ({} B, {} registers)", r.spill_bytes, r.registers) });
+                return Ok(Outcome::Rejected { why: format!("spills or uses scratch memory ({} B; {} registers)", r.spill_bytes, r.registers) });
             }
             if r.registers > arch.max_registers_per_thread {
                 return Ok(Outcome::Rejected { why: format!("{} registers per thread, {} allows {}", r.registers, arch.name, arch.max_registers_per_thread) });
