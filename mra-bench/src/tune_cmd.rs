@@ -149,6 +149,16 @@ fn progress(len: usize, what: &str) -> ProgressBar {
     bar
 }
 
+/// One result line on stderr, above the bar (which is hidden when stderr is not a terminal,
+/// and then prints nothing itself).
+fn say(bar: &ProgressBar, line: String) {
+    if bar.is_hidden() {
+        eprintln!("{line}");
+    } else {
+        bar.println(line);
+    }
+}
+
 /// Tunes every (level, K) on an opened GPU, the copy floor measured once per K.
 fn tune_on<B: Backend>(session: &Session<B>, args: &TuneArgs, plan: &Plan, harness: &HarnessConfig, db: &mut Db) -> CmdResult {
     let device = tuned::device_of(session);
@@ -190,7 +200,7 @@ fn tune_on<B: Backend>(session: &Session<B>, args: &TuneArgs, plan: &Plan, harne
             let mut on_result = |r: &Record, cached: bool| {
                 bar.inc(1);
                 let from = if cached { " (database)" } else { "" };
-                bar.println(format!("  {} K={k} {}: {}{from}", s.name, describe(&r.config), outcome_text(&r.outcome, Some(copy_us))));
+                say(&bar, format!("  {} K={k} {}: {}{from}", s.name, describe(&r.config), outcome_text(&r.outcome, Some(copy_us))));
             };
             let result = tuning::tune_case(db, &case, &space, plan.strategy, plan.search_seed(), plan.limits(i, n_cases), &mut eval, &mut on_result);
             bar.finish_and_clear();
@@ -321,7 +331,7 @@ fn compile_only(args: &TuneArgs, plan: &Plan, arch: &'static Arch, db: &mut Db) 
             let mut on_result = |r: &Record, cached: bool| {
                 bar.inc(1);
                 let from = if cached { " (database)" } else { "" };
-                bar.println(format!("  {} K={k} {}: {}{from}", s.name, describe(&r.config), outcome_text(&r.outcome, None)));
+                say(&bar, format!("  {} K={k} {}: {}{from}", s.name, describe(&r.config), outcome_text(&r.outcome, None)));
             };
             // Every candidate: the point is the full list of survivors.
             let limits = Limits { max_configs: plan.max_configs, deadline: plan.limits(i - 1, n_cases).deadline };
