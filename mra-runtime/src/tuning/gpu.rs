@@ -94,3 +94,43 @@ impl<B: Backend> Evaluate for GpuEvaluator<'_, B> {
         self.run(config)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! The evaluator on the harness's host backend, which runs every kernel with the FP64
+    //! reference; kernels of one thread count write nothing (a wrong candidate).
+    use super::*;
+    use crate::harness::tests::session;
+    use crate::tuning::db::tests::record;
+    use crate::tuning::{space, tune_case, Db, Limits, Strategy};
+
+    #[test]
+    fn a_wrong_candidate_is_caught_by_validation_before_timing_and_never_chosen() {
+        let s = session(2.0);
+        s.gpu.wrong_threads.set(512);
+        let fused = mra_codegen::levels::find("fused").unwrap();
+        let (k, dtype) = (5, DType::F64);
+        let (space, _) = space(&fused, k, s.gpu.arch(), dtype);
+        let h = HarnessConfig { nfuncs: 9, max_blocks: 4, tasks: 3, streams: 2, reps: 2 };
+        let mut eval = GpuEvaluator::new(&s, &fused, k, dtype, h, 42).unwrap();
+        // One wrong candidate: validation runs it once (one launch) and nothing is timed.
+        let wrong = mra_codegen::tune::parse_config("threads=512 pad_a=4 unroll_k=0 min_blocks=1").unwrap();
+        let before = s.gpu.launch_count();
+        let o = eval.evaluate(&wrong).unwrap();
+        assert!(matches!(&o, Outcome::Invalid { why } if why.contains("non-finite")), "{o:?}");
+        assert_eq!(s.gpu.launch_count() - before, 1, "validated once, never timed");
+        // A right one: validated, then timed (the fake's 2 ms per repetition of 3 tasks).
+        let o = eval.evaluate(&space[0]).unwrap();
+        let Outcome::Timed { us_per_task, max_rel_err, .. } = o else { panic!("{o:?}") };
+        assert!((us_per_task - 2000.0 / 3.0).abs() < 1e-9 && max_rel_err < 1e-12, "{us_per_task} {max_rel_err}");
+
+        let path = std::env::temp_dir().join(format!("mra-gpu-eval-{}.json", std::process::id()));
+        let _ = std::fs::remove_file(&path);
+        let mut db = Db::open(&path).unwrap();
+        let sum = tune_case(&mut db, &record(&[], Outcome::Rejected { why: String::new() }), &space, Strategy::Exhaustive, 0, Limits::default(), &mut eval, &mut |_, _| {}).unwrap();
+        let invalid = sum.tried.iter().filter(|(r, _)| matches!(r.outcome, Outcome::Invalid { .. })).count();
+        assert_eq!(invalid, space.iter().filter(|c| c["threads"] == 512).count());
+        assert!(sum.ranked().iter().all(|r| r.config["threads"] != 512));
+        let _ = std::fs::remove_file(&path);
+    }
+}
