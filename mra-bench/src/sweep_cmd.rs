@@ -103,9 +103,14 @@ fn sweep_on<B: Backend>(session: &Session<B>, args: &SweepArgs, ks: &[u32], dtyp
         let mut tuned_levels = Vec::new();
         for s in chosen {
             if s.name == BEST {
-                let mut b = crate::tuned::best(db.as_ref(), &device, k, dtype)?;
-                b.name = format!("best:{}", b.name);
-                tuned_levels.push(b);
+                match crate::tuned::best(db.as_ref(), &device, k, dtype) {
+                    Ok(mut b) => {
+                        b.name = format!("best:{}", b.name);
+                        tuned_levels.push(b);
+                    }
+                    // Said, not hidden: the other levels of this K still run.
+                    Err(e) => eprintln!("# K={k}: no `best` row: {e}"),
+                }
             } else {
                 tuned_levels.push(crate::tuned::apply(db.as_ref(), s, &device, k, dtype, args.untuned)?);
             }

@@ -180,6 +180,10 @@ fn tune_on<B: Backend>(session: &Session<B>, args: &TuneArgs, plan: &Plan, harne
                     Ok(_) => "no configuration meets the constraints".into(),
                 };
                 println!("{} K={k}: not tuned: none of the {declared} configurations can run on {}: {why}", s.name, arch.name);
+                summary_rows.push(serde_json::json!({
+                    "level": s.name, "k": k, "candidates": 0, "declared": declared, "tried": 0, "measured": 0, "seconds": 0.0,
+                    "copy_us_per_task": copy_us, "default_us_per_task": null, "best": null, "not_tuned": why,
+                }));
                 continue;
             }
             let case = Record {
@@ -237,11 +241,45 @@ fn tune_on<B: Backend>(session: &Session<B>, args: &TuneArgs, plan: &Plan, harne
             }));
         }
     }
+    print_table(&device, &summary_rows);
     if let Some(out) = &args.out {
         std::fs::write(out, serde_json::to_string_pretty(&summary_rows)?).map_err(|e| format!("cannot write {out}: {e}"))?;
     }
     eprintln!("# results in {}", db.path().display());
     Ok(if failures > 0 { 1 } else { 0 })
+}
+
+/// The before/after table of the run: defaults and best, both measured in this process with
+/// the same copy floor.
+fn print_table(device: &Device, rows: &[serde_json::Value]) {
+    println!();
+    println!("Tuning on {} ({}, {}, {}): µs per task, (copy / level) in parentheses; default and tuned measured in this process", device.gpu, device.arch, device.driver, device.compiler);
+    println!();
+    println!("| level | K | candidates (declared) | tried (measured now) | tuning s | copy µs | default µs | tuned µs | default/tuned | tuned parameters |");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
+    for r in rows {
+        let copy = r["copy_us_per_task"].as_f64().unwrap_or(f64::NAN);
+        let cell = |us: Option<f64>| us.map_or("–".to_string(), |u| format!("{u:.2} ({:.2})", copy / u));
+        let default = r["default_us_per_task"].as_f64();
+        let tuned = r["best"]["us_per_task"].as_f64();
+        let ratio = match (default, tuned) {
+            (Some(d), Some(t)) => format!("{:.2}x", d / t),
+            _ => "–".into(),
+        };
+        let params = r["best"]["config"].as_object().map_or("–".to_string(), |m| m.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" "));
+        println!(
+            "| {} | {} | {} ({}) | {} ({}) | {:.1} | {copy:.2} | {} | {} | {ratio} | {params} |",
+            r["level"].as_str().unwrap_or(""),
+            r["k"],
+            r["candidates"],
+            r["declared"],
+            r["tried"],
+            r["measured"],
+            r["seconds"].as_f64().unwrap_or(0.0),
+            cell(default),
+            cell(tuned)
+        );
+    }
 }
 
 /// The copy floor at `k` in the same harness, µs per task (on random inputs; the copy level's
