@@ -74,6 +74,9 @@ pub struct Resources {
     pub spill_bytes: u32,
     /// Static shared memory / LDS per block.
     pub shared_bytes: u32,
+    /// Scalar registers per wave (AMD SGPRs; 0 on NVIDIA).
+    #[serde(default)]
+    pub scalar_registers: u32,
 }
 
 /// One opened GPU of some vendor, as the harness uses it.

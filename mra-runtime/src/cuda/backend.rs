@@ -39,6 +39,7 @@ impl Backend for Gpu {
             registers: r.registers,
             spill_bytes: r.spill_store_bytes + r.spill_load_bytes,
             shared_bytes: r.shared_bytes,
+            scalar_registers: 0,
         })
     }
 

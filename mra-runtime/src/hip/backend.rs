@@ -43,6 +43,7 @@ impl Backend for Gpu {
             registers: r.vgpr_count,
             spill_bytes: r.scratch_bytes + r.vgpr_spill_count + r.sgpr_spill_count,
             shared_bytes: r.lds_bytes,
+            scalar_registers: r.sgpr_count,
         })
     }
 

@@ -61,6 +61,15 @@ impl<'a, B: Backend> GpuEvaluator<'a, B> {
             if r.shared_bytes > arch.shared_bytes_max {
                 return Ok(Outcome::Rejected { why: format!("{} B shared memory per block, {} allows {}", r.shared_bytes, arch.name, arch.shared_bytes_max) });
             }
+            let plan = &p.kernel.plan;
+            let dynamic = if plan.dynamic_shared { plan.shared_bytes } else { 0 };
+            match blocks_per_multiprocessor(arch, &r, plan.threads, r.shared_bytes + dynamic) {
+                Some(0) => return Ok(Outcome::Rejected { why: format!("no block of {} threads fits on a multiprocessor ({} registers)", plan.threads, r.registers) }),
+                Some(b) if plan.min_blocks.is_some_and(|m| b < m) => {
+                    return Ok(Outcome::Rejected { why: format!("launch_bounds asks {} blocks per multiprocessor, resources allow {b}", plan.min_blocks.unwrap_or(0)) })
+                }
+                _ => {}
+            }
         }
         // Validation first, on its own small odd-N buffers.
         let vcfg = HarnessConfig { nfuncs: VALIDATION_N, streams: 1, reps: 1, tasks: 1, ..self.harness };
@@ -86,12 +95,34 @@ impl<'a, B: Backend> GpuEvaluator<'a, B> {
     }
 }
 
+/// Resident blocks per SM/CU from the arch's occupancy tables (`None`: no table for the arch).
+fn blocks_per_multiprocessor(arch: &mra_codegen::Arch, r: &crate::backend::Resources, threads: u32, shared_bytes: u32) -> Option<u32> {
+    match arch.vendor {
+        mra_codegen::Vendor::Nvidia => crate::cuda::occupancy::limits(arch.name).map(|l| l.occupancy(r.registers, shared_bytes, threads).blocks_per_sm),
+        mra_codegen::Vendor::Amd => crate::hip::occupancy::limits(arch.name).map(|l| {
+            let use_ = crate::hip::occupancy::KernelUse { vgprs: r.registers, sgprs: r.scalar_registers, lds_bytes: shared_bytes, workgroup_size: threads };
+            l.occupancy(use_).workgroups_per_cu
+        }),
+    }
+}
+
 impl<B: Backend> Evaluate for GpuEvaluator<'_, B> {
-    /// A candidate that does not compile is `Rejected`; a run-time error (out of memory, a
-    /// launch failure, which may leave the GPU context unusable) ends the tuning run and is
-    /// not recorded, so that a rerun tries the candidate again.
+    /// A candidate that does not compile, or fails when run while the GPU stays usable (a
+    /// launch refused for resources), is `Rejected` with the message. If the GPU is no longer
+    /// usable after the failure (a sticky error such as an illegal address), the tuning run
+    /// ends and nothing is recorded for the candidate, so that a rerun tries it again.
     fn evaluate(&mut self, config: &Config) -> crate::Result<Outcome> {
-        self.run(config)
+        match self.run(config) {
+            Ok(o) => Ok(o),
+            Err(e) => {
+                let alive = self.session.gpu.memory().is_ok() && self.streams.iter().all(|s| self.session.gpu.synchronize(s).is_ok());
+                if alive {
+                    Ok(Outcome::Rejected { why: format!("fails at run time: {e}") })
+                } else {
+                    Err(e)
+                }
+            }
+        }
     }
 }
 
