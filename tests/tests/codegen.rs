@@ -23,6 +23,17 @@ fn every_level_lowers_for_every_arch_k_and_dtype() {
                     assert!(src.contains(&format!("constexpr int K = {k};")), "{}", kernel.entry);
                     // A library level may have no kernel of its own (three-GEMM).
                     assert!(kernel.entry.is_empty() || src.contains(&format!(" {}(", kernel.entry)), "{}", kernel.entry);
+                    // A transform level's per-tensor work is a block-level device function that
+                    // callers' kernels can use, with what it needs as constants, in the kernel's
+                    // namespace (closed before the __global__ entry point).
+                    if let mra_codegen::plan::Body::Transform(_) = kernel.plan.body {
+                        for part in ["void transform_block(", "constexpr int SHARED_BYTES", "constexpr long long WORKSPACE_ELEMS"] {
+                            assert!(src.contains(part), "{}: no `{part}`", kernel.entry);
+                        }
+                        let ns = mra_codegen::emit::namespace_name(&level, &kernel.plan.request);
+                        let end = src.find(&mra_codegen::emit::namespace_end(&ns)).expect("namespace end");
+                        assert!(src[..end].contains("transform_block(") && !src[..end].contains("extern \"C\""), "{}", kernel.entry);
+                    }
                     // Traceability: every step of the schedule is named in a comment.
                     for step in level.iter_steps() {
                         assert!(src.contains(&format!("] {step}")), "{}: no comment for `{step}`", kernel.entry);

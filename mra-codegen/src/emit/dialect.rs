@@ -146,11 +146,15 @@ impl Dialect for Hip {
 
 // Block barrier: workgroup-scope release/acquire fences around s_barrier make shared (LDS)
 // and global writes of every thread in the block visible to all of them afterwards.
+// Guarded: several generated kernels may be included into one translation unit.
+#ifndef MRA_SYNC_BLOCK_DEFINED
+#define MRA_SYNC_BLOCK_DEFINED
 __device__ __attribute__((always_inline)) inline void mra_sync_block() {
     __builtin_amdgcn_fence(__ATOMIC_RELEASE, "workgroup");
     __builtin_amdgcn_s_barrier();
     __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "workgroup");
 }
+#endif
 "#
     }
     fn thread_index(&self) -> &'static str {

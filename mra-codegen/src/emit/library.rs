@@ -26,8 +26,10 @@ impl Emitter<'_> {
                 self.w.line("// (column-major, lda = ldb = ldc = K^3). This kernel builds M = B^T (x) B^T (x) B^T once:");
                 self.w.line("// M(beta, alpha) = B(a,i) B(b,j) B(c,k) for alpha = (a,b,c), beta = (i,j,k), at M[alpha * K3 + beta].");
                 self.w.line("// Launched with the common parameter list: b is B, c receives M; a and workspace are unused.");
+                let using = self.begin_kernel();
                 let (tid, bid) = (self.d.thread_index(), self.d.block_index());
                 self.w.block(self.kernel_signature(&entry), "", |w| {
+                    w.line(using);
                     w.line("const long long total = (long long)K3 * K3;");
                     w.line("const long long stride = (long long)nblocks * THREADS;");
                     w.block(format!("for (long long e = (long long){bid} * THREADS + {tid}; e < total; e += stride)"), "", |w| {

@@ -43,7 +43,7 @@ pub fn generate(schedule: &Schedule, req: Request) -> Result<Kernel, PlanError> 
     let plan = schedule.plan(req)?;
     let dialect = dialect::for_vendor(req.arch.vendor);
     let entry = entry_name(schedule, &req);
-    let mut e = Emitter { s: schedule, plan: &plan, d: dialect, w: Writer::default() };
+    let mut e = Emitter { s: schedule, plan: &plan, d: dialect, w: Writer::default(), namespace: namespace_name(schedule, &req), namespace_open: true };
     e.header();
     let entry = match plan.body {
         Body::Copy { vector } => {
@@ -56,6 +56,7 @@ pub fn generate(schedule: &Schedule, req: Request) -> Result<Kernel, PlanError> 
         }
         Body::Library(call) => e.library(&entry, call),
     };
+    e.close_namespace();
     Ok(Kernel { level: schedule.name.clone(), entry, source: e.w.finish(), plan })
 }
 
@@ -69,11 +70,28 @@ pub fn entry_name(schedule: &Schedule, req: &Request) -> String {
     format!("mra_{level}_k{}_{}", req.k, req.dtype)
 }
 
+/// `mra::l3_regblk_k16_f64`: the C++ namespace holding a kernel's constants and device
+/// functions (its block-level `transform_block`), so several kernels can share one
+/// translation unit. The `__global__` entry point itself stays at global scope.
+pub fn namespace_name(schedule: &Schedule, req: &Request) -> String {
+    format!("mra::{}", &entry_name(schedule, req)["mra_".len()..])
+}
+
+/// The line that closes a kernel's namespace: everything before it (prelude, constants, device
+/// functions) can be included into a caller's translation unit without the `__global__` kernel.
+pub fn namespace_end(namespace: &str) -> String {
+    format!("}} }}  // namespace {namespace}")
+}
+
 struct Emitter<'a> {
     s: &'a Schedule,
     plan: &'a Plan,
     d: &'a dyn Dialect,
     w: Writer,
+    /// The namespace opened after the prelude (constants, helpers, device functions); the
+    /// `__global__` kernel after it is at global scope and brings it in with `using namespace`.
+    namespace: String,
+    namespace_open: bool,
 }
 
 impl Emitter<'_> {
@@ -112,6 +130,9 @@ impl Emitter<'_> {
             self.w.lines(self.d.prelude());
             self.w.line("");
         }
+        let (outer, inner) = self.namespace.split_once("::").expect("mra::name");
+        self.w.line(format!("namespace {outer} {{ namespace {inner} {{"));
+        self.w.line("");
         let threads_note = self.step_comment(|s| matches!(s, Step::Threads(_)));
         self.w.line(format!("constexpr int K = {};  // transform order: every loop bound below is a constant", req.k));
         self.w.line("constexpr int K2 = K * K;");
@@ -138,6 +159,23 @@ impl Emitter<'_> {
         }
     }
 
+    /// Closes the kernel's namespace (once; kernels are at global scope).
+    fn close_namespace(&mut self) {
+        if self.namespace_open {
+            self.namespace_open = false;
+            self.w.line("");
+            self.w.line(namespace_end(&self.namespace));
+        }
+    }
+
+    /// Closes the namespace before a `__global__` kernel; returns the kernel's first statement,
+    /// which brings the namespace's constants and functions into scope.
+    fn begin_kernel(&mut self) -> String {
+        self.close_namespace();
+        self.w.line("");
+        format!("using namespace {};", self.namespace)
+    }
+
     fn kernel_signature(&self, entry: &str) -> String {
         let t = self.t();
         let bounds = self.d.launch_bounds(self.plan.threads, self.plan.min_blocks, self.plan.request.arch).map(|b| b + " ").unwrap_or_default();
@@ -160,9 +198,10 @@ impl Emitter<'_> {
             }
             self.w.line(format!("constexpr int VEC = {vector};"));
         }
-        self.w.line("");
+        let using = self.begin_kernel();
         let (tid, bid) = (self.d.thread_index(), self.d.block_index());
         self.w.block(self.kernel_signature(entry), "", |w| {
+            w.line(using);
             w.line(format!("{note}: the batch is one flat array, walked by all blocks together."));
             w.line("const long long total = (long long)nfuncs * K3;");
             w.line("const long long stride = (long long)nblocks * THREADS;");
@@ -208,21 +247,20 @@ impl Emitter<'_> {
             }
         };
         self.w.line("");
-        let (tid, bid, barrier) = (self.d.thread_index(), self.d.block_index(), self.d.barrier());
+        self.b_loader(tp);
+        self.tensor_function(tp, &passes);
+        self.block_function(tp);
+        let (tid, bid) = (self.d.thread_index(), self.d.block_index());
         let shared = self.shared_declarations(tp);
-        let b_setup = match tp.fragment {
-            Some(f) => self.tile_b_setup(tp, &f),
-            None => self.thread_b_setup(tp),
-        };
         let ws_note = self.step_comment(|s| matches!(s, Step::Workspace(_)));
-        let whole_stage = if tp.stages_whole_tensor() { self.whole_tensor_stage() } else { String::new() };
+        let b_setup = self.b_setup_call(tp, if tp.b.memory == Memory::Shared { "b_shared" } else { "nullptr" });
+        let b_arg = if tp.b.memory == Memory::Registers { "b_frag" } else { "bm" };
+        let scratch = scratch_args(tp, self.plan.request.k);
+        let using = self.begin_kernel();
         self.w.block(self.kernel_signature(entry), "", |w| {
+            w.line(using);
             w.line(format!("const int tid = {tid};"));
             w.line(format!("const int block = {bid};"));
-            if tp.fragment.is_some() {
-                w.line("const int lane = tid % LANES;");
-                w.line("const int wave = tid / LANES;");
-            }
             w.lines(&shared);
             w.lines(&b_setup);
             match tp.workspace {
@@ -239,34 +277,14 @@ impl Emitter<'_> {
             w.line(format!("{t}* w1 = w0 + {};", if tp.stages_whole_tensor() { "K * W_STRIDE" } else { "K3" }));
             w.line("// Blocks walk the batch: block b transforms tensors b, b + nblocks, b + 2 nblocks, ...");
             w.block("for (int n = block; n < nfuncs; n += nblocks)", "", |w| {
-                w.line(format!("const {t}* a_n = a + (long long)n * K3;"));
-                w.line(format!("{t}* c_n = c + (long long)n * K3;"));
-                let call = |i: usize, input: &str, out: &str| passes[i].replace("{in}", input).replace("{out}", out);
-                if tp.stages_whole_tensor() {
-                    w.lines(&whole_stage);
-                    w.line(format!("{}  // pass 0: A (staged in w1) -> w0", call(0, "w1", "w0")));
-                } else {
-                    w.line(format!("{}  // pass 0: A -> w0", call(0, "a_n", "w0")));
-                }
-                w.line(format!("{barrier}  // pass 1 reads rows other threads wrote"));
-                w.line(format!("{}  // pass 1: w0 -> w1", call(1, "w0", "w1")));
-                w.line(barrier);
-                w.line(format!("{}  // pass 2: w1 -> C", call(2, "w1", "c_n")));
-                if tp.stages_whole_tensor() {
-                    w.line(format!("{barrier}  // the next tensor is staged into w1, which pass 2 reads"));
-                } else {
-                    w.line("// No barrier here: the next pass 0 writes w0, which pass 2 does not read, and the");
-                    w.line("// barrier after it orders the next pass 1's writes of w1 after these reads.");
-                }
+                w.line(format!("transform_tensor(a + (long long)n * K3, {b_arg}, c + (long long)n * K3, w0, w1, tid{scratch});"));
             });
         });
     }
 
-    /// The shared-memory arrays this plan needs, as declarations: static `__shared__` arrays,
-    /// or, above the static limit, pointers into one dynamic allocation (the runtime raises
-    /// the kernel's dynamic shared-memory limit to match).
-    fn shared_declarations(&self, tp: &TransformPlan) -> String {
-        let t = self.t();
+    /// The shared arrays of a transform plan, in the order they are laid out: (name, element
+    /// count as a C++ expression over the kernel's constants).
+    fn shared_arrays(&self, tp: &TransformPlan) -> Vec<(&'static str, &'static str)> {
         let mut arrays: Vec<(&str, &str)> = Vec::new();
         if tp.b.memory == Memory::Shared {
             arrays.push(("b_shared", if tp.fragment.is_some() { "KP * B_STRIDE" } else { "K * B_STRIDE" }));
@@ -283,6 +301,158 @@ impl Emitter<'_> {
         if tp.workspace == Memory::Shared {
             arrays.push(("w_shared", if tp.stages_whole_tensor() { "2 * K * W_STRIDE" } else { "2 * K3" }));
         }
+        arrays
+    }
+
+    /// `load_b`: B made available to the passes, once per block (staged into shared memory,
+    /// loaded into register fragments, or read where it lies). The kernel calls it before its
+    /// batch loop, `transform_block` before its one tensor.
+    fn b_loader(&mut self, tp: &TransformPlan) {
+        let t = self.t();
+        let inline = self.d.inline_device();
+        let body = match tp.fragment {
+            Some(f) => self.tile_b_setup(tp, &f),
+            None => self.thread_b_setup(tp),
+        };
+        if tp.b.memory == Memory::Registers {
+            let f = tp.fragment.expect("B in registers is a fragment level");
+            let b_ty = self.d.mma_operand_type(&f, self.plan.request.dtype, f.b.regs);
+            self.w.line("// B fragments in registers: one set per lane, for every pass of every tensor.");
+            self.w.line(format!("typedef {b_ty} BFrags[K_STEPS][N_FRAGS];"));
+            self.w.block(format!("{inline} void load_b(const {t}* b, int tid, BFrags& b_frag)"), "", |w| {
+                w.line("const int lane = tid % LANES;");
+                w.lines(&body);
+            });
+        } else {
+            self.w.line("// B as the passes read it; `b_shared` is used only when B is staged in shared memory.");
+            self.w.block(format!("{inline} const {t}* load_b(const {t}* b, {t}* b_shared, int tid)"), "", |w| {
+                if tp.b.memory != Memory::Shared {
+                    w.line("(void)b_shared;");
+                    w.line("(void)tid;");
+                }
+                w.lines(&body);
+                w.line("return bm;");
+            });
+        }
+    }
+
+    /// The statement(s) that call `load_b` at the top of a kernel or of `transform_block`.
+    fn b_setup_call(&self, tp: &TransformPlan, b_shared: &str) -> String {
+        let t = self.t();
+        if tp.b.memory == Memory::Registers {
+            "BFrags b_frag;\nload_b(b, tid, b_frag);\n".to_string()
+        } else {
+            format!("const {t}* bm = load_b(b, {b_shared}, tid);\n")
+        }
+    }
+
+    /// `transform_tensor`: one tensor's three passes with the calling block's threads, B already
+    /// loaded, the intermediates `w0`/`w1` and the passes' shared scratch given. The kernel's
+    /// batch loop calls it once per tensor.
+    fn tensor_function(&mut self, tp: &TransformPlan, passes: &[String; 3]) {
+        let t = self.t();
+        let barrier = self.d.barrier();
+        let whole_stage = if tp.stages_whole_tensor() { self.whole_tensor_stage() } else { String::new() };
+        let b_param = if tp.b.memory == Memory::Registers { "const BFrags& b_frag".to_string() } else { format!("const {t}* bm") };
+        let scratch: String = scratch_names(tp, self.plan.request.k).iter().map(|n| format!(", {t}* {n}")).collect();
+        let head = format!(
+            "{} void transform_tensor(const {t}* a_n, {b_param}, {t}* c_n, {t}* w0, {t}* w1, int tid{scratch})",
+            self.d.inline_device()
+        );
+        self.w.line("");
+        self.w.line("// One tensor, all three passes, with the calling block's THREADS threads: a_n -> c_n.");
+        self.w.block(head, "", |w| {
+            if tp.fragment.is_some() {
+                w.line("const int lane = tid % LANES;");
+                w.line("const int wave = tid / LANES;");
+            }
+            let call = |i: usize, input: &str, out: &str| passes[i].replace("{in}", input).replace("{out}", out);
+            if tp.stages_whole_tensor() {
+                w.lines(&whole_stage);
+                w.line(format!("{}  // pass 0: A (staged in w1) -> w0", call(0, "w1", "w0")));
+            } else {
+                w.line(format!("{}  // pass 0: A -> w0", call(0, "a_n", "w0")));
+            }
+            w.line(format!("{barrier}  // pass 1 reads rows other threads wrote"));
+            w.line(format!("{}  // pass 1: w0 -> w1", call(1, "w0", "w1")));
+            w.line(barrier);
+            w.line(format!("{}  // pass 2: w1 -> C", call(2, "w1", "c_n")));
+            if tp.stages_whole_tensor() {
+                w.line(format!("{barrier}  // the next tensor is staged into w1, which pass 2 reads"));
+            } else {
+                w.line("// No barrier here: the next pass 0 writes w0, which pass 2 does not read, and the");
+                w.line("// barrier after it orders the next pass 1's writes of w1 after these reads.");
+            }
+        });
+    }
+
+    /// `transform_block`: the block-level entry for callers' own kernels (what MRA-TTG's
+    /// compress/reconstruct kernels call): one tensor, the caller's shared memory and workspace,
+    /// B loaded on every call. `SHARED_BYTES` and `WORKSPACE_ELEMS` say what it needs.
+    fn block_function(&mut self, tp: &TransformPlan) {
+        let t = self.t();
+        let arrays = self.shared_arrays(tp);
+        let inline = self.d.inline_device();
+        let (tid, barrier) = (self.d.thread_index(), self.d.barrier());
+        self.w.line("");
+        self.w.line("// What transform_block needs: SHARED_BYTES of shared memory, laid out as the kernel's");
+        self.w.line("// dynamic allocation is, and WORKSPACE_ELEMS elements of device memory per block (0: none).");
+        let mut end = String::new();
+        for (name, count) in &arrays {
+            let at = format!("{}_AT", name.to_uppercase());
+            self.w.line(format!("constexpr int {at} = {};", if end.is_empty() { "0" } else { &end }));
+            end = format!("{at} + {count}");
+        }
+        if end.is_empty() {
+            self.w.line("constexpr int SHARED_BYTES = 0;");
+        } else {
+            self.w.line(format!("constexpr int SHARED_BYTES = ({end}) * (int)sizeof({t});"));
+        }
+        let ws = if tp.workspace == Memory::Shared { "0" } else { "2 * K3" };
+        self.w.line(format!("constexpr long long WORKSPACE_ELEMS = {ws};"));
+        self.w.line("");
+        self.w.line("// Transforms one tensor a_n -> c_n (K^3 elements each, device or shared memory; a_n 16-byte");
+        self.w.line("// aligned) with the calling block: every thread of a 1-D block of exactly THREADS threads");
+        self.w.line("// calls it. smem: SHARED_BYTES bytes of shared memory, 32-byte aligned; workspace: this");
+        self.w.line("// block's WORKSPACE_ELEMS elements in device memory. B (K x K, row-major) is loaded on every");
+        self.w.line("// call. On return c_n is complete and smem, workspace may be reused (it ends with a barrier).");
+        let head = format!("{inline} void transform_block(const {t}* a_n, const {t}* b, {t}* c_n, {t}* workspace, void* smem)");
+        let b_shared = if tp.b.memory == Memory::Shared { "b_shared" } else { "nullptr" };
+        let b_setup = self.b_setup_call(tp, b_shared);
+        let b_arg = if tp.b.memory == Memory::Registers { "b_frag" } else { "bm" };
+        let scratch = scratch_args(tp, self.plan.request.k);
+        let ends_with_barrier = tp.stages_whole_tensor();
+        self.w.block(head, "", |w| {
+            w.line(format!("const int tid = {tid};"));
+            if arrays.is_empty() {
+                w.line("(void)smem;");
+            } else {
+                w.line(format!("{t}* s = static_cast<{t}*>(smem);"));
+            }
+            for (name, _) in &arrays {
+                w.line(format!("{t}* {name} = s + {}_AT;", name.to_uppercase()));
+            }
+            if tp.workspace == Memory::Shared {
+                w.line("(void)workspace;");
+                w.line(format!("{t}* w0 = w_shared;"));
+            } else {
+                w.line(format!("{t}* w0 = workspace;"));
+            }
+            w.line(format!("{t}* w1 = w0 + {};", if tp.stages_whole_tensor() { "K * W_STRIDE" } else { "K3" }));
+            w.lines(&b_setup);
+            w.line(format!("transform_tensor(a_n, {b_arg}, c_n, w0, w1, tid{scratch});"));
+            if !ends_with_barrier {
+                w.line(format!("{barrier}  // c_n complete; smem, workspace and B free for the next call"));
+            }
+        });
+    }
+
+    /// The shared-memory arrays this plan needs, as declarations: static `__shared__` arrays,
+    /// or, above the static limit, pointers into one dynamic allocation (the runtime raises
+    /// the kernel's dynamic shared-memory limit to match).
+    fn shared_declarations(&self, tp: &TransformPlan) -> String {
+        let t = self.t();
+        let arrays = self.shared_arrays(tp);
         let mut out = String::new();
         if self.plan.dynamic_shared {
             out += &format!(
@@ -465,6 +635,27 @@ impl Emitter<'_> {
             }
         });
     }
+}
+
+/// The passes' shared scratch arrays, in parameter order (what `transform_tensor` takes
+/// besides B and the intermediates).
+fn scratch_names(tp: &TransformPlan, k: u32) -> Vec<&'static str> {
+    let mut names = Vec::new();
+    if tp.out.is_some() {
+        names.push("out_tile");
+    }
+    if tp.a.memory == Memory::Shared && !tp.stages_whole_tensor() {
+        names.push("a_stage");
+    }
+    if tp.wmma_stages_c(k) {
+        names.push("c_stage");
+    }
+    names
+}
+
+/// `, out_tile, a_stage`: the scratch arguments of a `transform_tensor` call.
+fn scratch_args(tp: &TransformPlan, k: u32) -> String {
+    scratch_names(tp, k).iter().map(|n| format!(", {n}")).collect()
 }
 
 /// `mra-codegen/src/levels/l3.rs` → `levels/l3.rs`: enough to find the step, short in comments.

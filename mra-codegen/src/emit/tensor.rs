@@ -95,12 +95,11 @@ impl Emitter<'_> {
                     guard.push("j < K");
                 }
                 let dtype = self.plan.request.dtype;
-                let b_ty = self.d.mma_operand_type(f, dtype, f.b.regs);
                 let (reg, slot) = if f.b.regs == 1 { ("0", "b_frag[ks][nf]") } else { ("r", "b_frag[ks][nf][r]") };
                 let value = self.d.mma_operand_elem(dtype, "b[k * K + j]");
                 let value = if guard.is_empty() { value } else { format!("({}) ? {value} : 0", guard.join(" && ")) };
+                // `b_frag` is declared by the caller (kernel or transform_block) and passed in.
                 s += &format!("{cache}: each lane keeps its B fragments for the whole kernel.\n");
-                s += &format!("{b_ty} b_frag[K_STEPS][N_FRAGS];\n");
                 s += "#pragma unroll\nfor (int ks = 0; ks < K_STEPS; ++ks) {\n";
                 s += "    #pragma unroll\n    for (int nf = 0; nf < N_FRAGS; ++nf) {\n";
                 let mut body = String::new();
