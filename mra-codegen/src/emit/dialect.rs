@@ -82,12 +82,14 @@ impl Dialect for Cuda {
     fn barrier(&self) -> &'static str {
         "__syncthreads();"
     }
-    fn launch_bounds(&self, _threads: u32, min_blocks: Option<u32>, _arch: &Arch) -> Option<String> {
+    fn launch_bounds(&self, threads: u32, min_blocks: Option<u32>, _arch: &Arch) -> Option<String> {
         // None without launch_bounds(..) on purpose: given only a thread count, ptxas (CUDA 13)
         // aims at full occupancy, caps the kernel at 32 registers and spills (seen for L2 and
         // L3 at K = 16, sm_90). With a minimum of blocks per SM it caps registers at
         // 65536 / (THREADS * MIN) instead: what the schedule asked for.
-        min_blocks.map(|m| format!("__launch_bounds__(THREADS, {m})"))
+        // The number, not THREADS: the kernel's signature is outside the namespace of its
+        // constants.
+        min_blocks.map(|m| format!("__launch_bounds__({threads}, {m})"))
     }
     fn inline_device(&self) -> &'static str {
         "__device__ __forceinline__"
