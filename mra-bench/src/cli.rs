@@ -17,6 +17,9 @@ pub struct Cli {
     pub command: Option<Command>,
     #[command(flatten)]
     pub run: RunArgs,
+    /// Say more where something is missing (e.g. every library file looked for).
+    #[arg(long, global = true)]
+    pub verbose: bool,
 }
 
 #[derive(Subcommand, Debug)]
@@ -37,7 +40,7 @@ pub enum Command {
 #[derive(Args, Debug)]
 pub struct SweepArgs {
     /// Comma-separated K values.
-    #[arg(short = 'K', default_value = "6,8,10,12,16,20,32")]
+    #[arg(short = 'K', default_value = "6,8,10,12,16,20,32", allow_hyphen_values = true)]
     pub ks: String,
     /// Levels: `all`, or a comma-separated list of numbers/names (the copy floor always runs).
     #[arg(short = 'l', long = "level", default_value = "all")]
@@ -77,7 +80,7 @@ pub struct SweepArgs {
 #[derive(Args, Debug)]
 pub struct RunArgs {
     /// Transform order K (1..=32).
-    #[arg(short = 'K', default_value_t = 16)]
+    #[arg(short = 'K', default_value_t = 16, allow_negative_numbers = true, value_parser = crate::select::parse_k)]
     pub k: u32,
     /// Tensors per task (N).
     #[arg(short = 'N', default_value_t = 2048)]
@@ -138,7 +141,7 @@ pub struct ValidateArgs {
     #[arg(short = 'l', long = "level", default_value = "all")]
     pub levels: String,
     /// Comma-separated K values.
-    #[arg(short = 'K', default_value = "1,5,6,7,8,10,12,13,16,20,24,32")]
+    #[arg(short = 'K', default_value = "1,5,6,7,8,10,12,13,16,20,24,32", allow_hyphen_values = true)]
     pub ks: String,
     /// Comma-separated N values.
     #[arg(short = 'N', default_value = "1,3,2048")]

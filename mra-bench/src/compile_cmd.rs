@@ -31,7 +31,8 @@ pub fn run(args: &RunArgs) -> CmdResult {
         None => return Err(format!("--compile-only needs --arch (one of: {})", mra_codegen::arch::names().join(", ")).into()),
     };
     let dtype = select::dtype(&args.dtype)?;
-    let all = args.level.split(',').count() > 1 || args.level.trim().eq_ignore_ascii_case("all");
+    select::compiler(args.compiler.as_deref(), Some(arch))?;
+    let all = select::is_list(&args.level);
     let schedules = select::level_list(&args.level)?;
 
     // Plan every level first: a single level that cannot run on this arch is the planner's
@@ -46,6 +47,11 @@ pub fn run(args: &RunArgs) -> CmdResult {
     }
     let compiler = Compiler::choose(arch, args.compiler.as_deref())?;
 
+    // Something must be compiled, or the run says why not (every level refused, for instance).
+    if jobs.iter().all(|j| j.is_err()) {
+        let why = jobs.iter().find_map(|j| j.as_ref().err()).map(|(_, e)| e.clone()).unwrap_or_default();
+        return Err(format!("nothing to compile: no level chosen can be generated for K={} {dtype} on {} (e.g. {why})", args.k, arch.name).into());
+    }
     let mut failed = 0;
     for job in jobs {
         let line = match job {
@@ -68,9 +74,9 @@ pub fn run(args: &RunArgs) -> CmdResult {
             Err((level, error)) => Line::Refused { level, k: args.k, dtype: dtype.to_string(), arch: arch.name, error },
         };
         if args.json {
-            println!("{}", serde_json::to_string(&line)?);
+            crate::outln!("{}", serde_json::to_string(&line)?)?;
         } else {
-            println!("{}", line.text());
+            crate::outln!("{}", line.text())?;
         }
     }
     Ok(if failed > 0 { 1 } else { 0 })

@@ -46,14 +46,14 @@ pub fn run(args: &LevelsArgs) -> CmdResult {
         })
         .collect();
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&infos)?);
+        crate::outln!("{}", serde_json::to_string_pretty(&infos)?)?;
         return Ok(0);
     }
     for l in &infos {
         let id = l.number.map(|n| format!("L{n}")).unwrap_or_else(|| "-".into());
-        println!("{id:<4} {}", l.name);
-        println!("     {}", l.summary);
-        println!("     schedule: {}", l.schedule.join("; "));
+        crate::outln!("{id:<4} {}", l.name)?;
+        crate::outln!("     {}", l.summary)?;
+        crate::outln!("     schedule: {}", l.schedule.join("; "))?;
         // Group archs with the same K support per dtype, so the listing stays short.
         for &d in DType::ALL {
             let mut groups: Vec<(String, Vec<&str>)> = Vec::new();
@@ -64,14 +64,14 @@ pub fn run(args: &LevelsArgs) -> CmdResult {
                 }
             }
             for (ks, a) in groups {
-                println!("     {d}: K {ks} on {}", a.join(" "));
+                crate::outln!("     {d}: K {ks} on {}", a.join(" "))?;
             }
         }
-        println!(
+        crate::outln!(
             "     passes at: max rel error {}",
             l.tolerance.iter().map(|(d, t)| format!("{d} < {t:e}")).collect::<Vec<_>>().join(", ")
-        );
-        println!();
+        )?;
+        crate::outln!()?;
     }
     Ok(0)
 }

@@ -10,25 +10,36 @@ use mra_codegen::{levels, DType, Request, Schedule};
 use mra_runtime::harness::{self, Backend, HarnessConfig, Inputs, Prepared, Session};
 
 pub fn run(args: &RunArgs) -> CmdResult {
+    if select::is_list(&args.level) {
+        let what = if args.emit_src { "--emit-src prints one kernel" } else { "a run times one level against the floor" };
+        return Err(format!(
+            "-l {}: {what}; give one level, or use `sweep -l all` (time every level), `validate -l all`, or `--compile-only -l all`",
+            select::quote(&args.level)
+        )
+        .into());
+    }
     let best = tuned::is_best(&args.level);
     // `-l best` is resolved once the device is known; a placeholder until then.
     let schedule = if best { levels::find("copy")? } else { select::level(&args.level)? };
     let dtype = select::dtype(&args.dtype)?;
     let k = args.k;
+    let named_arch = args.arch.as_deref().map(select::arch).transpose()?;
+    select::compiler(args.compiler.as_deref(), named_arch)?;
     if args.emit_src {
-        let arch = match &args.arch {
-            Some(a) => select::arch(a)?,
+        let arch = match named_arch {
+            Some(a) => a,
             None => return Err(format!("--emit-src needs --arch (one of: {})", mra_codegen::arch::names().join(", ")).into()),
         };
         let db = tuned::open_db(None)?;
         let device = tuned::device_of_arch(arch.name);
         let schedule = if best { tuned::best(db.as_ref(), &device, k, dtype)? } else { tuned::apply(db.as_ref(), &schedule, &device, k, dtype, args.untuned)? };
         let kernel = mra_codegen::generate(&schedule, Request { k, arch, dtype })?;
-        print!("{}", kernel.source);
+        crate::out!("{}", kernel.source)?;
         return Ok(0);
     }
     let cfg = HarnessConfig { nfuncs: args.nfuncs, max_blocks: args.max_blocks, tasks: args.tasks, streams: args.streams, reps: args.reps };
     cfg.check()?;
+    select::check_host_memory(k, cfg.nfuncs)?;
     let arch = match &args.arch {
         Some(a) => {
             let arch = select::arch(a)?;
@@ -120,9 +131,9 @@ fn bench<B: Backend>(session: &Session<B>, args: &RunArgs, schedule: &Schedule, 
             device: gpu.device_name().to_string(),
         };
         if args.json {
-            println!("{}", serde_json::to_string(&r)?);
+            crate::outln!("{}", serde_json::to_string(&r)?)?;
         } else {
-            println!("{}", r.seed_line());
+            crate::outln!("{}", r.seed_line())?;
         }
     }
     let med = harness::median(&times) / cfg.tasks as f64;

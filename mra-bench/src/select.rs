@@ -16,22 +16,85 @@ pub fn level_list(sel: &str) -> CmdResult<Vec<Schedule>> {
     sel.split(',').map(|s| level(s)).collect()
 }
 
+/// Does a `-l` value name more than one level (`all`, `3,4`)?
+pub fn is_list(sel: &str) -> bool {
+    sel.trim().eq_ignore_ascii_case("all") || sel.contains(',')
+}
+
+/// `-K` of the run mode: an integer in 1..=K_MAX (a negative one gets the range too, not
+/// clap's "unexpected argument").
+pub fn parse_k(s: &str) -> Result<u32, String> {
+    let k: i64 = s.trim().parse().map_err(|_| format!("`{}` is not an integer; levels support 1 <= K <= {}", quote(s), mra_codegen::K_MAX))?;
+    match u32::try_from(k) {
+        Ok(k) if (1..=mra_codegen::K_MAX).contains(&k) => Ok(k),
+        _ => Err(format!("K={k} is out of range: levels support 1 <= K <= {}", mra_codegen::K_MAX)),
+    }
+}
+
+/// A comma-separated `-K` list, each in range.
+pub fn k_list(list: &str) -> CmdResult<Vec<u32>> {
+    Ok(list.split(',').map(|s| parse_k(s).map_err(|e| format!("-K: {e}"))).collect::<Result<_, _>>()?)
+}
+
+/// `--compiler`, checked in every mode (also where it would not be used): a known name, and
+/// one of `arch`'s vendor where the arch is known.
+pub fn compiler(given: Option<&str>, arch: Option<&Arch>) -> CmdResult<()> {
+    let Some(c) = given else { return Ok(()) };
+    let vendor = match c {
+        "hiprtc" | "clang" => mra_codegen::Vendor::Amd,
+        "nvrtc" => mra_codegen::Vendor::Nvidia,
+        _ => return Err(format!("unknown --compiler `{}`; known: hiprtc, clang (AMD), nvrtc (NVIDIA)", quote(c)).into()),
+    };
+    match arch {
+        Some(a) if a.vendor != vendor && vendor == mra_codegen::Vendor::Amd => {
+            Err(format!("--compiler {c} compiles HIP for AMD archs, and {} is NVIDIA; use --compiler nvrtc", a.name).into())
+        }
+        Some(a) if a.vendor != vendor => Err(format!("--compiler nvrtc compiles CUDA for NVIDIA archs, and {} is AMD; use --compiler hiprtc or clang", a.name).into()),
+        _ => Ok(()),
+    }
+}
+
+static VERBOSE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// `--verbose` was given.
+pub fn verbose() -> bool {
+    VERBOSE.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+pub fn set_verbose(on: bool) {
+    VERBOSE.store(on, std::sync::atomic::Ordering::Relaxed)
+}
+
 pub fn arch(name: &str) -> CmdResult<&'static Arch> {
     Ok(arch::find(name)?)
 }
 
 pub fn dtype(name: &str) -> CmdResult<DType> {
-    DType::parse(name).ok_or_else(|| format!("unknown dtype `{name}`; known: f64, f32, f16, bf16").into())
+    DType::parse(name).ok_or_else(|| format!("unknown dtype `{}`; known: f64, f32, f16, bf16", quote(name)).into())
 }
 
 /// A comma-separated list of numbers, e.g. `1,5,6`.
 pub fn numbers<T: std::str::FromStr>(flag: &str, list: &str) -> CmdResult<Vec<T>> {
     list.split(',')
-        .map(|s| s.trim().parse::<T>().map_err(|_| format!("{flag}: `{s}` is not a non-negative integer").into()))
+        .map(|s| s.trim().parse::<T>().map_err(|_| format!("{flag}: `{}` is not a non-negative integer", quote(s)).into()))
         .collect()
 }
 
 /// Where the kernel cache is, honouring --no-cache.
 pub fn cache(no_cache: bool) -> mra_runtime::KernelCache {
     if no_cache { mra_runtime::KernelCache::disabled() } else { mra_runtime::KernelCache::from_env() }
+}
+
+/// Refuses a validation at (`k`, `nfuncs`) whose host arrays (inputs, FP64 reference, results)
+/// would not fit in the memory available, before anything is allocated.
+pub fn check_host_memory(k: u32, nfuncs: usize) -> CmdResult<()> {
+    let what = format!("N={nfuncs} tensors of K={k} (inputs, FP64 reference and results on the host)");
+    let need = mra_runtime::harness::Inputs::host_bytes(k, nfuncs).unwrap_or(u64::MAX);
+    Ok(mra_runtime::memory::check_host(&what, need)?)
+}
+
+/// A command-line value as it may appear in a message: its first line, at most 40 characters,
+/// so that a huge or multi-line argument does not flood the terminal.
+pub fn quote(value: &str) -> String {
+    mra_codegen::quote(value)
 }

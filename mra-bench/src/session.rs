@@ -11,6 +11,7 @@ use crate::select::CmdResult;
 use mra_codegen::{Arch, Vendor};
 use mra_runtime::harness::{CudaSession, HipSession};
 use mra_runtime::hip::compile::Choice;
+use mra_runtime::hip::HipError;
 use mra_runtime::hip::runtime::Gpu as HipGpu;
 use mra_runtime::{KernelCache, RuntimeError};
 
@@ -23,11 +24,7 @@ pub enum Opened {
 /// Opens GPU 0 on the backend `arch` (if given) or the machine calls for. `compiler` is
 /// `--compiler` (hiprtc or clang pick the AMD compiler; nvrtc is the only NVIDIA one).
 pub fn open(arch: Option<&'static Arch>, compiler: Option<&str>, cache: KernelCache) -> CmdResult<Opened> {
-    let compiler = match compiler {
-        None => None,
-        Some(c @ ("nvrtc" | "hiprtc" | "clang")) => Some(c),
-        Some(c) => return Err(format!("unknown --compiler `{c}`; known: hiprtc, clang (AMD), nvrtc (NVIDIA)").into()),
-    };
+    crate::select::compiler(compiler, arch)?;
     match arch {
         Some(a) => {
             compiler_fits(compiler, a)?;
@@ -42,7 +39,10 @@ pub fn open(arch: Option<&'static Arch>, compiler: Option<&str>, cache: KernelCa
             }
         }
     }
-    let session = CudaSession::open(cache)?;
+    let session = CudaSession::open(cache).map_err(|e| match e {
+        RuntimeError::NoDriver { tried } => no_gpu(&format!("no NVIDIA driver found (no {} on the library path)", DRIVER_LIB), &tried, None),
+        e => e.to_string(),
+    })?;
     let gpu = &session.gpu;
     if let Some(a) = arch {
         if a.name != gpu.arch.name {
@@ -69,7 +69,14 @@ fn open_hip(arch: Option<&'static Arch>, compiler: Option<&str>, cache: KernelCa
         Ok(gpu) => gpu,
         Err(hip) => {
             return Err(match no_nvidia {
-                Some(RuntimeError::NoDriver { tried }) => format!("no GPU found: no NVIDIA driver found (looked for {tried}); {hip}"),
+                Some(RuntimeError::NoDriver { tried }) => {
+                    let amd = match &hip {
+                        HipError::NoGpu { runtime, .. } => format!("the HIP runtime ({runtime}) sees no AMD GPU"),
+                        HipError::RuntimeNotFound { .. } => "no ROCm HIP runtime (libamdhip64)".to_string(),
+                        other => other.to_string(),
+                    };
+                    no_gpu(&format!("no GPU found: no NVIDIA driver ({DRIVER_LIB}), and {amd}"), &tried, Some(&hip))
+                }
                 Some(nv) => format!("no GPU found: {nv}; {hip}"),
                 None => hip.to_string(),
             }
@@ -92,4 +99,24 @@ fn open_hip(arch: Option<&'static Arch>, compiler: Option<&str>, cache: KernelCa
     }
     eprintln!("# AMD GPU 0: {} ({}, {} CUs; {})", gpu.name, gpu.gcn_arch_name, gpu.multiprocessors, gpu.runtime);
     Ok(HipSession::open(gpu, choice, cache)?)
+}
+
+/// The driver library a CUDA machine has (the first name a user would look for).
+const DRIVER_LIB: &str = "libcuda.so.1";
+
+/// The no-GPU error: what was looked for, what works without a GPU, how to point at a driver,
+/// in three short lines; with --verbose, also every library file name tried and the HIP detail.
+fn no_gpu(first: &str, nvidia_tried: &str, hip: Option<&HipError>) -> String {
+    let mut text = format!(
+        "{first}\n  without a GPU: --emit-src prints the generated source, --compile-only compiles it (both with --arch)\n  \
+         a driver outside the loader's path: put its directory on LD_LIBRARY_PATH{}",
+        if crate::select::verbose() { "" } else { " (--verbose lists what was looked for)" }
+    );
+    if crate::select::verbose() {
+        text += &format!("\n  NVIDIA driver: looked for {nvidia_tried}");
+        if let Some(h) = hip {
+            text += &format!("\n  AMD: {h}");
+        }
+    }
+    text
 }

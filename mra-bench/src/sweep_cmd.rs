@@ -8,7 +8,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use mra_codegen::{levels, plan::transform_flops, DType, Request, Schedule};
 use mra_runtime::harness::{self, Backend, HarnessConfig, Inputs, Session};
 use serde::Serialize;
-use std::io::Write;
+use crate::outfile::Target;
 
 /// One level at one K.
 #[derive(Clone, Debug, Serialize)]
@@ -47,12 +47,7 @@ struct Report<'a> {
 }
 
 pub fn run(args: &SweepArgs) -> CmdResult {
-    let ks: Vec<u32> = select::numbers("-K", &args.ks)?;
-    for &k in &ks {
-        if !(1..=mra_codegen::K_MAX).contains(&k) {
-            return Err(mra_codegen::PlanError::KOutOfRange(k).into());
-        }
-    }
+    let ks = select::k_list(&args.ks)?;
     let dtype = select::dtype(&args.dtype)?;
     let copy = levels::find("copy")?;
     // `best` (alone or in a list): per K, the fastest level tuned on this GPU, as a row of its own.
@@ -67,19 +62,43 @@ pub fn run(args: &SweepArgs) -> CmdResult {
     chosen.insert(0, copy.clone());
     let base = HarnessConfig { nfuncs: args.nfuncs, max_blocks: args.max_blocks, tasks: args.tasks, streams: args.streams, reps: args.reps };
     base.check()?;
+    for &k in &ks {
+        select::check_host_memory(k, base.nfuncs)?;
+    }
+    // The result files are checked before anything is measured: a bad path must not cost a sweep.
+    let targets = Targets {
+        json: args.json.as_deref().map(|p| Target::check("--json", p)).transpose()?,
+        csv: args.csv.as_deref().map(|p| Target::check("--csv", p)).transpose()?,
+    };
     match session::open(None, None, select::cache(args.no_cache))? {
-        Opened::Cuda(s) => sweep_on(&s, args, &ks, dtype, &chosen, &base),
-        Opened::Hip(s) => sweep_on(&s, args, &ks, dtype, &chosen, &base),
+        Opened::Cuda(s) => sweep_on(&s, args, &ks, dtype, &chosen, &base, &targets),
+        Opened::Hip(s) => sweep_on(&s, args, &ks, dtype, &chosen, &base, &targets),
     }
 }
 
 /// The name of the `-l best` placeholder in the list of levels.
 const BEST: &str = "best";
 
-/// The sweep on one opened GPU: the table, then the JSON and CSV files asked for.
-fn sweep_on<B: Backend>(session: &Session<B>, args: &SweepArgs, ks: &[u32], dtype: DType, chosen: &[Schedule], base: &HarnessConfig) -> CmdResult {
+/// The files `--json` and `--csv` asked for, already checked.
+struct Targets {
+    json: Option<Target>,
+    csv: Option<Target>,
+}
+
+/// The sweep on one opened GPU: the JSON and CSV files asked for, then the table.
+fn sweep_on<B: Backend>(session: &Session<B>, args: &SweepArgs, ks: &[u32], dtype: DType, chosen: &[Schedule], base: &HarnessConfig, targets: &Targets) -> CmdResult {
     let gpu = &session.gpu;
     let copy = &chosen[0];
+    // Nothing to compare with the floor: say so before measuring anything.
+    let runnable = chosen[1..].iter().any(|s| s.name == BEST || ks.iter().any(|&k| s.plan(Request { k, arch: gpu.arch(), dtype }).is_ok()));
+    if !runnable {
+        let why = chosen[1..]
+            .iter()
+            .find_map(|s| ks.iter().find_map(|&k| s.plan(Request { k, arch: gpu.arch(), dtype }).err()))
+            .map(|e| format!(" (e.g. {e})"))
+            .unwrap_or_default();
+        return Err(format!("nothing to sweep: no level chosen can run in {dtype} on {} for -K {}{why}", gpu.arch().name, select::quote(&args.ks)).into());
+    }
     eprintln!("# sweep on {} ({}), N={}, M={}, {} streams, -n {}, -r {}", gpu.device_name(), gpu.arch().name, base.nfuncs, base.max_blocks, base.streams, base.tasks, base.reps);
     let peak = if args.no_peak {
         None
@@ -160,7 +179,6 @@ fn sweep_on<B: Backend>(session: &Session<B>, args: &SweepArgs, ks: &[u32], dtyp
         }
     }
     bar.finish_and_clear();
-    print_table(&rows, peak.map(|p| (p, B::BLAS_NAME)));
     let report = Report {
         device: gpu.device_name().to_string(),
         arch: gpu.arch().name,
@@ -174,10 +192,15 @@ fn sweep_on<B: Backend>(session: &Session<B>, args: &SweepArgs, ks: &[u32], dtyp
         fp64_gemm_peak_tflops: peak,
         rows: &rows,
     };
-    if let Some(path) = &args.json {
-        write_to(path, &(serde_json::to_string_pretty(&report)? + "\n"))?;
+    // Files first (each on its own: one failing never keeps the other from being written),
+    // then the table, so that a closed pipe on standard output cannot lose them.
+    let mut write_errors = Vec::new();
+    if let Some(t) = &targets.json {
+        if let Err(e) = t.write(&(serde_json::to_string_pretty(&report)? + "\n")) {
+            write_errors.push(e);
+        }
     }
-    if let Some(path) = &args.csv {
+    if let Some(t) = &targets.csv {
         let mut csv = String::from("level,K,us_per_task,useful_gflops,effective_gbps,fraction_of_floor,fraction_of_fp64_peak,max_rel_err,tasks,best,note\n");
         let f = |v: Option<f64>| v.map(|x| format!("{x:.6}")).unwrap_or_default();
         for r in &rows {
@@ -188,7 +211,16 @@ fn sweep_on<B: Backend>(session: &Session<B>, args: &SweepArgs, ks: &[u32], dtyp
                 r.note.replace('"', "'")
             );
         }
-        write_to(path, &csv)?;
+        if let Err(e) = t.write(&csv) {
+            write_errors.push(e);
+        }
+    }
+    print_table(&rows, peak.map(|p| (p, B::BLAS_NAME)))?;
+    if !write_errors.is_empty() {
+        return Err(write_errors.join("; ").into());
+    }
+    if !rows.iter().any(|r| r.level != copy.name && r.us_per_task.is_some()) {
+        return Err("nothing was measured: every level failed at every K (see the notes in the table)".into());
     }
     Ok(if rows.iter().any(|r| r.note.starts_with("validation failed")) { 1 } else { 0 })
 }
@@ -223,17 +255,17 @@ fn measure<B: Backend>(
 }
 
 /// `peak`: the FP64 GEMM peak and the BLAS that measured it.
-fn print_table(rows: &[Row], peak: Option<(f64, &str)>) {
-    println!("{:<14} {:>3} {:>12} {:>13} {:>10} {:>9} {:>9}  note", "level", "K", "us/task", "useful Gflop/s", "GB/s", "of floor", "of peak");
+fn print_table(rows: &[Row], peak: Option<(f64, &str)>) -> Result<(), String> {
+    crate::outln!("{:<14} {:>3} {:>12} {:>13} {:>10} {:>9} {:>9}  note", "level", "K", "us/task", "useful Gflop/s", "GB/s", "of floor", "of peak")?;
     let mut last_k = None;
     for r in rows {
         if last_k.is_some_and(|k| k != r.k) {
-            println!();
+            crate::outln!()?;
         }
         last_k = Some(r.k);
         let mark = if r.best { " *" } else { "" };
         match r.us_per_task {
-            Some(us) => println!(
+            Some(us) => crate::outln!(
                 "{:<14} {:>3} {:>12.1} {:>13.0} {:>10.0} {:>9.3} {:>9}{mark}",
                 r.level,
                 r.k,
@@ -242,19 +274,12 @@ fn print_table(rows: &[Row], peak: Option<(f64, &str)>) {
                 r.effective_gbps.unwrap_or(0.0),
                 r.fraction_of_floor.unwrap_or(f64::NAN),
                 r.fraction_of_fp64_peak.map(|f| format!("{f:.3}")).unwrap_or_else(|| "-".into()),
-            ),
-            None => println!("{:<14} {:>3} {:>12}  {}", r.level, r.k, "-", r.note),
+            )?,
+            None => crate::outln!("{:<14} {:>3} {:>12}  {}", r.level, r.k, "-", r.note)?,
         }
     }
     if let Some((p, blas)) = peak {
-        println!("\n* fastest at that K. Floor: copy level, same process. FP64 GEMM peak: {p:.1} TFLOP/s ({blas}).");
+        crate::outln!("\n* fastest at that K. Floor: copy level, same process. FP64 GEMM peak: {p:.1} TFLOP/s ({blas}).")?;
     }
-}
-
-fn write_to(path: &str, text: &str) -> std::io::Result<()> {
-    if path == "-" {
-        std::io::stdout().write_all(text.as_bytes())
-    } else {
-        std::fs::write(path, text)
-    }
+    Ok(())
 }

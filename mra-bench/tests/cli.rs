@@ -99,12 +99,12 @@ fn without_a_driver_the_error_names_the_library_and_suggests_emit_src() {
         println!("SKIPPED: this machine has an NVIDIA driver; the no-driver message cannot be observed");
         return;
     }
-    assert_clean_error(&["-K", "8", "-n", "1"], "no NVIDIA driver found");
+    assert_clean_error(&["-K", "8", "-n", "1"], "no GPU found: no NVIDIA driver (libcuda.so.1)");
     let o = mra_bench(&["-K", "8", "-n", "1"]);
     let err = stderr(&o);
     assert!(err.contains("libcuda.so") && err.contains("--emit-src"), "{err}");
     // validate and sweep look for a GPU the same way (NVIDIA, then AMD) and say so alike.
     for args in [&["validate", "-K", "6", "-N", "1"][..], &["sweep", "-K", "6", "--no-peak"]] {
-        assert_clean_error(args, "no GPU found: no NVIDIA driver found (looked for libcuda.so");
+        assert_clean_error(args, "no GPU found: no NVIDIA driver (libcuda.so.1)");
     }
 }

@@ -195,7 +195,7 @@ pub fn find(name: &str) -> Result<&'static Arch, UnknownArch> {
     ARCHS
         .iter()
         .find(|a| a.name == normal)
-        .ok_or_else(|| UnknownArch { given: name.to_string() })
+        .ok_or_else(|| UnknownArch { given: crate::quote(name) })
 }
 
 /// The arch for an NVIDIA compute capability as the driver reports it (`9, 0` → sm_90).

@@ -19,7 +19,9 @@ pub mod emit;
 pub mod fragment;
 pub mod ir;
 pub mod levels;
+pub mod matrix_support;
 pub mod plan;
+mod quote;
 pub mod simulate;
 pub mod tune;
 
@@ -28,3 +30,4 @@ pub use dtype::DType;
 pub use emit::{generate, Kernel};
 pub use ir::Schedule;
 pub use plan::{Plan, PlanError, Request, K_MAX};
+pub use quote::quote;

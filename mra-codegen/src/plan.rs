@@ -2,7 +2,7 @@
 //! the decisions the C++ emitter follows. Every reason a level cannot run as asked is a
 //! [`PlanError`] with a message a user can act on; nothing is silently substituted.
 
-use crate::arch::{Arch, MatrixInstr, ARCHS};
+use crate::arch::{Arch, MatrixInstr};
 use crate::fragment::{fragment, Fragment};
 use crate::dtype::DType;
 use crate::ir::{LibraryCall, Loop, Memory, Operand, Schedule, Step, ThreadMap};
@@ -125,8 +125,11 @@ pub enum PlanError {
     DTypeUnsupported { level: String, dtype: DType, why: String },
     #[error("level {level}: {why}")]
     Constraint { level: String, why: String },
-    #[error("level {level} needs {dtype} matrix cores, which {arch} does not have; archs that have them: {have}")]
-    NoMatrixCore { level: String, arch: &'static str, dtype: DType, have: String },
+    /// A tensorized level without an instruction for (arch, dtype): either the arch lacks such
+    /// matrix cores, or it has them and this level has no lowering onto them. The message
+    /// says which, and what runs instead (see [`crate::matrix_support`]).
+    #[error("{}", crate::matrix_support::explain(level, *arch, *dtype, *k, *wmma))]
+    NoMatrixCore { level: String, arch: &'static Arch, dtype: DType, k: u32, wmma: bool },
 }
 
 impl Schedule {
@@ -239,12 +242,7 @@ impl Schedule {
             }
             let fragment = if tensorize {
                 let find = |a: &Arch| if wmma { wmma_instr(a, dtype) } else { matrix_instr(a, dtype) };
-                let instr = find(arch).ok_or_else(|| PlanError::NoMatrixCore {
-                    level: self.name.clone(),
-                    arch: arch.name,
-                    dtype,
-                    have: ARCHS.iter().filter(|a| find(a).is_some()).map(|a| a.name).collect::<Vec<_>>().join(", "),
-                })?;
+                let instr = find(arch).ok_or_else(|| PlanError::NoMatrixCore { level: self.name.clone(), arch, dtype, k, wmma })?;
                 let f = fragment(instr);
                 if threads % f.lanes != 0 {
                     return Err(malformed(&format!("threads({threads}) is not a whole number of {}-lane waves", f.lanes)));

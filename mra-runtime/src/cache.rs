@@ -4,38 +4,62 @@
 //! Directory: `$MRA_KERNEL_CACHE` if set (`off` disables the cache), else
 //! `$XDG_CACHE_HOME/mra-dsl/kernels`, else `$HOME/.cache/mra-dsl/kernels`.
 
-use crate::error::{Result, RuntimeError};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 /// The environment variable that overrides the cache directory.
 pub const CACHE_ENV: &str = "MRA_KERNEL_CACHE";
 
+/// First line of every entry: `mra-kernel-cache v1 <payload length> <SHA-256 of the payload>`.
+/// A truncated, corrupted or foreign file fails the check and is evicted, never loaded.
+const MAGIC: &str = "mra-kernel-cache v1";
+
 #[derive(Clone, Debug)]
 pub struct KernelCache {
     dir: Option<PathBuf>,
+    state: Arc<State>,
+}
+
+/// Shared by the clones of one cache: whether writing has been given up, and the warnings
+/// printed (kept for the tests and for callers that want to show them again).
+#[derive(Debug, Default)]
+struct State {
+    unwritable: AtomicBool,
+    warnings: Mutex<Vec<String>>,
 }
 
 impl KernelCache {
     /// The cache the environment asks for (see the module docs).
     pub fn from_env() -> KernelCache {
         match std::env::var_os(CACHE_ENV) {
-            Some(v) if v == "off" => KernelCache { dir: None },
-            Some(v) if !v.is_empty() => KernelCache { dir: Some(PathBuf::from(v)) },
-            _ => KernelCache { dir: default_dir() },
+            Some(v) if v == "off" => KernelCache::disabled(),
+            Some(v) if !v.is_empty() => KernelCache::at(PathBuf::from(v)),
+            _ => KernelCache { dir: default_dir(), state: Arc::default() },
         }
     }
 
     pub fn at(dir: impl Into<PathBuf>) -> KernelCache {
-        KernelCache { dir: Some(dir.into()) }
+        KernelCache { dir: Some(dir.into()), state: Arc::default() }
     }
 
     pub fn disabled() -> KernelCache {
-        KernelCache { dir: None }
+        KernelCache { dir: None, state: Arc::default() }
     }
 
     pub fn dir(&self) -> Option<&Path> {
         self.dir.as_deref()
+    }
+
+    /// The warnings this cache printed so far (one line each).
+    pub fn warnings(&self) -> Vec<String> {
+        self.state.warnings.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    fn warn(&self, text: String) {
+        eprintln!("warning: {text}");
+        self.state.warnings.lock().unwrap_or_else(|e| e.into_inner()).push(text);
     }
 
     /// The key for a code object: SHA-256 over the parts, each length-prefixed so that
@@ -46,30 +70,84 @@ impl KernelCache {
             h.update((p.len() as u64).to_le_bytes());
             h.update(p);
         }
-        h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+        hex(&h.finalize())
     }
 
     fn path(&self, key: &str, ext: &str) -> Option<PathBuf> {
         self.dir.as_ref().map(|d| d.join(format!("{key}.{ext}")))
     }
 
-    /// The cached bytes, if present. A missing or unreadable entry is a miss.
+    /// The cached bytes, if present and intact. A missing or unreadable entry is a miss; an
+    /// entry that fails its length or digest check is a miss too, with one warning line, and
+    /// is removed so that the compile that follows replaces it.
     pub fn get(&self, key: &str, ext: &str) -> Option<Vec<u8>> {
-        std::fs::read(self.path(key, ext)?).ok().filter(|b| !b.is_empty())
+        let path = self.path(key, ext)?;
+        let file = std::fs::read(&path).ok()?;
+        match unwrap_entry(&file) {
+            Ok(payload) => Some(payload.to_vec()),
+            Err(why) => {
+                let removed = match std::fs::remove_file(&path) {
+                    Ok(()) => "removed it".to_string(),
+                    Err(e) => format!("could not remove it: {e}"),
+                };
+                self.warn(format!("kernel cache entry {} is damaged ({why}); {removed}, compiling again", path.display()));
+                None
+            }
+        }
     }
 
     /// Stores bytes atomically (write to a temporary file, then rename), so a concurrent
-    /// reader never sees half an entry.
-    pub fn put(&self, key: &str, ext: &str, bytes: &[u8]) -> Result<()> {
+    /// reader never sees half an entry. A cache that cannot be written is not an error: the
+    /// first failure prints one warning and the cache stops trying (the kernel compiled fine).
+    pub fn put(&self, key: &str, ext: &str, bytes: &[u8]) {
         let (Some(dir), Some(path)) = (self.dir.as_ref(), self.path(key, ext)) else {
-            return Ok(());
+            return;
         };
-        let io = |source| RuntimeError::Cache { path: dir.clone(), source };
-        std::fs::create_dir_all(dir).map_err(io)?;
+        if self.state.unwritable.load(Ordering::Relaxed) {
+            return;
+        }
         let tmp = dir.join(format!(".{key}.{ext}.{}.tmp", std::process::id()));
-        std::fs::write(&tmp, bytes).map_err(io)?;
-        std::fs::rename(&tmp, &path).map_err(io)
+        let written = std::fs::create_dir_all(dir)
+            .and_then(|()| std::fs::write(&tmp, wrap_entry(bytes)))
+            .and_then(|()| std::fs::rename(&tmp, &path));
+        if let Err(e) = written {
+            let _ = std::fs::remove_file(&tmp);
+            if !self.state.unwritable.swap(true, Ordering::Relaxed) {
+                self.warn(format!(
+                    "kernel cache at {} cannot be written ({e}); going on without caching (set {CACHE_ENV} to a writable directory, or off)",
+                    dir.display()
+                ));
+            }
+        }
     }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn wrap_entry(payload: &[u8]) -> Vec<u8> {
+    let mut out = format!("{MAGIC} {} {}\n", payload.len(), hex(&Sha256::digest(payload))).into_bytes();
+    out.extend_from_slice(payload);
+    out
+}
+
+/// The payload of an entry, or why the entry is not one.
+fn unwrap_entry(file: &[u8]) -> std::result::Result<&[u8], String> {
+    let nl = file.iter().position(|&b| b == b'\n').ok_or("no header")?;
+    let header = std::str::from_utf8(&file[..nl]).map_err(|_| "no header")?;
+    let rest = header.strip_prefix(MAGIC).ok_or("no header")?;
+    let mut words = rest.split_whitespace();
+    let len: usize = words.next().and_then(|w| w.parse().ok()).ok_or("no length in the header")?;
+    let digest = words.next().ok_or("no digest in the header")?;
+    let payload = &file[nl + 1..];
+    if payload.len() != len {
+        return Err(format!("{} bytes where the header says {len}", payload.len()));
+    }
+    if hex(&Sha256::digest(payload)) != digest {
+        return Err("its SHA-256 digest does not match".into());
+    }
+    Ok(payload)
 }
 
 fn default_dir() -> Option<PathBuf> {
@@ -96,10 +174,43 @@ mod tests {
         let c = KernelCache::at(&dir);
         let k = KernelCache::key(&[b"src", b"opts"]);
         assert!(c.get(&k, "cubin").is_none());
-        c.put(&k, "cubin", b"\x7fELF...").unwrap();
+        c.put(&k, "cubin", b"\x7fELF...");
         assert_eq!(c.get(&k, "cubin").unwrap(), b"\x7fELF...");
-        KernelCache::disabled().put(&k, "cubin", b"x").unwrap();
+        KernelCache::disabled().put(&k, "cubin", b"x");
         assert!(KernelCache::disabled().get(&k, "cubin").is_none());
         std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn a_damaged_entry_is_a_warned_miss_and_is_removed() {
+        let dir = std::env::temp_dir().join(format!("mra-cache-damage-{}", std::process::id()));
+        let c = KernelCache::at(&dir);
+        let k = KernelCache::key(&[b"damage"]);
+        let file = dir.join(format!("{k}.cubin"));
+        let damages: [fn(&mut Vec<u8>); 3] = [
+            |b| b.truncate(b.len() - 1),
+            |b| *b.last_mut().unwrap() ^= 1,
+            |b| *b = b"\x7fELF raw, no header".to_vec(),
+        ];
+        for damage in damages {
+            c.put(&k, "cubin", b"payload bytes");
+            let mut bytes = std::fs::read(&file).unwrap();
+            damage(&mut bytes);
+            std::fs::write(&file, bytes).unwrap();
+            assert!(c.get(&k, "cubin").is_none());
+            assert!(!file.exists(), "the damaged entry is evicted");
+        }
+        assert_eq!(c.warnings().len(), 3);
+        assert!(c.warnings().iter().all(|w| w.contains(&file.display().to_string()) && !w.contains('\n')));
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn an_unwritable_cache_warns_once_and_is_no_error() {
+        let c = KernelCache::at("/proc/mra-kernel-cache");
+        c.put("a", "cubin", b"x");
+        c.put("b", "cubin", b"y");
+        assert_eq!(c.warnings().len(), 1, "{:?}", c.warnings());
+        assert!(c.warnings()[0].contains("/proc/mra-kernel-cache") && c.warnings()[0].contains("going on without caching"));
     }
 }

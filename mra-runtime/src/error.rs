@@ -8,6 +8,9 @@ pub enum RuntimeError {
     NoDriver { tried: String },
     #[error("NVRTC not found: could not load libnvrtc (looked for {tried}; install the CUDA toolkit or `pip install nvidia-cuda-nvrtc` and put its lib directory on LD_LIBRARY_PATH); --emit-src prints the source without compiling")]
     NoNvrtc { tried: String },
+    /// A library that loads but lacks a function we call (cudarc would panic on it).
+    #[error("the {what} library {name} is incomplete: it lacks {symbol} ({detail}); point LD_LIBRARY_PATH at a complete installation")]
+    BrokenLibrary { what: &'static str, name: String, symbol: &'static str, detail: String },
     #[error("the NVIDIA driver found no CUDA device ({0})")]
     NoDevice(String),
     #[error("CUDA call {call} failed: {message}")]
@@ -16,6 +19,8 @@ pub enum RuntimeError {
     Compile { entry: String, arch: String, log: String },
     #[error("{what} needs {need_mib:.1} MiB of device memory but only {free_mib:.1} MiB are free; lower -N, -M or -s")]
     OutOfMemory { what: String, need_mib: f64, free_mib: f64 },
+    #[error("{what} needs {need_gib:.1} GiB of host memory but only {available_gib:.1} GiB are available (MemAvailable in /proc/meminfo); lower -N or -K")]
+    HostOutOfMemory { what: String, need_gib: f64, available_gib: f64 },
     #[error("kernel cache at {path}: {source}")]
     Cache { path: PathBuf, source: std::io::Error },
     #[error(transparent)]

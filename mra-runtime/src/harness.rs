@@ -19,6 +19,11 @@ use rand::{Rng, SeedableRng};
 use std::cell::RefCell;
 use std::rc::Rc;
 
+/// Upper bounds of -n, -s and -r (see [`HarnessConfig::check`]).
+pub const MAX_TASKS: usize = 1_000_000_000;
+pub const MAX_STREAMS: usize = 1024;
+pub const MAX_REPS: usize = 1_000_000;
+
 /// The harness parameters (the seed's -N, -M, -n, -s, -r).
 #[derive(Clone, Copy, Debug, serde::Serialize)]
 pub struct HarnessConfig {
@@ -54,6 +59,19 @@ impl HarnessConfig {
         }
         if self.reps == 0 {
             return bad("-r must be at least 1 (timed repetitions)");
+        }
+        // Upper bounds far above any real run, so that no size or count computed from them wraps.
+        if self.max_blocks > i32::MAX as usize {
+            return bad("-M must fit in a 32-bit int (it is a launch's grid size)");
+        }
+        if self.tasks > MAX_TASKS {
+            return Err(RuntimeError::Invalid(format!("-n must be at most {MAX_TASKS} (tasks per timed repetition)")));
+        }
+        if self.streams > MAX_STREAMS {
+            return Err(RuntimeError::Invalid(format!("-s must be at most {MAX_STREAMS} (streams)")));
+        }
+        if self.reps > MAX_REPS {
+            return Err(RuntimeError::Invalid(format!("-r must be at most {MAX_REPS} (timed repetitions)")));
         }
         Ok(())
     }
@@ -201,14 +219,19 @@ impl HipSession {
 
 /// Elements of workspace one stream needs for `plan` under `cfg`.
 pub fn workspace_elems_per_stream(cfg: &HarnessConfig, plan: &Plan) -> u64 {
-    cfg.nblocks() as u64 * plan.workspace_elems_per_block + cfg.nfuncs as u64 * plan.workspace_elems_per_tensor
+    (cfg.nblocks() as u64)
+        .saturating_mul(plan.workspace_elems_per_block)
+        .saturating_add((cfg.nfuncs as u64).saturating_mul(plan.workspace_elems_per_tensor))
 }
 
-/// Device bytes a configuration needs: A, C, B and one workspace per stream.
+/// Device bytes a configuration needs: A, C, B and one workspace per stream. Saturates at
+/// `u64::MAX` (which no device has) rather than wrapping to a small number.
 pub fn bytes_needed(cfg: &HarnessConfig, plan: &Plan) -> u64 {
     let e = plan.request.dtype.bytes() as u64;
     let k = plan.request.k as u64;
-    2 * cfg.nfuncs as u64 * k.pow(3) * e + k.pow(2) * e + cfg.streams as u64 * workspace_elems_per_stream(cfg, plan) * e
+    let tensors = (cfg.nfuncs as u64).saturating_mul(k.pow(3)).saturating_mul(e).saturating_mul(2);
+    let workspaces = (cfg.streams as u64).saturating_mul(workspace_elems_per_stream(cfg, plan)).saturating_mul(e);
+    tensors.saturating_add(k.pow(2) * e).saturating_add(workspaces)
 }
 
 impl<B: Backend> Session<B> {
@@ -367,6 +390,14 @@ pub struct Inputs {
 }
 
 impl Inputs {
+    /// Host bytes a validation at (`k`, `nfuncs`) holds at its peak: A and the reference as
+    /// f64, then C as downloaded and C converted to f64 (the upload copy of A is freed before):
+    /// at most 4 arrays of N·K³ doubles, plus B. `None` if that does not fit in 64 bits.
+    pub fn host_bytes(k: u32, nfuncs: usize) -> Option<u64> {
+        let k3 = (k as u64).checked_pow(3)?;
+        (nfuncs as u64).checked_mul(k3)?.checked_mul(4 * 8)?.checked_add((k as u64).pow(2) * 8)
+    }
+
     /// Uniform values in [-1, 1) from `seed`, rounded to `dtype`.
     pub fn random(dtype: DType, k: u32, nfuncs: usize, seed: u64) -> Inputs {
         let mut rng = rand::rngs::StdRng::seed_from_u64(seed);

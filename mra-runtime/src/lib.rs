@@ -7,8 +7,10 @@ pub mod cache;
 pub mod cuda;
 pub mod error;
 pub mod harness;
+pub mod memory;
 pub mod hip;
 pub mod reference;
+pub mod scratch;
 pub mod tuning;
 pub mod validate;
 

@@ -48,7 +48,7 @@ pub fn find(sel: &str) -> Result<Schedule, UnknownLevel> {
     all()
         .into_iter()
         .find(|s| s.name.to_ascii_lowercase() == want || (number.is_some() && s.number == number))
-        .ok_or_else(|| UnknownLevel { given: sel.to_string() })
+        .ok_or_else(|| UnknownLevel { given: crate::quote(sel) })
 }
 
 /// Where a level can run: for each arch and dtype, the K in 1..=K_MAX it lowers for.

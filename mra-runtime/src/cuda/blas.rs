@@ -8,6 +8,9 @@ use crate::error::{Result, RuntimeError};
 use cudarc::cublas::{result as blas, sys};
 use mra_codegen::DType;
 
+/// cuBLAS functions the library levels and the peak measurement call.
+const BLAS_SYMBOLS: &[&str] = &["cublasCreate_v2", "cublasDestroy_v2", "cublasSetStream_v2", "cublasDgemmStridedBatched", "cublasSgemmStridedBatched"];
+
 /// A cuBLAS handle.
 pub struct Blas {
     handle: sys::cublasHandle_t,
@@ -20,10 +23,10 @@ fn fail(call: &'static str) -> impl Fn(blas::CublasError) -> RuntimeError {
 impl Blas {
     pub fn new() -> Result<Blas> {
         let tried = super::lib_candidates("cublas");
-        // SAFETY: loading libcublas runs no initialisers with preconditions.
-        if !tried.iter().any(|n| unsafe { libloading::Library::new(n) }.is_ok()) {
-            return Err(RuntimeError::Invalid(format!("cuBLAS not found (looked for {}); the library levels need it", tried.join(", "))));
-        }
+        super::probe_library(&tried, BLAS_SYMBOLS).map_err(|e| match e {
+            super::LibraryProbe::NotFound => RuntimeError::Invalid(format!("cuBLAS not found (looked for {}); the library levels need it", tried.join(", "))),
+            super::LibraryProbe::MissingSymbol { name, symbol, detail } => RuntimeError::BrokenLibrary { what: "cuBLAS", name, symbol, detail },
+        })?;
         let handle = blas::create_handle().map_err(fail("cublasCreate"))?;
         Ok(Blas { handle })
     }

@@ -30,15 +30,59 @@ pub(crate) fn lib_candidates(lib: &str) -> Vec<String> {
     names
 }
 
-/// Is a CUDA driver present? Probed with libloading first because cudarc panics when it is not.
+/// Driver functions every run calls; a libcuda without one of them is not a usable driver.
+const DRIVER_SYMBOLS: &[&str] = &[
+    "cuInit",
+    "cuDriverGetVersion",
+    "cuDeviceGetCount",
+    "cuDeviceGet",
+    "cuDeviceGetAttribute",
+    "cuDeviceGetName",
+    "cuDevicePrimaryCtxRetain",
+    "cuCtxSetCurrent",
+    "cuMemGetInfo_v2",
+    "cuMemAlloc_v2",
+    "cuMemcpyHtoD_v2",
+    "cuMemcpyDtoH_v2",
+    "cuModuleLoadData",
+    "cuModuleGetFunction",
+    "cuLaunchKernel",
+    "cuGetErrorName",
+    "cuGetErrorString",
+];
+
+/// Is a CUDA driver present, with the functions we call? Probed with libloading first because
+/// cudarc panics when the library or one of its functions is missing. The library checked is
+/// the one cudarc will use: the first of its candidate names that loads.
 pub fn probe_driver() -> Result<()> {
     let tried = crate::cuda::lib_candidates("cuda");
-    // SAFETY: loading libcuda runs no initialisers with preconditions.
-    if tried.iter().any(|n| unsafe { libloading::Library::new(n) }.is_ok()) {
-        Ok(())
-    } else {
-        Err(RuntimeError::NoDriver { tried: tried.join(", ") })
+    probe_library(&tried, DRIVER_SYMBOLS)
+        .map_err(|e| match e {
+            LibraryProbe::NotFound => RuntimeError::NoDriver { tried: tried.join(", ") },
+            LibraryProbe::MissingSymbol { name, symbol, detail } => RuntimeError::BrokenLibrary { what: "NVIDIA driver", name, symbol, detail },
+        })
+}
+
+/// Why [`probe_library`] refused.
+pub(crate) enum LibraryProbe {
+    NotFound,
+    /// `name` loaded, `symbol` is not in it; `detail` is the loader's message (it names the file).
+    MissingSymbol { name: String, symbol: &'static str, detail: String },
+}
+
+/// Loads the first of `names` that loads (as cudarc does) and checks it has every one of `symbols`.
+pub(crate) fn probe_library(names: &[String], symbols: &[&'static str]) -> std::result::Result<(), LibraryProbe> {
+    // SAFETY: loading libcuda / libnvrtc runs no initialisers with preconditions.
+    let Some((name, lib)) = names.iter().find_map(|n| unsafe { libloading::Library::new(n) }.ok().map(|l| (n, l))) else {
+        return Err(LibraryProbe::NotFound);
+    };
+    for &symbol in symbols {
+        // SAFETY: the symbol is only looked up, never called through this type.
+        if let Err(e) = unsafe { lib.get::<unsafe extern "C" fn()>(symbol.as_bytes()) } {
+            return Err(LibraryProbe::MissingSymbol { name: name.clone(), symbol, detail: e.to_string() });
+        }
     }
+    Ok(())
 }
 
 /// One CUDA device with its primary context current on this thread.

@@ -8,6 +8,19 @@ use serde::Serialize;
 use std::ffi::{c_char, CStr, CString};
 use std::time::Instant;
 
+/// NVRTC functions a compile calls; a libnvrtc without one of them cannot compile.
+const NVRTC_SYMBOLS: &[&str] = &[
+    "nvrtcVersion",
+    "nvrtcCreateProgram",
+    "nvrtcCompileProgram",
+    "nvrtcGetProgramLogSize",
+    "nvrtcGetProgramLog",
+    "nvrtcGetCUBINSize",
+    "nvrtcGetCUBIN",
+    "nvrtcDestroyProgram",
+    "nvrtcGetErrorString",
+];
+
 /// A loaded NVRTC library.
 #[derive(Clone, Copy, Debug)]
 pub struct Nvrtc {
@@ -80,10 +93,10 @@ impl Nvrtc {
     /// library is missing, so it is probed here first.)
     pub fn load() -> Result<Nvrtc> {
         let tried = crate::cuda::lib_candidates("nvrtc");
-        // SAFETY: loading NVRTC runs no initialisers with preconditions.
-        if !tried.iter().any(|n| unsafe { libloading::Library::new(n) }.is_ok()) {
-            return Err(RuntimeError::NoNvrtc { tried: tried.join(", ") });
-        }
+        crate::cuda::probe_library(&tried, NVRTC_SYMBOLS).map_err(|e| match e {
+            crate::cuda::LibraryProbe::NotFound => RuntimeError::NoNvrtc { tried: tried.join(", ") },
+            crate::cuda::LibraryProbe::MissingSymbol { name, symbol, detail } => RuntimeError::BrokenLibrary { what: "NVRTC", name, symbol, detail },
+        })?;
         let (mut major, mut minor) = (0, 0);
         // SAFETY: the library is present (probed above); the out-pointers are valid.
         unsafe { sys::nvrtcVersion(&mut major, &mut minor) }
@@ -108,8 +121,8 @@ impl Nvrtc {
             return Ok(Compiled { cubin, resources, seconds: start.elapsed().as_secs_f64(), from_cache: true });
         }
         let (cubin, log) = self.compile_uncached(source, entry, arch, &options)?;
-        cache.put(&key, "cubin", &cubin)?;
-        cache.put(&key, "log", log.as_bytes())?;
+        cache.put(&key, "cubin", &cubin);
+        cache.put(&key, "log", log.as_bytes());
         Ok(Compiled { cubin, resources: ResourceReport::parse(&log), seconds: start.elapsed().as_secs_f64(), from_cache: false })
     }
 

@@ -112,7 +112,7 @@ impl AmdCompiler {
             Some(bytes) => (bytes, true),
             None => {
                 let co = self.compile(source, entry, arch)?;
-                cache.put(&key, "hsaco", &co.bytes)?;
+                cache.put(&key, "hsaco", &co.bytes);
                 (co.bytes, false)
             }
         };

@@ -130,7 +130,10 @@ impl ScratchDir {
             let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0);
             let path = base.join(format!("mra-{purpose}-{}-{n}-{nanos}", std::process::id()));
             match std::fs::create_dir(&path) {
-                Ok(()) => return Ok(ScratchDir { path }),
+                Ok(()) => {
+                    crate::scratch::register(path.clone());
+                    return Ok(ScratchDir { path });
+                }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
                 Err(source) => return Err(HipError::Io { what: "creating a temporary directory", path, source }),
             }
@@ -147,6 +150,7 @@ impl ScratchDir {
 impl Drop for ScratchDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.path);
+        crate::scratch::unregister(&self.path);
     }
 }
 
