@@ -8,6 +8,14 @@
 //! - NVIDIA `mma.m8n8k4` `.f64`: PTX ISA 8.x, section "Matrix Fragments for mma.m8n8k4 with
 //!   .f64 floating point type": A (8×4, row): row = lane >> 2, col = lane % 4; B (4×8, col):
 //!   row = lane % 4, col = lane >> 2; C/D (8×8): row = lane >> 2, col = 2·(lane % 4) + r.
+//! - NVIDIA `mma.m16n8k4` `.f64` (sm_90): PTX ISA 8.x, "Matrix Fragments for mma.m16n8k4"
+//!   (.tf32/.f64 layout; groupID = lane >> 2, threadID_in_group = lane % 4): A (16×4, two
+//!   registers): row = groupID + 8·r, col = lane % 4; B (4×8): row = lane % 4, col = groupID;
+//!   C/D (16×8, four registers): row = groupID + 8·(r >> 1), col = 2·(lane % 4) + (r & 1).
+//! - NVIDIA `mma.m16n8k8` `.f64` (sm_90): PTX ISA 8.x, "Matrix Fragments for mma.m16n8k8"
+//!   (.tf32/.f64 layout): A (16×8, four registers): row = groupID + 8·(r & 1),
+//!   col = lane % 4 + 4·(r >> 1); B (8×8, two registers): row = lane % 4 + 4·r, col = groupID;
+//!   C/D as m16n8k4.
 //! - AMD `v_mfma_f64_16x16x4f64` (CDNA2 gfx90a, CDNA3 gfx942): AMD Matrix Instruction
 //!   Calculator (`--detail-instruction`), CDNA3 ISA guide section 7.1: A[i][k] in lane i + 16·k,
 //!   B[k][j] in lane j + 16·k, D[i][j] in lane j + 16·(i / 4), register i % 4.
@@ -23,23 +31,33 @@
 use crate::arch::MatrixInstr;
 use serde::Serialize;
 
-/// One coordinate of a fragment element: `((lane / lane_div) % lane_mod) · lane_scale + reg · reg_scale`.
+/// One coordinate of a fragment element:
+/// `((lane / lane_div) % lane_mod) · lane_scale + ((reg / reg_div) % reg_mod) · reg_scale`
+/// (`reg_mod` 0: no modulo).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct Axis {
     pub lane_div: u32,
     pub lane_mod: u32,
     pub lane_scale: u32,
     pub reg_scale: u32,
+    pub reg_div: u32,
+    pub reg_mod: u32,
 }
 
 impl Axis {
     const fn new(lane_div: u32, lane_mod: u32, lane_scale: u32, reg_scale: u32) -> Axis {
-        Axis { lane_div, lane_mod, lane_scale, reg_scale }
+        Axis { lane_div, lane_mod, lane_scale, reg_scale, reg_div: 1, reg_mod: 0 }
+    }
+
+    /// The same lane part, the register part `((reg / reg_div) % reg_mod) · reg_scale`.
+    const fn with_reg(self, reg_div: u32, reg_mod: u32, reg_scale: u32) -> Axis {
+        Axis { reg_div, reg_mod, reg_scale, ..self }
     }
 
     /// The coordinate of register `reg` in lane `lane`.
     pub fn at(&self, lane: u32, reg: u32) -> u32 {
-        ((lane / self.lane_div) % self.lane_mod) * self.lane_scale + reg * self.reg_scale
+        let reg_part = if self.reg_mod == 0 { reg / self.reg_div } else { (reg / self.reg_div) % self.reg_mod };
+        ((lane / self.lane_div) % self.lane_mod) * self.lane_scale + reg_part * self.reg_scale
     }
 
     /// The same as a C++ expression over the names `lane` and `reg` (reg may be a constant);
@@ -64,7 +82,20 @@ impl Axis {
             terms.push(if self.lane_scale == 1 { m } else { format!("{m} * {}", self.lane_scale) });
         }
         if self.reg_scale > 0 && reg != "0" {
-            terms.push(if self.reg_scale == 1 { reg.to_string() } else { format!("{reg} * {}", self.reg_scale) });
+            let mut r = reg.to_string();
+            if self.reg_div > 1 {
+                r = match self.reg_div.is_power_of_two() {
+                    true => format!("({r} >> {})", self.reg_div.trailing_zeros()),
+                    false => format!("({r} / {})", self.reg_div),
+                };
+            }
+            if self.reg_mod > 0 {
+                r = match self.reg_mod.is_power_of_two() {
+                    true => format!("({r} & {})", self.reg_mod - 1),
+                    false => format!("({r} % {})", self.reg_mod),
+                };
+            }
+            terms.push(if self.reg_scale == 1 { r } else { format!("{r} * {}", self.reg_scale) });
         }
         if terms.is_empty() { "0".into() } else { terms.join(" + ") }
     }
@@ -105,6 +136,26 @@ pub fn fragment(instr: MatrixInstr) -> Fragment {
             a: OperandLayout { regs: 1, row: Axis::new(4, 8, 1, 0), col: Axis::new(1, 4, 1, 0) },
             b: OperandLayout { regs: 1, row: Axis::new(1, 4, 1, 0), col: Axis::new(4, 8, 1, 0) },
             c: OperandLayout { regs: 2, row: Axis::new(4, 8, 1, 0), col: Axis::new(1, 4, 2, 1) },
+        },
+        MmaSyncM16n8k4F64 => Fragment {
+            instr,
+            m: 16,
+            n: 8,
+            k: 4,
+            lanes: 32,
+            a: OperandLayout { regs: 2, row: Axis::new(4, 8, 1, 8), col: Axis::new(1, 4, 1, 0) },
+            b: OperandLayout { regs: 1, row: Axis::new(1, 4, 1, 0), col: Axis::new(4, 8, 1, 0) },
+            c: OperandLayout { regs: 4, row: Axis::new(4, 8, 1, 0).with_reg(2, 0, 8), col: Axis::new(1, 4, 2, 0).with_reg(1, 2, 1) },
+        },
+        MmaSyncM16n8k8F64 => Fragment {
+            instr,
+            m: 16,
+            n: 8,
+            k: 8,
+            lanes: 32,
+            a: OperandLayout { regs: 4, row: Axis::new(4, 8, 1, 0).with_reg(1, 2, 8), col: Axis::new(1, 4, 1, 0).with_reg(2, 0, 4) },
+            b: OperandLayout { regs: 2, row: Axis::new(1, 4, 1, 4), col: Axis::new(4, 8, 1, 0) },
+            c: OperandLayout { regs: 4, row: Axis::new(4, 8, 1, 0).with_reg(2, 0, 8), col: Axis::new(1, 4, 2, 0).with_reg(1, 2, 1) },
         },
         MfmaF64_16x16x4 => Fragment {
             instr,
@@ -209,7 +260,8 @@ mod tests {
     use super::*;
     use MatrixInstr::*;
 
-    const ALL: [MatrixInstr; 5] = [MmaSyncM8n8k4F64, WmmaM8n8k4F64, MfmaF64_16x16x4, WmmaF32_16x16x16Gfx11, WmmaF32_16x16x16Gfx12];
+    const ALL: [MatrixInstr; 7] =
+        [MmaSyncM8n8k4F64, MmaSyncM16n8k4F64, MmaSyncM16n8k8F64, WmmaM8n8k4F64, MfmaF64_16x16x4, WmmaF32_16x16x16Gfx11, WmmaF32_16x16x16Gfx12];
 
     fn matrix(rows: u32, cols: u32, seed: u32) -> Vec<f64> {
         (0..rows * cols).map(|e| ((e * 7 + seed * 13) % 23) as f64 - 11.0).collect()
@@ -258,6 +310,116 @@ mod tests {
         let b = scatter(&f.b, f.lanes, f.n, &matrix(16, 16, 2));
         let c = scatter(&f.c, f.lanes, f.n, &matrix(16, 16, 3));
         assert!(matches!(execute(&f, &a, &b, &c), Err(ModelError::ReplicaMismatch { operand: 'A', .. })));
+    }
+
+    /// Evaluates the C++ index expressions the emitter prints (`lane`, `r`, integers, `+ * / %
+    /// >> &` and parentheses, with C++ precedence) so they can be compared with the layouts.
+    fn eval_cpp(expr: &str, lane: u32, reg: u32) -> u32 {
+        let toks: Vec<String> = {
+            let mut t = Vec::new();
+            let cs: Vec<char> = expr.chars().collect();
+            let mut i = 0;
+            while i < cs.len() {
+                let c = cs[i];
+                if c.is_whitespace() {
+                    i += 1;
+                } else if c.is_alphanumeric() || c == '_' {
+                    let st = i;
+                    while i < cs.len() && (cs[i].is_alphanumeric() || cs[i] == '_') {
+                        i += 1;
+                    }
+                    t.push(cs[st..i].iter().collect());
+                } else if c == '>' {
+                    t.push(">>".into());
+                    i += 2;
+                } else {
+                    t.push(c.to_string());
+                    i += 1;
+                }
+            }
+            t
+        };
+        fn prec(op: &str) -> Option<u32> {
+            match op {
+                "*" | "/" | "%" => Some(4),
+                "+" => Some(3),
+                ">>" => Some(2),
+                "&" => Some(1),
+                _ => None,
+            }
+        }
+        fn parse(t: &[String], pos: &mut usize, min: u32, lane: u32, reg: u32) -> u32 {
+            let mut lhs = match t[*pos].as_str() {
+                "(" => {
+                    *pos += 1;
+                    let v = parse(t, pos, 0, lane, reg);
+                    assert_eq!(t[*pos], ")");
+                    v
+                }
+                "lane" => lane,
+                "r" => reg,
+                n => n.parse().unwrap_or_else(|_| panic!("unexpected token {n}")),
+            };
+            *pos += 1;
+            while *pos < t.len() {
+                let Some(p) = prec(&t[*pos]) else { break };
+                if p < min {
+                    break;
+                }
+                let op = t[*pos].clone();
+                *pos += 1;
+                let rhs = parse(t, pos, p + 1, lane, reg);
+                lhs = match op.as_str() {
+                    "*" => lhs * rhs,
+                    "/" => lhs / rhs,
+                    "%" => lhs % rhs,
+                    "+" => lhs + rhs,
+                    ">>" => lhs >> rhs,
+                    _ => lhs & rhs,
+                };
+            }
+            lhs
+        }
+        let mut pos = 0;
+        let v = parse(&toks, &mut pos, 0, lane, reg);
+        assert_eq!(pos, toks.len(), "trailing tokens in {expr}");
+        v
+    }
+
+    /// The emitted C++ index expressions select the same element as the layout tables, for
+    /// every lane and register of every instruction (the tables themselves are checked against
+    /// a plain GEMM in `simulate`).
+    #[test]
+    fn emitted_index_expressions_evaluate_to_the_layouts() {
+        for instr in ALL {
+            let f = fragment(instr);
+            for (name, l) in [("A", f.a), ("B", f.b), ("C", f.c)] {
+                for axis in [l.row, l.col] {
+                    let text = axis.cpp("lane", "r", f.lanes);
+                    for lane in 0..f.lanes {
+                        for r in 0..l.regs {
+                            assert_eq!(eval_cpp(&text, lane, r), axis.at(lane, r), "{instr:?} {name}: `{text}` at lane {lane}, reg {r}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The sm_90 shapes against the PTX ISA's tables, element by element for a few lanes
+    /// (groupID = lane >> 2, threadID_in_group = lane % 4), written out by hand.
+    #[test]
+    fn m16n8_layouts_follow_the_ptx_isa() {
+        let f = fragment(MmaSyncM16n8k4F64);
+        // lane 13: groupID 3, threadID_in_group 1.
+        assert_eq!([0, 1].map(|r| (f.a.row.at(13, r), f.a.col.at(13, r))), [(3, 1), (11, 1)]);
+        assert_eq!((f.b.row.at(13, 0), f.b.col.at(13, 0)), (1, 3));
+        assert_eq!([0, 1, 2, 3].map(|r| (f.c.row.at(13, r), f.c.col.at(13, r))), [(3, 2), (3, 3), (11, 2), (11, 3)]);
+        let g = fragment(MmaSyncM16n8k8F64);
+        // lane 30: groupID 7, threadID_in_group 2.
+        assert_eq!([0, 1, 2, 3].map(|r| (g.a.row.at(30, r), g.a.col.at(30, r))), [(7, 2), (15, 2), (7, 6), (15, 6)]);
+        assert_eq!([0, 1].map(|r| (g.b.row.at(30, r), g.b.col.at(30, r))), [(2, 7), (6, 7)]);
+        assert_eq!([0, 1, 2, 3].map(|r| (g.c.row.at(30, r), g.c.col.at(30, r))), [(7, 4), (7, 5), (15, 4), (15, 5)]);
     }
 
     #[test]

@@ -166,6 +166,14 @@ pub enum Step {
     /// `constraint(lhs <= rhs)`: a condition on the tunable parameters, K, the dtype and the
     /// arch; a configuration (defaults included) that breaks it is not planned.
     Constraint(crate::tune::Constraint),
+    /// `buffers(N)`: K³-sized shared buffers the fused passes use. 2: a pass reads one and
+    /// writes the other. 1: a pass writes its output over its input — each warp holds its
+    /// output tiles in registers until every warp has read the input (a barrier), then stores.
+    /// 3 (with `pipeline(2)`): the third receives the next tensor during all three passes.
+    Buffers(Value),
+    /// `pipeline(N)`: tensors in flight per block. 2: while a tensor's last pass runs, the
+    /// next tensor of the block is copied asynchronously into the buffer that pass does not read.
+    Pipeline(Value),
 }
 
 impl Step {
@@ -184,6 +192,8 @@ impl Step {
             Step::Library(_) => "library",
             Step::LaunchBounds { .. } => "launch_bounds",
             Step::Constraint(_) => "constraint",
+            Step::Buffers(_) => "buffers",
+            Step::Pipeline(_) => "pipeline",
         }
     }
 }
@@ -292,6 +302,8 @@ impl fmt::Display for Step {
             Step::Copy { vector } => write!(f, "copy(vector = {vector})"),
             Step::Library(LibraryCall::Kronecker) => write!(f, "library(kronecker)"),
             Step::Library(LibraryCall::ThreeGemm) => write!(f, "library(three_gemm)"),
+            Step::Buffers(v) => write!(f, "buffers({v})"),
+            Step::Pipeline(v) => write!(f, "pipeline({v})"),
         }
     }
 }

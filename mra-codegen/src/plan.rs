@@ -50,6 +50,12 @@ pub struct TransformPlan {
     pub fragment: Option<Fragment>,
     /// `tensorize(wmma)`: fragments go through NVIDIA's load/store API instead of lane indexing.
     pub wmma: bool,
+    /// K³-sized shared buffers of fused passes (`buffers(N)`, default 2); 1: passes 0 and 1
+    /// write over their input, holding their output tiles in registers until a barrier.
+    pub shared_buffers: u32,
+    /// Tensors in flight per block (`pipeline(N)`, default 1); 2: the next tensor is copied
+    /// asynchronously (cp.async) while the current one's last pass runs.
+    pub pipeline: u32,
 }
 
 impl TransformPlan {
@@ -125,6 +131,8 @@ pub enum PlanError {
     DTypeUnsupported { level: String, dtype: DType, why: String },
     #[error("level {level}: {why}")]
     Constraint { level: String, why: String },
+    #[error("level {level} cannot run on {arch}: {why}")]
+    ArchUnsupported { level: String, arch: &'static str, why: String },
     /// A tensorized level without an instruction for (arch, dtype): either the arch lacks such
     /// matrix cores, or it has them and this level has no lowering onto them. The message
     /// says which, and what runs instead (see [`crate::matrix_support`]).
@@ -297,7 +305,51 @@ impl Schedule {
             if workspace == Memory::Registers {
                 return Err(malformed("workspace(registers) cannot hold a K^3 intermediate"));
             }
+            let shared_buffers = self
+                .iter_steps()
+                .find_map(|s| match s {
+                    Step::Buffers(v) => Some(v.default_value()),
+                    _ => None,
+                })
+                .unwrap_or(2);
+            if shared_buffers == 1 {
+                let whole = a.memory == Memory::Shared && workspace == Memory::Shared && fragment.is_some() && !wmma;
+                if !whole {
+                    return Err(malformed("buffers(1) needs tensorize(mma), cache_read(A, shared) and workspace(shared)"));
+                }
+            }
+            if !(1..=9).contains(&shared_buffers) {
+                return Err(malformed("buffers(N) takes 1 to 9"));
+            }
+            let pipeline = self
+                .iter_steps()
+                .find_map(|s| match s {
+                    Step::Pipeline(v) => Some(v.default_value()),
+                    _ => None,
+                })
+                .unwrap_or(1);
+            if pipeline != 1 {
+                let whole = a.memory == Memory::Shared && workspace == Memory::Shared && fragment.is_some() && !wmma;
+                // pipeline(2) with buffers(2): the next tensor goes to the buffer pass 2 does not
+                // read; otherwise a ring of N input buffers plus one intermediate.
+                let ring = shared_buffers == pipeline + 1;
+                if !(2..=8).contains(&pipeline) || !whole || !(ring || (pipeline == 2 && shared_buffers == 2)) {
+                    return Err(malformed("pipeline(N) needs tensorize(mma), cache_read(A, shared), workspace(shared) and buffers(N + 1) (or buffers(2) with pipeline(2)); 2 <= N <= 8"));
+                }
+                if arch.vendor != crate::Vendor::Nvidia {
+                    return Err(PlanError::ArchUnsupported {
+                        level: self.name.clone(),
+                        arch: arch.name,
+                        why: "pipeline(2) copies the next tensor with cp.async (NVIDIA sm_80+); run level `fused` there".into(),
+                    });
+                }
+            }
+            if shared_buffers > 2 && pipeline == 1 {
+                return Err(malformed("buffers(N > 2) hold the tensors in flight of pipeline(N - 1): add pipeline(..)"));
+            }
             let plan = TransformPlan {
+                pipeline,
+                shared_buffers,
                 map,
                 a,
                 b,
@@ -318,7 +370,8 @@ impl Schedule {
             };
             let b_shared = if b.memory == Memory::Shared { b_rows as u64 * (b_cols + b.pad) as u64 * elem } else { 0 };
             let (w_shared, w_global) = if workspace == Memory::Shared {
-                (2 * k as u64 * ((k * k + plan.shared_row_pad()) as u64) * elem, 0)
+                let buffers = if plan.stages_whole_tensor() { plan.shared_buffers } else { 2 } as u64;
+                (buffers * k as u64 * ((k * k + plan.shared_row_pad()) as u64) * elem, 0)
             } else {
                 (0, 2 * k3)
             };
@@ -369,13 +422,19 @@ impl Schedule {
 }
 
 /// The matrix instruction a tensorized level uses on `arch` for `dtype`, if the arch has one.
+/// The arch table lists its instructions preferred first (sm_90: the full-rate m16n8k4).
 pub fn matrix_instr(arch: &Arch, dtype: DType) -> Option<MatrixInstr> {
-    let wanted: &[MatrixInstr] = match dtype {
-        DType::F64 => &[MatrixInstr::MmaSyncM8n8k4F64, MatrixInstr::MfmaF64_16x16x4],
-        DType::F32 => &[],
-        DType::F16 | DType::Bf16 => &[MatrixInstr::WmmaF32_16x16x16Gfx11, MatrixInstr::WmmaF32_16x16x16Gfx12],
-    };
-    wanted.iter().copied().find(|&i| arch.has(i))
+    arch.matrix.iter().copied().find(|&i| mma_computes(i, dtype))
+}
+
+/// Whether `instr` is a register-fragment instruction (`tensorize(mma)`) for `dtype`.
+pub fn mma_computes(instr: MatrixInstr, dtype: DType) -> bool {
+    use MatrixInstr::*;
+    match dtype {
+        DType::F64 => matches!(instr, MmaSyncM8n8k4F64 | MmaSyncM16n8k4F64 | MmaSyncM16n8k8F64 | MfmaF64_16x16x4),
+        DType::F32 => false,
+        DType::F16 | DType::Bf16 => matches!(instr, WmmaF32_16x16x16Gfx11 | WmmaF32_16x16x16Gfx12),
+    }
 }
 
 /// The WMMA-API fragment for `dtype` on `arch`, if it has one (NVIDIA f64 8×8×4, sm_80+).

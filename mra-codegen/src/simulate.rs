@@ -70,7 +70,7 @@ mod tests {
 
     #[test]
     fn every_fragment_schedule_computes_the_pass_for_every_k() {
-        for instr in [MmaSyncM8n8k4F64, MfmaF64_16x16x4, WmmaF32_16x16x16Gfx11, WmmaF32_16x16x16Gfx12] {
+        for instr in [MmaSyncM8n8k4F64, MmaSyncM16n8k4F64, MmaSyncM16n8k8F64, MfmaF64_16x16x4, WmmaF32_16x16x16Gfx11, WmmaF32_16x16x16Gfx12] {
             let f = fragment(instr);
             for k in 1..=32u32 {
                 // Small integers: every product and sum is exact, so equality is exact.

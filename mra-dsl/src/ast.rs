@@ -78,6 +78,8 @@ impl Prim {
                 out.push((named(format!("unroll_{l}"), v), v))
             }
             PrimKind::LaunchBounds { min_blocks } => out.push((named("min_blocks".into(), min_blocks), min_blocks)),
+            PrimKind::Buffers(v) => out.push((named("buffers".into(), v), v)),
+            PrimKind::Pipeline(v) => out.push((named("pipeline".into(), v), v)),
             _ => {}
         }
         out
@@ -98,6 +100,8 @@ impl Prim {
             PrimKind::Library(_) => "library",
             PrimKind::LaunchBounds { .. } => "launch_bounds",
             PrimKind::Constraint(_) => "constraint",
+            PrimKind::Buffers(_) => "buffers",
+            PrimKind::Pipeline(_) => "pipeline",
         }
     }
 }
@@ -138,6 +142,11 @@ pub enum PrimKind {
     },
     /// `constraint(expr <= expr)`: a condition every tuned configuration must meet.
     Constraint(Cond),
+    /// `buffers(N)`: shared intermediate buffers of the fused passes (1: a pass writes over
+    /// its input). Same value forms as `threads`.
+    Buffers(Val),
+    /// `pipeline(N)`: tensors in flight per block (2: the next one loads while this one computes).
+    Pipeline(Val),
 }
 
 /// A numeric argument: `N`, or `tune([N, ...], default = N[, name = ident])` (for threads

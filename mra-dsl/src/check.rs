@@ -97,6 +97,15 @@ fn check_values(prim: &Prim, errors: &mut Errors) {
     }
     match &prim.kind {
         PrimKind::Threads(v) => for_each_value(v, |n| thread_count(n, errors)),
+        PrimKind::Buffers(v) | PrimKind::Pipeline(v) => {
+            let what = prim.name();
+            let max = if what == "buffers" { 9 } else { 8 };
+            for_each_value(v, |n| {
+                if !(1..=max).contains(&n.value) {
+                    errors.push(n.span, format!("{what}({}): takes 1 to {max}", n.value));
+                }
+            });
+        }
         PrimKind::CacheRead {
             into,
             pad: Some((word, pad)),
@@ -390,6 +399,16 @@ fn check_combination(level: &Level, errors: &mut Errors) {
                     errors.push(into.span, "cache_read(B, registers) keeps B's matrix fragments in registers: it needs tensorize(mma)");
                 }
             }
+        }
+    }
+    for b in ["buffers", "pipeline"].into_iter().filter_map(|name| find(name)) {
+        let shared_workspace = level.prims.iter().any(|p| matches!(&p.kind, PrimKind::Workspace(m) if m.value == Memory::Shared));
+        let staged_a = level.prims.iter().any(|p| matches!(&p.kind, PrimKind::CacheRead { operand, into, .. } if operand.value == crate::ast::Operand::A && into.value == Memory::Shared));
+        if tensorize.is_none() || !shared_workspace || !staged_a {
+            errors.push(
+                b.ident.span(),
+                format!("`{}` shapes the fused passes: it needs tensorize(mma), cache_read(A, shared) and workspace(shared)", b.name()),
+            );
         }
     }
     if let (Some(write), None) = (find("cache_write"), find("register_tile")) {

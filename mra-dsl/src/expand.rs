@@ -200,6 +200,14 @@ fn step(prim: &Prim, fixed: &HashMap<String, u32>) -> TokenStream {
             let v = vector.value;
             quote!(#ir::Step::Copy { vector: #v })
         }
+        PrimKind::Pipeline(_) => {
+            let v = nth_value(prim, 0);
+            quote!(#ir::Step::Pipeline(#v))
+        }
+        PrimKind::Buffers(_) => {
+            let v = nth_value(prim, 0);
+            quote!(#ir::Step::Buffers(#v))
+        }
     }
 }
 

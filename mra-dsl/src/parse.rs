@@ -16,6 +16,8 @@
 //! ints      := (INT ("," INT)* ","?)?
 //! expr      := term (("+" | "-") term)*      term := power (("*" | "/" | "%") power)*
 //! power     := atom ("^" power)?             atom := INT | IDENT | "(" expr ")"
+//!            | "buffers"       "(" VALUE ")"
+//!            | "pipeline"      "(" VALUE ")"
 //! ```
 //!
 //! A VALUE may be tuned: `tune([0, 1, 4], default = 4)` declares a parameter the auto-tuner
@@ -180,7 +182,9 @@ fn parse_prim(input: ParseStream) -> Result<Prim> {
         after_key: false,
     };
     let kind = match prim {
-        "threads" => PrimKind::Threads(threads(&mut args)?),
+        "threads" => PrimKind::Threads(numeric(&mut args, "thread count")?),
+        "buffers" => PrimKind::Buffers(numeric(&mut args, "buffer count")?),
+        "pipeline" => PrimKind::Pipeline(numeric(&mut args, "pipeline depth")?),
         "bind" => {
             let unit = args.word("bound unit", words::BIND_UNITS)?;
             let map = match unit.value {
@@ -268,16 +272,17 @@ fn parse_prim(input: ParseStream) -> Result<Prim> {
     Ok(Prim { ident, kind })
 }
 
-/// `threads(N)`, `threads(tune([..], default = N))` or the older `threads(tune = [..], default = N)`.
-fn threads(args: &mut Args) -> Result<Val> {
+/// The sole argument of `threads`, `buffers`, `pipeline`: `N`, `tune([..], default = N)` or
+/// the older `tune = [..], default = N`.
+fn numeric(args: &mut Args, what: &str) -> Result<Val> {
     // Nothing has been read yet, so the first tokens tell the forms apart.
     if !(args.input.peek(syn::Ident) && args.input.peek2(Token![=])) {
-        return args.value("thread count");
+        return args.value(what);
     }
     let word = args.key("tune")?;
-    let (list, choices) = args.int_list("thread count")?;
+    let (list, choices) = args.int_list(what)?;
     args.key("default")?;
-    let default = args.int("default thread count")?;
+    let default = args.int(&format!("default {what}"))?;
     Ok(Val::Tune {
         word,
         list,

@@ -533,3 +533,19 @@ fn malformed_tuning_declarations() {
     assert_error(&lvl("    launch_bounds(min_blocks = 0);"), "min_blocks is the number of blocks", 4, "0");
     assert_error(&lvl("    unroll(k, by = tune([1, 2], default = 2, name = K));"), "taken by a built-in", 4, "K)");
 }
+
+#[test]
+fn buffers_and_pipeline() {
+    let fused = "level f \"f\" {\n threads(256);\n bind(warps, tiles);\n tensorize(mma);\n cache_read(A, shared);\n workspace(shared);\n";
+    // Accepted, with the value forms of `threads`.
+    parse(&format!("{fused} buffers(1);\n}}"));
+    parse(&format!("{fused} buffers(tune = [2, 3], default = 2);\n pipeline(2);\n}}"));
+    assert_error(&format!("{fused} buffers(0);\n}}"), "buffers(0): takes 1 to 9", 7, "0");
+    assert_error(&format!("{fused} pipeline(tune = [1, 2], default = 3);\n}}"), "the default 3 is not among the choices [1, 2]", 7, "3)");
+    assert_error(
+        "level f \"f\" {\n threads(256);\n bind(warps, tiles);\n tensorize(mma);\n buffers(1);\n}",
+        "`buffers` shapes the fused passes: it needs tensorize(mma), cache_read(A, shared) and workspace(shared)",
+        5,
+        "buffers",
+    );
+}

@@ -19,6 +19,8 @@ pub const PRIMITIVES: &[&str] = &[
     "library",
     "launch_bounds",
     "constraint",
+    "buffers",
+    "pipeline",
 ];
 
 /// How each primitive is written, for "missing/extra argument" messages.
@@ -37,6 +39,8 @@ pub fn signature(prim: &str) -> &'static str {
         "launch_bounds" => "launch_bounds(min_blocks = N|tune([N, ...], default = N))",
         "constraint" => "constraint(expr <= expr), e.g. constraint(threads * min_blocks <= 1024)",
         "tune" => "tune([N, ...], default = N) or tune([N, ...], default = N, name = ident)",
+        "buffers" => "buffers(N), 1 <= N <= 9, or buffers(tune([N, ...], default = N))",
+        "pipeline" => "pipeline(N), 1 <= N <= 8, or pipeline(tune([N, ...], default = N))",
         _ => unreachable!("not a primitive: {prim}"),
     }
 }

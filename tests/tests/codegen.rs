@@ -12,10 +12,15 @@ fn every_level_lowers_for_every_arch_k_and_dtype() {
                 for &dtype in DType::ALL {
                     let kernel = match mra_codegen::generate(&level, Request { k, arch, dtype }) {
                         Ok(kernel) => kernel,
-                        // Only a shared-memory limit, a missing matrix core or a dtype the level
-                        // has no lowering for may stop a level
-                        // here, and it says so.
-                        Err(PlanError::SharedTooLarge { .. } | PlanError::NoMatrixCore { .. } | PlanError::DTypeUnsupported { .. }) => continue,
+                        // Only a shared-memory limit, a missing matrix core, a dtype the level
+                        // has no lowering for or an arch without a feature the level needs
+                        // (cp.async) may stop a level here, and it says so.
+                        Err(
+                            PlanError::SharedTooLarge { .. }
+                            | PlanError::NoMatrixCore { .. }
+                            | PlanError::DTypeUnsupported { .. }
+                            | PlanError::ArchUnsupported { .. },
+                        ) => continue,
                         Err(e) => panic!("{} K={k} {arch} {dtype}: {e}", level.name),
                     };
                     let src = &kernel.source;
@@ -113,5 +118,25 @@ fn the_schedule_ir_round_trips_through_json() {
         let json = serde_json::to_string(&level).unwrap();
         let back: mra_codegen::Schedule = serde_json::from_str(&json).unwrap();
         assert_eq!(back, level);
+    }
+}
+
+#[test]
+fn sm_90_takes_the_full_rate_dmma_shape_and_older_archs_keep_m8n8k4() {
+    let l7 = levels::find("7").unwrap();
+    for (arch, want, not) in [("sm_90", "mma.sync.aligned.m16n8k4.row.col.f64", "mma.sync.aligned.m8n8k4"), ("sm_80", "mma.sync.aligned.m8n8k4.row.col.f64", "mma.sync.aligned.m16n8k4")] {
+        let req = Request { k: 13, arch: mra_codegen::arch::find(arch).unwrap(), dtype: DType::F64 };
+        let src = mra_codegen::generate(&l7, req).unwrap().source;
+        assert!(src.contains(want) && !src.contains(not), "{arch}");
+    }
+}
+
+#[test]
+fn pipelined_levels_refuse_amd_naming_the_level_to_run() {
+    for name in ["fused-pipe", "fused-ring"] {
+        let level = levels::find(name).unwrap();
+        let req = Request { k: 8, arch: mra_codegen::arch::find("gfx942").unwrap(), dtype: DType::F64 };
+        let e = mra_codegen::generate(&level, req).unwrap_err();
+        assert!(matches!(e, PlanError::ArchUnsupported { .. }) && e.to_string().contains("run level `fused`"), "{e}");
     }
 }

@@ -20,6 +20,13 @@ pub trait Dialect {
     /// Attribute placed between `__global__ void` and the kernel name, if the dialect wants one;
     /// `min_blocks`: `launch_bounds(min_blocks = N)` with N > 1.
     fn launch_bounds(&self, threads: u32, min_blocks: Option<u32>, arch: &Arch) -> Option<String>;
+    /// Launch bounds that also promise `min_blocks` resident blocks per multiprocessor, so the
+    /// compiler caps registers to what that occupancy leaves (in-place passes hold whole
+    /// output tiles in registers and would otherwise take more than a block may have).
+    fn launch_bounds_min_blocks(&self, threads: u32, min_blocks: u32, arch: &Arch) -> Option<String> {
+        let _ = min_blocks;
+        self.launch_bounds(threads, None, arch)
+    }
     /// Qualifier for small helpers that must inline.
     fn inline_device(&self) -> &'static str;
     /// Alignment attribute for shared arrays: 32 bytes, which matrix-fragment loads need.
@@ -91,6 +98,9 @@ impl Dialect for Cuda {
         // constants.
         min_blocks.map(|m| format!("__launch_bounds__({threads}, {m})"))
     }
+    fn launch_bounds_min_blocks(&self, threads: u32, min_blocks: u32, _arch: &Arch) -> Option<String> {
+        Some(format!("__launch_bounds__({threads}, {min_blocks})"))
+    }
     fn inline_device(&self) -> &'static str {
         "__device__ __forceinline__"
     }
@@ -112,6 +122,7 @@ impl Dialect for Cuda {
                  \x20       : \"+d\"(d[0]), \"+d\"(d[1]) : \"d\"(a), \"d\"(b));\n\
                  }"
                 .to_string(),
+            MatrixInstr::MmaSyncM16n8k4F64 | MatrixInstr::MmaSyncM16n8k8F64 => nvidia_m16n8_prelude(f),
             MatrixInstr::WmmaM8n8k4F64 => "// One warp: wmma f64 8x8x4 fragments (sm_80+), through the __dmma_m8n8k4 built-ins\n\
                  // that nvcuda::wmma calls; NVRTC provides them without headers."
                 .to_string(),
@@ -121,9 +132,62 @@ impl Dialect for Cuda {
     fn mma_acc_decl(&self, f: &Fragment, name: &str, count: &str) -> String {
         format!("double {name}[{count}][{}];", f.c.regs)
     }
-    fn mma_call(&self, _f: &Fragment, _dtype: DType, acc: &str, a: &str, b: &str) -> String {
-        format!("mma_m8n8k4({acc}, {a}, {b});")
+    fn mma_call(&self, f: &Fragment, _dtype: DType, acc: &str, a: &str, b: &str) -> String {
+        format!("mma_m{}n{}k{}({acc}, {a}, {b});", f.m, f.n, f.k)
     }
+    fn mma_operand_type(&self, _f: &Fragment, dtype: DType, regs: u32) -> String {
+        if regs == 1 { dtype.cpp().to_string() } else { format!("mra_f64x{regs}") }
+    }
+}
+
+/// The helper for a sm_90 `mma.sync.m16n8k*` f64 instruction: operands of several registers
+/// are small structs indexed by constants (they stay in registers after unrolling).
+fn nvidia_m16n8_prelude(f: &Fragment) -> String {
+    let (ar, br, cr) = (f.a.regs, f.b.regs, f.c.regs);
+    let mut s = format!(
+        "// One warp: D({m}x{n}) += A({m}x{k}) B({k}x{n}) in FP64 (PTX mma.sync.aligned.m{m}n{n}k{k}, sm_90+;\n\
+         // one full-rate DMMA on Hopper, twice the rate of m8n8k4).\n",
+        m = f.m,
+        n = f.n,
+        k = f.k
+    );
+    for regs in [ar, br] {
+        if regs > 1 && !s.contains(&format!("struct mra_f64x{regs} ")) {
+            s += &format!(
+                "struct mra_f64x{regs} {{\n\
+                 \x20   double v[{regs}];\n\
+                 \x20   __device__ __forceinline__ double& operator[](int i) {{ return v[i]; }}\n\
+                 \x20   __device__ __forceinline__ const double& operator[](int i) const {{ return v[i]; }}\n\
+                 }};\n"
+            );
+        }
+    }
+    let ty = |regs: u32| if regs == 1 { "double".to_string() } else { format!("const mra_f64x{regs}&") };
+    let mut n = 0;
+    let mut ops = |regs: u32| {
+        let v: Vec<String> = (0..regs).map(|i| format!("%{}", n + i)).collect();
+        n += regs;
+        format!("{{{}}}", v.join(", "))
+    };
+    let (d_ops, a_ops, b_ops) = (ops(cr), ops(ar), ops(br));
+    let elems = |name: &str, regs: u32, c: &str| -> Vec<String> {
+        (0..regs).map(|i| if regs == 1 { format!("\"{c}\"({name})") } else { format!("\"{c}\"({name}[{i}])") }).collect()
+    };
+    s += &format!(
+        "__device__ __forceinline__ void mma_m{m}n{nn}k{k}(double (&d)[{cr}], {at} a, {bt} b) {{\n\
+         \x20   asm(\"mma.sync.aligned.m{m}n{nn}k{k}.row.col.f64.f64.f64.f64 {d_ops}, {a_ops}, {b_ops}, {d_ops};\"\n\
+         \x20       : {outs}\n\
+         \x20       : {ins});\n\
+         }}",
+        m = f.m,
+        nn = f.n,
+        k = f.k,
+        at = ty(ar),
+        bt = ty(br),
+        outs = elems("d", cr, "+d").join(", "),
+        ins = [elems("a", ar, "d"), elems("b", br, "d")].concat().join(", "),
+    );
+    s
 }
 
 impl Dialect for Hip {

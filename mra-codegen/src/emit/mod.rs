@@ -6,6 +6,7 @@
 
 pub mod dialect;
 mod library;
+mod pipeline;
 mod tensor;
 mod writer;
 
@@ -178,7 +179,16 @@ impl Emitter<'_> {
 
     fn kernel_signature(&self, entry: &str) -> String {
         let t = self.t();
-        let bounds = self.d.launch_bounds(self.plan.threads, self.plan.min_blocks, self.plan.request.arch).map(|b| b + " ").unwrap_or_default();
+        let bounds = match self.plan.body {
+            // In-place passes hold a wave's output tiles in registers: without a bound the
+            // compiler takes more registers than a block of THREADS may have (168 at K = 20).
+            // An explicit launch_bounds(min_blocks = ..) of the schedule wins.
+            Body::Transform(tp) if tp.shared_buffers == 1 && self.plan.min_blocks.is_none() => {
+                self.d.launch_bounds_min_blocks(self.plan.threads, (65536 / (self.plan.threads * 128)).max(1), self.plan.request.arch)
+            }
+            _ => self.d.launch_bounds(self.plan.threads, self.plan.min_blocks, self.plan.request.arch),
+        };
+        let bounds = bounds.map(|b| b + " ").unwrap_or_default();
         format!(
             "extern \"C\" __global__ void {bounds}{entry}(const {t}* __restrict__ a, const {t}* __restrict__ b, \
              {t}* __restrict__ c, {t}* workspace, int nfuncs, int nblocks)"
@@ -253,6 +263,13 @@ impl Emitter<'_> {
         let (tid, bid) = (self.d.thread_index(), self.d.block_index());
         let shared = self.shared_declarations(tp);
         let ws_note = self.step_comment(|s| matches!(s, Step::Workspace(_)));
+        let buffers = self.step_comment(|s| matches!(s, Step::Buffers(_)));
+        let pipelined = if tp.pipeline >= 2 {
+            self.w.lines(&self.async_copy_helpers(tp));
+            Some(self.pipelined_batch_loop(tp, &passes))
+        } else {
+            None
+        };
         let b_setup = self.b_setup_call(tp, if tp.b.memory == Memory::Shared { "b_shared" } else { "nullptr" });
         let b_arg = if tp.b.memory == Memory::Registers { "b_frag" } else { "bm" };
         let scratch = scratch_args(tp, self.plan.request.k);
@@ -274,7 +291,15 @@ impl Emitter<'_> {
                     w.line(format!("{t}* w0 = workspace + (long long)block * 2 * K3;"));
                 }
             }
-            w.line(format!("{t}* w1 = w0 + {};", if tp.stages_whole_tensor() { "K * W_STRIDE" } else { "K3" }));
+            if tp.shared_buffers == 1 {
+                w.line(format!("{t}* w1 = w0;  {buffers}: one buffer; passes 0 and 1 write over their input"));
+            } else {
+                w.line(format!("{t}* w1 = w0 + {};", if tp.stages_whole_tensor() { "K * W_STRIDE" } else { "K3" }));
+            }
+            if let Some(pipelined) = &pipelined {
+                w.lines(pipelined);
+                return;
+            }
             w.line("// Blocks walk the batch: block b transforms tensors b, b + nblocks, b + 2 nblocks, ...");
             w.block("for (int n = block; n < nfuncs; n += nblocks)", "", |w| {
                 w.line(format!("transform_tensor(a + (long long)n * K3, {b_arg}, c + (long long)n * K3, w0, w1, tid{scratch});"));
@@ -285,6 +310,19 @@ impl Emitter<'_> {
     /// The shared arrays of a transform plan, in the order they are laid out: (name, element
     /// count as a C++ expression over the kernel's constants).
     fn shared_arrays(&self, tp: &TransformPlan) -> Vec<(&'static str, &'static str)> {
+        // `buffers(N)` K-row buffers of the padded layout (N <= 9, checked by the planner).
+        const RING: [&str; 10] = [
+            "0",
+            "K * W_STRIDE",
+            "2 * K * W_STRIDE",
+            "3 * K * W_STRIDE",
+            "4 * K * W_STRIDE",
+            "5 * K * W_STRIDE",
+            "6 * K * W_STRIDE",
+            "7 * K * W_STRIDE",
+            "8 * K * W_STRIDE",
+            "9 * K * W_STRIDE",
+        ];
         let mut arrays: Vec<(&str, &str)> = Vec::new();
         if tp.b.memory == Memory::Shared {
             arrays.push(("b_shared", if tp.fragment.is_some() { "KP * B_STRIDE" } else { "K * B_STRIDE" }));
@@ -299,7 +337,11 @@ impl Emitter<'_> {
             arrays.push(("c_stage", "WAVES * FM * NP"));
         }
         if tp.workspace == Memory::Shared {
-            arrays.push(("w_shared", if tp.stages_whole_tensor() { "2 * K * W_STRIDE" } else { "2 * K3" }));
+            let buffers = match tp.shared_buffers {
+                2 if !tp.stages_whole_tensor() => "2 * K3",
+                n => RING[n as usize],
+            };
+            arrays.push(("w_shared", buffers));
         }
         arrays
     }
@@ -438,7 +480,11 @@ impl Emitter<'_> {
             } else {
                 w.line(format!("{t}* w0 = workspace;"));
             }
-            w.line(format!("{t}* w1 = w0 + {};", if tp.stages_whole_tensor() { "K * W_STRIDE" } else { "K3" }));
+            if tp.shared_buffers == 1 {
+                w.line(format!("{t}* w1 = w0;  // buffers(1): passes 0 and 1 write over their input"));
+            } else {
+                w.line(format!("{t}* w1 = w0 + {};", if tp.stages_whole_tensor() { "K * W_STRIDE" } else { "K3" }));
+            }
             w.lines(&b_setup);
             w.line(format!("transform_tensor(a_n, {b_arg}, c_n, w0, w1, tid{scratch});"));
             if !ends_with_barrier {

@@ -24,15 +24,29 @@ enum ASource {
 
 /// One pass function: where A comes from, and whether its input and output are shared
 /// intermediates in the padded layout (row x of the K x K² view at x · W_STRIDE).
+/// `in_place`: the output overwrites the input (`buffers(1)`), so tiles wait in registers.
 #[derive(Clone, Copy, PartialEq)]
 struct Variant {
     src: ASource,
     in_shared: bool,
     out_shared: bool,
+    in_place: bool,
+}
+
+/// Which part of one tile's work a body emits: all of it, or (for an in-place pass) the
+/// computation into held registers `acc_all[t]`, or the store of those registers.
+#[derive(Clone, Copy, PartialEq)]
+enum TileMode {
+    Whole,
+    Compute,
+    Store,
 }
 
 impl Variant {
     fn name(&self) -> &'static str {
+        if self.in_place {
+            return "gemm_pass_in_place";
+        }
         match (self.src, self.in_shared, self.out_shared) {
             (ASource::Staged, _, _) => "gemm_pass_staged",
             (ASource::Direct, true, true) => "gemm_pass_shared",
@@ -68,6 +82,10 @@ impl Emitter<'_> {
         if tp.stages_whole_tensor() {
             let cache = self.step_comment(|s| matches!(s, Step::CacheRead { operand: Operand::A, .. }));
             self.w.line(format!("constexpr int W_STRIDE = K2 + {};  {cache}: row stride of the shared intermediates", tp.shared_row_pad()));
+            if tp.shared_buffers == 1 {
+                let buffers = self.step_comment(|s| matches!(s, Step::Buffers(_)));
+                self.w.line(format!("constexpr int TILES_PER_WAVE = (ROW_TILES + WAVES - 1) / WAVES;  {buffers}: tiles a wave holds"));
+            }
         }
         if tp.a.memory == Memory::Shared && !tp.stages_whole_tensor() {
             let cache = self.step_comment(|s| matches!(s, Step::CacheRead { operand: Operand::A, .. }));
@@ -145,6 +163,7 @@ impl Emitter<'_> {
                 src: if staged(p) { ASource::Staged } else { ASource::Direct },
                 in_shared: padded,
                 out_shared: padded && p < 2,
+                in_place: tp.shared_buffers == 1 && p < 2,
             })
             .collect();
         let mut emitted: Vec<Variant> = Vec::new();
@@ -157,6 +176,7 @@ impl Emitter<'_> {
         [0, 1, 2].map(|p| {
             let v = variants[p];
             match v.src {
+                ASource::Direct if v.in_place => format!("{}({{in}}, {b}, lane, wave);", v.name()),
                 ASource::Direct => format!("{}({{in}}, {b}, {{out}}, lane, wave);", v.name()),
                 ASource::Staged if tp.wmma_stages_c(self.k()) => format!("{}({{in}}, {b}, {{out}}, tid, lane, wave, a_stage, c_stage);", v.name()),
                 ASource::Staged => format!("{}({{in}}, {b}, {{out}}, tid, lane, wave, a_stage);", v.name()),
@@ -177,6 +197,34 @@ impl Emitter<'_> {
         let zero = self.plan.request.dtype.zero();
         self.w.line("");
         match src {
+            ASource::Direct if v.in_place => {
+                let buffers = self.step_comment(|s| matches!(s, Step::Buffers(_)));
+                self.w.line("// One GEMM pass that writes its output over its input (one shared buffer): each wave");
+                self.w.line("// computes all its tiles into registers, the block waits until every wave has read the");
+                self.w.line("// input, then the waves store.");
+                let head = format!("{} void {}({t}* buf, {b_param}, int lane, int wave)", self.d.inline_device(), v.name());
+                let compute = self.tile_body(tp, f, v, TileMode::Compute);
+                let store = self.tile_body(tp, f, v, TileMode::Store);
+                let held = self.d.mma_acc_decl(f, "acc_all", "TILES_PER_WAVE][N_FRAGS");
+                self.w.block(head, "", |w| {
+                    w.line(format!("{buffers}: this wave's output tiles wait in registers."));
+                    w.line(format!("const {t}* in = buf;"));
+                    w.line(format!("{t}* out = buf;"));
+                    w.line(&held);
+                    w.line(format!("{bind}: wave w owns row tiles w, w + WAVES, ... (FM rows x all columns each)"));
+                    w.line("#pragma unroll");
+                    w.block("for (int t = 0; t < TILES_PER_WAVE; ++t)", "", |w| {
+                        w.line("const int tile = wave + t * WAVES;");
+                        w.block("if (tile < ROW_TILES)", "", |w| compute(w));
+                    });
+                    w.line(format!("{barrier}  // every wave has read the input: the outputs may overwrite it"));
+                    w.line("#pragma unroll");
+                    w.block("for (int t = 0; t < TILES_PER_WAVE; ++t)", "", |w| {
+                        w.line("const int tile = wave + t * WAVES;");
+                        w.block("if (tile < ROW_TILES)", "", |w| store(w));
+                    });
+                });
+            }
             ASource::Direct => {
                 self.w.line(match (v.in_shared, v.out_shared) {
                     (false, _) => "// One GEMM pass: out(i,j) = sum_k in(k,i) * B(k,j), on matrix fragments.",
@@ -184,7 +232,7 @@ impl Emitter<'_> {
                     (true, false) => "// The last GEMM pass: shared intermediate (padded rows) to C in device memory.",
                 });
                 let head = format!("{} void {}(const {t}* in, {b_param}, {t}* out, int lane, int wave)", self.d.inline_device(), v.name());
-                let body = self.tile_body(tp, f, v);
+                let body = self.tile_body(tp, f, v, TileMode::Whole);
                 self.w.block(head, "", |w| {
                     w.line(format!("{bind}: wave w owns row tiles w, w + WAVES, ... (FM rows x all columns each)"));
                     w.block("for (int tile = wave; tile < ROW_TILES; tile += WAVES)", "", |w| body(w));
@@ -201,7 +249,7 @@ impl Emitter<'_> {
                     "{} void gemm_pass_staged(const {t}* in, {b_param}, {t}* out, int tid, int lane, int wave, {t}* a_stage{c_param})",
                     self.d.inline_device()
                 );
-                let body = self.tile_body(tp, f, v);
+                let body = self.tile_body(tp, f, v, TileMode::Whole);
                 self.w.block(head, "", |w| {
                     w.line(format!("{cache}: the block stages the input rows of one tile per wave"));
                     w.line("// (coalesced, every thread loading), then each wave computes its tile from shared memory.");
@@ -241,7 +289,7 @@ impl Emitter<'_> {
     /// The body computing one tile `tile` (rows i0 .. i0 + FM): A and B fragments, the
     /// instructions, the masked stores. A one-register operand (f64 fragments) is a scalar
     /// load; a multi-register one (RDNA WMMA) is a vector filled register by register.
-    fn tile_body(&self, tp: &TransformPlan, f: &Fragment, v: Variant) -> Box<dyn Fn(&mut Writer)> {
+    fn tile_body(&self, tp: &TransformPlan, f: &Fragment, v: Variant, mode: TileMode) -> Box<dyn Fn(&mut Writer)> {
         let src = v.src;
         let dtype = self.plan.request.dtype;
         let zero = dtype.zero();
@@ -290,9 +338,64 @@ impl Emitter<'_> {
         let out_at = if v.out_shared { "out[(i / K) * W_STRIDE + (i % K) * K + j]" } else { "out[i * K + j]" };
         let b_in_registers = tp.b.memory == Memory::Registers;
         let (a_regs, b_regs, c_regs) = (f.a.regs, f.b.regs, f.c.regs);
+        // NVIDIA f64 D fragments hold column pairs (j, j + 1) in registers 2q, 2q + 1 of one
+        // row: stored as one 16-byte access (half the store instructions; the 8-byte stores of a
+        // shared intermediate were 8-way bank conflicts at K = 16, ncu run 7). Needs even K so
+        // that j < K implies j + 1 < K and every pair is 16-byte aligned.
+        let paired = dtype == crate::DType::F64
+            && self.d.vendor() == crate::Vendor::Nvidia
+            && k % 2 == 0
+            && f.c.regs % 2 == 0
+            && (0..f.lanes).all(|l| (0..f.c.regs / 2).all(|q| f.c.row.at(l, 2 * q) == f.c.row.at(l, 2 * q + 1) && f.c.col.at(l, 2 * q) + 1 == f.c.col.at(l, 2 * q + 1)));
+        let pair_guard = c_guard.clone();
+        let (pi, pj) = (f.c.row.cpp("lane", "(2 * q)", f.lanes), f.c.col.cpp("lane", "(2 * q)", f.lanes));
+        let store_tile = move |w: &mut Writer| {
+            if paired {
+                w.line(format!("// D fragment: registers 2q, 2q + 1 of this lane are D(i0 + {c_i}, nf * FN + {c_j}) for r = 2q, 2q + 1:"));
+                w.line("// adjacent columns of one row, stored as one 16-byte access.");
+                w.line("#pragma unroll");
+                w.block("for (int nf = 0; nf < N_FRAGS; ++nf)", "", |w| {
+                    w.line("#pragma unroll");
+                    w.block(format!("for (int q = 0; q < {}; ++q)", c_regs / 2), "", |w| {
+                        w.line(format!("const int i = i0 + {pi};"));
+                        w.line(format!("const int j = nf * FN + {pj};"));
+                        let st = format!("*reinterpret_cast<double2*>(&{out_at}) = make_double2(acc[nf][2 * q], acc[nf][2 * q + 1]);");
+                        if pair_guard.is_empty() {
+                            w.line(st);
+                        } else {
+                            w.line(format!("if ({}) {st}  // padding is not stored", pair_guard.join(" && ")));
+                        }
+                    });
+                });
+                return;
+            }
+            w.line(format!("// D fragment: register r of this lane is D(i0 + {c_i}, nf * FN + {c_j})."));
+            w.line("#pragma unroll");
+            w.block("for (int nf = 0; nf < N_FRAGS; ++nf)", "", |w| {
+                w.line("#pragma unroll");
+                w.block(format!("for (int r = 0; r < {c_regs}; ++r)"), "", |w| {
+                    w.line(format!("const int i = i0 + {c_i};"));
+                    w.line(format!("const int j = nf * FN + {c_j};"));
+                    if c_guard.is_empty() {
+                        w.line(format!("{out_at} = {store};"));
+                    } else {
+                        w.line(format!("if ({}) {out_at} = {store};  // padding is not stored", c_guard.join(" && ")));
+                    }
+                });
+            });
+        };
         Box::new(move |w: &mut Writer| {
             w.line("const int i0 = tile * FM;");
-            w.line(&acc_decl);
+            if mode != TileMode::Whole {
+                w.line("auto& acc = acc_all[t];  // this tile's held accumulators");
+            }
+            if mode == TileMode::Store {
+                store_tile(w);
+                return;
+            }
+            if mode == TileMode::Whole {
+                w.line(&acc_decl);
+            }
             w.line("#pragma unroll");
             w.line(format!("for (int nf = 0; nf < N_FRAGS; ++nf) for (int r = 0; r < {c_regs}; ++r) acc[nf][r] = 0;"));
             if !unroll.is_empty() {
@@ -327,20 +430,9 @@ impl Emitter<'_> {
                     w.line(&mma);
                 });
             });
-            w.line(format!("// D fragment: register r of this lane is D(i0 + {c_i}, nf * FN + {c_j})."));
-            w.line("#pragma unroll");
-            w.block("for (int nf = 0; nf < N_FRAGS; ++nf)", "", |w| {
-                w.line("#pragma unroll");
-                w.block(format!("for (int r = 0; r < {c_regs}; ++r)"), "", |w| {
-                    w.line(format!("const int i = i0 + {c_i};"));
-                    w.line(format!("const int j = nf * FN + {c_j};"));
-                    if c_guard.is_empty() {
-                        w.line(format!("{out_at} = {store};"));
-                    } else {
-                        w.line(format!("if ({}) {out_at} = {store};  // padding is not stored", c_guard.join(" && ")));
-                    }
-                });
-            });
+            if mode == TileMode::Whole {
+                store_tile(w);
+            }
         })
     }
 }

@@ -1,0 +1,143 @@
+//! `pipeline(2)`: the block's next tensor is copied into shared memory asynchronously
+//! (PTX `cp.async`, NVIDIA sm_80+) while the current tensor's last pass runs. The two shared
+//! buffers swap roles every tensor: pass 2 reads only the buffer pass 1 wrote, so the other
+//! one is free from the barrier after pass 1 on.
+
+use super::Emitter;
+use crate::ir::Step;
+use crate::plan::TransformPlan;
+
+impl Emitter<'_> {
+    /// The elements per asynchronous copy: 16 bytes where the tensors and padded rows keep
+    /// every vector aligned and inside one row, else one element (`cp.async` takes 4, 8, 16).
+    fn async_width(&self, tp: &TransformPlan) -> u32 {
+        let k = self.plan.request.k;
+        let width = 16 / self.plan.request.dtype.bytes();
+        let aligned = (k * k * k) % width == 0 && (k * k) % width == 0 && tp.shared_row_pad() % width == 0;
+        if aligned { width } else { 1 }
+    }
+
+    /// Device helpers for the asynchronous copies (before the kernel).
+    pub(super) fn async_copy_helpers(&self, tp: &TransformPlan) -> String {
+        let note = self.step_comment(|s| matches!(s, Step::Pipeline(_)));
+        let bytes = self.async_width(tp) * self.plan.request.dtype.bytes();
+        let cache = if bytes == 16 { "cg" } else { "ca" };
+        format!(
+            "{note}: asynchronous global -> shared copies (PTX cp.async, sm_80+).\n\
+             __device__ __forceinline__ void mra_cp_async(void* dst, const void* src) {{\n\
+             \x20   asm volatile(\"{{ .reg .u64 s, g; .reg .u32 d;\\n\\t\"\n\
+             \x20                \"cvta.to.shared.u64 s, %0; cvt.u32.u64 d, s; cvta.to.global.u64 g, %1;\\n\\t\"\n\
+             \x20                \"cp.async.{cache}.shared.global [d], [g], {bytes}; }}\" :: \"l\"(dst), \"l\"(src) : \"memory\");\n\
+             }}\n\
+             __device__ __forceinline__ void mra_cp_async_commit() {{ asm volatile(\"cp.async.commit_group;\" ::: \"memory\"); }}\n\
+             __device__ __forceinline__ void mra_cp_async_wait_all() {{ asm volatile(\"cp.async.wait_all;\" ::: \"memory\"); }}\n\
+             // All but the newest {ahead} commit groups complete.\n\
+             __device__ __forceinline__ void mra_cp_async_wait_ahead() {{ asm volatile(\"cp.async.wait_group {ahead};\" ::: \"memory\"); }}\n",
+            ahead = tp.pipeline - 1
+        )
+    }
+
+    /// Issues the copies of the tensor at `src` into the padded buffer `dst` (not committed).
+    fn async_tensor_copies(&self, tp: &TransformPlan, src: &str, dst: &str) -> String {
+        let width = self.async_width(tp);
+        let mut s = if width == 1 {
+            "for (int x = tid; x < K3; x += THREADS) {  // element x goes to row x / K2 of the padded layout\n".to_string()
+        } else {
+            format!("for (int e = tid; e < K3 / {width}; e += THREADS) {{\n    const int x = e * {width};  // element x goes to row x / K2 of the padded layout\n")
+        };
+        s += &format!("    mra_cp_async({dst} + (x / K2) * W_STRIDE + x % K2, {src} + x);\n}}\n");
+        s
+    }
+
+    /// The copies of one tensor as one commit group.
+    fn async_tensor_stage(&self, tp: &TransformPlan, src: &str, dst: &str) -> String {
+        self.async_tensor_copies(tp, src, dst) + "mra_cp_async_commit();\n"
+    }
+
+    /// The batch loop of a pipelined fused level; `passes` are the three pass calls with
+    /// `{in}`/`{out}` placeholders.
+    pub(super) fn pipelined_batch_loop(&self, tp: &TransformPlan, passes: &[String; 3]) -> String {
+        if tp.shared_buffers == tp.pipeline + 1 {
+            return self.ring_batch_loop(tp, passes);
+        }
+        let t = self.t();
+        let barrier = self.d.barrier();
+        let note = self.step_comment(|s| matches!(s, Step::Pipeline(_)));
+        let call = |i: usize, input: &str, out: &str| passes[i].replace("{in}", input).replace("{out}", out);
+        let mut s = "const int lane = tid % LANES;\nconst int wave = tid / LANES;\n".to_string();
+        let buffers = self.step_comment(|s| matches!(s, Step::Buffers(_)));
+        s += &format!("{note}: two tensors in flight per block; wa holds the current one, wb receives the next.\n");
+        if !buffers.is_empty() {
+            s += &format!("{buffers}: two buffers, which swap roles every tensor.\n");
+        }
+        s += &format!("{t}* wa = w1;\n{t}* wb = w0;\n");
+        s += "// Blocks walk the batch: block b transforms tensors b, b + nblocks, b + 2 nblocks, ...\n";
+        s += "if (block < nfuncs) {\n";
+        s += &indent(self.async_tensor_stage(tp, "(a + (long long)block * K3)", "wa"), 4);
+        s += "    mra_cp_async_wait_all();\n}\n";
+        s += &format!("{barrier}  // the first tensor is staged\n");
+        s += "for (int n = block; n < nfuncs; n += nblocks) {\n";
+        s += &format!("    {t}* c_n = c + (long long)n * K3;\n");
+        s += &format!("    {}  // pass 0: A (in wa) -> wb\n", call(0, "wa", "wb"));
+        s += &format!("    {barrier}\n");
+        s += &format!("    {}  // pass 1: wb -> wa\n", call(1, "wb", "wa"));
+        s += &format!("    {barrier}  // wb is free: pass 2 reads only wa\n");
+        s += "    if (n + nblocks < nfuncs) {\n";
+        s += &indent(self.async_tensor_stage(tp, "(a + (long long)(n + nblocks) * K3)", "wb"), 8);
+        s += "    }\n";
+        s += &format!("    {}  // pass 2: wa -> C, while the next tensor arrives in wb\n", call(2, "wa", "c_n"));
+        s += "    mra_cp_async_wait_all();\n";
+        s += &format!("    {barrier}  // the next tensor is in wb for every thread; pass 2 is done with wa\n");
+        s += &format!("    {t}* swap = wa;\n    wa = wb;\n    wb = swap;\n");
+        s += "}\n";
+        s
+    }
+
+    /// `pipeline(P)` with `buffers(P + 1)`: a ring of P input slots and one intermediate. The
+    /// copies of the block's next P - 1 tensors are in flight while a tensor's three passes run.
+    fn ring_batch_loop(&self, tp: &TransformPlan, passes: &[String; 3]) -> String {
+        let t = self.t();
+        let p = tp.pipeline;
+        let barrier = self.d.barrier();
+        let note = self.step_comment(|s| matches!(s, Step::Pipeline(_)));
+        let buffers = self.step_comment(|s| matches!(s, Step::Buffers(_)));
+        let call = |i: usize, input: &str, out: &str| passes[i].replace("{in}", input).replace("{out}", out);
+        let mut s = "const int lane = tid % LANES;\nconst int wave = tid / LANES;\n".to_string();
+        s += &format!("{note}: {p} tensors in flight per block.\n");
+        s += &format!("{buffers}: the intermediate wb and a ring of {p} input slots.\n");
+        s += &format!("constexpr int SLOTS = {p};\n{t}* wb = w0;\n{t}* ring = w1;  // slot s at ring + s * K * W_STRIDE\n");
+        s += "// Blocks walk the batch: block b transforms tensors b, b + nblocks, b + 2 nblocks, ...\n";
+        s += "// The copies of the first SLOTS - 1 tensors, one commit group each (empty past the end).\n";
+        s += "for (int s = 0; s < SLOTS - 1; ++s) {\n";
+        s += "    const int m = block + s * nblocks;\n";
+        s += "    if (m < nfuncs) {\n";
+        s += &indent(self.async_tensor_copies(tp, "(a + (long long)m * K3)", "(ring + s * K * W_STRIDE)"), 8);
+        s += "    }\n    mra_cp_async_commit();\n}\n";
+        s += "int slot = 0;  // the slot of tensor n\n";
+        s += "for (int n = block; n < nfuncs; n += nblocks) {\n";
+        s += &format!("    {t}* c_n = c + (long long)n * K3;\n");
+        s += "    // The tensor SLOTS - 1 ahead goes to the slot the previous tensor freed.\n";
+        s += "    const int m = n + (SLOTS - 1) * nblocks;\n";
+        s += "    const int ahead = slot + SLOTS - 1 < SLOTS ? slot + SLOTS - 1 : slot - 1;\n";
+        s += "    if (m < nfuncs) {\n";
+        s += &indent(self.async_tensor_copies(tp, "(a + (long long)m * K3)", "(ring + ahead * K * W_STRIDE)"), 8);
+        s += "    }\n    mra_cp_async_commit();\n";
+        s += "    mra_cp_async_wait_ahead();  // every group but the newest SLOTS - 1 is complete: tensor n is in\n";
+        s += &format!("    {barrier}  // ... for every thread\n");
+        s += &format!("    {t}* wa = ring + slot * K * W_STRIDE;\n");
+        s += &format!("    {}  // pass 0: A (in wa) -> wb\n", call(0, "wa", "wb"));
+        s += &format!("    {barrier}\n");
+        s += &format!("    {}  // pass 1: wb -> wa\n", call(1, "wb", "wa"));
+        s += &format!("    {barrier}\n");
+        s += &format!("    {}  // pass 2: wa -> C\n", call(2, "wa", "c_n"));
+        s += &format!("    {barrier}  // pass 2 is done with wa, which the next copy overwrites\n");
+        s += "    slot = slot + 1 < SLOTS ? slot + 1 : 0;\n";
+        s += "}\n";
+        s
+    }
+}
+
+/// `text` with every line indented by `spaces`.
+fn indent(text: String, spaces: usize) -> String {
+    text.lines().map(|l| format!("{}{l}\n", " ".repeat(spaces))).collect()
+}

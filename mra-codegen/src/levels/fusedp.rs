@@ -1,0 +1,17 @@
+mra_dsl::schedule! {
+    /// Fused, pipelined: as `fused`, and while a tensor's last pass runs, the block's next
+    /// tensor is copied into the shared buffer that pass does not read (cp.async, NVIDIA
+    /// sm_80+), so the load of every tensor but a block's first overlaps computation. The
+    /// buffers swap roles each tensor; no extra shared memory. AMD: run `fused`.
+    level fused_pipe "fused-pipe" {
+        threads(tune = [128, 256, 384], default = 256);
+        bind(warps, tiles);
+        tensorize(mma);
+        cache_read(A, shared, pad = 4);
+        cache_read(B, registers);
+        workspace(shared);
+        buffers(tune = [2, 3], default = 2);
+        pipeline(2);
+        unroll(k);
+    }
+}
