@@ -312,7 +312,7 @@ impl Evaluate for OfflineEvaluator<'_> {
         let kernel = mra_codegen::generate(&s, Request { k: self.k, arch: self.arch, dtype: self.dtype }).map_err(|e| invalid(e.to_string()))?;
         let report = match self.compiler.report(&kernel, self.arch, self.dtype, self.k) {
             Ok(r) => r,
-            Err(e) => return Ok(Outcome::Rejected { why: format!("does not compile: {e}") }),
+            Err(e) => return Ok(Outcome::Rejected { why: format!("does not compile: {}", tuning::brief(&e.to_string())) }),
         };
         let fit = report.fit();
         let r = fit.resources;

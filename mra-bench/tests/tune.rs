@@ -123,8 +123,12 @@ fn compile_only_prunes_offline_and_resumes() {
     let records = records["records"].as_array().unwrap();
     assert_eq!(records.len(), 36);
     assert!(records.iter().all(|r| r["device"]["arch"] == "sm_90" && r["device"]["gpu"] == "" && r["harness"].is_null()));
-    // Every candidate compiles (launch bounds included); rejections are for resources only.
-    assert!(records.iter().all(|r| !r["outcome"]["why"].as_str().unwrap_or("").contains("does not compile")), "{records:?}");
+    // Launch bounds compile; the only compile failures are ptxas refusing a register cap too
+    // low for the f64 mma fragments (512 threads x 4 blocks leaves 32 registers).
+    for r in records {
+        let why = r["outcome"]["why"].as_str().unwrap_or("");
+        assert!(!why.contains("does not compile") || why.contains("register target constraints"), "{r}");
+    }
     assert!(records.iter().any(|r| r["config"]["min_blocks"] == 4 && r["outcome"]["status"] == "compiled"), "{records:?}");
     let survivors: Vec<Value> = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
     assert!(!survivors.is_empty());

@@ -48,7 +48,7 @@ impl<'a, B: Backend> GpuEvaluator<'a, B> {
         let schedule = self.schedule.with_config(config).map_err(|e| crate::RuntimeError::Invalid(e.to_string()))?;
         let p = match self.session.prepare(&schedule, self.k, self.dtype) {
             Ok(p) => p,
-            Err(e) => return Ok(Outcome::Rejected { why: format!("does not compile or load: {e}") }),
+            Err(e) => return Ok(Outcome::Rejected { why: format!("does not compile or load: {}", super::brief(&e.to_string())) }),
         };
         let resources = p.compiled.as_ref().and_then(B::resources);
         if let Some(r) = resources {

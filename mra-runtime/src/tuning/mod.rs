@@ -33,6 +33,13 @@ pub fn space(schedule: &Schedule, k: u32, arch: &'static Arch, dtype: DType) -> 
     (ok, n)
 }
 
+/// A compiler's log in one short line: its error lines (at most three), else its first line.
+pub fn brief(log: &str) -> String {
+    let errors: Vec<&str> = log.lines().map(str::trim).filter(|l| l.contains("error")).take(3).collect();
+    let line = if errors.is_empty() { log.lines().next().unwrap_or("").to_string() } else { errors.join("; ") };
+    line.chars().take(400).collect()
+}
+
 /// Measures one configuration.
 pub trait Evaluate {
     /// The outcome of `config`; `Err` ends the run (nothing is recorded for it).
