@@ -1,6 +1,34 @@
-//! The command line: the seed's flags (-K -N -M -n -r -s -l) plus the subcommands.
+//! The command line: the seed's flags (-K -N -M -n -r -s -l, each with a long form) plus the
+//! subcommands. Every option says what it does, its default and its possible values.
 
+use clap::builder::{PossibleValue, PossibleValuesParser};
 use clap::{Args, Parser, Subcommand};
+
+/// The main help's closing sections (`--help` only; `-h` stays short).
+const AFTER_LONG_HELP: &str = "\
+Examples:
+  mra-bench --arch gfx90a -K 16 -l 3 --emit-src          the generated HIP (no GPU, no toolkit)
+  mra-bench --arch sm_90 -K 6,8,16 -l all --emit-src -o kernels/
+                                                          one .cu file per level and K
+  mra-bench --arch gfx942 -K 16 -l 4 --compile-only      registers, LDS, occupancy, MFMA count
+  mra-bench -K 16 -N 2048 -n 500 -r 5 -l 3               benchmark (the seed's Transform;... lines)
+  mra-bench validate -l 3,L7 -K 6,16 -N 64 --seed 1      check against the FP64 CPU reference
+  mra-bench sweep -K 6,8,16 --json s.json --plot s.svg   every level x K, table + chart
+  mra-bench plot s.json -o s.png                         redraw a sweep's chart
+  mra-bench levels --arch sm_90                          where each level can run
+
+Environment:
+  MRA_KERNEL_CACHE        directory of the compiled-kernel cache, or `off` to disable it
+                          (default: $XDG_CACHE_HOME/mra-dsl/kernels, else ~/.cache/mra-dsl/kernels)
+  MRA_HIP_RUNTIME         the ROCm HIP runtime library to load (default: libamdhip64.so.6, .so.5, ...)
+  MRA_CLANG               the clang++ that compiles HIP offline (default: clang++-19, clang++, ... on PATH)
+  MRA_LLVM_OBJDUMP        the llvm-objdump that counts MFMA/WMMA (default: llvm-objdump-19, ... on PATH)
+  MRA_CUOBJDUMP           nvdisasm or cuobjdump that counts DMMA/HMMA for sm_XX --compile-only
+                          (default: nvdisasm, else cuobjdump, on PATH)
+  MRA_REQUIRE_TOOLCHAINS  tests only: `1` makes a missing NVRTC/clang/hiprtc fail the toolchain tests
+                          (`cargo test --workspace -- --include-ignored`) instead of skipping them
+  LD_LIBRARY_PATH         where libcuda, libnvrtc (e.g. pip's nvidia-cuda-nvrtc lib directory) and
+                          ROCm's libraries are found";
 
 #[derive(Parser, Debug)]
 #[command(
@@ -9,7 +37,10 @@ use clap::{Args, Parser, Subcommand};
     about = "Generate, check and time MRA-transform kernels (batched 3-D tensor-times-matrix).",
     long_about = "Generate, check and time MRA-transform kernels: C_n(i,j,k) = sum A_n(a,b,c) B(a,i) B(b,j) B(c,k).\n\
                   Without a subcommand: benchmark one level in the seed's harness (validated once first, the\n\
-                  `copy` floor measured in the same run). --emit-src prints the generated source, no GPU needed.",
+                  `copy` floor measured in the same run). --emit-src prints the generated source and\n\
+                  --compile-only compiles it offline: neither needs a GPU.",
+    after_help = "See `mra-bench --help` for examples and environment variables.",
+    after_long_help = AFTER_LONG_HELP,
     args_conflicts_with_subcommands = true
 )]
 pub struct Cli {
@@ -35,40 +66,96 @@ pub enum Command {
     /// ...): every candidate validated against the FP64 reference, then timed; results kept
     /// in the tuning database and used by the other commands.
     Tune(TuneArgs),
+    /// Draw a `sweep --json` file as a chart (SVG or PNG by the output's extension).
+    Plot(PlotArgs),
+    /// Print a shell completion script, e.g. `mra-bench completions bash > ~/.local/share/bash-completion/completions/mra-bench`.
+    Completions(CompletionsArgs),
+    /// Print the man page (roff), e.g. `mra-bench man | man -l -`; with -o DIR, one page per subcommand.
+    Man(ManArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct CompletionsArgs {
+    /// The shell to complete for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Args, Debug)]
+pub struct ManArgs {
+    /// Write mra-bench.1 and mra-bench-SUBCOMMAND.1 into this directory instead of printing mra-bench.1.
+    #[arg(short = 'o', long = "output", value_name = "DIR")]
+    pub output: Option<String>,
+}
+
+/// `--arch` values: the arch table's names, with the short forms `sm90` and `90` as aliases.
+fn arch_values() -> PossibleValuesParser {
+    PossibleValuesParser::new(mra_codegen::arch::names().into_iter().map(|name| {
+        let value = PossibleValue::new(name);
+        match name.strip_prefix("sm_") {
+            // Leaked once per parse: a handful of short strings for the aliases clap keeps.
+            Some(cc) => value.aliases([&*Box::leak(format!("sm{cc}").into_boxed_str()), &*Box::leak(cc.to_string().into_boxed_str())]),
+            None => value,
+        }
+    }))
+}
+
+/// `--dtype` values, with the spellings `DType::parse` also accepts as aliases.
+fn dtype_values() -> PossibleValuesParser {
+    PossibleValuesParser::new([
+        PossibleValue::new("f64").aliases(["double", "fp64"]).help("FP64 (every level)"),
+        PossibleValue::new("f32").aliases(["float", "fp32"]).help("FP32 (thread-mapped levels)"),
+        PossibleValue::new("f16").aliases(["half", "fp16"]).help("f16 inputs, f32 accumulation (RDNA3/4 matrix-core levels)"),
+        PossibleValue::new("bf16").alias("bfloat16").help("bf16 inputs, f32 accumulation (RDNA3/4 matrix-core levels)"),
+    ])
 }
 
 #[derive(Args, Debug)]
 pub struct SweepArgs {
-    /// Comma-separated K values.
-    #[arg(short = 'K', default_value = "6,8,10,12,16,20,32", allow_hyphen_values = true)]
+    /// Comma-separated K values (transform orders, 1..=32).
+    #[arg(short = 'K', long = "order", value_name = "K,...", default_value = "6,8,10,12,16,20,32", allow_hyphen_values = true)]
     pub ks: String,
     /// Levels: `all`, or a comma-separated list of numbers/names (the copy floor always runs).
-    #[arg(short = 'l', long = "level", default_value = "all")]
+    #[arg(short = 'l', long = "level", value_name = "LEVELS", default_value = "all")]
     pub levels: String,
-    #[arg(short = 'N', default_value_t = 2048)]
+    /// Tensors per task (N).
+    #[arg(short = 'N', long = "nfuncs", default_value_t = 2048)]
     pub nfuncs: usize,
-    #[arg(short = 'M', default_value_t = 512)]
+    /// Maximum blocks per launch (M); a launch uses min(N, M).
+    #[arg(short = 'M', long = "max-blocks", default_value_t = 512)]
     pub max_blocks: usize,
     /// Tasks per repetition (levels slower than 10 ms per task run fewer, at least 3).
-    #[arg(short = 'n', default_value_t = 100)]
+    #[arg(short = 'n', long = "tasks", default_value_t = 100)]
     pub tasks: usize,
-    #[arg(short = 'r', default_value_t = 5)]
+    /// Timed repetitions per level and K (the median is reported), after untimed ones lasting
+    /// at least 200 ms so the GPU is at its clocks.
+    #[arg(short = 'r', long = "reps", default_value_t = 5)]
     pub reps: usize,
-    #[arg(short = 's', default_value_t = 4)]
+    /// Streams the tasks are spread over, round-robin.
+    #[arg(short = 's', long = "streams", default_value_t = 4)]
     pub streams: usize,
-    #[arg(long, default_value = "f64")]
+    /// Element type.
+    #[arg(long, default_value = "f64", value_parser = dtype_values(), ignore_case = true)]
     pub dtype: String,
+    /// Seed of the random validation inputs (default: fresh each run; printed on failure).
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Write the results as JSON to this file (`-` for standard output).
-    #[arg(long)]
+    /// Write the results as JSON to FILE; `--json` alone (or `--json -`) prints the JSON on
+    /// standard output and the table on standard error. (run and validate take `--json` as a
+    /// switch to JSON on standard output; sweep's table has a file form as well.)
+    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
     pub json: Option<String>,
-    /// Write the results as CSV to this file (`-` for standard output).
-    #[arg(long)]
+    /// Write the results as CSV to FILE (`-` for standard output).
+    #[arg(long, value_name = "FILE")]
     pub csv: Option<String>,
-    /// Skip the FP64 GEMM peak measurement.
+    /// Also draw the results as a chart to FILE (.svg or .png); `mra-bench plot` redraws it
+    /// from the --json file.
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<String>,
+    /// Skip the FP64 GEMM peak measurement (cuBLAS/hipBLAS DGEMM 8192³).
     #[arg(long)]
     pub no_peak: bool,
+    /// Compile every kernel afresh, neither reading nor writing the on-disk kernel cache.
     #[arg(long)]
     pub no_cache: bool,
     /// Use the schedules' default parameters even where the tuning database has a tuned
@@ -79,44 +166,52 @@ pub struct SweepArgs {
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
-    /// Transform order K (1..=32).
-    #[arg(short = 'K', default_value_t = 16, allow_negative_numbers = true, value_parser = crate::select::parse_k)]
+    /// Transform order K (1..=32). With --emit-src, a comma-separated list (one file per K).
+    #[arg(short = 'K', long = "order", value_name = "K", value_delimiter = ',', default_value = "16",
+          allow_hyphen_values = true, value_parser = crate::select::parse_k)]
+    pub ks: Vec<u32>,
+    /// The single K of a run (filled in by [`RunArgs::resolve`] from `ks`).
+    #[arg(skip)]
     pub k: u32,
     /// Tensors per task (N).
-    #[arg(short = 'N', default_value_t = 2048)]
+    #[arg(short = 'N', long = "nfuncs", default_value_t = 2048)]
     pub nfuncs: usize,
     /// Maximum blocks per launch (M); a launch uses min(N, M).
-    #[arg(short = 'M', default_value_t = 512)]
+    #[arg(short = 'M', long = "max-blocks", default_value_t = 512)]
     pub max_blocks: usize,
     /// Tasks (kernel submissions) per timed repetition.
-    #[arg(short = 'n', default_value_t = 500)]
+    #[arg(short = 'n', long = "tasks", default_value_t = 500)]
     pub tasks: usize,
-    /// Timed repetitions, after one untimed warm-up.
-    #[arg(short = 'r', default_value_t = 5)]
+    /// Timed repetitions, after untimed ones lasting at least 200 ms so the GPU is at its clocks.
+    #[arg(short = 'r', long = "reps", default_value_t = 5)]
     pub reps: usize,
     /// Streams the tasks are spread over, round-robin.
-    #[arg(short = 's', default_value_t = 4)]
+    #[arg(short = 's', long = "streams", default_value_t = 4)]
     pub streams: usize,
-    /// Level, by number (3, L3) or name (L3-regblk, copy).
+    /// Level, by number (3, L3) or name (L3-regblk, copy); with --emit-src or --compile-only
+    /// also `all` or a comma-separated list. `mra-bench levels` lists them.
     #[arg(short = 'l', long = "level", default_value = "3")]
     pub level: String,
-    /// Target arch (sm_80, sm_86, sm_89, sm_90, gfx90a, gfx942, gfx1100, gfx1151, gfx1201).
-    /// Detected from the GPU when omitted; required with --emit-src.
-    #[arg(long)]
+    /// Target arch. Default: detected from the GPU; required with --emit-src and --compile-only.
+    #[arg(long, value_parser = arch_values(), ignore_case = true)]
     pub arch: Option<String>,
-    /// Element type: f64 (default), f32, or f16/bf16 (RDNA matrix-core levels).
-    #[arg(long, default_value = "f64")]
+    /// Element type.
+    #[arg(long, default_value = "f64", value_parser = dtype_values(), ignore_case = true)]
     pub dtype: String,
     /// Print the generated kernel source and exit (no GPU, no toolkit needed).
     #[arg(long)]
     pub emit_src: bool,
-    /// One JSON object per repetition instead of the seed's Transform lines.
+    /// With --emit-src: write the source to FILE; with several levels or K, FILE is a
+    /// directory and each kernel gets its own file (e.g. L3-regblk_k16_gfx90a_f64.hip).
+    #[arg(short = 'o', long = "output", value_name = "FILE|DIR", requires = "emit_src")]
+    pub output: Option<String>,
+    /// One JSON object per line (per repetition, or per level with --compile-only) instead of text.
     #[arg(long)]
     pub json: bool,
-    /// Seed of the random validation inputs (default: fresh each run).
+    /// Seed of the random validation inputs (default: fresh each run; printed on failure).
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Compile without the on-disk kernel cache.
+    /// Compile afresh, neither reading nor writing the on-disk kernel cache.
     #[arg(long)]
     pub no_cache: bool,
     /// Compile the level for --arch (no GPU needed) and print per kernel: registers, LDS /
@@ -124,9 +219,9 @@ pub struct RunArgs {
     /// `-l all` compiles every level.
     #[arg(long, conflicts_with = "emit_src")]
     pub compile_only: bool,
-    /// Compiler: hiprtc or clang (AMD), nvrtc (NVIDIA). Default: hiprtc where the installed
-    /// ROCm's hiprtc supports the arch, else clang; NVRTC for sm_XX.
-    #[arg(long, value_name = "hiprtc|clang|nvrtc")]
+    /// Compiler. Default: hiprtc where the installed ROCm's hiprtc supports the arch, else
+    /// clang, for AMD archs; NVRTC for sm_XX.
+    #[arg(long, value_parser = ["hiprtc", "clang", "nvrtc"])]
     pub compiler: Option<String>,
     /// Use the level's default parameters even where the tuning database has a tuned
     /// configuration for this GPU (for --emit-src: for this arch). `-l best`: the fastest
@@ -135,29 +230,44 @@ pub struct RunArgs {
     pub untuned: bool,
 }
 
+impl RunArgs {
+    /// Sets `k` from the -K list: one K, except with --emit-src where `k` is the first.
+    pub fn resolve(&mut self) -> Result<(), String> {
+        if self.ks.len() > 1 && !self.emit_src {
+            return Err(format!(
+                "-K takes one K here (got {}); a K list is for --emit-src; use `mra-bench sweep -K ...` to time several",
+                self.ks.iter().map(|k| k.to_string()).collect::<Vec<_>>().join(",")
+            ));
+        }
+        self.k = self.ks[0];
+        Ok(())
+    }
+}
+
 #[derive(Args, Debug)]
 pub struct ValidateArgs {
     /// Levels: `all`, or a comma-separated list of numbers/names.
-    #[arg(short = 'l', long = "level", default_value = "all")]
+    #[arg(short = 'l', long = "level", value_name = "LEVELS", default_value = "all")]
     pub levels: String,
-    /// Comma-separated K values.
-    #[arg(short = 'K', default_value = "1,5,6,7,8,10,12,13,16,20,24,32", allow_hyphen_values = true)]
+    /// Comma-separated K values (transform orders, 1..=32).
+    #[arg(short = 'K', long = "order", value_name = "K,...", default_value = "1,5,6,7,8,10,12,13,16,20,24,32", allow_hyphen_values = true)]
     pub ks: String,
-    /// Comma-separated N values.
-    #[arg(short = 'N', default_value = "1,3,2048")]
+    /// Comma-separated N values (tensors per launch).
+    #[arg(short = 'N', long = "nfuncs", value_name = "N,...", default_value = "1,3,2048")]
     pub ns: String,
-    /// Maximum blocks per launch.
-    #[arg(short = 'M', default_value_t = 512)]
+    /// Maximum blocks per launch (M).
+    #[arg(short = 'M', long = "max-blocks", default_value_t = 512)]
     pub max_blocks: usize,
-    /// Element type: f64 or f32.
-    #[arg(long, default_value = "f64")]
+    /// Element type.
+    #[arg(long, default_value = "f64", value_parser = dtype_values(), ignore_case = true)]
     pub dtype: String,
-    /// Seed of the random inputs (default: fresh each run).
+    /// Seed of the random inputs (default: fresh each run; printed on failure).
     #[arg(long)]
     pub seed: Option<u64>,
-    /// One JSON object per case.
+    /// One JSON object per case on standard output instead of text.
     #[arg(long)]
     pub json: bool,
+    /// Compile every kernel afresh, neither reading nor writing the on-disk kernel cache.
     #[arg(long)]
     pub no_cache: bool,
     /// Validate the default parameters even where the tuning database has tuned ones.
@@ -167,10 +277,10 @@ pub struct ValidateArgs {
 
 #[derive(Args, Debug)]
 pub struct LevelsArgs {
-    /// Only this arch.
-    #[arg(long)]
+    /// Only this arch (default: every arch of the table).
+    #[arg(long, value_parser = arch_values(), ignore_case = true)]
     pub arch: Option<String>,
-    /// JSON instead of text.
+    /// JSON on standard output instead of the tables (for scripts).
     #[arg(long)]
     pub json: bool,
 }
@@ -239,4 +349,14 @@ pub struct TuneArgs {
     /// Compiler: hiprtc or clang (AMD), nvrtc (NVIDIA).
     #[arg(long, value_name = "hiprtc|clang|nvrtc")]
     pub compiler: Option<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct PlotArgs {
+    /// The JSON file `mra-bench sweep --json FILE` wrote.
+    #[arg(value_name = "SWEEP_JSON")]
+    pub input: String,
+    /// The image to write: `.svg`, or `.png` (rendered with an embedded font, no system fonts needed).
+    #[arg(short = 'o', long = "output", value_name = "FILE", default_value = "sweep.svg")]
+    pub output: String,
 }

@@ -45,13 +45,13 @@ pub fn run(args: &RunArgs) -> CmdResult {
             Err(e) => return Err(e.into()),
         }
     }
-    let compiler = Compiler::choose(arch, args.compiler.as_deref())?;
-
-    // Something must be compiled, or the run says why not (every level refused, for instance).
+    // Something must be compiled, or the run says why not (every level refused, for instance),
+    // whether or not a compiler is installed.
     if jobs.iter().all(|j| j.is_err()) {
         let why = jobs.iter().find_map(|j| j.as_ref().err()).map(|(_, e)| e.clone()).unwrap_or_default();
         return Err(format!("nothing to compile: no level chosen can be generated for K={} {dtype} on {} (e.g. {why})", args.k, arch.name).into());
     }
+    let compiler = Compiler::choose(arch, args.compiler.as_deref())?;
     let mut failed = 0;
     for job in jobs {
         let line = match job {

@@ -4,9 +4,13 @@
 mod out;
 mod cli;
 mod compile_cmd;
+mod docs_cmd;
+mod emit_cmd;
 mod levels_cmd;
 mod outfile;
 mod output;
+mod plot;
+mod plot_cmd;
 mod run_cmd;
 mod select;
 mod session;
@@ -37,17 +41,25 @@ fn main() {
         eprintln!("mra-bench: interrupted");
         std::process::exit(130);
     });
-    let cli = match cli::Cli::try_parse() {
+    let mut cli = match cli::Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => exit_on_usage_error(e),
     };
     select::set_verbose(cli.verbose);
+    if let Err(e) = cli.run.resolve() {
+        eprintln!("mra-bench: error: {e}");
+        std::process::exit(2);
+    }
     let result = match cli.command {
         Some(cli::Command::Validate(a)) => validate_cmd::run(&a),
         Some(cli::Command::Levels(a)) => levels_cmd::run(&a),
         Some(cli::Command::Sweep(a)) => sweep_cmd::run(&a),
         Some(cli::Command::Tune(a)) => tune_cmd::run(&a),
+        Some(cli::Command::Plot(a)) => plot_cmd::run(&a),
+        Some(cli::Command::Completions(a)) => docs_cmd::completions(&a),
+        Some(cli::Command::Man(a)) => docs_cmd::man(&a),
         None if cli.run.compile_only => compile_cmd::run(&cli.run),
+        None if cli.run.emit_src => emit_cmd::run(&cli.run),
         None => run_cmd::run(&cli.run),
     };
     match result {
@@ -59,18 +71,36 @@ fn main() {
     }
 }
 
-/// Help and version go out as clap prints them; a usage error becomes one line (clap's first
-/// line, the offending value cut short) and exit status 2.
-fn exit_on_usage_error(e: clap::Error) -> ! {
-    use clap::error::ErrorKind::*;
+/// Help and version go out as clap prints them; a usage error becomes one line and exit status
+/// 2: clap's message (its own layout spreads it over several lines, e.g. the possible values),
+/// with the offending value cut short to its first line and 60 characters.
+fn exit_on_usage_error(mut e: clap::Error) -> ! {
+    use clap::error::{ContextKind, ContextValue, ErrorKind::*};
     if matches!(e.kind(), DisplayHelp | DisplayVersion | DisplayHelpOnMissingArgumentOrSubcommand) {
         e.exit();
     }
+    for kind in [ContextKind::InvalidValue, ContextKind::InvalidArg, ContextKind::InvalidSubcommand] {
+        if let Some(ContextValue::String(v)) = e.get(kind) {
+            let short = cut_short(v, 60);
+            e.insert(kind, ContextValue::String(short));
+        }
+    }
     let text = e.render().to_string();
-    let first = text.lines().next().unwrap_or_default();
-    let first = first.strip_prefix("error: ").unwrap_or(first);
-    let shown: String = first.chars().take(200).collect();
-    let cut = if shown.len() < first.len() { "…" } else { "" };
-    eprintln!("mra-bench: error: {shown}{cut}; see mra-bench --help");
+    let parts: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information"))
+        .filter(|l| !l.is_empty())
+        .collect();
+    let line = parts.join(" ");
+    let line = line.strip_prefix("error: ").unwrap_or(&line);
+    eprintln!("mra-bench: error: {}; see mra-bench --help", cut_short(line, 300));
     std::process::exit(2);
+}
+
+/// The first line of `s`, at most `max` characters, with `…` where it was cut.
+fn cut_short(s: &str, max: usize) -> String {
+    let first = s.lines().next().unwrap_or_default();
+    let shown: String = first.chars().take(max).collect();
+    if shown.len() < s.len() { shown + "…" } else { shown }
 }

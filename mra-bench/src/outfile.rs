@@ -67,6 +67,26 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     result
 }
 
+/// Like [`write_atomically`] for a writer that takes a path (the plot backends): `draw` writes a
+/// temporary file in the same directory whose name keeps `path`'s extension (the backends pick
+/// the image format by it), which is then renamed over `path`.
+pub fn write_atomically_with(path: &Path, draw: impl FnOnce(&Path) -> Result<(), String>) -> Result<(), String> {
+    if is_special(path) {
+        return draw(path);
+    }
+    let mut tmp = temp_path(path).into_os_string();
+    if let Some(ext) = path.extension() {
+        tmp.push(".");
+        tmp.push(ext);
+    }
+    let tmp = PathBuf::from(tmp);
+    let result = draw(&tmp).and_then(|()| std::fs::rename(&tmp, path).map_err(|e| format!("cannot write `{}`: {e}", path.display())));
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
 /// An existing path that is not a regular file (a device, a FIFO).
 fn is_special(path: &Path) -> bool {
     std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir())

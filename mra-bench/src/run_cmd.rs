@@ -1,4 +1,4 @@
-//! The default mode: emit source, or validate once and benchmark one level against the
+//! The default mode: validate once and benchmark one level against the
 //! `copy` floor in the seed's harness, on the CUDA or the HIP backend (see `session`).
 
 use crate::cli::RunArgs;
@@ -11,9 +11,8 @@ use mra_runtime::harness::{self, Backend, HarnessConfig, Inputs, Prepared, Sessi
 
 pub fn run(args: &RunArgs) -> CmdResult {
     if select::is_list(&args.level) {
-        let what = if args.emit_src { "--emit-src prints one kernel" } else { "a run times one level against the floor" };
         return Err(format!(
-            "-l {}: {what}; give one level, or use `sweep -l all` (time every level), `validate -l all`, or `--compile-only -l all`",
+            "-l {}: a run times one level against the floor; give one level, or use `sweep -l all` (time every level), `validate -l all`, `--compile-only -l all` or `--emit-src -l all`",
             select::quote(&args.level)
         )
         .into());
@@ -23,20 +22,9 @@ pub fn run(args: &RunArgs) -> CmdResult {
     let schedule = if best { levels::find("copy")? } else { select::level(&args.level)? };
     let dtype = select::dtype(&args.dtype)?;
     let k = args.k;
+    // --compiler is checked here too, though a run picks its own (one rule in every mode).
     let named_arch = args.arch.as_deref().map(select::arch).transpose()?;
     select::compiler(args.compiler.as_deref(), named_arch)?;
-    if args.emit_src {
-        let arch = match named_arch {
-            Some(a) => a,
-            None => return Err(format!("--emit-src needs --arch (one of: {})", mra_codegen::arch::names().join(", ")).into()),
-        };
-        let db = tuned::open_db(None)?;
-        let device = tuned::device_of_arch(arch.name);
-        let schedule = if best { tuned::best(db.as_ref(), &device, k, dtype)? } else { tuned::apply(db.as_ref(), &schedule, &device, k, dtype, args.untuned)? };
-        let kernel = mra_codegen::generate(&schedule, Request { k, arch, dtype })?;
-        crate::out!("{}", kernel.source)?;
-        return Ok(0);
-    }
     let cfg = HarnessConfig { nfuncs: args.nfuncs, max_blocks: args.max_blocks, tasks: args.tasks, streams: args.streams, reps: args.reps };
     cfg.check()?;
     select::check_host_memory(k, cfg.nfuncs)?;

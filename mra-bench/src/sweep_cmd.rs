@@ -69,6 +69,7 @@ pub fn run(args: &SweepArgs) -> CmdResult {
     let targets = Targets {
         json: args.json.as_deref().map(|p| Target::check("--json", p)).transpose()?,
         csv: args.csv.as_deref().map(|p| Target::check("--csv", p)).transpose()?,
+        plot: args.plot.as_deref().map(crate::plot::check_target).transpose()?,
     };
     match session::open(None, None, select::cache(args.no_cache))? {
         Opened::Cuda(s) => sweep_on(&s, args, &ks, dtype, &chosen, &base, &targets),
@@ -79,10 +80,12 @@ pub fn run(args: &SweepArgs) -> CmdResult {
 /// The name of the `-l best` placeholder in the list of levels.
 const BEST: &str = "best";
 
-/// The files `--json` and `--csv` asked for, already checked.
+/// The files `--json`, `--csv` and `--plot` asked for, already checked.
 struct Targets {
     json: Option<Target>,
     csv: Option<Target>,
+    /// `--plot`: an .svg or .png path, checked like the others.
+    plot: Option<std::path::PathBuf>,
 }
 
 /// The sweep on one opened GPU: the JSON and CSV files asked for, then the table.
@@ -215,7 +218,22 @@ fn sweep_on<B: Backend>(session: &Session<B>, args: &SweepArgs, ks: &[u32], dtyp
             write_errors.push(e);
         }
     }
-    print_table(&rows, peak.map(|p| (p, B::BLAS_NAME)))?;
+    if let Some(path) = &targets.plot {
+        match plot_data(&report) {
+            Ok(data) => match crate::plot::render(&data, path) {
+                Ok(()) => eprintln!("# chart written to {}", path.display()),
+                Err(e) => write_errors.push(format!("--plot: {e}")),
+            },
+            Err(e) => write_errors.push(format!("--plot: {e}")),
+        }
+    }
+    // `--json` alone puts the JSON on stdout, so the table goes to stderr there.
+    let table = table(&rows, peak.map(|p| (p, B::BLAS_NAME)));
+    if matches!(targets.json, Some(Target::Stdout)) {
+        eprint!("{table}");
+    } else {
+        crate::out!("{table}")?;
+    }
     if !write_errors.is_empty() {
         return Err(write_errors.join("; ").into());
     }
@@ -254,18 +272,21 @@ fn measure<B: Backend>(
     Ok((harness::median(&times) / tasks as f64, tasks, cmp.max_rel))
 }
 
-/// `peak`: the FP64 GEMM peak and the BLAS that measured it.
-fn print_table(rows: &[Row], peak: Option<(f64, &str)>) -> Result<(), String> {
-    crate::outln!("{:<14} {:>3} {:>12} {:>13} {:>10} {:>9} {:>9}  note", "level", "K", "us/task", "useful Gflop/s", "GB/s", "of floor", "of peak")?;
+/// The table; `peak`: the FP64 GEMM peak and the BLAS that measured it.
+fn table(rows: &[Row], peak: Option<(f64, &str)>) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    let _ = writeln!(out, "{:<14} {:>3} {:>12} {:>13} {:>10} {:>9} {:>9}  note", "level", "K", "us/task", "useful Gflop/s", "GB/s", "of floor", "of peak");
     let mut last_k = None;
     for r in rows {
         if last_k.is_some_and(|k| k != r.k) {
-            crate::outln!()?;
+            out.push('\n');
         }
         last_k = Some(r.k);
         let mark = if r.best { " *" } else { "" };
         match r.us_per_task {
-            Some(us) => crate::outln!(
+            Some(us) => writeln!(
+                out,
                 "{:<14} {:>3} {:>12.1} {:>13.0} {:>10.0} {:>9.3} {:>9}{mark}",
                 r.level,
                 r.k,
@@ -274,12 +295,60 @@ fn print_table(rows: &[Row], peak: Option<(f64, &str)>) -> Result<(), String> {
                 r.effective_gbps.unwrap_or(0.0),
                 r.fraction_of_floor.unwrap_or(f64::NAN),
                 r.fraction_of_fp64_peak.map(|f| format!("{f:.3}")).unwrap_or_else(|| "-".into()),
-            )?,
-            None => crate::outln!("{:<14} {:>3} {:>12}  {}", r.level, r.k, "-", r.note)?,
+            ),
+            None => writeln!(out, "{:<14} {:>3} {:>12}  {}", r.level, r.k, "-", r.note),
         }
+        .expect("writing to a String");
     }
     if let Some((p, blas)) = peak {
-        crate::outln!("\n* fastest at that K. Floor: copy level, same process. FP64 GEMM peak: {p:.1} TFLOP/s ({blas}).")?;
+        let _ = writeln!(out, "\n* fastest at that K. Floor: copy level, same process. FP64 GEMM peak: {p:.1} TFLOP/s ({blas}).");
     }
-    Ok(())
+    out
+}
+
+/// The chart's view of a report: the same JSON `mra-bench plot` reads from the --json file.
+fn plot_data(report: &Report) -> serde_json::Result<crate::plot::SweepData> {
+    serde_json::from_value(serde_json::to_value(report)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sweep_plot_reads_the_report_as_the_plot_command_reads_the_file() {
+        let row = |level: &str, us: Option<f64>| Row {
+            level: level.into(),
+            k: 7,
+            us_per_task: us,
+            useful_gflops: None,
+            effective_gbps: None,
+            fraction_of_floor: None,
+            fraction_of_fp64_peak: None,
+            max_rel_err: None,
+            tasks: 3,
+            best: false,
+            note: String::new(),
+        };
+        let rows = [row("copy", Some(2.0)), row("L3-regblk", Some(5.0)), row("L4-mma", None)];
+        let report = Report {
+            device: "GPU".into(),
+            arch: "sm_90",
+            commit: "abc",
+            date_unix: 0,
+            nfuncs: 8,
+            max_blocks: 512,
+            streams: 4,
+            reps: 1,
+            dtype: "f64".into(),
+            fp64_gemm_peak_tflops: None,
+            rows: &rows,
+        };
+        let data = plot_data(&report).expect("the report reads as plot data");
+        assert_eq!((data.rows.len(), data.rows[1].k, data.rows[1].us_per_task, data.rows[2].us_per_task), (3, 7, Some(5.0), None));
+        let text = serde_json::to_string(&report).unwrap();
+        let file = std::env::temp_dir().join(format!("mra-sweep-unit-{}.json", std::process::id()));
+        std::fs::write(&file, text).unwrap();
+        assert!(crate::plot::load(file.to_str().unwrap()).is_ok(), "a --json file loads for `mra-bench plot`");
+    }
 }

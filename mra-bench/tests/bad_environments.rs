@@ -382,8 +382,12 @@ fn arguments_are_checked_before_looking_for_a_gpu() {
         one_line_error(&run(&[cmd, "-K", "8,0"]), 1, &["K=0 is out of range"]);
     }
     one_line_error(&run(&["-l", "all", "-K", "8"]), 1, &["-l all", "sweep -l all"]);
-    one_line_error(&run(&["-l", "all", "--arch", "gfx90a", "--emit-src"]), 1, &["--emit-src prints one kernel", "--compile-only -l all"]);
-    one_line_error(&run(&["--compiler", "gcc", "--arch", "sm_90", "--emit-src"]), 1, &["unknown --compiler `gcc`"]);
+    // --emit-src takes -l all and K lists (one file per kernel), so it asks for -o DIR.
+    one_line_error(&run(&["-l", "all", "--arch", "gfx90a", "--emit-src"]), 1, &["writes one file per kernel", "-o DIR"]);
+    for ks in ["8,-1", "-1,8"] {
+        one_line_error(&run(&["-K", ks, "--arch", "gfx90a", "--emit-src"]), 2, &["K=-1 is out of range"]);
+    }
+    one_line_error(&run(&["--compiler", "gcc", "--arch", "sm_90", "--emit-src"]), 2, &["invalid value 'gcc' for '--compiler <COMPILER>'", "[possible values: hiprtc, clang, nvrtc]"]);
     one_line_error(&run(&["--compiler", "hiprtc", "--arch", "sm_90", "--emit-src"]), 1, &["--compiler hiprtc compiles HIP for AMD archs"]);
     one_line_error(&run(&["--compiler", "nvrtc", "--arch", "gfx90a", "--compile-only"]), 1, &["--compiler nvrtc compiles CUDA"]);
     // A huge or multi-line argument is quoted by a short prefix only.

@@ -63,19 +63,29 @@ fn levels_lists_names_primitives_and_support() {
     for needle in ["L1-global", "L2-bshared", "L3-regblk", "copy", "cache_read(B, shared)", "gfx1201", "sm_90", "1e-10"] {
         assert!(out.contains(needle), "`{needle}` missing from:\n{out}");
     }
+    // One table per level: a row of archs that run L4 at every K, and the short reason where
+    // an arch has no FP64 matrix cores; nothing printed once per dtype and arch.
+    assert!(!out.contains("K none"), "{out}");
+    assert_eq!(out.matches("1e-10").count(), 1, "the tolerances once: {out}");
+    let l4 = out.split("\n\n").find(|b| b.starts_with("L4 ")).expect("an L4 block");
+    assert!(l4.lines().any(|l| l.trim_start().starts_with("gfx90a gfx942 ") && l.contains(" 1-32 ")), "{l4}");
+    assert!(l4.lines().any(|l| l.trim_start().starts_with("gfx1100 gfx1151 gfx1201 ") && l.contains("no f64 matrix cores")), "{l4}");
     let o = mra_bench(&["levels", "--json", "--arch", "gfx942"]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("levels --json is JSON");
     assert!(v.as_array().unwrap().len() >= 4);
+    let l4 = v.as_array().unwrap().iter().find(|l| l["name"] == "L4-mma").expect("L4 in JSON");
+    let f32_support = l4["support"].as_array().unwrap().iter().find(|s| s["dtype"] == "f32").unwrap();
+    assert_eq!((f32_support["ks"].as_str(), f32_support["reason"].as_str()), (Some("none"), Some("no f32 matrix cores")));
 }
 
 #[test]
 fn bad_input_is_one_clear_line_never_a_panic() {
     assert_clean_error(&["--arch", "sm_90", "-K", "0", "--emit-src"], "K=0 is out of range");
     assert_clean_error(&["--arch", "sm_90", "-K", "33", "--emit-src"], "K=33 is out of range");
-    assert_clean_error(&["--arch", "sm_99", "--emit-src"], "unknown arch `sm_99`");
+    assert_clean_error(&["--arch", "sm_99", "--emit-src"], "invalid value 'sm_99' for '--arch <ARCH>' [possible values: sm_80");
     assert_clean_error(&["--arch", "sm_90", "-l", "9", "--emit-src"], "unknown level `9`");
     assert_clean_error(&["-K", "16", "--emit-src"], "--emit-src needs --arch");
-    assert_clean_error(&["--arch", "sm_90", "--dtype", "f8", "--emit-src"], "unknown dtype `f8`");
+    assert_clean_error(&["--arch", "sm_90", "--dtype", "f8", "--emit-src"], "invalid value 'f8' for '--dtype <DTYPE>' [possible values: f64, f32, f16, bf16]");
     assert_clean_error(&["--arch", "sm_90", "--dtype", "f16", "--emit-src"], "not for sm_90");
     assert_clean_error(&["--arch", "gfx1100", "-l", "3", "--dtype", "f16", "--emit-src"], "thread-mapped");
     assert_clean_error(&["-N", "0"], "-N must be at least 1");
@@ -83,12 +93,15 @@ fn bad_input_is_one_clear_line_never_a_panic() {
     assert_clean_error(&["-n", "0"], "-n must be at least 1");
     assert_clean_error(&["-s", "0"], "-s must be at least 1");
     assert_clean_error(&["validate", "-K", "0"], "K=0 is out of range");
+    assert_clean_error(&["-K", "6,8", "-n", "1"], "-K takes one K here (got 6,8); a K list is for --emit-src");
+    assert_clean_error(&["-o", "out.cu", "-K", "8"], "the following required arguments were not provided: --emit-src");
+    assert_clean_error(&["--bogus"], "unexpected argument '--bogus' found");
     assert_clean_error(&["validate", "-N", "1,x"], "`x` is not a non-negative integer");
     // No AMD GPU here: with ROCm installed the HIP runtime says it sees none, without ROCm
     // that the runtime is missing; either way one line about the HIP runtime.
     assert_clean_error(&["--arch", "gfx90a", "-K", "16"], "HIP runtime");
     // Run mode picks the compiler with --compiler too, refused before any GPU is looked for.
-    assert_clean_error(&["--compiler", "gcc", "-K", "8"], "unknown --compiler `gcc`");
+    assert_clean_error(&["--compiler", "gcc", "-K", "8"], "invalid value 'gcc' for '--compiler <COMPILER>' [possible values: hiprtc, clang, nvrtc]");
     assert_clean_error(&["--arch", "gfx90a", "--compiler", "nvrtc"], "--compiler nvrtc compiles CUDA for NVIDIA archs");
     assert_clean_error(&["--arch", "sm_90", "--compiler", "hiprtc"], "--compiler hiprtc compiles HIP for AMD archs");
 }

@@ -1,7 +1,10 @@
 //! Shared helpers of the integration tests (the tests themselves live in tests/).
 //!
-//! Toolchain tests skip when a compiler is missing (printing that they skipped), unless
-//! `MRA_REQUIRE_TOOLCHAINS=1` is set (as `.ci/run` does): then a missing toolchain fails.
+//! Toolchain tests carry `#[ignore = "needs ... (run with --include-ignored; .ci/run does)"]`,
+//! so a plain `cargo test` shows them as ignored in its summary line instead of passing them
+//! silently. Run with `--include-ignored`, they skip when a compiler is missing (printing that
+//! they skipped), unless `MRA_REQUIRE_TOOLCHAINS=1` is set (as `.ci/run` does): then a missing
+//! toolchain fails.
 
 /// The environment variable that turns "toolchain missing → skip" into a failure.
 pub const REQUIRE_ENV: &str = "MRA_REQUIRE_TOOLCHAINS";

@@ -53,6 +53,7 @@ fn coverage(arch: &str) -> (&'static [u32], &'static [DType]) {
 }
 
 #[test]
+#[ignore = "needs clang with the AMDGPU target (run with --include-ignored; .ci/run does)"]
 fn every_level_compiles_with_clang_for_every_amd_arch() {
     let Some(clang) = require("clang with the AMDGPU target", Clang::find()) else { return };
     let Some(objdump) = require("llvm-objdump", Objdump::find()) else { return };
@@ -205,6 +206,7 @@ fn print_table(rows: &[Row]) {
 }
 
 #[test]
+#[ignore = "needs hiprtc (run with --include-ignored; .ci/run does)"]
 fn every_level_compiles_with_hiprtc_for_gfx90a() {
     let Some(hiprtc) = require("hiprtc (libhiprtc or libamdhip64)", Hiprtc::load()) else { return };
     let gfx90a = arch::find("gfx90a").unwrap();

@@ -7,6 +7,7 @@ use mra_runtime::KernelCache;
 use mra_tests::{require, K_SPREAD};
 
 #[test]
+#[ignore = "needs NVRTC (run with --include-ignored; .ci/run does)"]
 fn every_level_compiles_with_nvrtc_for_sm80_and_sm90() {
     let Some(nvrtc) = require("NVRTC (libnvrtc)", Nvrtc::load()) else { return };
     let cache = KernelCache::disabled();
@@ -38,6 +39,7 @@ fn every_level_compiles_with_nvrtc_for_sm80_and_sm90() {
 }
 
 #[test]
+#[ignore = "needs NVRTC (run with --include-ignored; .ci/run does)"]
 fn the_kernel_cache_serves_the_second_compile() {
     let Some(nvrtc) = require("NVRTC (libnvrtc)", Nvrtc::load()) else { return };
     let dir = std::env::temp_dir().join(format!("mra-nvrtc-cache-{}", std::process::id()));

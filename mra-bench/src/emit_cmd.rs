@@ -1,0 +1,99 @@
+//! `--emit-src`: the generated source of one kernel (stdout or `-o FILE`), or of several
+//! levels × K written one file per kernel into `-o DIR`. No GPU and no toolkit needed.
+
+use crate::cli::RunArgs;
+use crate::select::{self, CmdResult};
+use mra_codegen::arch::Vendor;
+use mra_codegen::{Arch, DType, Request};
+use std::path::{Path, PathBuf};
+
+pub fn run(args: &RunArgs) -> CmdResult {
+    let arch = match &args.arch {
+        Some(a) => select::arch(a)?,
+        None => return Err(format!("--emit-src needs --arch (one of: {})", mra_codegen::arch::names().join(", ")).into()),
+    };
+    select::compiler(args.compiler.as_deref(), Some(arch))?;
+    let dtype = select::dtype(&args.dtype)?;
+    // The tuned configuration for this arch where the tuning database has one (said on stderr;
+    // --untuned keeps the defaults); `-l best`: the fastest tuned level at the first K.
+    let db = crate::tuned::open_db(None)?;
+    let device = crate::tuned::device_of_arch(arch.name);
+    let schedules = if crate::tuned::is_best(&args.level) {
+        vec![crate::tuned::best(db.as_ref(), &device, args.ks[0], dtype)?]
+    } else {
+        select::level_list(&args.level)?
+    };
+    let tuned = |s: &mra_codegen::Schedule, k: u32| -> CmdResult<mra_codegen::Schedule> {
+        if crate::tuned::is_best(&args.level) { Ok(s.clone()) } else { crate::tuned::apply(db.as_ref(), s, &device, k, dtype, args.untuned) }
+    };
+    for &k in &args.ks {
+        if !(1..=mra_codegen::K_MAX).contains(&k) {
+            return Err(mra_codegen::PlanError::KOutOfRange(k).into());
+        }
+    }
+    let several = schedules.len() > 1 || args.ks.len() > 1;
+    if !several {
+        let kernel = mra_codegen::generate(&tuned(&schedules[0], args.ks[0])?, Request { k: args.ks[0], arch, dtype })?;
+        match &args.output {
+            // An existing directory gets the kernel under its descriptive name.
+            Some(dir) if Path::new(dir).is_dir() => write(&Path::new(dir).join(file_name(&kernel.level, args.ks[0], arch, dtype)), &kernel.source)?,
+            Some(file) => write(Path::new(file), &kernel.source)?,
+            None => crate::out!("{}", kernel.source)?,
+        }
+        return Ok(0);
+    }
+    let Some(dir) = &args.output else {
+        return Err(format!(
+            "--emit-src with {} levels x {} K values writes one file per kernel: add -o DIR",
+            schedules.len(),
+            args.ks.len()
+        )
+        .into());
+    };
+    let dir = Path::new(dir);
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create the directory `{}`: {e}", dir.display()))?;
+    let (mut written, mut skipped) = (0, 0);
+    for s in &schedules {
+        // (reason, the K it stops): one stderr line per level and reason, not per K.
+        let mut refused: Vec<(String, Vec<u32>)> = Vec::new();
+        for &k in &args.ks {
+            match mra_codegen::generate(&tuned(s, k)?, Request { k, arch, dtype }) {
+                Ok(kernel) => {
+                    write(&dir.join(file_name(&kernel.level, k, arch, dtype)), &kernel.source)?;
+                    written += 1;
+                }
+                Err(e) => {
+                    let reason = e.to_string();
+                    match refused.iter_mut().find(|(r, _)| *r == reason) {
+                        Some((_, ks)) => ks.push(k),
+                        None => refused.push((reason, vec![k])),
+                    }
+                    skipped += 1;
+                }
+            }
+        }
+        for (reason, ks) in refused {
+            let ks = ks.iter().map(|k| k.to_string()).collect::<Vec<_>>().join(",");
+            eprintln!("mra-bench: skipped {} at K={ks} on {} ({dtype}): {reason}", s.name, arch.name);
+        }
+    }
+    if written == 0 {
+        return Err(format!("no kernel written to `{}`: every level asked for cannot run at these K on {} ({dtype})", dir.display(), arch.name).into());
+    }
+    eprintln!("# wrote {written} kernel source{} to {}{}", if written == 1 { "" } else { "s" }, dir.display(), if skipped > 0 { format!(" ({skipped} skipped, see above)") } else { String::new() });
+    Ok(0)
+}
+
+/// `L3-regblk_k16_gfx90a_f64.hip`, `L4-mma_k8_sm_90_f64.cu`.
+pub fn file_name(level: &str, k: u32, arch: &Arch, dtype: DType) -> PathBuf {
+    let ext = match arch.vendor {
+        Vendor::Nvidia => "cu",
+        Vendor::Amd => "hip",
+    };
+    PathBuf::from(format!("{level}_k{k}_{}_{dtype}.{ext}", arch.name))
+}
+
+/// Atomically (temporary file, then rename): a failed write leaves no half a kernel behind.
+fn write(path: &Path, text: &str) -> CmdResult<()> {
+    crate::outfile::write_atomically(path, text.as_bytes()).map_err(|e| format!("cannot write `{}`: {e}", path.display()).into())
+}

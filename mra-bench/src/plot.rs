@@ -1,0 +1,413 @@
+//! The sweep as a picture: panel 1 is each level's time over the copy floor against K (the
+//! ≤ 1.25× target drawn, the fastest level per K ringed), panel 2 µs per task on a log axis.
+//! SVG or PNG by the output's extension; `mra-bench plot FILE -o OUT` and `sweep --plot OUT`.
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use serde::Deserialize;
+use std::path::Path;
+
+/// The part of a `sweep --json` file the chart needs (extra fields are ignored).
+#[derive(Debug, Deserialize)]
+pub struct SweepData {
+    pub device: String,
+    pub arch: String,
+    pub commit: String,
+    #[serde(default)]
+    pub date_unix: u64,
+    pub nfuncs: usize,
+    pub dtype: String,
+    pub rows: Vec<SweepRow>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct SweepRow {
+    pub level: String,
+    #[serde(rename = "K")]
+    pub k: u32,
+    pub us_per_task: Option<f64>,
+}
+
+/// The MISSION's target: a level within 1.25× of the copy floor's time.
+pub const TARGET_TIMES_FLOOR: f64 = 1.25;
+const FLOOR_LEVEL: &str = "copy";
+/// Panel 1's y axis stops here (times the copy time).
+const RATIO_CAP: f64 = 24.0;
+const FONT: &[u8] = include_bytes!("../assets/DejaVuSans-subset.ttf");
+const SIZE: (u32, u32) = (1280, 1040);
+const LEGEND_WIDTH: u32 = 230;
+
+/// Reads a sweep JSON file, with one-line errors naming the file.
+pub fn load(path: &str) -> Result<SweepData, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read sweep results `{path}`: {e}"))?;
+    let data: SweepData = serde_json::from_str(&text)
+        .map_err(|e| format!("`{path}` is not a `mra-bench sweep --json` file: {e}"))?;
+    Ok(data)
+}
+
+/// One level's points, in K order: (K, µs per task, level time / copy time at that K).
+struct Series {
+    level: String,
+    points: Vec<(u32, f64, f64)>,
+}
+
+/// Turns the rows into per-level series; refuses a sweep without the copy floor.
+fn series(data: &SweepData) -> Result<(Vec<u32>, Series, Vec<Series>), String> {
+    let mut ks: Vec<u32> = data.rows.iter().map(|r| r.k).collect();
+    ks.sort_unstable();
+    ks.dedup();
+    let floor_at = |k: u32| data.rows.iter().find(|r| r.level == FLOOR_LEVEL && r.k == k).and_then(|r| r.us_per_task);
+    if ks.is_empty() || ks.iter().all(|&k| floor_at(k).is_none()) {
+        return Err(format!("the sweep has no `{FLOOR_LEVEL}` row with a time: nothing to measure the levels against (rerun `mra-bench sweep`, it always runs copy)"));
+    }
+    let mut names: Vec<&str> = Vec::new();
+    for r in &data.rows {
+        if !names.contains(&r.level.as_str()) {
+            names.push(&r.level);
+        }
+    }
+    let mut floor = None;
+    let mut levels = Vec::new();
+    for name in names {
+        let mut points = Vec::new();
+        for &k in &ks {
+            let us = data.rows.iter().find(|r| r.level == name && r.k == k).and_then(|r| r.us_per_task);
+            if let (Some(us), Some(f)) = (us, floor_at(k)) {
+                points.push((k, us, us / f));
+            }
+        }
+        let s = Series { level: name.to_string(), points };
+        if name == FLOOR_LEVEL {
+            floor = Some(s);
+        } else if !s.points.is_empty() {
+            levels.push(s);
+        }
+    }
+    Ok((ks, floor.expect("checked above"), levels))
+}
+
+/// Writes the chart to `out` (`.svg` or `.png`).
+/// Checks a chart path before anything is drawn (or measured): .svg or .png, in a directory
+/// that takes a new file.
+pub fn check_target(out: &str) -> Result<std::path::PathBuf, String> {
+    format_of(out)?;
+    match crate::outfile::Target::check("--plot", out)? {
+        crate::outfile::Target::File { path, .. } => Ok(path),
+        crate::outfile::Target::Stdout => Err("--plot -: a chart is an image file; give a .svg or .png path".into()),
+    }
+}
+
+fn format_of(out: &str) -> Result<&'static str, String> {
+    let ext = Path::new(out).extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
+    match ext.as_deref() {
+        Some("svg") => Ok("svg"),
+        Some("png") => Ok("png"),
+        _ => Err(format!("cannot tell the image format of `{}`: name it .svg or .png", crate::select::quote(out))),
+    }
+}
+
+/// Draws the chart to `out`, atomically (a failed draw leaves no half image, nor a lost old one).
+pub fn render(data: &SweepData, out: impl AsRef<Path>) -> Result<(), String> {
+    let out = out.as_ref();
+    let shown = out.display().to_string();
+    let format = format_of(&shown)?;
+    // Registering twice (sweep --plot then plot) is harmless: it replaces the same font.
+    plotters::style::register_font("sans-serif", FontStyle::Normal, FONT).map_err(|_| "the embedded plot font is invalid".to_string())?;
+    crate::outfile::write_atomically_with(out, |tmp| {
+        let result = match format {
+            "svg" => draw(SVGBackend::new(tmp, SIZE).into_drawing_area(), data),
+            _ => draw(BitMapBackend::new(tmp, SIZE).into_drawing_area(), data),
+        };
+        result.map_err(|e| format!("cannot write the plot `{shown}`: {e}"))
+    })
+}
+
+/// A colour per level, distinct enough for 11 lines (Tableau 10 plus one).
+// Sixteen distinguishable colours (tab10 and darker companions): a sweep has 14 levels today,
+// and two levels sharing a colour made the chart ambiguous.
+const COLORS: [RGBColor; 16] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+    RGBColor(188, 189, 34),
+    RGBColor(23, 190, 207),
+    RGBColor(0, 0, 128),
+    RGBColor(128, 0, 0),
+    RGBColor(0, 100, 0),
+    RGBColor(255, 215, 0),
+    RGBColor(75, 0, 130),
+    RGBColor(210, 105, 30),
+];
+
+fn color(i: usize) -> RGBColor {
+    COLORS[i % COLORS.len()]
+}
+
+type DrawResult<E> = Result<(), DrawingAreaErrorKind<E>>;
+
+fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, data: &SweepData) -> Result<(), String>
+where
+    DB::ErrorType: 'static,
+{
+    let (ks, floor, levels) = series(data)?;
+    draw_all(&root, data, &ks, &floor, &levels).map_err(|e| e.to_string())?;
+    root.present().map_err(|e| e.to_string())
+}
+
+fn draw_all<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, data: &SweepData, ks: &[u32], floor: &Series, levels: &[Series]) -> DrawResult<DB::ErrorType> {
+    root.fill(&WHITE)?;
+    let date = date_of(data.date_unix);
+    let title = format!(
+        "mra-bench sweep: {} ({}), {}, N={}, commit {}{}",
+        data.device, data.arch, data.dtype, data.nfuncs, data.commit, date.map(|d| format!(", {d}")).unwrap_or_default()
+    );
+    let root = root.titled(&title, ("sans-serif", 24))?;
+    let (charts, legend) = root.split_horizontally(SIZE.0 - LEGEND_WIDTH);
+    let (top, bottom) = charts.split_vertically(charts.dim_in_pixel().1 / 2);
+
+    let kmin = *ks.first().unwrap() as f64;
+    let kmax = *ks.last().unwrap() as f64;
+    let pad = ((kmax - kmin) * 0.03).max(0.5);
+    let x_range = || KAxis { range: (kmin - pad)..(kmax + pad), ks: ks.iter().map(|&k| k as f64).collect() };
+    let best = best_per_k(ks, levels);
+
+    // Panel 1: time / floor, log axis from 1 (the floor) to the slowest level.
+    // Capped so that a level hundreds of times slower (Kronecker at large K) does not squash the
+    // region near the floor; points above the cap leave through the top edge, marked by a ▲.
+    let worst = levels.iter().flat_map(|s| s.points.iter().map(|p| p.2)).fold(TARGET_TIMES_FLOOR, f64::max);
+    let top_y = (worst * 1.3).min(RATIO_CAP);
+    let mut chart = ChartBuilder::on(&top)
+        .margin(12)
+        .caption("level time / copy time (1 = the copy floor; lower is better)", ("sans-serif", 20))
+        .x_label_area_size(40)
+        .y_label_area_size(70)
+        .build_cartesian_2d(x_range(), LogAxis::ratios(0.85, top_y))?;
+    chart
+        .configure_mesh()
+        .x_desc("K")
+        .y_desc("level µs / copy µs")
+        .x_label_formatter(&|k| format!("{k:.0}"))
+        .y_label_formatter(&|v| format!("{v}"))
+        .label_style(("sans-serif", 15))
+        .axis_desc_style(("sans-serif", 17))
+        .draw()?;
+    let x_ends = [kmin - pad, kmax + pad];
+    chart.draw_series(LineSeries::new(x_ends.map(|x| (x, 1.0)), BLACK.stroke_width(2)))?;
+    chart.draw_series(DashedLineSeries::new(x_ends.map(|x| (x, TARGET_TIMES_FLOOR)), 10, 6, RED.stroke_width(2)))?;
+    // Labels at the right end, where the lines have left the floor's neighbourhood.
+    let label_x = kmax - (kmax - kmin) * 0.25;
+    let label = |text: String, y: f64, c: &RGBColor| Text::new(text, (label_x, y), ("sans-serif", 15).into_font().color(c));
+    chart.draw_series([label(format!("target: ≤ {TARGET_TIMES_FLOOR}× the copy time"), TARGET_TIMES_FLOOR * 1.12, &RED), label("copy floor".into(), 0.98, &BLACK)])?;
+    for (i, s) in levels.iter().enumerate() {
+        draw_series(&mut chart, s.points.iter().map(|p| (p.0 as f64, p.2)), color(i))?;
+        let off_chart = s.points.iter().filter(|p| p.2 > top_y).map(|p| TriangleMarker::new((p.0 as f64, top_y / 1.04), 7, color(i).filled()));
+        chart.draw_series(off_chart)?;
+    }
+    for &(k, li) in &best {
+        let p = levels[li].points.iter().find(|p| p.0 == k).expect("best point exists");
+        chart.draw_series(std::iter::once(Circle::new((k as f64, p.2), 9, BLACK.stroke_width(2))))?;
+    }
+
+    // Panel 2: µs per task, log axis, the copy floor in black.
+    let all_us = levels.iter().chain(std::iter::once(floor)).flat_map(|s| s.points.iter().map(|p| p.1));
+    let (lo, hi) = all_us.fold((f64::MAX, 0.0f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
+    let mut chart = ChartBuilder::on(&bottom)
+        .margin(12)
+        .caption("time per task (N tensors), µs", ("sans-serif", 20))
+        .x_label_area_size(40)
+        .y_label_area_size(70)
+        .build_cartesian_2d(x_range(), LogAxis::decades(lo / 1.3, hi * 1.3))?;
+    chart
+        .configure_mesh()
+        .x_desc("K")
+        .y_desc("µs / task")
+        .x_label_formatter(&|k| format!("{k:.0}"))
+        .y_label_formatter(&|v| format!("{v}"))
+        .label_style(("sans-serif", 15))
+        .axis_desc_style(("sans-serif", 17))
+        .draw()?;
+    draw_series(&mut chart, floor.points.iter().map(|p| (p.0 as f64, p.1)), BLACK)?;
+    for (i, s) in levels.iter().enumerate() {
+        draw_series(&mut chart, s.points.iter().map(|p| (p.0 as f64, p.1)), color(i))?;
+    }
+    for &(k, li) in &best {
+        let p = levels[li].points.iter().find(|p| p.0 == k).expect("best point exists");
+        chart.draw_series(std::iter::once(Circle::new((k as f64, p.1), 9, BLACK.stroke_width(2))))?;
+    }
+
+    let off_chart = levels.iter().any(|s| s.points.iter().any(|p| p.2 > top_y));
+    draw_legend(&legend, levels, off_chart)
+}
+
+/// A linear K axis whose ticks are exactly the swept K values (plotters' `with_key_points` on
+/// f64 drops the mesh's label formatting, so this small axis type keeps it).
+#[derive(Clone)]
+struct KAxis {
+    range: std::ops::Range<f64>,
+    ks: Vec<f64>,
+}
+
+impl Ranged for KAxis {
+    type FormatOption = plotters::coord::ranged1d::DefaultFormatting;
+    type ValueType = f64;
+
+    fn map(&self, v: &f64, limit: (i32, i32)) -> i32 {
+        let t = (v - self.range.start) / (self.range.end - self.range.start);
+        limit.0 + (t * (limit.1 - limit.0) as f64).round() as i32
+    }
+
+    fn key_points<Hint: plotters::coord::ranged1d::KeyPointHint>(&self, hint: Hint) -> Vec<f64> {
+        if hint.weight().allow_light_points() { Vec::new() } else { self.ks.clone() }
+    }
+
+    fn range(&self) -> std::ops::Range<f64> {
+        self.range.clone()
+    }
+}
+
+/// A log axis ticked at the given round values (plotters' own log ticks crowd 1..10 and leave
+/// ranges below 10 unlabelled).
+#[derive(Clone)]
+struct LogAxis {
+    lo: f64,
+    hi: f64,
+    ticks: Vec<f64>,
+}
+
+impl LogAxis {
+    /// Panel 1: ratios to the floor.
+    fn ratios(lo: f64, hi: f64) -> Self {
+        let ticks = [1.0, 1.5, 2.0, 3.0, 5.0, 10.0, 20.0, 50.0, 100.0].into_iter().filter(|v| (lo..=hi).contains(v)).collect();
+        LogAxis { lo, hi, ticks }
+    }
+
+    /// 1-2-5 steps per decade, or only the powers of ten when that would crowd the axis.
+    fn decades(lo: f64, hi: f64) -> Self {
+        let mut ticks = Vec::new();
+        let few = hi / lo > 1e3;
+        let mut decade = 10f64.powf(lo.log10().floor());
+        while decade <= hi {
+            for m in if few { &[1.0][..] } else { &[1.0, 2.0, 5.0][..] } {
+                let v = decade * m;
+                if (lo..=hi).contains(&v) {
+                    ticks.push(v);
+                }
+            }
+            decade *= 10.0;
+        }
+        LogAxis { lo, hi, ticks }
+    }
+}
+
+impl Ranged for LogAxis {
+    type FormatOption = plotters::coord::ranged1d::DefaultFormatting;
+    type ValueType = f64;
+
+    fn map(&self, v: &f64, limit: (i32, i32)) -> i32 {
+        let t = (v.max(1e-12).ln() - self.lo.ln()) / (self.hi.ln() - self.lo.ln());
+        limit.0 + (t * (limit.1 - limit.0) as f64).round() as i32
+    }
+
+    fn key_points<Hint: plotters::coord::ranged1d::KeyPointHint>(&self, hint: Hint) -> Vec<f64> {
+        if hint.weight().allow_light_points() { Vec::new() } else { self.ticks.clone() }
+    }
+
+    fn range(&self) -> std::ops::Range<f64> {
+        self.lo..self.hi
+    }
+}
+
+/// A line with a dot at each point.
+fn draw_series<DB: DrawingBackend, X, Y>(
+    chart: &mut ChartContext<'_, DB, Cartesian2d<X, Y>>,
+    points: impl Iterator<Item = (f64, f64)> + Clone,
+    c: RGBColor,
+) -> DrawResult<DB::ErrorType>
+where
+    X: Ranged<ValueType = f64>,
+    Y: Ranged<ValueType = f64>,
+{
+    chart.draw_series(LineSeries::new(points.clone(), c.stroke_width(2)))?;
+    chart.draw_series(points.map(|p| Circle::new(p, 4, c.filled())))?;
+    Ok(())
+}
+
+/// (K, index of the fastest level at K), the same rule as the sweep table's `*`.
+fn best_per_k(ks: &[u32], levels: &[Series]) -> Vec<(u32, usize)> {
+    ks.iter()
+        .filter_map(|&k| {
+            levels
+                .iter()
+                .enumerate()
+                .filter_map(|(i, s)| s.points.iter().find(|p| p.0 == k).map(|p| (i, p.1)))
+                .min_by(|a, b| a.1.total_cmp(&b.1))
+                .map(|(i, _)| (k, i))
+        })
+        .collect()
+}
+
+fn draw_legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, levels: &[Series], off_chart: bool) -> DrawResult<DB::ErrorType> {
+    let font = ("sans-serif", 16).into_font();
+    let mut y = 70;
+    let row = 26;
+    let entry = |y: i32, c: RGBColor, label: &str| -> DrawResult<DB::ErrorType> {
+        area.draw(&PathElement::new(vec![(10, y), (44, y)], c.stroke_width(2)))?;
+        area.draw(&Circle::new((27, y), 4, c.filled()))?;
+        area.draw(&Text::new(label.to_string(), (54, y - 9), font.clone()))
+    };
+    for (i, s) in levels.iter().enumerate() {
+        entry(y, color(i), &s.level)?;
+        y += row;
+    }
+    entry(y, BLACK, "copy (the floor)")?;
+    y += row + 10;
+    area.draw(&Circle::new((27, y), 9, BLACK.stroke_width(2)))?;
+    area.draw(&Text::new("fastest at that K", (54, y - 9), font.clone()))?;
+    y += row + 6;
+    area.draw(&PathElement::new(vec![(10, y), (20, y)], RED.stroke_width(2)))?;
+    area.draw(&PathElement::new(vec![(26, y), (36, y)], RED.stroke_width(2)))?;
+    area.draw(&Text::new(format!("≤ {TARGET_TIMES_FLOOR}× copy time"), (54, y - 9), font.clone()))?;
+    if off_chart {
+        y += row + 6;
+        area.draw(&TriangleMarker::new((27, y), 7, BLACK.filled()))?;
+        area.draw(&Text::new(format!("above {RATIO_CAP}× (top panel)"), (54, y - 9), font.clone()))?;
+    }
+    Ok(())
+}
+
+/// `YYYY-MM-DD` (UTC) of a Unix time; None for 0 (unknown).
+fn date_of(unix: u64) -> Option<String> {
+    if unix == 0 {
+        return None;
+    }
+    // Civil-from-days (Howard Hinnant's algorithm), to avoid a date crate for one label.
+    let z = (unix / 86_400) as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + if m <= 2 { 1 } else { 0 };
+    Some(format!("{y:04}-{m:02}-{d:02}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_match_known_days() {
+        // Independent values: `date -u -d @0`, `@951782400` (2000-02-29), `@1795301361`.
+        assert_eq!(date_of(86_400), Some("1970-01-02".into()));
+        assert_eq!(date_of(951_782_400), Some("2000-02-29".into()));
+        assert_eq!(date_of(1_795_301_361), Some("2026-11-21".into()));
+        assert_eq!(date_of(0), None);
+    }
+}

@@ -1,0 +1,68 @@
+//! `--emit-src -o`: one kernel to a file, several levels × K into a directory with names
+//! saying level, K, arch and dtype; levels that cannot run are reported on stderr and
+//! skipped; nothing written is an error.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn mra_bench(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mra-bench")).args(args).output().expect("run mra-bench")
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let p = std::env::temp_dir().join(format!("mra-emit-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&p);
+    let _ = std::fs::remove_file(&p);
+    p
+}
+
+fn files(dir: &PathBuf) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn one_kernel_goes_to_the_file_named() {
+    let out = scratch("one.cu");
+    let o = mra_bench(&["--arch", "sm_90", "-K", "7", "-l", "2", "--emit-src", "-o", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(o.stdout.is_empty(), "nothing on stdout when -o is given");
+    let src = std::fs::read_to_string(&out).unwrap();
+    assert!(src.contains("constexpr int K = 7;") && src.contains("mra_l2_bshared_k7_f64"));
+}
+
+#[test]
+fn a_k_list_and_several_levels_write_one_file_per_kernel() {
+    let dir = scratch("dir");
+    let o = mra_bench(&["--arch", "gfx90a", "-K", "5,16", "-l", "3,L4", "--emit-src", "-o", dir.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        files(&dir),
+        ["L3-regblk_k16_gfx90a_f64.hip", "L3-regblk_k5_gfx90a_f64.hip", "L4-mma_k16_gfx90a_f64.hip", "L4-mma_k5_gfx90a_f64.hip"]
+    );
+    let src = std::fs::read_to_string(dir.join("L4-mma_k5_gfx90a_f64.hip")).unwrap();
+    assert!(src.contains("constexpr int K = 5;") && src.contains("level L4-mma"), "the file holds the kernel its name says");
+}
+
+#[test]
+fn levels_that_cannot_run_are_skipped_one_line_each() {
+    let dir = scratch("skip");
+    // gfx1100 has no FP64 matrix cores: L4 and L7 are refused at every K, L3 is written.
+    let o = mra_bench(&["--arch", "gfx1100", "-K", "6,8", "-l", "3,4,7", "--emit-src", "-o", dir.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert_eq!(files(&dir), ["L3-regblk_k6_gfx1100_f64.hip", "L3-regblk_k8_gfx1100_f64.hip"]);
+    let skipped: Vec<&str> = err.lines().filter(|l| l.starts_with("mra-bench: skipped")).collect();
+    assert_eq!(skipped.len(), 2, "one line per level: {err}");
+    assert!(skipped[0].contains("L4-mma at K=6,8 on gfx1100") && skipped[0].contains("matrix cores"), "{err}");
+
+    // Nothing that can run: an error, non-zero exit.
+    let o = mra_bench(&["--arch", "gfx1100", "-K", "6,8", "-l", "4,7", "--emit-src", "-o", scratch("none").to_str().unwrap()]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("error: no kernel written"));
+
+    // Several kernels without -o DIR: told what to add.
+    let o = mra_bench(&["--arch", "sm_90", "-l", "all", "--emit-src"]);
+    assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("add -o DIR"));
+}

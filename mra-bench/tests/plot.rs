@@ -1,0 +1,87 @@
+//! `mra-bench plot`: a chart from a small sweep JSON (SVG and PNG), and one-line errors for a
+//! missing file, malformed JSON, a sweep without the copy floor and an unknown image format.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/sweep-small.json");
+
+fn mra_bench(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mra-bench")).args(args).output().expect("run mra-bench")
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("mra-plot-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(name);
+    let _ = std::fs::remove_file(&p);
+    p
+}
+
+fn assert_one_line_error(args: &[&str], needle: &str) {
+    let o = mra_bench(args);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{args:?} succeeded");
+    assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
+    assert_eq!(err.lines().count(), 1, "{args:?}: expected one line: {err}");
+    assert!(err.contains("error") && err.contains(needle), "{args:?}: expected `{needle}` in: {err}");
+}
+
+#[test]
+fn draws_an_svg_chart_with_both_panels_and_the_target() {
+    let out = scratch("sweep.svg");
+    let o = mra_bench(&["plot", FIXTURE, "-o", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let svg = std::fs::read_to_string(&out).expect("the SVG was written");
+    assert!(svg.starts_with("<svg"), "not an SVG: {}", &svg[..svg.len().min(80)]);
+    for needle in ["level time / copy time", "µs / task", "target: ≤ 1.25× the copy time", "L3-regblk", "L6-kron", "copy (the floor)", "Test GPU"] {
+        assert!(svg.contains(needle), "`{needle}` missing from the chart");
+    }
+    // The K axis is ticked at exactly the swept K values (7, 9, 13; no y tick has these
+    // values), in both panels.
+    let ticks = |k: &str| svg.lines().filter(|l| l.trim() == k).count();
+    assert_eq!((ticks("7"), ticks("9"), ticks("13")), (2, 2, 2), "K ticks");
+}
+
+#[test]
+fn draws_a_png_chart_by_extension() {
+    let out = scratch("sweep.png");
+    let o = mra_bench(&["plot", FIXTURE, "-o", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let png = std::fs::read(&out).expect("the PNG was written");
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n", "PNG signature");
+    assert!(png.len() > 10_000, "a chart, not an empty image ({} bytes)", png.len());
+}
+
+#[test]
+fn bad_input_is_one_line() {
+    let out = scratch("bad.svg");
+    let out = out.to_str().unwrap();
+    assert_one_line_error(&["plot", "/nonexistent/sweep.json", "-o", out], "cannot read sweep results `/nonexistent/sweep.json`");
+
+    let bad = scratch("bad.json");
+    std::fs::write(&bad, "{ \"rows\": [ ").unwrap();
+    assert_one_line_error(&["plot", bad.to_str().unwrap(), "-o", out], "is not a `mra-bench sweep --json` file");
+
+    let no_copy = scratch("no-copy.json");
+    let text = std::fs::read_to_string(FIXTURE).unwrap().replace("\"copy\"", "\"L1-global\"");
+    std::fs::write(&no_copy, text).unwrap();
+    assert_one_line_error(&["plot", no_copy.to_str().unwrap(), "-o", out], "no `copy` row");
+
+    assert_one_line_error(&["plot", FIXTURE, "-o", "sweep.pdf"], "name it .svg or .png");
+}
+
+#[test]
+fn chart_paths_are_checked_before_any_work_and_written_whole() {
+    // sweep --plot: a bad path is refused before any GPU is looked for (an hour of sweep must
+    // not end in a chart that cannot be written).
+    assert_one_line_error(&["sweep", "--plot", "/nonexistent-mra-dir/s.svg"], "--plot /nonexistent-mra-dir/s.svg: directory /nonexistent-mra-dir does not exist");
+    assert_one_line_error(&["sweep", "--plot", "s.txt"], "name it .svg or .png");
+    // plot: the output is checked before the input is read, and no temporary file is left.
+    assert_one_line_error(&["plot", "/nonexistent-mra-input.json", "-o", "/nonexistent-mra-dir/s.svg"], "directory /nonexistent-mra-dir does not exist");
+    let out = scratch("whole.svg");
+    let o = mra_bench(&["plot", FIXTURE, "-o", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let leftovers: Vec<_> = std::fs::read_dir(out.parent().unwrap()).unwrap().filter_map(|e| e.ok()).filter(|e| e.file_name().to_string_lossy().contains(".tmp")).collect();
+    assert!(leftovers.is_empty(), "temporary files left: {leftovers:?}");
+}
