@@ -20,6 +20,8 @@ Examples:
 Environment:
   MRA_KERNEL_CACHE        directory of the compiled-kernel cache, or `off` to disable it
                           (default: $XDG_CACHE_HOME/mra-dsl/kernels, else ~/.cache/mra-dsl/kernels)
+  MRA_TUNING_DB           the tuning database `tune` writes and run/validate/sweep/--emit-src read
+                          (default: $XDG_DATA_HOME/mra-dsl/tuning.json, else ~/.local/share/mra-dsl/tuning.json)
   MRA_HIP_RUNTIME         the ROCm HIP runtime library to load (default: libamdhip64.so.6, .so.5, ...)
   MRA_CLANG               the clang++ that compiles HIP offline (default: clang++-19, clang++, ... on PATH)
   MRA_LLVM_OBJDUMP        the llvm-objdump that counts MFMA/WMMA (default: llvm-objdump-19, ... on PATH)

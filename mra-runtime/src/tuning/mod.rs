@@ -215,7 +215,7 @@ mod tests {
     /// process, which it kills mid-run.
     #[test]
     fn child_tuning_run() {
-        let Ok(path) = std::env::var("MRA_TUNE_CHILD_DB") else { return };
+        let Ok(path) = std::env::var("MRA_TEST_TUNE_CHILD_DB") else { return };
         let mut db = Db::open(&path).unwrap();
         let mut fake = Fake { wrong: Config::new(), delay: Duration::from_millis(20), calls: vec![] };
         tune_case(&mut db, &record(&[], timed(0.0)), &fused_space(), Strategy::Anneal, 7, Limits::default(), &mut fake, &mut |_, _| {}).unwrap();
@@ -226,7 +226,7 @@ mod tests {
         let path = temp_db("resume");
         let mut child = std::process::Command::new(std::env::current_exe().unwrap())
             .args(["--exact", "tuning::tests::child_tuning_run", "--nocapture", "--test-threads=1"])
-            .env("MRA_TUNE_CHILD_DB", &path)
+            .env("MRA_TEST_TUNE_CHILD_DB", &path)
             .stdout(std::process::Stdio::null())
             .spawn()
             .unwrap();
