@@ -16,6 +16,9 @@ Examples:
   mra-bench sweep -K 6,8,16 --json s.json --plot s.svg   every level x K, table + chart
   mra-bench plot s.json -o s.png                         redraw a sweep's chart
   mra-bench levels --arch sm_90                          where each level can run
+  mra-bench export --arch sm_90 -K 6,8,16 -o mra_export  kernels + mra_transform.h for a C++ build
+  mra-bench transform --input A.npy --matrix B.npy --output C.npy
+                                                          transform your own tensors (.npy)
 
 Environment:
   MRA_KERNEL_CACHE        directory of the compiled-kernel cache, or `off` to disable it
@@ -74,6 +77,98 @@ pub enum Command {
     Completions(CompletionsArgs),
     /// Print the man page (roff), e.g. `mra-bench man | man -l -`; with -o DIR, one page per subcommand.
     Man(ManArgs),
+    /// Write the generated kernels for a list of K as a directory that drops into a C++ build:
+    /// one self-contained source per K, `mra_transform.h` (launchers, workspace queries,
+    /// `mra_transform(K, ...)`), the block-level device functions, a README. No GPU needed.
+    Export(ExportArgs),
+    /// Transform your own tensors: A (N x K x K x K or N x K^3) and B (K x K) from .npy files,
+    /// on the GPU found (or the CPU reference with --reference), C written to a .npy file.
+    Transform(TransformArgs),
+    /// Test helper: write a .npy file of uniform random values in [-1, 1).
+    #[command(hide = true)]
+    NpyRandom(NpyRandomArgs),
+    /// Test helper: compare two .npy files (same shape and dtype); exit 1 if max |x-y| / max |y|
+    /// exceeds the tolerance or an element is not finite.
+    #[command(hide = true)]
+    NpyCompare(NpyCompareArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct NpyRandomArgs {
+    /// Comma-separated shape, e.g. 2048,8,8,8.
+    #[arg(long)]
+    pub shape: String,
+    #[arg(long, default_value = "f64")]
+    pub dtype: String,
+    #[arg(long)]
+    pub seed: Option<u64>,
+    #[arg(short = 'o', long = "output")]
+    pub output: std::path::PathBuf,
+}
+
+#[derive(Args, Debug)]
+pub struct NpyCompareArgs {
+    /// The array to check.
+    pub got: std::path::PathBuf,
+    /// The array it must match.
+    pub want: std::path::PathBuf,
+    #[arg(long, default_value = "f64")]
+    pub dtype: String,
+    /// Largest max |got - want| / max |want| accepted (default: the dtype's validation bound).
+    #[arg(long)]
+    pub tolerance: Option<f64>,
+}
+
+#[derive(Args, Debug)]
+pub struct ExportArgs {
+    /// Target arch (sm_80, sm_86, sm_89, sm_90, gfx90a, gfx942, gfx1100, gfx1151, gfx1201).
+    #[arg(long, value_parser = arch_values(), ignore_case = true)]
+    pub arch: String,
+    /// Comma-separated K values.
+    #[arg(short = 'K', long = "order", value_name = "K,...", default_value = "6,8,10,12,16,20,24,32")]
+    pub ks: String,
+    /// Level for every K (number or name), or `best` (the tuning database). Default per K: the first
+    /// of fused-pipe, fused, L7-breg, L3-regblk that fits.
+    #[arg(short = 'l', long = "level")]
+    pub level: Option<String>,
+    /// Element type: f64 (default), f32, or f16/bf16 (RDNA matrix-core levels).
+    #[arg(long, default_value = "f64", value_parser = dtype_values(), ignore_case = true)]
+    pub dtype: String,
+    /// The directory to write (must be absent or empty, unless --force).
+    #[arg(short = 'o', long = "output")]
+    pub output: std::path::PathBuf,
+    /// Write into a non-empty directory, replacing the export's files (others are left alone).
+    #[arg(long)]
+    pub force: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct TransformArgs {
+    /// A: N x K x K x K or N x K^3 (C order, little- or big-endian) .npy file.
+    #[arg(long)]
+    pub input: std::path::PathBuf,
+    /// B: K x K .npy file (row-major: C(i,j,k) = sum A(a,b,c) B(a,i) B(b,j) B(c,k)).
+    #[arg(long)]
+    pub matrix: std::path::PathBuf,
+    /// C: written atomically, in A's shape and dtype (an existing file is replaced).
+    #[arg(long)]
+    pub output: std::path::PathBuf,
+    /// Level (number or name), or `best` (the tuning database). Default: the first of
+    /// fused-pipe, fused, L7-breg, L3-regblk that fits.
+    #[arg(short = 'l', long = "level")]
+    pub level: Option<String>,
+    /// Element type of the files and the computation: f64 (default) or f32.
+    #[arg(long, default_value = "f64")]
+    pub dtype: String,
+    /// Compute on the CPU with the FP64 reference instead of a GPU.
+    #[arg(long, conflicts_with = "emulate")]
+    pub reference: bool,
+    /// Run the generated kernel on the CPU HIP emulator instead of a GPU.
+    #[arg(long)]
+    pub emulate: bool,
+    /// Maximum blocks per launch (the kernel cache follows $MRA_KERNEL_CACHE; `off` disables it).
+    #[arg(short = 'M', long = "max-blocks", default_value_t = 512)]
+    pub max_blocks: usize,
 }
 
 #[derive(Args, Debug)]
@@ -254,15 +349,24 @@ pub struct ValidateArgs {
     /// Comma-separated K values (transform orders, 1..=32).
     #[arg(short = 'K', long = "order", value_name = "K,...", default_value = "1,5,6,7,8,10,12,13,16,20,24,32", allow_hyphen_values = true)]
     pub ks: String,
-    /// Comma-separated N values (tensors per launch).
-    #[arg(short = 'N', long = "nfuncs", value_name = "N,...", default_value = "1,3,2048")]
-    pub ns: String,
+    /// Comma-separated N values (tensors per launch; default 1,3,2048, with --emulate 1,3).
+    #[arg(short = 'N', long = "nfuncs", value_name = "N,...")]
+    pub ns: Option<String>,
     /// Maximum blocks per launch (M).
     #[arg(short = 'M', long = "max-blocks", default_value_t = 512)]
     pub max_blocks: usize,
-    /// Element type.
-    #[arg(long, default_value = "f64", value_parser = dtype_values(), ignore_case = true)]
-    pub dtype: String,
+    /// Element type: f64, f32, or f16/bf16 (RDNA matrix-core levels); a comma-separated list
+    /// validates each.
+    #[arg(long, value_name = "DTYPE,...", default_value = "f64", value_parser = dtype_values(), ignore_case = true, value_delimiter = ',')]
+    pub dtype: Vec<String>,
+    /// Target arch; required with --emulate (gfx90a, gfx942, gfx1100, gfx1151, gfx1201).
+    /// Without --emulate it must match the GPU found.
+    #[arg(long)]
+    pub arch: Option<String>,
+    /// Execute the generated HIP on the CPU wave emulator instead of a GPU (needs clang++ with
+    /// AddressSanitizer; library levels are listed as not emulated).
+    #[arg(long)]
+    pub emulate: bool,
     /// Seed of the random inputs (default: fresh each run; printed on failure).
     #[arg(long)]
     pub seed: Option<u64>,

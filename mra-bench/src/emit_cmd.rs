@@ -16,15 +16,15 @@ pub fn run(args: &RunArgs) -> CmdResult {
     let dtype = select::dtype(&args.dtype)?;
     // The tuned configuration for this arch where the tuning database has one (said on stderr;
     // --untuned keeps the defaults); `-l best`: the fastest tuned level at the first K.
-    let db = crate::tuned::open_db(None)?;
-    let device = crate::tuned::device_of_arch(arch.name);
-    let schedules = if crate::tuned::is_best(&args.level) {
-        vec![crate::tuned::best(db.as_ref(), &device, args.ks[0], dtype)?]
+    let db = crate::tuned_config::open_db(None)?;
+    let device = crate::tuned_config::device_of_arch(arch.name);
+    let schedules = if crate::tuned_config::is_best(&args.level) {
+        vec![crate::tuned_config::best(db.as_ref(), &device, args.ks[0], dtype)?]
     } else {
         select::level_list(&args.level)?
     };
     let tuned = |s: &mra_codegen::Schedule, k: u32| -> CmdResult<mra_codegen::Schedule> {
-        if crate::tuned::is_best(&args.level) { Ok(s.clone()) } else { crate::tuned::apply(db.as_ref(), s, &device, k, dtype, args.untuned) }
+        if crate::tuned_config::is_best(&args.level) { Ok(s.clone()) } else { crate::tuned_config::apply(db.as_ref(), s, &device, k, dtype, args.untuned) }
     };
     for &k in &args.ks {
         if !(1..=mra_codegen::K_MAX).contains(&k) {

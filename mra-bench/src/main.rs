@@ -6,6 +6,7 @@ mod cli;
 mod compile_cmd;
 mod docs_cmd;
 mod emit_cmd;
+mod export_cmd;
 mod levels_cmd;
 mod outfile;
 mod output;
@@ -15,8 +16,10 @@ mod run_cmd;
 mod select;
 mod session;
 mod sweep_cmd;
+mod transform_cmd;
 mod tune_cmd;
 mod tuned;
+mod tuned_config;
 mod validate_cmd;
 
 use clap::Parser;
@@ -55,6 +58,10 @@ fn main() {
         Some(cli::Command::Levels(a)) => levels_cmd::run(&a),
         Some(cli::Command::Sweep(a)) => sweep_cmd::run(&a),
         Some(cli::Command::Tune(a)) => tune_cmd::run(&a),
+        Some(cli::Command::Export(a)) => export_cmd::run(&a),
+        Some(cli::Command::Transform(a)) => transform_cmd::run(&a),
+        Some(cli::Command::NpyRandom(a)) => transform_cmd::npy_random(&a),
+        Some(cli::Command::NpyCompare(a)) => transform_cmd::npy_compare(&a),
         Some(cli::Command::Plot(a)) => plot_cmd::run(&a),
         Some(cli::Command::Completions(a)) => docs_cmd::completions(&a),
         Some(cli::Command::Man(a)) => docs_cmd::man(&a),

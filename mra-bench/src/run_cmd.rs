@@ -5,7 +5,7 @@ use crate::cli::RunArgs;
 use crate::output::RepResult;
 use crate::select::{self, CmdResult};
 use crate::session::{self, Opened};
-use crate::tuned;
+use crate::tuned_config as tuned;
 use mra_codegen::{levels, DType, Request, Schedule};
 use mra_runtime::harness::{self, Backend, HarnessConfig, Inputs, Prepared, Session};
 

@@ -51,8 +51,8 @@ pub fn run(args: &SweepArgs) -> CmdResult {
     let dtype = select::dtype(&args.dtype)?;
     let copy = levels::find("copy")?;
     // `best` (alone or in a list): per K, the fastest level tuned on this GPU, as a row of its own.
-    let with_best = args.levels.split(',').any(crate::tuned::is_best);
-    let others: Vec<&str> = args.levels.split(',').filter(|l| !crate::tuned::is_best(l)).collect();
+    let with_best = args.levels.split(',').any(crate::tuned_config::is_best);
+    let others: Vec<&str> = args.levels.split(',').filter(|l| !crate::tuned_config::is_best(l)).collect();
     let mut chosen: Vec<Schedule> = if others.is_empty() { Vec::new() } else { select::level_list(&others.join(","))? };
     chosen.retain(|s| s.name != copy.name);
     if with_best {
@@ -115,8 +115,8 @@ fn sweep_on<B: Backend>(session: &Session<B>, args: &SweepArgs, ks: &[u32], dtyp
     bar.set_style(ProgressStyle::with_template("{bar:40} {pos}/{len} {msg}").expect("valid template"));
     let streams = session.streams(base.streams)?;
     let mut rows = Vec::new();
-    let db = crate::tuned::open_db(None)?;
-    let device = crate::tuned::device_of(session);
+    let db = crate::tuned_config::open_db(None)?;
+    let device = crate::tuned_config::device_of(session);
     for &k in ks {
         let seed = args.seed.unwrap_or_else(rand::random);
         let inputs = Inputs::random(dtype, k, base.nfuncs, seed);
@@ -125,7 +125,7 @@ fn sweep_on<B: Backend>(session: &Session<B>, args: &SweepArgs, ks: &[u32], dtyp
         let mut tuned_levels = Vec::new();
         for s in chosen {
             if s.name == BEST {
-                match crate::tuned::best(db.as_ref(), &device, k, dtype) {
+                match crate::tuned_config::best(db.as_ref(), &device, k, dtype) {
                     Ok(mut b) => {
                         b.name = format!("best:{}", b.name);
                         tuned_levels.push(b);
@@ -134,7 +134,7 @@ fn sweep_on<B: Backend>(session: &Session<B>, args: &SweepArgs, ks: &[u32], dtyp
                     Err(e) => eprintln!("# K={k}: no `best` row: {e}"),
                 }
             } else {
-                tuned_levels.push(crate::tuned::apply(db.as_ref(), s, &device, k, dtype, args.untuned)?);
+                tuned_levels.push(crate::tuned_config::apply(db.as_ref(), s, &device, k, dtype, args.untuned)?);
             }
         }
         for s in &tuned_levels {

@@ -6,7 +6,7 @@ use crate::cli::TuneArgs;
 use crate::compile_cmd::Compiler;
 use crate::select::{self, CmdResult};
 use crate::session::{self, Opened};
-use crate::tuned;
+use crate::tuned_config as tuned;
 use indicatif::{ProgressBar, ProgressStyle};
 use mra_codegen::tune::{describe, Config};
 use mra_codegen::{levels, Arch, DType, Request, Schedule};

@@ -1,10 +1,13 @@
-//! `mra-bench validate`: every level × K × N against the FP64 CPU reference.
+//! `mra-bench validate`: every level × K × N against the FP64 CPU reference, on a GPU or
+//! (`--emulate`) on the CPU wave emulator, which executes the generated HIP itself.
 
 use crate::cli::ValidateArgs;
 use crate::select::{self, CmdResult};
 use crate::session::{self, Opened};
-use mra_codegen::{DType, Request, Schedule};
-use mra_runtime::harness::{self, Backend, HarnessConfig, Inputs, Session};
+use mra_codegen::plan::Body;
+use mra_codegen::{DType, Request, Schedule, Vendor};
+use mra_runtime::emulate::Emulator;
+use mra_runtime::harness::{self, Backend, EmulatorSession, HarnessConfig, Inputs, Session};
 use serde::Serialize;
 
 #[derive(Serialize)]
@@ -13,6 +16,7 @@ struct Case {
     #[serde(rename = "K")]
     k: u32,
     nfuncs: usize,
+    dtype: &'static str,
     max_abs_err: f64,
     max_rel_err: f64,
     non_finite: usize,
@@ -24,8 +28,9 @@ struct Case {
 pub fn run(args: &ValidateArgs) -> CmdResult {
     let levels = select::level_list(&args.levels)?;
     let ks = select::k_list(&args.ks)?;
-    let ns: Vec<usize> = select::numbers("-N", &args.ns)?;
-    let dtype = select::dtype(&args.dtype)?;
+    let default_ns = if args.emulate { "1,3" } else { "1,3,2048" };
+    let ns: Vec<usize> = select::numbers("-N", args.ns.as_deref().unwrap_or(default_ns))?;
+    let dtypes: Vec<DType> = args.dtype.iter().map(|d| select::dtype(d.trim())).collect::<Result<_, _>>()?;
     for &n in &ns {
         HarnessConfig { nfuncs: n, max_blocks: args.max_blocks, tasks: 1, streams: 1, reps: 1 }.check()?;
     }
@@ -38,43 +43,107 @@ pub fn run(args: &ValidateArgs) -> CmdResult {
             select::check_host_memory(k, n)?;
         }
     }
-    match session::open(None, None, select::cache(args.no_cache))? {
-        Opened::Cuda(s) => validate_on(&s, args, &levels, &ks, &ns, dtype),
-        Opened::Hip(s) => validate_on(&s, args, &levels, &ks, &ns, dtype),
+    let arch = args.arch.as_deref().map(select::arch).transpose()?;
+    let cache = select::cache(args.no_cache);
+    if args.emulate {
+        let Some(arch) = arch else {
+            return Err("--emulate needs --arch (gfx90a, gfx942, gfx1100, gfx1151 or gfx1201): it runs the kernels generated for that arch".into());
+        };
+        if arch.vendor != Vendor::Amd {
+            return Err(format!("--emulate executes the generated HIP of AMD archs (gfx90a, gfx942, gfx1100, gfx1151, gfx1201); {} is NVIDIA", arch.name).into());
+        }
+        let session = EmulatorSession::open_emulator(Emulator::new(arch)?, cache)?;
+        prebuild(&session, &levels, &ks, &dtypes)?;
+        return validate_on(&session, args, &levels, &ks, &ns, &dtypes);
+    }
+    match session::open(arch, None, cache)? {
+        Opened::Cuda(s) => validate_on(&s, args, &levels, &ks, &ns, &dtypes),
+        Opened::Hip(s) => validate_on(&s, args, &levels, &ks, &ns, &dtypes),
     }
 }
 
-/// Every level × K × N on one opened GPU; exit status 1 if any case failed.
-fn validate_on<B: Backend>(session: &Session<B>, args: &ValidateArgs, levels: &[Schedule], ks: &[u32], ns: &[usize], dtype: DType) -> CmdResult {
+/// A library level (vendor BLAS): the emulator does not run it.
+fn is_library(s: &Schedule, k: u32, arch: &'static mra_codegen::Arch, dtype: DType) -> bool {
+    matches!(s.plan(Request { k, arch, dtype }), Ok(p) if matches!(p.body, Body::Library(_)))
+}
+
+/// Compiles every emulated kernel the run needs, in parallel, into the kernel cache, so the
+/// validation loop finds each one built (once per level, K and dtype, for every N).
+fn prebuild(session: &EmulatorSession, levels: &[Schedule], ks: &[u32], dtypes: &[DType]) -> CmdResult<()> {
+    let arch = session.gpu.arch();
+    let mut kernels = Vec::new();
+    for s in levels {
+        for &k in ks {
+            for &dtype in dtypes {
+                if is_library(s, k, arch, dtype) {
+                    continue;
+                }
+                if let Ok(kernel) = mra_codegen::generate(s, Request { k, arch, dtype }) {
+                    kernels.push(kernel);
+                }
+            }
+        }
+    }
+    let start = std::time::Instant::now();
+    let jobs = std::thread::available_parallelism().map_or(2, |n| n.get());
+    session.gpu.prebuild(&session.compiler, &kernels, &session.cache, jobs)?;
+    eprintln!("# emulator: {} kernels built for the CPU in {:.1} s ({jobs} jobs, {})", kernels.len(), start.elapsed().as_secs_f64(), session.compiler.describe());
+    Ok(())
+}
+
+/// Every level × K × N (× dtype) on one opened GPU or the emulator; exit status 1 if any case
+/// failed.
+fn validate_on<B: Backend>(session: &Session<B>, args: &ValidateArgs, levels: &[Schedule], ks: &[u32], ns: &[usize], dtypes: &[DType]) -> CmdResult {
     let gpu = &session.gpu;
     // Nothing to validate on this GPU: say why before any work, and fail.
-    let plans = |s: &Schedule, k| s.plan(Request { k, arch: gpu.arch(), dtype });
-    if !levels.iter().any(|s| ks.iter().any(|&k| plans(s, k).is_ok())) {
-        let why = levels.iter().find_map(|s| ks.iter().find_map(|&k| plans(s, k).err())).map(|e| format!(" (e.g. {e})")).unwrap_or_default();
-        return Err(format!("nothing to validate: no level chosen can run in {dtype} on {} for -K {}{why}", gpu.arch().name, select::quote(&args.ks)).into());
+    let plans = |s: &Schedule, k, dtype| s.plan(Request { k, arch: gpu.arch(), dtype });
+    let all = || levels.iter().flat_map(|s| ks.iter().flat_map(move |&k| dtypes.iter().map(move |&d| (s, k, d))));
+    if !all().any(|(s, k, d)| plans(s, k, d).is_ok()) {
+        let why = all().find_map(|(s, k, d)| plans(s, k, d).err()).map(|e| format!(" (e.g. {e})")).unwrap_or_default();
+        return Err(format!("nothing to validate: no level chosen can run in {} on {} for -K {}{why}", args.dtype.join(","), gpu.arch().name, select::quote(&args.ks)).into());
     }
-    eprintln!("# validating on GPU 0: {} ({})", gpu.device_name(), gpu.arch().name);
-    let db = crate::tuned::open_db(None)?;
-    let device = crate::tuned::device_of(session);
+    if args.emulate {
+        eprintln!("# validating on the {}: the generated HIP, executed on host threads", gpu.device_name());
+    } else {
+        eprintln!("# validating on GPU 0: {} ({})", gpu.device_name(), gpu.arch().name);
+    }
+    // Tuned configurations are measured on a GPU: the emulator validates the defaults (as
+    // with --untuned), which are also what its prebuild compiled.
+    let db = if args.emulate { None } else { crate::tuned_config::open_db(None)? };
+    let device = crate::tuned_config::device_of(session);
     let mut failures = 0;
     let mut cases = 0;
-    for &k in ks {
+    let mut not_emulated = 0;
+    for (dtype, k) in dtypes.iter().flat_map(|&d| ks.iter().map(move |&k| (d, k))) {
+        // Text lines name the dtype unless it is the default, f64 (as before lists of dtypes).
+        let dt = if dtype == DType::F64 { String::new() } else { format!(" dtype={dtype}") };
         for &n in ns {
             let seed = args.seed.unwrap_or_else(rand::random);
             let inputs = Inputs::random(dtype, k, n, seed);
             let cfg = HarnessConfig { nfuncs: n, max_blocks: args.max_blocks, tasks: 1, streams: 1, reps: 1 };
             for s in levels {
                 // The configuration the other commands run: tuned where the database has one.
-                let s = &crate::tuned::apply(db.as_ref(), s, &device, k, dtype, args.untuned)?;
+                let s = &crate::tuned_config::apply(db.as_ref(), s, &device, k, dtype, args.untuned)?;
                 if let Err(e) = s.plan(Request { k, arch: gpu.arch(), dtype }) {
                     if args.json {
-                        crate::outln!("{}", serde_json::json!({"level": s.name, "K": k, "nfuncs": n, "skipped": e.to_string()}))?;
+                        crate::outln!("{}", serde_json::json!({"level": s.name, "K": k, "nfuncs": n, "dtype": dtype.name(), "skipped": e.to_string()}))?;
                     } else {
-                        crate::outln!("K={k} nfuncs={n} level={} SKIP ({e})", s.name)?;
+                        crate::outln!("K={k} nfuncs={n} level={}{dt} SKIP ({e})", s.name)?;
                     }
                     continue;
                 }
-                // A level that cannot be prepared or run (its library missing, say) is that
+                if args.emulate && is_library(s, k, gpu.arch(), dtype) {
+                    not_emulated += 1;
+                    let why = "not emulated (a library level: vendor BLAS calls, no generated kernel to execute)";
+                    if args.json {
+                        crate::outln!("{}", serde_json::json!({"level": s.name, "K": k, "nfuncs": n, "dtype": dtype.name(), "skipped": why}))?;
+                    } else {
+                        crate::outln!("K={k} nfuncs={n} level={}{dt} SKIP ({why})", s.name)?;
+                    }
+                    continue;
+                }
+                // A level that cannot be prepared or run (its library missing, say; on the
+                // emulator, an out-of-bounds access, a divergent barrier or a deadlock) is that
                 // case's failure: report it and go on with the others.
                 let outcome = session.prepare(s, k, dtype).and_then(|p| {
                     let bufs = session.allocate(&cfg, &p.kernel.plan)?;
@@ -89,9 +158,9 @@ fn validate_on<B: Backend>(session: &Session<B>, args: &ValidateArgs, levels: &[
                         let e = e.to_string();
                         let e = e.lines().next().unwrap_or_default();
                         if args.json {
-                            crate::outln!("{}", serde_json::json!({"level": s.name, "K": k, "nfuncs": n, "error": e, "pass": false}))?;
+                            crate::outln!("{}", serde_json::json!({"level": s.name, "K": k, "nfuncs": n, "dtype": dtype.name(), "error": e, "pass": false}))?;
                         } else {
-                            crate::outln!("K={k} nfuncs={n} level={} ERROR ({e})", s.name)?;
+                            crate::outln!("K={k} nfuncs={n} level={}{dt} ERROR ({e})", s.name)?;
                         }
                         continue;
                     }
@@ -105,6 +174,7 @@ fn validate_on<B: Backend>(session: &Session<B>, args: &ValidateArgs, levels: &[
                     level: p.kernel.level.clone(),
                     k,
                     nfuncs: n,
+                    dtype: dtype.name(),
                     max_abs_err: cmp.max_abs,
                     max_rel_err: cmp.max_rel,
                     non_finite: cmp.non_finite,
@@ -117,7 +187,7 @@ fn validate_on<B: Backend>(session: &Session<B>, args: &ValidateArgs, levels: &[
                 } else {
                     let nf = if cmp.non_finite > 0 { format!(" non_finite={}", cmp.non_finite) } else { String::new() };
                     crate::outln!(
-                        "K={k} nfuncs={n} level={} max_abs_err={:.2e} max_rel_err={:.2e}{nf} {}",
+                        "K={k} nfuncs={n} level={}{dt} max_abs_err={:.2e} max_rel_err={:.2e}{nf} {}",
                         case.level,
                         cmp.max_abs,
                         cmp.max_rel,
@@ -127,6 +197,10 @@ fn validate_on<B: Backend>(session: &Session<B>, args: &ValidateArgs, levels: &[
             }
         }
     }
-    eprintln!("# {} passed, {failures} failed", cases - failures);
+    if not_emulated > 0 {
+        eprintln!("# {} passed, {failures} failed, {not_emulated} not emulated (library levels)", cases - failures);
+    } else {
+        eprintln!("# {} passed, {failures} failed", cases - failures);
+    }
     Ok(if failures == 0 { 0 } else { 1 })
 }

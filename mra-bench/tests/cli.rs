@@ -121,3 +121,21 @@ fn without_a_driver_the_error_names_the_library_and_suggests_emit_src() {
         assert_clean_error(args, "no GPU found: no NVIDIA driver (libcuda.so.1)");
     }
 }
+
+#[test]
+fn validate_emulate_says_what_is_missing() {
+    // No clang++ where MRA_CLANG points: one line naming what to install.
+    let o = Command::new(env!("CARGO_BIN_EXE_mra-bench"))
+        .args(["validate", "--arch", "gfx90a", "--emulate", "-K", "5", "-l", "3"])
+        .env("MRA_KERNEL_CACHE", "off")
+        .env("MRA_CLANG", "/nonexistent/clang++")
+        .output()
+        .expect("run mra-bench");
+    let err = stderr(&o);
+    assert!(!o.status.success() && !err.contains("panicked"), "{err}");
+    assert!(err.contains("--emulate needs clang++") && err.contains("libclang-rt-19-dev"), "{err}");
+    assert_eq!(err.lines().filter(|l| l.contains("error")).count(), 1, "{err}");
+    assert_clean_error(&["validate", "--arch", "sm_90", "--emulate", "-K", "5"], "sm_90 is NVIDIA");
+    let o = mra_bench(&["validate", "--emulate", "-K", "5"]);
+    assert!(!o.status.success() && stderr(&o).contains("--arch"), "{}", stderr(&o));
+}

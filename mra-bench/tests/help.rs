@@ -31,7 +31,7 @@ fn options(text: &str) -> Vec<(String, String)> {
     out
 }
 
-const SUBCOMMANDS: &[&[&str]] = &[&[], &["validate"], &["sweep"], &["levels"], &["plot"], &["completions"], &["man"]];
+const SUBCOMMANDS: &[&[&str]] = &[&[], &["validate"], &["sweep"], &["levels"], &["plot"], &["completions"], &["man"], &["export"], &["transform"]];
 
 #[test]
 fn every_option_of_every_help_is_described() {

@@ -17,23 +17,29 @@
 //!   col = lane % 4 + 4·(r >> 1); B (8×8, two registers): row = lane % 4 + 4·r, col = groupID;
 //!   C/D as m16n8k4.
 //! - AMD `v_mfma_f64_16x16x4f64` (CDNA2 gfx90a, CDNA3 gfx942): AMD Matrix Instruction
-//!   Calculator (`--detail-instruction`), CDNA3 ISA guide section 7.1: A[i][k] in lane i + 16·k,
-//!   B[k][j] in lane j + 16·k, D[i][j] in lane j + 16·(i / 4), register i % 4.
-//!   (The seed's README states A as `A[t/4][t%4]`; the calculator's layout is used here.)
+//!   Calculator (`--detail-instruction`): A[i][k] in lane i + 16·k, B[k][j] in lane j + 16·k,
+//!   D[i][j] in register pair i / 4, lane 16·(i % 4) + j; so lane l, register r holds
+//!   D[4r + l/16][l%16] (not the row order of the f32 16x16 MFMAs, which the seed's README
+//!   states for f64 too).
 //! - AMD RDNA3 `v_wmma_f32_16x16x16_f16/bf16` wave32 (gfx1100, gfx1151): RDNA3 ISA guide
 //!   section 7.9: A row = lane % 16 holds k = 0..15 in 16 halves, and lanes 16..31 must repeat
 //!   lanes 0..15; B likewise by column; D (f32, 8 registers): row = 2·r + lane / 16,
 //!   col = lane % 16.
-//! - AMD RDNA4 `v_wmma_f32_16x16x16_f16/bf16` (gfx1201): RDNA4 ISA guide section 7.9: A row =
-//!   lane % 16, k = 8·(lane / 16) + r (8 halves, no replication); B column likewise; D row =
-//!   8·(lane / 16) + r, col = lane % 16.
+//! - AMD RDNA4 `v_wmma_f32_16x16x16_f16/bf16` (gfx1201): AMD Matrix Instruction Calculator
+//!   (rdna4, wave32): A row = lane % 16, k = 8·(r / 4) + 4·(lane / 16) + r % 4 (8 halves, no
+//!   replication: lanes 0-15 hold k 0-3 and 8-11, lanes 16-31 k 4-7 and 12-15); B column
+//!   likewise; D row = 8·(lane / 16) + r, col = lane % 16.
+//!
+//! `tests/tests/amd_layouts.rs` checks the AMD tables against the calculator's printed
+//! per-lane tables (`tests/data/amd-matrix-layouts/`) for every lane and register.
 
 use crate::arch::MatrixInstr;
 use serde::Serialize;
 
 /// One coordinate of a fragment element:
 /// `((lane / lane_div) % lane_mod) · lane_scale + ((reg / reg_div) % reg_mod) · reg_scale`
-/// (`reg_mod` 0: no modulo).
+/// (`reg_mod` 0: no modulo), plus `(reg / div) · scale` where `reg_hi` is `Some((div, scale))`
+/// (RDNA4's k runs in two groups of four registers).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct Axis {
     pub lane_div: u32,
@@ -42,11 +48,12 @@ pub struct Axis {
     pub reg_scale: u32,
     pub reg_div: u32,
     pub reg_mod: u32,
+    pub reg_hi: Option<(u32, u32)>,
 }
 
 impl Axis {
     const fn new(lane_div: u32, lane_mod: u32, lane_scale: u32, reg_scale: u32) -> Axis {
-        Axis { lane_div, lane_mod, lane_scale, reg_scale, reg_div: 1, reg_mod: 0 }
+        Axis { lane_div, lane_mod, lane_scale, reg_scale, reg_div: 1, reg_mod: 0, reg_hi: None }
     }
 
     /// The same lane part, the register part `((reg / reg_div) % reg_mod) · reg_scale`.
@@ -57,7 +64,8 @@ impl Axis {
     /// The coordinate of register `reg` in lane `lane`.
     pub fn at(&self, lane: u32, reg: u32) -> u32 {
         let reg_part = if self.reg_mod == 0 { reg / self.reg_div } else { (reg / self.reg_div) % self.reg_mod };
-        ((lane / self.lane_div) % self.lane_mod) * self.lane_scale + reg_part * self.reg_scale
+        let hi = self.reg_hi.map_or(0, |(div, scale)| (reg / div) * scale);
+        ((lane / self.lane_div) % self.lane_mod) * self.lane_scale + reg_part * self.reg_scale + hi
     }
 
     /// The same as a C++ expression over the names `lane` and `reg` (reg may be a constant);
@@ -96,6 +104,13 @@ impl Axis {
                 };
             }
             terms.push(if self.reg_scale == 1 { r } else { format!("{r} * {}", self.reg_scale) });
+        }
+        if let (Some((div, scale)), false) = (self.reg_hi, reg == "0") {
+            let r = match div.is_power_of_two() {
+                true => format!("({reg} >> {})", div.trailing_zeros()),
+                false => format!("({reg} / {div})"),
+            };
+            terms.push(if scale == 1 { r } else { format!("{r} * {scale}") });
         }
         if terms.is_empty() { "0".into() } else { terms.join(" + ") }
     }
@@ -165,7 +180,8 @@ pub fn fragment(instr: MatrixInstr) -> Fragment {
             lanes: 64,
             a: OperandLayout { regs: 1, row: Axis::new(1, 16, 1, 0), col: Axis::new(16, 4, 1, 0) },
             b: OperandLayout { regs: 1, row: Axis::new(16, 4, 1, 0), col: Axis::new(1, 16, 1, 0) },
-            c: OperandLayout { regs: 4, row: Axis::new(16, 4, 4, 1), col: Axis::new(1, 16, 1, 0) },
+            // D[4r + lane/16][lane%16]: register r holds rows 4r .. 4r + 3, one per 16 lanes.
+            c: OperandLayout { regs: 4, row: Axis::new(16, 4, 1, 4), col: Axis::new(1, 16, 1, 0) },
         },
         WmmaF32_16x16x16Gfx11 => Fragment {
             instr,
@@ -183,8 +199,9 @@ pub fn fragment(instr: MatrixInstr) -> Fragment {
             n: 16,
             k: 16,
             lanes: 32,
-            a: OperandLayout { regs: 8, row: Axis::new(1, 16, 1, 0), col: Axis::new(16, 2, 8, 1) },
-            b: OperandLayout { regs: 8, row: Axis::new(16, 2, 8, 1), col: Axis::new(1, 16, 1, 0) },
+            // k = 8·(r / 4) + 4·(lane / 16) + r % 4: each half-wave holds two runs of 4 k.
+            a: OperandLayout { regs: 8, row: Axis::new(1, 16, 1, 0), col: Axis { reg_hi: Some((4, 8)), ..Axis::new(16, 2, 4, 0).with_reg(1, 4, 1) } },
+            b: OperandLayout { regs: 8, row: Axis { reg_hi: Some((4, 8)), ..Axis::new(16, 2, 4, 0).with_reg(1, 4, 1) }, col: Axis::new(1, 16, 1, 0) },
             c: OperandLayout { regs: 8, row: Axis::new(16, 2, 8, 1), col: Axis::new(1, 16, 1, 0) },
         },
     }
@@ -429,7 +446,10 @@ mod tests {
         assert_eq!(f.a.row.cpp("lane", "0", 32), "(lane >> 2)");
         assert_eq!(f.c.col.cpp("lane", "r", 32), "(lane & 3) * 2 + r");
         let g = fragment(MfmaF64_16x16x4);
-        assert_eq!(g.c.row.cpp("lane", "r", 64), "(lane >> 4) * 4 + r");
+        assert_eq!(g.c.row.cpp("lane", "r", 64), "(lane >> 4) + r * 4");
+        let h = fragment(WmmaF32_16x16x16Gfx12);
+        assert_eq!(h.a.col.cpp("lane", "r", 32), "(lane >> 4) * 4 + (r & 3) + (r >> 2) * 8");
+        assert_eq!(h.a.col.cpp("lane", "0", 32), "(lane >> 4) * 4");
         assert_eq!(g.a.row.cpp("lane", "0", 64), "(lane & 15)");
     }
 }

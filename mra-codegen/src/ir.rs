@@ -174,6 +174,10 @@ pub enum Step {
     /// `pipeline(N)`: tensors in flight per block. 2: while a tensor's last pass runs, the
     /// next tensor of the block is copied asynchronously into the buffer that pass does not read.
     Pipeline(Value),
+    /// `tensors(N)`: tensors a block transforms at once. The block's warps split into N
+    /// groups; each group walks its own tensors and synchronises on its own named barrier, so
+    /// the barrier waits of one group overlap the passes of another.
+    Tensors(Value),
 }
 
 impl Step {
@@ -194,6 +198,7 @@ impl Step {
             Step::Constraint(_) => "constraint",
             Step::Buffers(_) => "buffers",
             Step::Pipeline(_) => "pipeline",
+            Step::Tensors(_) => "tensors",
         }
     }
 }
@@ -304,6 +309,7 @@ impl fmt::Display for Step {
             Step::Library(LibraryCall::ThreeGemm) => write!(f, "library(three_gemm)"),
             Step::Buffers(v) => write!(f, "buffers({v})"),
             Step::Pipeline(v) => write!(f, "pipeline({v})"),
+            Step::Tensors(v) => write!(f, "tensors({v})"),
         }
     }
 }

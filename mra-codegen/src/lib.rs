@@ -16,6 +16,7 @@ extern crate self as mra_codegen;
 pub mod arch;
 pub mod dtype;
 pub mod emit;
+pub mod export;
 pub mod fragment;
 pub mod ir;
 pub mod levels;

@@ -56,6 +56,9 @@ pub struct TransformPlan {
     /// Tensors in flight per block (`pipeline(N)`, default 1); 2: the next tensor is copied
     /// asynchronously (cp.async) while the current one's last pass runs.
     pub pipeline: u32,
+    /// Tensors a block transforms at once (`tensors(N)`, default 1): one per warp group, each
+    /// group with its own buffers and named barrier.
+    pub tensors: u32,
 }
 
 impl TransformPlan {
@@ -344,11 +347,32 @@ impl Schedule {
                     });
                 }
             }
+            let tensors = self
+                .iter_steps()
+                .find_map(|s| match s {
+                    Step::Tensors(v) => Some(v.default_value()),
+                    _ => None,
+                })
+                .unwrap_or(1);
+            if tensors != 1 {
+                let lanes = fragment.map_or(32, |f| f.lanes);
+                if !(2..=4).contains(&tensors) || pipeline != 2 || shared_buffers != 2 || threads % (tensors * lanes) != 0 {
+                    return Err(malformed("tensors(N) splits the warps of pipeline(2) with buffers(2) into N groups: 2 <= N <= 4, threads a multiple of N warps"));
+                }
+                if arch.vendor != crate::Vendor::Nvidia {
+                    return Err(PlanError::ArchUnsupported {
+                        level: self.name.clone(),
+                        arch: arch.name,
+                        why: "tensors(N) synchronises its warp groups with PTX named barriers (bar.sync id, count) and copies with cp.async (NVIDIA); run level `fused` there".into(),
+                    });
+                }
+            }
             if shared_buffers > 2 && pipeline == 1 {
                 return Err(malformed("buffers(N > 2) hold the tensors in flight of pipeline(N - 1): add pipeline(..)"));
             }
             let plan = TransformPlan {
                 pipeline,
+                tensors,
                 shared_buffers,
                 map,
                 a,
@@ -371,7 +395,7 @@ impl Schedule {
             let b_shared = if b.memory == Memory::Shared { b_rows as u64 * (b_cols + b.pad) as u64 * elem } else { 0 };
             let (w_shared, w_global) = if workspace == Memory::Shared {
                 let buffers = if plan.stages_whole_tensor() { plan.shared_buffers } else { 2 } as u64;
-                (buffers * k as u64 * ((k * k + plan.shared_row_pad()) as u64) * elem, 0)
+                (plan.tensors as u64 * buffers * k as u64 * ((k * k + plan.shared_row_pad()) as u64) * elem, 0)
             } else {
                 (0, 2 * k3)
             };

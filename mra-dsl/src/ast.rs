@@ -80,6 +80,7 @@ impl Prim {
             PrimKind::LaunchBounds { min_blocks } => out.push((named("min_blocks".into(), min_blocks), min_blocks)),
             PrimKind::Buffers(v) => out.push((named("buffers".into(), v), v)),
             PrimKind::Pipeline(v) => out.push((named("pipeline".into(), v), v)),
+            PrimKind::Tensors(v) => out.push((named("tensors".into(), v), v)),
             _ => {}
         }
         out
@@ -102,6 +103,7 @@ impl Prim {
             PrimKind::Constraint(_) => "constraint",
             PrimKind::Buffers(_) => "buffers",
             PrimKind::Pipeline(_) => "pipeline",
+            PrimKind::Tensors(_) => "tensors",
         }
     }
 }
@@ -147,6 +149,9 @@ pub enum PrimKind {
     Buffers(Val),
     /// `pipeline(N)`: tensors in flight per block (2: the next one loads while this one computes).
     Pipeline(Val),
+    /// `tensors(N)`: tensors a block works on at once, one per warp group with its own named
+    /// barrier, so one group's barrier waits overlap another group's work.
+    Tensors(Val),
 }
 
 /// A numeric argument: `N`, or `tune([N, ...], default = N[, name = ident])` (for threads

@@ -18,6 +18,7 @@
 //! power     := atom ("^" power)?             atom := INT | IDENT | "(" expr ")"
 //!            | "buffers"       "(" VALUE ")"
 //!            | "pipeline"      "(" VALUE ")"
+//!            | "tensors"       "(" VALUE ")"
 //! ```
 //!
 //! A VALUE may be tuned: `tune([0, 1, 4], default = 4)` declares a parameter the auto-tuner
@@ -185,6 +186,7 @@ fn parse_prim(input: ParseStream) -> Result<Prim> {
         "threads" => PrimKind::Threads(numeric(&mut args, "thread count")?),
         "buffers" => PrimKind::Buffers(numeric(&mut args, "buffer count")?),
         "pipeline" => PrimKind::Pipeline(numeric(&mut args, "pipeline depth")?),
+        "tensors" => PrimKind::Tensors(numeric(&mut args, "tensors per block")?),
         "bind" => {
             let unit = args.word("bound unit", words::BIND_UNITS)?;
             let map = match unit.value {

@@ -542,6 +542,11 @@ fn buffers_and_pipeline() {
     parse(&format!("{fused} buffers(tune = [2, 3], default = 2);\n pipeline(2);\n}}"));
     assert_error(&format!("{fused} buffers(0);\n}}"), "buffers(0): takes 1 to 9", 7, "0");
     assert_error(&format!("{fused} pipeline(tune = [1, 2], default = 3);\n}}"), "the default 3 is not among the choices [1, 2]", 7, "3)");
+    parse(&format!("{fused} pipeline(2);\n tensors(tune = [2, 4], default = 2);\n}}"));
+    parse(&format!("{fused} pipeline(2);\n tensors(tune([1, 2, 4], default = 2));\n}}"));
+    // Named barriers 1..=N: at most 4 groups.
+    assert_error(&format!("{fused} pipeline(2);\n tensors(5);\n}}"), "tensors(5): takes 1 to 4", 8, "5");
+    assert_error(&format!("{fused} pipeline(2);\n tensors(tune([2, 8], default = 2));\n}}"), "tensors(8): takes 1 to 4", 8, "8");
     assert_error(
         "level f \"f\" {\n threads(256);\n bind(warps, tiles);\n tensorize(mma);\n buffers(1);\n}",
         "`buffers` shapes the fused passes: it needs tensorize(mma), cache_read(A, shared) and workspace(shared)",

@@ -21,6 +21,7 @@ pub const PRIMITIVES: &[&str] = &[
     "constraint",
     "buffers",
     "pipeline",
+    "tensors",
 ];
 
 /// How each primitive is written, for "missing/extra argument" messages.
@@ -41,6 +42,7 @@ pub fn signature(prim: &str) -> &'static str {
         "tune" => "tune([N, ...], default = N) or tune([N, ...], default = N, name = ident)",
         "buffers" => "buffers(N), 1 <= N <= 9, or buffers(tune([N, ...], default = N))",
         "pipeline" => "pipeline(N), 1 <= N <= 8, or pipeline(tune([N, ...], default = N))",
+        "tensors" => "tensors(N), 1 <= N <= 4, or tensors(tune([N, ...], default = N))",
         _ => unreachable!("not a primitive: {prim}"),
     }
 }

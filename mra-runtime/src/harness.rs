@@ -89,6 +89,18 @@ pub type CudaSession = Session<crate::cuda::Gpu>;
 /// The HIP session: libamdhip64, hiprtc or clang, hipBLAS.
 pub type HipSession = Session<crate::hip::runtime::Gpu>;
 
+/// The CPU wave emulator's session: the generated HIP run on host threads, host clang++.
+pub type EmulatorSession = Session<crate::emulate::Emulator>;
+
+impl EmulatorSession {
+    /// The emulator for an AMD `arch`, with the host clang++ (one line saying what is missing
+    /// when there is none).
+    pub fn open_emulator(emulator: crate::emulate::Emulator, cache: KernelCache) -> Result<EmulatorSession> {
+        let compiler = crate::emulate::HostClang::find()?;
+        Ok(Session { gpu: emulator, compiler, cache })
+    }
+}
+
 /// A level compiled and loaded for one (K, dtype) on this GPU.
 pub struct Prepared<B: Backend> {
     pub kernel: Kernel,

@@ -5,11 +5,14 @@
 pub mod backend;
 pub mod cache;
 pub mod cuda;
+pub mod emulate;
 pub mod error;
 pub mod harness;
 pub mod memory;
 pub mod hip;
 pub mod reference;
+pub mod transformer;
+pub mod tuned;
 pub mod scratch;
 pub mod tuning;
 pub mod validate;

@@ -27,3 +27,5 @@ pub fn require<T, E: std::fmt::Display>(what: &str, found: Result<T, E>) -> Opti
 
 /// K values the compile tests cover: the ones of interest plus odd and edge values.
 pub const K_SPREAD: &[u32] = &[1, 3, 5, 6, 7, 8, 10, 12, 13, 16, 20, 31, 32];
+
+pub mod calculator;

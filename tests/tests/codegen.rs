@@ -105,6 +105,30 @@ fn a_level_that_does_not_fit_shared_memory_says_how_much_it_needs() {
     assert!(e.contains("shared memory") && e.contains("sm_90") && e.contains("232448"), "{e}");
 }
 
+#[test]
+fn tensors_needs_whole_warps_per_group_and_the_two_buffer_pipeline() {
+    let sm90 = mra_codegen::arch::find("sm_90").unwrap();
+    let req = Request { k: 12, arch: sm90, dtype: DType::F64 };
+    let with = |steps: &[mra_codegen::ir::Step]| {
+        let mut s = levels::find("fused-groups").unwrap();
+        s.steps.retain(|l| !steps.iter().any(|n| std::mem::discriminant(n) == std::mem::discriminant(&l.item)));
+        s.steps.extend(steps.iter().cloned().map(|item| mra_codegen::ir::Located { item, line: 0 }));
+        mra_codegen::generate(&s, req)
+    };
+    use mra_codegen::ir::{Step, Value};
+    // 256 threads in 3 groups: not whole warps.
+    let e = with(&[Step::Tensors(Value::Fixed(3))]).unwrap_err().to_string();
+    assert!(e.contains("tensors(N)") && e.contains("multiple of N warps"), "{e}");
+    // The ring (buffers(3)) is not split into groups.
+    let e = with(&[Step::Buffers(Value::Fixed(3))]).unwrap_err().to_string();
+    assert!(e.contains("tensors(N)"), "{e}");
+    // The default: two groups of 4 warps, each on its own named barrier, twice the buffers.
+    let k = with(&[]).unwrap();
+    assert!(k.source.contains("constexpr int GROUPS = 2;") && k.source.contains("bar.sync %0, %1;") && k.source.contains("GROUPS * 2 * K * W_STRIDE"));
+    let single = mra_codegen::generate(&levels::find("fused-pipe").unwrap(), req).unwrap();
+    assert_eq!(k.plan.shared_bytes, 2 * single.plan.shared_bytes);
+}
+
 /// L3 with its intermediates in shared memory: 2·K³ doubles, too many at K = 32.
 fn mra_dsl_free_schedule() -> mra_codegen::Schedule {
     let mut s = levels::find("L3").unwrap();
@@ -133,7 +157,7 @@ fn sm_90_takes_the_full_rate_dmma_shape_and_older_archs_keep_m8n8k4() {
 
 #[test]
 fn pipelined_levels_refuse_amd_naming_the_level_to_run() {
-    for name in ["fused-pipe", "fused-ring"] {
+    for name in ["fused-pipe", "fused-ring", "fused-groups"] {
         let level = levels::find(name).unwrap();
         let req = Request { k: 8, arch: mra_codegen::arch::find("gfx942").unwrap(), dtype: DType::F64 };
         let e = mra_codegen::generate(&level, req).unwrap_err();

@@ -13,6 +13,12 @@ pub trait Dialect {
     fn language(&self) -> &'static str;
     /// Declarations every kernel of this dialect needs before its own code.
     fn prelude(&self) -> &'static str;
+    /// Prelude definitions for one matrix instruction (types and the named function the kernel
+    /// calls), placed with [`Dialect::prelude`] so a CPU emulator can replace both together.
+    fn matrix_prelude(&self, f: &Fragment, dtype: DType) -> String {
+        let _ = (f, dtype);
+        String::new()
+    }
     fn thread_index(&self) -> &'static str;
     fn block_index(&self) -> &'static str;
     /// A statement: block-wide barrier that also makes shared and global writes visible.
@@ -210,6 +216,18 @@ impl Dialect for Hip {
 #define __shared__ __attribute__((shared))
 #endif
 
+// The kernel body reaches the hardware only through the mra_* functions of this prelude
+// (ids, barrier, matrix instructions), so an emulator can swap the prelude alone.
+#ifndef MRA_IDS_DEFINED
+#define MRA_IDS_DEFINED
+__device__ __attribute__((always_inline)) inline int mra_thread_id() {
+    return (int)__builtin_amdgcn_workitem_id_x();
+}
+__device__ __attribute__((always_inline)) inline int mra_block_id() {
+    return (int)__builtin_amdgcn_workgroup_id_x();
+}
+#endif
+
 // Block barrier: workgroup-scope release/acquire fences around s_barrier make shared (LDS)
 // and global writes of every thread in the block visible to all of them afterwards.
 // Guarded: several generated kernels may be included into one translation unit.
@@ -223,14 +241,32 @@ __device__ __attribute__((always_inline)) inline void mra_sync_block() {
 #endif
 "#
     }
+    fn matrix_prelude(&self, f: &Fragment, dtype: DType) -> String {
+        let ty = matrix_types(f, dtype);
+        let (name, params) = (matrix_function(f, dtype), matrix_params(f, dtype));
+        let (acc_t, builtin) = match f.instr {
+            MatrixInstr::MfmaF64_16x16x4 => ("mra_double4", "__builtin_amdgcn_mfma_f64_16x16x4f64(a, b, acc, 0, 0, 0)".to_string()),
+            MatrixInstr::WmmaF32_16x16x16Gfx11 => ("mra_float8", format!("__builtin_amdgcn_wmma_f32_16x16x16_{dtype}_w32(a, b, acc)")),
+            MatrixInstr::WmmaF32_16x16x16Gfx12 => ("mra_float8", format!("__builtin_amdgcn_wmma_f32_16x16x16_{dtype}_w32_gfx12(a, b, acc)")),
+            other => unreachable!("{other:?} is not an AMD matrix instruction"),
+        };
+        // Guarded like mra_sync_block: several kernels may share a translation unit.
+        let guard = format!("{}_DEFINED", name.to_uppercase());
+        format!(
+            "\n// {}: one wave computes acc += a * b; each lane passes its own registers.\n\
+             #ifndef {guard}\n#define {guard}\n{ty}\n\
+             __device__ __attribute__((always_inline)) inline {acc_t} {name}({params}) {{\n    return {builtin};\n}}\n#endif\n",
+            f.instr.name()
+        )
+    }
     fn thread_index(&self) -> &'static str {
-        "(int)__builtin_amdgcn_workitem_id_x()"
+        "mra_thread_id()"
     }
     fn align32(&self) -> &'static str {
         "__attribute__((aligned(32)))"
     }
     fn block_index(&self) -> &'static str {
-        "(int)__builtin_amdgcn_workgroup_id_x()"
+        "mra_block_id()"
     }
     fn barrier(&self) -> &'static str {
         "mra_sync_block();"
@@ -264,28 +300,15 @@ __device__ __attribute__((always_inline)) inline void mra_sync_block() {
         (name, Some(decl))
     }
     fn mma_prelude(&self, f: &Fragment, dtype: DType) -> String {
-        match f.instr {
-            MatrixInstr::MfmaF64_16x16x4 => "// One wavefront: D(16x16) += A(16x4) B(4x16) in FP64 (v_mfma_f64_16x16x4f64, gfx90a/gfx942).\n\
-                 typedef double mra_double4 __attribute__((ext_vector_type(4)));"
-                .to_string(),
-            MatrixInstr::WmmaF32_16x16x16Gfx11 | MatrixInstr::WmmaF32_16x16x16Gfx12 => {
-                let (gen, regs) = if f.instr == MatrixInstr::WmmaF32_16x16x16Gfx11 { ("RDNA3 (gfx11)", 16) } else { ("RDNA4 (gfx12)", 8) };
-                let mut s = format!(
-                    "// One wave32: D(16x16, f32) += A(16x16) B(16x16) in {dtype} (v_wmma_f32_16x16x16_{dtype}, {gen} operand layout).\n"
-                );
-                s += &format!("typedef {} mra_{dtype}x{regs} __attribute__((ext_vector_type({regs})));\n", wmma_elem(dtype));
-                s += "typedef float mra_float8 __attribute__((ext_vector_type(8)));";
-                if dtype == DType::Bf16 {
-                    s += "\n// f32 -> bf16 bits, rounding to nearest even.\n\
-                          __device__ __attribute__((always_inline)) inline unsigned short mra_f32_to_bf16(float x) {\n\
-                          \x20   const unsigned u = __builtin_bit_cast(unsigned, x);\n\
-                          \x20   return (unsigned short)((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);\n\
-                          }";
-                }
-                s
-            }
-            other => unreachable!("{other:?} is not an AMD matrix instruction"),
+        let mut s = format!("// The matrix instruction is {}(...) of the prelude ({}).", matrix_function(f, dtype), f.instr.name());
+        if dtype == DType::Bf16 && f.instr != MatrixInstr::MfmaF64_16x16x4 {
+            s += "\n// f32 -> bf16 bits, rounding to nearest even.\n\
+                  __device__ __attribute__((always_inline)) inline unsigned short mra_f32_to_bf16(float x) {\n\
+                  \x20   const unsigned u = __builtin_bit_cast(unsigned, x);\n\
+                  \x20   return (unsigned short)((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);\n\
+                  }";
         }
+        s
     }
     fn mma_acc_decl(&self, f: &Fragment, name: &str, count: &str) -> String {
         match f.instr {
@@ -294,11 +317,7 @@ __device__ __attribute__((always_inline)) inline void mra_sync_block() {
         }
     }
     fn mma_call(&self, f: &Fragment, dtype: DType, acc: &str, a: &str, b: &str) -> String {
-        match f.instr {
-            MatrixInstr::MfmaF64_16x16x4 => format!("{acc} = __builtin_amdgcn_mfma_f64_16x16x4f64({a}, {b}, {acc}, 0, 0, 0);"),
-            MatrixInstr::WmmaF32_16x16x16Gfx11 => format!("{acc} = __builtin_amdgcn_wmma_f32_16x16x16_{dtype}_w32({a}, {b}, {acc});"),
-            _ => format!("{acc} = __builtin_amdgcn_wmma_f32_16x16x16_{dtype}_w32_gfx12({a}, {b}, {acc});"),
-        }
+        format!("{acc} = {}({a}, {b}, {acc});", matrix_function(f, dtype))
     }
     fn mma_operand_type(&self, _f: &Fragment, dtype: DType, regs: u32) -> String {
         if regs == 1 { dtype.cpp().to_string() } else { format!("mra_{dtype}x{regs}") }
@@ -320,6 +339,41 @@ pub fn for_vendor(vendor: Vendor) -> &'static dyn Dialect {
     match vendor {
         Vendor::Nvidia => &Cuda,
         Vendor::Amd => &Hip,
+    }
+}
+
+/// The name of the prelude function that runs one AMD matrix instruction for a wave:
+/// `mra_mfma_f64_16x16x4`, `mra_wmma_f32_16x16x16_f16_gfx11`, ...
+pub fn matrix_function(f: &Fragment, dtype: DType) -> String {
+    match f.instr {
+        MatrixInstr::MfmaF64_16x16x4 => "mra_mfma_f64_16x16x4".to_string(),
+        MatrixInstr::WmmaF32_16x16x16Gfx11 => format!("mra_wmma_f32_16x16x16_{dtype}_gfx11"),
+        MatrixInstr::WmmaF32_16x16x16Gfx12 => format!("mra_wmma_f32_16x16x16_{dtype}_gfx12"),
+        other => unreachable!("{other:?} is not an AMD matrix instruction"),
+    }
+}
+
+/// The parameter list of [`matrix_function`]: one lane's A and B registers and accumulator.
+pub fn matrix_params(f: &Fragment, dtype: DType) -> String {
+    match f.instr {
+        MatrixInstr::MfmaF64_16x16x4 => "double a, double b, mra_double4 acc".to_string(),
+        _ => format!("mra_{dtype}x{r} a, mra_{dtype}x{r} b, mra_float8 acc", r = f.a.regs),
+    }
+}
+
+/// The vector types an AMD matrix instruction's operands use (the same on the GPU and in the
+/// CPU emulator's prelude: clang's `ext_vector_type` exists for both).
+pub fn matrix_types(f: &Fragment, dtype: DType) -> String {
+    match f.instr {
+        MatrixInstr::MfmaF64_16x16x4 => "typedef double mra_double4 __attribute__((ext_vector_type(4)));".to_string(),
+        _ => {
+            let regs = f.a.regs;
+            format!(
+                "typedef {} mra_{dtype}x{regs} __attribute__((ext_vector_type({regs})));\n\
+                 typedef float mra_float8 __attribute__((ext_vector_type(8)));",
+                wmma_elem(dtype)
+            )
+        }
     }
 }
 

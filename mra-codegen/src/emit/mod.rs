@@ -35,6 +35,13 @@ impl Kernel {
     }
 }
 
+/// The line before a dialect's prelude in generated source: what lies between it and
+/// [`PRELUDE_END`] is all a CPU emulator replaces (the kernel body calls the hardware only
+/// through functions defined there).
+pub const PRELUDE_BEGIN: &str = "// ---- prelude: the hardware interface (an emulator replaces this part only) ----";
+/// The line after a dialect's prelude.
+pub const PRELUDE_END: &str = "// ---- end of prelude ----";
+
 /// The kernel's parameter list, the same for every level so the runtime launches them alike:
 /// `(a, b, c, workspace, nfuncs, nblocks)`.
 pub const KERNEL_PARAMS: &str = "a, b, c, workspace, nfuncs, nblocks";
@@ -128,7 +135,14 @@ impl Emitter<'_> {
         );
         self.w.line("");
         if !self.d.prelude().is_empty() {
+            let matrix = match self.plan.body {
+                Body::Transform(TransformPlan { fragment: Some(f), .. }) => self.d.matrix_prelude(&f, req.dtype),
+                _ => String::new(),
+            };
+            self.w.line(PRELUDE_BEGIN);
             self.w.lines(self.d.prelude());
+            self.w.lines(&matrix);
+            self.w.line(PRELUDE_END);
             self.w.line("");
         }
         let (outer, inner) = self.namespace.split_once("::").expect("mra::name");
@@ -185,6 +199,12 @@ impl Emitter<'_> {
             // An explicit launch_bounds(min_blocks = ..) of the schedule wins.
             Body::Transform(tp) if tp.shared_buffers == 1 && self.plan.min_blocks.is_none() => {
                 self.d.launch_bounds_min_blocks(self.plan.threads, (65536 / (self.plan.threads * 128)).max(1), self.plan.request.arch)
+            }
+            // tensors(N): a wave has several tiles per pass, which the compiler would keep in
+            // flight at once (96 registers at K = 10: 2 blocks per SM instead of fused-pipe's 4);
+            // 64 registers per thread keep the block count of one tile per wave.
+            Body::Transform(tp) if tp.tensors > 1 && self.plan.min_blocks.is_none() => {
+                self.d.launch_bounds_min_blocks(self.plan.threads, (65536 / (self.plan.threads * 64)).max(1), self.plan.request.arch)
             }
             _ => self.d.launch_bounds(self.plan.threads, self.plan.min_blocks, self.plan.request.arch),
         };
@@ -339,6 +359,8 @@ impl Emitter<'_> {
         if tp.workspace == Memory::Shared {
             let buffers = match tp.shared_buffers {
                 2 if !tp.stages_whole_tensor() => "2 * K3",
+                // tensors(N): two buffers per warp group.
+                2 if tp.tensors > 1 => "GROUPS * 2 * K * W_STRIDE",
                 n => RING[n as usize],
             };
             arrays.push(("w_shared", buffers));
@@ -403,12 +425,22 @@ impl Emitter<'_> {
         );
         self.w.line("");
         self.w.line("// One tensor, all three passes, with the calling block's THREADS threads: a_n -> c_n.");
+        let tensors_note = self.step_comment(|s| matches!(s, Step::Tensors(_)));
         self.w.block(head, "", |w| {
             if tp.fragment.is_some() {
                 w.line("const int lane = tid % LANES;");
                 w.line("const int wave = tid / LANES;");
             }
-            let call = |i: usize, input: &str, out: &str| passes[i].replace("{in}", input).replace("{out}", out);
+            // tensors(N): WAVES counts one group's waves; for a single tensor the first group's
+            // waves compute and the others only stage and wait.
+            let grouped = tp.tensors > 1;
+            if grouped {
+                w.line(format!("{tensors_note}: one tensor here, the first group's waves compute it."));
+            }
+            let call = |i: usize, input: &str, out: &str| {
+                let c = passes[i].replace("{in}", input).replace("{out}", out);
+                if grouped { format!("if (wave < WAVES) {c}") } else { c }
+            };
             if tp.stages_whole_tensor() {
                 w.lines(&whole_stage);
                 w.line(format!("{}  // pass 0: A (staged in w1) -> w0", call(0, "w1", "w0")));

@@ -32,18 +32,34 @@ impl Emitter<'_> {
              __device__ __forceinline__ void mra_cp_async_commit() {{ asm volatile(\"cp.async.commit_group;\" ::: \"memory\"); }}\n\
              __device__ __forceinline__ void mra_cp_async_wait_all() {{ asm volatile(\"cp.async.wait_all;\" ::: \"memory\"); }}\n\
              // All but the newest {ahead} commit groups complete.\n\
-             __device__ __forceinline__ void mra_cp_async_wait_ahead() {{ asm volatile(\"cp.async.wait_group {ahead};\" ::: \"memory\"); }}\n",
-            ahead = tp.pipeline - 1
+             __device__ __forceinline__ void mra_cp_async_wait_ahead() {{ asm volatile(\"cp.async.wait_group {ahead};\" ::: \"memory\"); }}\n{groups}",
+            ahead = tp.pipeline - 1,
+            groups = if tp.tensors > 1 { self.group_barrier_helper() } else { String::new() }
         )
     }
 
-    /// Issues the copies of the tensor at `src` into the padded buffer `dst` (not committed).
+    /// `tensors(N)`: the barrier of one warp group, PTX named barrier `group + 1` over the
+    /// group's threads (barrier 0 is the block's `__syncthreads`). Like `__syncthreads` it
+    /// orders the shared-memory accesses of the threads taking part.
+    fn group_barrier_helper(&self) -> String {
+        let note = self.step_comment(|s| matches!(s, Step::Tensors(_)));
+        format!(
+            "{note}: each warp group waits only for its own warps.\n\
+             __device__ __forceinline__ void mra_group_barrier(int group) {{\n\
+             \x20   asm volatile(\"bar.sync %0, %1;\" :: \"r\"(group + 1), \"r\"(GROUP_THREADS) : \"memory\");\n\
+             }}\n"
+        )
+    }
+
+    /// Issues the copies of the tensor at `src` into the padded buffer `dst` (not committed),
+    /// by the threads that copy it: the block, or one warp group of `tensors(N)`.
     fn async_tensor_copies(&self, tp: &TransformPlan, src: &str, dst: &str) -> String {
         let width = self.async_width(tp);
+        let (tid, threads) = if tp.tensors > 1 { ("gtid", "GROUP_THREADS") } else { ("tid", "THREADS") };
         let mut s = if width == 1 {
-            "for (int x = tid; x < K3; x += THREADS) {  // element x goes to row x / K2 of the padded layout\n".to_string()
+            format!("for (int x = {tid}; x < K3; x += {threads}) {{  // element x goes to row x / K2 of the padded layout\n")
         } else {
-            format!("for (int e = tid; e < K3 / {width}; e += THREADS) {{\n    const int x = e * {width};  // element x goes to row x / K2 of the padded layout\n")
+            format!("for (int e = {tid}; e < K3 / {width}; e += {threads}) {{\n    const int x = e * {width};  // element x goes to row x / K2 of the padded layout\n")
         };
         s += &format!("    mra_cp_async({dst} + (x / K2) * W_STRIDE + x % K2, {src} + x);\n}}\n");
         s
@@ -61,29 +77,48 @@ impl Emitter<'_> {
             return self.ring_batch_loop(tp, passes);
         }
         let t = self.t();
-        let barrier = self.d.barrier();
+        let grouped = tp.tensors > 1;
+        let barrier = if grouped { "mra_group_barrier(group);" } else { self.d.barrier() };
         let note = self.step_comment(|s| matches!(s, Step::Pipeline(_)));
         let call = |i: usize, input: &str, out: &str| passes[i].replace("{in}", input).replace("{out}", out);
-        let mut s = "const int lane = tid % LANES;\nconst int wave = tid / LANES;\n".to_string();
+        let mut s = "const int lane = tid % LANES;\n".to_string();
+        let (first, stride) = if grouped {
+            let tensors = self.step_comment(|s| matches!(s, Step::Tensors(_)));
+            s += &format!("{tensors}: warp group `group` transforms its own tensors in its own two buffers.\n");
+            s += "const int group = tid / GROUP_THREADS;\nconst int gtid = tid % GROUP_THREADS;  // thread index within the group\n";
+            s += "const int wave = gtid / LANES;  // wave index within the group\n";
+            ("block + group * nblocks", "GROUPS * nblocks")
+        } else {
+            s += "const int wave = tid / LANES;\n";
+            ("block", "nblocks")
+        };
         let buffers = self.step_comment(|s| matches!(s, Step::Buffers(_)));
-        s += &format!("{note}: two tensors in flight per block; wa holds the current one, wb receives the next.\n");
+        s += &format!("{note}: two tensors in flight per {}; wa holds the current one, wb receives the next.\n", if grouped { "group" } else { "block" });
         if !buffers.is_empty() {
             s += &format!("{buffers}: two buffers, which swap roles every tensor.\n");
         }
-        s += &format!("{t}* wa = w1;\n{t}* wb = w0;\n");
-        s += "// Blocks walk the batch: block b transforms tensors b, b + nblocks, b + 2 nblocks, ...\n";
-        s += "if (block < nfuncs) {\n";
-        s += &indent(self.async_tensor_stage(tp, "(a + (long long)block * K3)", "wa"), 4);
+        if grouped {
+            s += &format!("{t}* wa = w1 + group * 2 * K * W_STRIDE;\n{t}* wb = w0 + group * 2 * K * W_STRIDE;\n");
+            s += "// Groups walk the batch: group g of block b transforms tensors b + g nblocks, then every\n// GROUPS nblocks further.\n";
+            s += &format!("const int first = {first};\n");
+        } else {
+            s += &format!("{t}* wa = w1;\n{t}* wb = w0;\n");
+            s += "// Blocks walk the batch: block b transforms tensors b, b + nblocks, b + 2 nblocks, ...\n";
+            s += "const int first = block;\n";
+        }
+        s += &format!("const int stride = {stride};\n");
+        s += "if (first < nfuncs) {\n";
+        s += &indent(self.async_tensor_stage(tp, "(a + (long long)first * K3)", "wa"), 4);
         s += "    mra_cp_async_wait_all();\n}\n";
         s += &format!("{barrier}  // the first tensor is staged\n");
-        s += "for (int n = block; n < nfuncs; n += nblocks) {\n";
+        s += "for (int n = first; n < nfuncs; n += stride) {\n";
         s += &format!("    {t}* c_n = c + (long long)n * K3;\n");
         s += &format!("    {}  // pass 0: A (in wa) -> wb\n", call(0, "wa", "wb"));
         s += &format!("    {barrier}\n");
         s += &format!("    {}  // pass 1: wb -> wa\n", call(1, "wb", "wa"));
         s += &format!("    {barrier}  // wb is free: pass 2 reads only wa\n");
-        s += "    if (n + nblocks < nfuncs) {\n";
-        s += &indent(self.async_tensor_stage(tp, "(a + (long long)(n + nblocks) * K3)", "wb"), 8);
+        s += "    if (n + stride < nfuncs) {\n";
+        s += &indent(self.async_tensor_stage(tp, "(a + (long long)(n + stride) * K3)", "wb"), 8);
         s += "    }\n";
         s += &format!("    {}  // pass 2: wa -> C, while the next tensor arrives in wb\n", call(2, "wa", "c_n"));
         s += "    mra_cp_async_wait_all();\n";

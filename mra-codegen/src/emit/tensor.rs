@@ -67,7 +67,14 @@ impl Emitter<'_> {
         self.w.line(format!("{note}: {}, {} lanes", f.instr.name(), f.lanes));
         self.w.line(format!("constexpr int FM = {}, FN = {}, FK = {};  // fragment: D(FM x FN) += A(FM x FK) B(FK x FN)", f.m, f.n, f.k));
         self.w.line(format!("constexpr int LANES = {};", f.lanes));
-        self.w.line("constexpr int WAVES = THREADS / LANES;");
+        if tp.tensors > 1 {
+            let tensors = self.step_comment(|s| matches!(s, Step::Tensors(_)));
+            self.w.line(format!("constexpr int GROUPS = {};  {tensors}: one tensor per warp group", tp.tensors));
+            self.w.line("constexpr int GROUP_THREADS = THREADS / GROUPS;");
+            self.w.line("constexpr int WAVES = GROUP_THREADS / LANES;  // the waves of one group share out a tensor's tiles");
+        } else {
+            self.w.line("constexpr int WAVES = THREADS / LANES;");
+        }
         self.w.line(format!("constexpr int KP = {};  // contraction padded to whole fragments (zeros)", TransformPlan::padded(k, f.k)));
         self.w.line(format!("constexpr int NP = {};  // columns padded to whole fragments (not stored)", TransformPlan::padded(k, f.n)));
         self.w.line("constexpr int ROW_TILES = (K2 + FM - 1) / FM;");

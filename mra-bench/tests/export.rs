@@ -1,0 +1,310 @@
+//! `mra-bench export` without a GPU: the directory it writes, its refusals, and that what it
+//! writes compiles: every kernel for gfx90a and gfx942 with clang-19 (device-only, bare
+//! prelude) and for sm_90 with NVRTC; a translation unit holding every block-level device
+//! function (called from a kernel, its constants checked against manifest.json); the host
+//! header with clang++ against a stub of the CUDA/HIP runtime API (tests/stubs/), linked and
+//! run with a recording stub so its launches can be checked; and examples/export_demo.cu, host
+//! and device sides, against the same stub. The toolchain tests are `#[ignore]`d like the other
+//! toolchain tests: `cargo test -- --include-ignored` runs them (.ci/run does).
+
+use mra_runtime::cuda::nvrtc::Nvrtc;
+use mra_runtime::hip::clang::Clang;
+use mra_runtime::KernelCache;
+use mra_tests::require;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const KS: &str = "5,8,13,16,20,32";
+
+fn mra_bench(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mra-bench")).args(args).env("MRA_KERNEL_CACHE", "off").output().expect("run mra-bench")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// A fresh, absent directory path under the system temp dir.
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("mra-export-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+/// Exports `ks` for `arch` into a fresh directory; returns it and the manifest.
+fn export(arch: &str, ks: &str, name: &str) -> (PathBuf, Vec<Value>) {
+    let dir = scratch(name);
+    let o = mra_bench(&["export", "--arch", arch, "-K", ks, "-o", dir.to_str().unwrap()]);
+    assert!(o.status.success(), "export failed: {}", text(&o.stderr));
+    let manifest: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
+    (dir, manifest.as_array().unwrap().clone())
+}
+
+fn assert_clean_error(args: &[&str], needle: &str) {
+    let o = mra_bench(args);
+    let err = text(&o.stderr);
+    assert!(!o.status.success(), "{args:?} succeeded");
+    assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
+    assert!(err.contains(needle), "{args:?}: expected `{needle}` in: {err}");
+    assert_eq!(err.lines().filter(|l| l.contains("error")).count(), 1, "{args:?}: one error line: {err}");
+}
+
+#[test]
+fn export_writes_the_directory_and_does_not_clobber() {
+    let (dir, manifest) = export("sm_90", KS, "layout");
+    let ks: Vec<u64> = manifest.iter().map(|e| e["K"].as_u64().unwrap()).collect();
+    assert_eq!(ks, [5, 8, 13, 16, 20, 32]);
+    for e in &manifest {
+        for f in ["source", "device_header"] {
+            assert!(dir.join(e[f].as_str().unwrap()).is_file(), "{e}");
+        }
+    }
+    // The documented defaults on sm_90: fused-pipe up to K = 24, L7-breg beyond.
+    let level = |k: u64| manifest.iter().find(|e| e["K"] == k).unwrap()["level"].as_str().unwrap().to_string();
+    assert_eq!((level(13).as_str(), level(20).as_str(), level(32).as_str()), ("fused-pipe", "fused-pipe", "L7-breg"));
+    let header = std::fs::read_to_string(dir.join("mra_transform.h")).unwrap();
+    for k in &ks {
+        for f in [format!("inline int mra_transform_k{k}("), format!("inline size_t mra_transform_k{k}_workspace_bytes(int nfuncs)")] {
+            assert!(header.contains(&f), "no `{f}`");
+        }
+    }
+    assert!(header.contains("inline int mra_transform(int K,") && header.contains("return MRA_ERROR_UNSUPPORTED_K;"));
+    assert!(header.contains("cudaFuncSetAttribute((const void*)mra_fused_pipe_k16_f64, cudaFuncAttributeMaxDynamicSharedMemorySize, 66560)"));
+    let readme = std::fs::read_to_string(dir.join("README.md")).unwrap();
+    assert!(readme.contains("nvcc -arch=sm_90") && readme.contains("enable_language(CUDA)") && readme.contains("transform_block"));
+
+    // Not again into the same directory; --force replaces the export's files and nothing else.
+    let d = dir.to_str().unwrap();
+    assert_clean_error(&["export", "--arch", "sm_90", "-K", "8", "-o", d], "is not empty");
+    std::fs::write(dir.join("mine.txt"), "user file").unwrap();
+    let o = mra_bench(&["export", "--arch", "sm_90", "-K", "8", "-l", "L3", "-o", d, "--force"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert_eq!(std::fs::read_to_string(dir.join("mine.txt")).unwrap(), "user file");
+    assert!(std::fs::read_to_string(dir.join("mra_transform.h")).unwrap().contains("mra_l3_regblk_k8_f64"));
+    assert!(!std::fs::read_dir(&dir).unwrap().any(|e| e.unwrap().file_name().to_string_lossy().contains(".tmp-")), "temporary files left");
+    std::fs::remove_dir_all(&dir).unwrap();
+    // An empty directory is fine; nothing is left beside it.
+    let empty = scratch("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let o = mra_bench(&["export", "--arch", "gfx90a", "-K", "8", "-o", empty.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(empty.join("mra_fused_k8_f64.hip").is_file(), "gfx90a, K = 8: fused (fused-pipe is NVIDIA only)");
+    let parent = empty.parent().unwrap();
+    let stem = empty.file_name().unwrap().to_string_lossy().into_owned();
+    assert!(!std::fs::read_dir(parent).unwrap().any(|e| e.unwrap().file_name().to_string_lossy().starts_with(&format!(".{stem}.mra-export"))));
+    std::fs::remove_dir_all(&empty).unwrap();
+}
+
+#[test]
+fn export_refuses_what_it_cannot_write_with_one_line() {
+    let d = scratch("refusals");
+    let d = d.to_str().unwrap();
+    assert_clean_error(&["export", "--arch", "sm_90", "-K", "8", "-l", "best", "-o", d], "no tuning database");
+    assert_clean_error(&["export", "--arch", "sm_90", "-K", "8", "-l", "copy", "-o", d], "copy floor");
+    assert_clean_error(&["export", "--arch", "sm_90", "-K", "8", "-l", "6", "-o", d], "vendor BLAS calls");
+    assert_clean_error(&["export", "--arch", "sm_90", "-K", "8,33", "-o", d], "K=33");
+    assert_clean_error(&["export", "--arch", "sm_90", "-K", "8,8", "-o", d], "listed twice");
+    assert_clean_error(&["export", "--arch", "sm_90", "-K", "32", "-l", "fused", "-o", d], "shared memory");
+    assert_clean_error(&["export", "--arch", "gfx1100", "-K", "8", "-l", "L7", "-o", d], "matrix cores");
+    assert_clean_error(&["export", "--arch", "sm_90", "-K", "8", "-o", "/nonexistent-mra-dir/x"], "does not exist");
+    assert!(!Path::new(d).exists(), "a refused export wrote {d}");
+}
+
+/// `source` with each `#include "x"` of a file in `dir` replaced by that file, recursively:
+/// NVRTC and the clang wrapper compile one string.
+fn inline_includes(source: &str, dir: &Path) -> String {
+    source
+        .lines()
+        .map(|l| match l.trim().strip_prefix("#include \"").and_then(|r| r.split('"').next()) {
+            Some(f) if dir.join(f).is_file() => inline_includes(&std::fs::read_to_string(dir.join(f)).unwrap(), dir),
+            _ => l.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// One translation unit with every block-level device function of an export, each called from a
+/// kernel, and its constants checked against the manifest at compile time.
+fn block_function_tu(dir: &Path, manifest: &[Value], hip: bool) -> String {
+    let block = if hip { "(int)__builtin_amdgcn_workgroup_id_x()" } else { "(int)blockIdx.x" };
+    let mut s = inline_includes("#include \"mra_transform_device.h\"\n", dir);
+    for e in manifest {
+        let (k, ns, dtype) = (e["K"].as_u64().unwrap(), e["namespace"].as_str().unwrap(), "f64");
+        let alias = format!("mra::k{k}_{dtype}");
+        s += &format!(
+            "\nstatic_assert({ns}::SHARED_BYTES == {sb}, \"SHARED_BYTES of K={k}\");\n\
+             static_assert({alias}::THREADS == {th}, \"THREADS of K={k}\");\n\
+             static_assert({alias}::WORKSPACE_ELEMS == {ws}, \"WORKSPACE_ELEMS of K={k}\");\n\
+             extern \"C\" __global__ void user_k{k}(const double* a, const double* b, double* c, double* workspace, int nfuncs, int nblocks) {{\n\
+             \x20   extern __shared__ double smem_k{k}[];\n\
+             \x20   const int block = {block};\n\
+             \x20   for (int n = block; n < nfuncs; n += nblocks)\n\
+             \x20       {alias}::transform_block(a + (long long)n * {k3}, b, c + (long long)n * {k3}, workspace + (long long)block * {alias}::WORKSPACE_ELEMS, smem_k{k});\n\
+             }}\n",
+            sb = e["shared_bytes"],
+            th = e["threads"],
+            ws = e["workspace_elems_per_block"],
+            k3 = k * k * k,
+        );
+    }
+    s
+}
+
+#[test]
+#[ignore = "needs clang with the AMDGPU target (run with --include-ignored; .ci/run does)"]
+fn exported_hip_compiles_with_clang_for_gfx90a_and_gfx942() {
+    let Some(clang) = require("clang with the AMDGPU target", Clang::find()) else { return };
+    for arch in ["gfx90a", "gfx942"] {
+        let (dir, manifest) = export(arch, KS, arch);
+        for e in &manifest {
+            let src = std::fs::read_to_string(dir.join(e["source"].as_str().unwrap())).unwrap();
+            let co = clang.compile(&src, arch).unwrap_or_else(|err| panic!("{arch} {e}: {err}"));
+            assert!(mra_runtime::hip::is_amdgpu_elf(&co.bytes), "{arch} {e}: not a code object");
+        }
+        let tu = block_function_tu(&dir, &manifest, true);
+        clang.compile(&tu, arch).unwrap_or_else(|err| panic!("{arch}: the block-function translation unit: {err}"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
+
+#[test]
+#[ignore = "needs NVRTC (run with --include-ignored; .ci/run does)"]
+fn exported_cuda_compiles_with_nvrtc_for_sm90() {
+    let Some(nvrtc) = require("NVRTC (libnvrtc)", Nvrtc::load()) else { return };
+    let cache = KernelCache::disabled();
+    let (dir, manifest) = export("sm_90", KS, "nvrtc");
+    for e in &manifest {
+        let src = std::fs::read_to_string(dir.join(e["source"].as_str().unwrap())).unwrap();
+        let out = nvrtc.compile(&src, e["entry"].as_str().unwrap(), "sm_90", &cache).unwrap_or_else(|err| panic!("{e}: {err}"));
+        let r = out.resources.expect("ptxas report");
+        assert!(!r.spills(), "{e}: spills {r:?}");
+    }
+    let tu = block_function_tu(&dir, &manifest, false);
+    let out = nvrtc.compile(&tu, "user_k5", "sm_90", &cache).unwrap_or_else(|err| panic!("the block-function translation unit: {err}"));
+    assert!(out.cubin.starts_with(b"\x7fELF"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A host program over `mra_transform.h` with a recording stub runtime: it defines the kernel
+/// symbols as plain functions, calls the dispatch, and prints what each launch asked for.
+fn recording_program(manifest: &[Value], hip: bool) -> String {
+    let (p, err, stream) = if hip { ("hip", "hipError_t", "hipStream_t") } else { ("cuda", "cudaError_t", "cudaStream_t") };
+    let mut s = String::from("#include \"mra_transform.h\"\n#include <stdio.h>\n#include <string.h>\n\n");
+    s += "static const void* last_func; static unsigned last_grid, last_block; static size_t last_shared; static int attr_value = -1;\n";
+    s += &format!(
+        "extern \"C\" {err} {p}LaunchKernel(const void* f, dim3 g, dim3 b, void** args, size_t shared, {stream} s) {{\n\
+         \x20   (void)args; (void)s; last_func = f; last_grid = g.x; last_block = b.x; last_shared = shared; return ({err})0;\n}}\n\
+         extern \"C\" {err} {p}FuncSetAttribute(const void* f, enum {p}FuncAttribute a, int v) {{ (void)f; (void)a; attr_value = v; return ({err})0; }}\n\
+         extern \"C\" const char* {p}GetErrorString({err} e) {{ (void)e; return \"stub\"; }}\n"
+    );
+    for e in manifest {
+        s += &format!("extern \"C\" void {}(const double*, const double*, double*, double*, int, int) {{}}\n", e["entry"].as_str().unwrap());
+    }
+    s += "int main() {\n    double x = 0; double* p = &x;\n";
+    s += "    printf(\"unsupported %d\\n\", mra_transform(7, p, p, p, p, 1, 0));\n";
+    s += "    printf(\"negative %d\\n\", mra_transform(8, p, p, p, p, -1, 0));\n";
+    s += "    printf(\"zero %d\\n\", mra_transform(8, p, p, p, p, 0, 0));\n";
+    for e in manifest {
+        let k = e["K"].as_u64().unwrap();
+        let entry = e["entry"].as_str().unwrap();
+        for n in [3, 1031] {
+            s += &format!(
+                "    attr_value = -1; last_func = 0;\n    {{ int rc = mra_transform({k}, p, p, p, p, {n}, 0);\n\
+                 \x20     printf(\"K={k} N={n} rc=%d right_kernel=%d grid=%u block=%u shared=%zu attr=%d ws=%zu supported=%d\\n\", rc, last_func == (const void*){entry}, last_grid, last_block, last_shared, attr_value, mra_transform_workspace_bytes({k}, {n}), mra_transform_supported({k})); }}\n"
+            );
+        }
+        s += &format!("    printf(\"K={k} null_workspace rc=%d\\n\", mra_transform({k}, p, p, p, 0, 5, 0));\n");
+    }
+    s += "    return 0;\n}\n";
+    s
+}
+
+#[test]
+#[ignore = "needs clang++ (run with --include-ignored; .ci/run does)"]
+fn the_host_header_is_valid_cxx_and_launches_as_the_manifest_says() {
+    let clang = match which("clang++-19").or_else(|| which("clang++")) {
+        Some(c) => c,
+        None => {
+            require::<(), _>("clang++ (host C++)", Err("not on PATH"));
+            return;
+        }
+    };
+    let stubs = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/stubs");
+    for (arch, hip) in [("sm_90", false), ("gfx90a", true)] {
+        let (dir, manifest) = export(arch, KS, &format!("host-{arch}"));
+        let prog = dir.join("recording.cpp");
+        std::fs::write(&prog, recording_program(&manifest, hip)).unwrap();
+        let exe = dir.join("recording");
+        let o = Command::new(&clang)
+            .args(["-std=c++17", "-Wall", "-Wextra", "-Werror", "-Wno-unused-parameter", "-I"])
+            .arg(&stubs)
+            .arg("-I")
+            .arg(&dir)
+            .arg(&prog)
+            .arg("-o")
+            .arg(&exe)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{arch}: the header does not compile:\n{}", text(&o.stderr));
+        let out = Command::new(&exe).output().unwrap();
+        let out = text(&out.stdout);
+        assert!(out.contains("unsupported -1\n") && out.contains("negative -2\n") && out.contains("zero 0\n"), "{out}");
+        for e in &manifest {
+            let k = e["K"].as_u64().unwrap();
+            let (threads, dynamic, ws) = (e["threads"].as_u64().unwrap(), e["dynamic_shared_bytes"].as_u64().unwrap(), e["workspace_elems_per_block"].as_u64().unwrap());
+            for n in [3u64, 1031] {
+                let grid = n.min(512);
+                let attr = if dynamic > 0 { dynamic as i64 } else { -1 };
+                let want = format!(
+                    "K={k} N={n} rc=0 right_kernel=1 grid={grid} block={threads} shared={dynamic} attr={attr} ws={} supported=1",
+                    grid * ws * 8
+                );
+                assert!(out.lines().any(|l| l == want), "{arch}: want `{want}` in:\n{out}");
+            }
+            let null_ws = if ws > 0 { -2 } else { 0 };
+            assert!(out.contains(&format!("K={k} null_workspace rc={null_ws}\n")), "{arch} K={k}: {out}");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
+
+#[test]
+#[ignore = "needs clang++ with CUDA support (ptxas where installed) (run with --include-ignored; .ci/run does)"]
+fn the_export_demo_compiles_against_the_stub_runtime() {
+    let Some(clang) = which("clang++-19").or_else(|| which("clang++")) else {
+        require::<(), _>("clang++ with CUDA support", Err("not on PATH"));
+        return;
+    };
+    let stubs = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/stubs");
+    let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/export_demo.cu");
+    let (dir, _) = export("sm_90", KS, "demo");
+    let common = |side: &str| {
+        let mut c = Command::new(&clang);
+        c.args(["-x", "cuda", side, "--cuda-gpu-arch=sm_90", "-nocudainc", "-nocudalib", "-std=c++17", "-O3", "-I"]).arg(&stubs).arg("-I").arg(&dir);
+        c
+    };
+    let host = common("--cuda-host-only").arg("-fsyntax-only").arg(&demo).output().unwrap();
+    assert!(host.status.success(), "host side:\n{}", text(&host.stderr));
+    let ptx = dir.join("demo.ptx");
+    let device = common("--cuda-device-only").arg("-S").arg("-o").arg(&ptx).arg(&demo).output().unwrap();
+    assert!(device.status.success(), "device side:\n{}", text(&device.stderr));
+    let ptx_text = std::fs::read_to_string(&ptx).unwrap();
+    for k in [5, 8, 13, 16, 20, 32] {
+        assert!(ptx_text.contains(&format!("user_kernel_k{k}")), "K={k}: no kernel in the PTX");
+    }
+    assert!(ptx_text.contains("mma.sync.aligned.m"), "the block functions use a matrix instruction");
+    // ptxas, where it is installed, turns the PTX into a cubin without spills.
+    if let Some(ptxas) = which("ptxas") {
+        let o = Command::new(ptxas).args(["-arch=sm_90", "-v", "-o"]).arg(dir.join("demo.cubin")).arg(&ptx).output().unwrap();
+        let log = text(&o.stderr);
+        assert!(o.status.success(), "ptxas:\n{log}");
+        assert!(!log.lines().any(|l| l.contains("spill stores") && !l.contains(" 0 bytes spill stores")), "spills:\n{log}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `name` on PATH, if there.
+fn which(name: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH")?.to_str()?.split(':').map(|d| Path::new(d).join(name)).find(|p| p.is_file())
+}

@@ -1,0 +1,251 @@
+//! The CPU wave emulator as a [`Backend`]: the harness and `validate` run on it exactly as on a
+//! GPU. "Device memory" is host memory; a launch writes the kernel's buffers to files, runs the
+//! emulated kernel's executable on them and reads the outputs back; streams and events are
+//! trivial (every launch completes before it returns). BLAS calls are refused: library levels
+//! are not emulated.
+
+use super::compile::{Built, CompileError, HostClang};
+use super::layouts::Sabotage;
+use super::source::emulated_source;
+use crate::backend::{Backend, Gemm, LaunchArgs};
+use crate::cache::KernelCache;
+use crate::error::{Result, RuntimeError};
+use crate::hip::ScratchDir;
+use mra_codegen::{Arch, DType};
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::process::Command;
+use std::rc::{Rc, Weak};
+
+/// One "device" allocation: host bytes, addressed by the allocation's own address.
+pub struct EmuBuffer {
+    bytes: RefCell<Vec<u8>>,
+}
+
+/// The emulated GPU of one AMD arch.
+pub struct Emulator {
+    arch: &'static Arch,
+    name: String,
+    sabotage: Sabotage,
+    /// Every live allocation by its address, so launch arguments (raw addresses) find theirs.
+    buffers: RefCell<HashMap<u64, Weak<EmuBuffer>>>,
+    /// Executables built while the kernel cache is off, and the buffer files of launches.
+    scratch: ScratchDir,
+}
+
+impl Emulator {
+    /// An emulator for `arch` (AMD only: the generated HIP is what it executes).
+    pub fn new(arch: &'static Arch) -> Result<Emulator> {
+        Emulator::with_sabotage(arch, Sabotage::None)
+    }
+
+    /// An emulator whose layouts carry a deliberate error (tests only: shows a wrong layout fails).
+    pub fn with_sabotage(arch: &'static Arch, sabotage: Sabotage) -> Result<Emulator> {
+        if arch.vendor != mra_codegen::Vendor::Amd {
+            return Err(RuntimeError::Invalid(format!("--emulate runs the generated HIP of AMD archs; {} is NVIDIA", arch.name)));
+        }
+        let scratch = ScratchDir::new("emulate")?;
+        let name = format!("CPU wave emulator ({}, wave{})", arch.name, arch.wave_size);
+        Ok(Emulator { arch, name, sabotage, buffers: RefCell::new(HashMap::new()), scratch })
+    }
+
+    fn buffer_at(&self, addr: u64) -> Result<Rc<EmuBuffer>> {
+        self.buffers
+            .borrow()
+            .get(&addr)
+            .and_then(Weak::upgrade)
+            .ok_or_else(|| RuntimeError::Invalid(format!("emulator: launch argument {addr:#x} is not a live allocation")))
+    }
+
+    /// Builds the emulated executables of `kernels` into the kernel cache (or this emulator's
+    /// scratch directory) with `jobs` parallel compiles, so later [`Backend::compile`] calls
+    /// find them built. Library levels' kernels are skipped.
+    pub fn prebuild(&self, clang: &HostClang, kernels: &[mra_codegen::Kernel], cache: &KernelCache, jobs: usize) -> Result<()> {
+        let sources: Vec<(String, String)> = kernels
+            .iter()
+            .filter(|k| !k.entry.is_empty() && !matches!(k.plan.body, mra_codegen::plan::Body::Library(_)))
+            .map(|k| Ok((self.source(&k.source, &k.entry)?, k.entry.clone())))
+            .collect::<Result<_>>()?;
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let scratch = self.scratch.path.clone();
+        let first_error = std::sync::Mutex::new(None);
+        std::thread::scope(|scope| {
+            for _ in 0..jobs.max(1) {
+                scope.spawn(|| loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some((src, entry)) = sources.get(i) else { break };
+                    if let Err(e) = clang.build(src, entry, cache, &scratch) {
+                        first_error.lock().unwrap().get_or_insert(e);
+                        break;
+                    }
+                });
+            }
+        });
+        match first_error.into_inner().unwrap() {
+            Some(e) => Err(e.into()),
+            None => Ok(()),
+        }
+    }
+
+    /// The emulated source of a generated kernel, as this emulator compiles it.
+    pub fn source(&self, gpu_source: &str, entry: &str) -> Result<String> {
+        emulated_source(gpu_source, entry, self.arch.wave_size, self.sabotage).map_err(|e| RuntimeError::Invalid(format!("emulator: {e}")))
+    }
+}
+
+/// An emulated kernel ready to run.
+#[derive(Clone, Debug)]
+pub struct EmuFunction {
+    built: Built,
+    entry: String,
+}
+
+impl From<CompileError> for RuntimeError {
+    fn from(e: CompileError) -> RuntimeError {
+        RuntimeError::Invalid(e.to_string())
+    }
+}
+
+fn not_emulated<T>(what: &str) -> Result<T> {
+    Err(RuntimeError::Invalid(format!("{what} is not emulated (library levels run only on a GPU)")))
+}
+
+impl Backend for Emulator {
+    type Buffer = Rc<EmuBuffer>;
+    type Stream = ();
+    type Event = ();
+    type Function = EmuFunction;
+    type Blas = ();
+    type Compiler = HostClang;
+    type Compiled = EmuFunction;
+
+    const BLAS_NAME: &'static str = "BLAS (not emulated)";
+
+    fn device_name(&self) -> &str {
+        &self.name
+    }
+    fn arch(&self) -> &'static Arch {
+        self.arch
+    }
+    fn memory(&self) -> Result<(usize, usize)> {
+        // The emulator is for small N; say there is room and let the allocator decide.
+        Ok((1 << 34, 1 << 34))
+    }
+    fn alloc(&self, bytes: usize) -> Result<Rc<EmuBuffer>> {
+        let buf = Rc::new(EmuBuffer { bytes: RefCell::new(vec![0u8; bytes]) });
+        let mut map = self.buffers.borrow_mut();
+        map.retain(|_, w| w.strong_count() > 0);
+        map.insert(Self::device_ptr(&buf), Rc::downgrade(&buf));
+        Ok(buf)
+    }
+    fn device_ptr(buf: &Rc<EmuBuffer>) -> u64 {
+        Rc::as_ptr(buf) as u64
+    }
+    fn upload(&self, buf: &Rc<EmuBuffer>, bytes: &[u8]) -> Result<()> {
+        let mut b = buf.bytes.borrow_mut();
+        if b.len() != bytes.len() {
+            return Err(RuntimeError::Invalid(format!("emulator: upload of {} bytes into a buffer of {}", bytes.len(), b.len())));
+        }
+        b.copy_from_slice(bytes);
+        Ok(())
+    }
+    fn download(&self, buf: &Rc<EmuBuffer>) -> Result<Vec<u8>> {
+        Ok(buf.bytes.borrow().clone())
+    }
+    fn poison(&self, buf: &Rc<EmuBuffer>) -> Result<()> {
+        buf.bytes.borrow_mut().fill(0xFF);
+        Ok(())
+    }
+    fn stream(&self) -> Result<()> {
+        Ok(())
+    }
+    fn synchronize(&self, _: &()) -> Result<()> {
+        Ok(())
+    }
+    fn event(&self) -> Result<()> {
+        Ok(())
+    }
+    fn record(&self, _: &(), _: &()) -> Result<()> {
+        Ok(())
+    }
+    fn wait(&self, _: &(), _: &()) -> Result<()> {
+        Ok(())
+    }
+    fn elapsed_ms(&self, _: &(), _: &()) -> Result<f32> {
+        Err(RuntimeError::Invalid("the CPU wave emulator does not time kernels (use it with `validate --emulate`)".into()))
+    }
+
+    fn compile(&self, clang: &HostClang, source: &str, entry: &str, cache: &KernelCache) -> Result<EmuFunction> {
+        let emu = self.source(source, entry)?;
+        let built = clang.build(&emu, entry, cache, &self.scratch.path)?;
+        Ok(EmuFunction { built, entry: entry.to_string() })
+    }
+    fn compile_note(clang: &HostClang, f: &EmuFunction) -> String {
+        match f.built.cached {
+            true => format!("emulated (CPU executable from the kernel cache, {})", clang.describe()),
+            false => format!("emulated (compiled for the CPU with {} in {:.1} s)", clang.describe(), f.built.seconds),
+        }
+    }
+    fn load(&self, compiled: &EmuFunction, entry: &str, _dynamic_shared_bytes: u32) -> Result<EmuFunction> {
+        if entry != compiled.entry {
+            return Err(RuntimeError::Invalid(format!("emulator: {entry} is not in the executable of {}", compiled.entry)));
+        }
+        Ok(compiled.clone())
+    }
+    fn launch(&self, f: &EmuFunction, _: &(), threads: u32, args: &LaunchArgs) -> Result<()> {
+        let buffers = [args.a, args.b, args.c, args.workspace].map(|a| self.buffer_at(a));
+        let buffers: Vec<Rc<EmuBuffer>> = buffers.into_iter().collect::<Result<_>>()?;
+        let files: Vec<std::path::PathBuf> = ["a", "b", "c", "workspace"].iter().map(|n| self.scratch.path.join(format!("{n}.bin"))).collect();
+        for (buf, path) in buffers.iter().zip(&files) {
+            std::fs::write(path, &*buf.bytes.borrow()).map_err(|e| RuntimeError::Invalid(format!("emulator: writing {}: {e}", path.display())))?;
+        }
+        let out = Command::new(&f.built.exe)
+            .arg(threads.to_string())
+            .arg(args.nblocks.to_string())
+            .arg(args.nfuncs.to_string())
+            .args(&files)
+            // Leaks at exit are not kernel errors; any other ASan report stops the run.
+            .env("ASAN_OPTIONS", "detect_leaks=0:abort_on_error=0:exitcode=4")
+            .output()
+            .map_err(|e| RuntimeError::Invalid(format!("emulator: running {}: {e}", f.built.exe.display())))?;
+        if !out.status.success() {
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            // ASan warns once that fibers may confuse it; that is not the kernel's fault.
+            let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty() && !l.contains("makecontext/swapcontext")).collect();
+            let report: Vec<&str> = match lines.len() {
+                0..=16 => lines.clone(),
+                n => lines[..10].iter().chain(["..."].iter()).chain(lines[n - 5..].iter()).copied().collect(),
+            };
+            // The first line says what went wrong (reports show only it); the rest follows.
+            let what = lines
+                .iter()
+                .find(|l| l.contains("ERROR: AddressSanitizer"))
+                .or_else(|| lines.iter().rev().find(|l| l.starts_with("emulator:")))
+                .or(lines.first())
+                .map_or("no message", |l| l.trim());
+            return Err(RuntimeError::Invalid(format!(
+                "emulated kernel {} ({threads} threads, {} blocks) failed ({}): {what}\n{}",
+                f.entry,
+                args.nblocks,
+                out.status,
+                report.join("\n")
+            )));
+        }
+        for (buf, path) in buffers[2..].iter().zip(&files[2..]) {
+            let bytes = std::fs::read(path).map_err(|e| RuntimeError::Invalid(format!("emulator: reading {}: {e}", path.display())))?;
+            let mut b = buf.bytes.borrow_mut();
+            if bytes.len() != b.len() {
+                return Err(RuntimeError::Invalid(format!("emulator: {} came back with {} bytes, not {}", path.display(), bytes.len(), b.len())));
+            }
+            b.copy_from_slice(&bytes);
+        }
+        Ok(())
+    }
+
+    fn blas(&self) -> Result<()> {
+        not_emulated("BLAS")
+    }
+    fn gemm(&self, _: &(), _: &(), _: DType, _: &Gemm) -> Result<()> {
+        not_emulated("a BLAS GEMM")
+    }
+}

@@ -1,0 +1,136 @@
+//! The emulated program: the generated kernel's text with its prelude replaced by the CPU
+//! prelude (nothing else changed), followed by a driver `main()` that runs the grid.
+
+use super::layouts::Sabotage;
+use super::prelude::{cpu_prelude, prelude_range, SourceError};
+
+/// The emulated source of `gpu_source` (a generated HIP kernel with entry `entry`) on waves of
+/// `wave` lanes: the GPU text up to the prelude, the CPU prelude, the GPU text from the
+/// prelude's end marker on (byte for byte), then the driver.
+pub fn emulated_source(gpu_source: &str, entry: &str, wave: u32, sabotage: Sabotage) -> Result<String, SourceError> {
+    let (start, end) = prelude_range(gpu_source)?;
+    let mut s = String::with_capacity(gpu_source.len() + 16 * 1024);
+    s += &gpu_source[..start];
+    s += &cpu_prelude(&gpu_source[start..end], wave, sabotage)?;
+    s += &gpu_source[end..];
+    s += &DRIVER.replace("@ENTRY@", entry);
+    Ok(s)
+}
+
+/// `main(threads, nblocks, nfuncs, a, b, c, workspace)`: reads the four buffers from files (each into a
+/// heap block of exactly its size, so AddressSanitizer sees any access past it), runs the
+/// grid block after block, each block's THREADS threads as fibers, writes c and workspace back.
+const DRIVER: &str = r#"
+// ---- CPU emulator driver (mra-runtime/src/emulate/source.rs) ----
+struct MraEmuBuffer {
+    unsigned char* data = nullptr;
+    long size = 0;
+};
+
+static MraEmuBuffer mra_emu_read(const char* path) {
+    std::FILE* f = std::fopen(path, "rb");
+    if (!f) mra_emu_fail("cannot open an input buffer file");
+    std::fseek(f, 0, SEEK_END);
+    MraEmuBuffer b;
+    b.size = std::ftell(f);
+    std::fseek(f, 0, SEEK_SET);
+    b.data = new unsigned char[b.size > 0 ? b.size : 1];
+    if (b.size > 0 && std::fread(b.data, 1, b.size, f) != (size_t)b.size) mra_emu_fail("cannot read an input buffer file");
+    std::fclose(f);
+    return b;
+}
+
+static void mra_emu_write(const char* path, const MraEmuBuffer& b) {
+    std::FILE* f = std::fopen(path, "wb");
+    if (!f || (b.size > 0 && std::fwrite(b.data, 1, b.size, f) != (size_t)b.size)) mra_emu_fail("cannot write an output buffer file");
+    std::fclose(f);
+}
+
+// Calls the kernel with its own parameter types (the element type is deduced).
+template <class T>
+static void mra_emu_launch(void (*kernel)(const T*, const T*, T*, T*, int, int), MraEmuBuffer* buf, int nfuncs, int nblocks) {
+    kernel((const T*)buf[0].data, (const T*)buf[1].data, (T*)buf[2].data, (T*)buf[3].data, nfuncs, nblocks);
+}
+
+static MraEmuBuffer mra_emu_buf[4];
+static int mra_emu_nfuncs = 0, mra_emu_nblocks = 0;
+
+// A fiber's life: the kernel, then the end-of-kernel barrier, then back to the scheduler.
+static void mra_emu_fiber_main() {
+    __sanitizer_finish_switch_fiber(nullptr, &mra_emu_main_stack, &mra_emu_main_stack_size);
+    mra_emu_launch(@ENTRY@, mra_emu_buf, mra_emu_nfuncs, mra_emu_nblocks);
+    mra_emu_block_barrier(MRA_EMU_AT_EXIT);
+    mra_emu_current->done = true;
+    __sanitizer_start_switch_fiber(nullptr, mra_emu_main_stack, mra_emu_main_stack_size);  // this fiber ends
+}
+
+// 256 KiB of stack per GPU thread, below a guard page.
+static constexpr size_t MRA_EMU_STACK = 256 * 1024, MRA_EMU_GUARD = 4096;
+
+int main(int argc, char** argv) {
+    if (argc != 8) mra_emu_fail("usage: kernel THREADS NBLOCKS NFUNCS A B C WORKSPACE");
+    const int THREADS = std::atoi(argv[1]);  // the block size the launch asks for
+    mra_emu_nblocks = std::atoi(argv[2]);
+    mra_emu_nfuncs = std::atoi(argv[3]);
+    if (THREADS < 1 || mra_emu_nblocks < 1) mra_emu_fail("THREADS and NBLOCKS must be at least 1");
+    for (int i = 0; i < 4; ++i) mra_emu_buf[i] = mra_emu_read(argv[4 + i]);
+    mra_emu_threads = THREADS;
+    mra_emu_at = new int[THREADS];
+    mra_emu_block.expected = THREADS;
+    const int waves = (THREADS + MRA_EMU_WAVE - 1) / MRA_EMU_WAVE;
+    mra_emu_waves = new MraEmuWave[waves];
+    for (int w = 0; w < waves; ++w) mra_emu_waves[w].meeting.expected = (w + 1) * MRA_EMU_WAVE <= THREADS ? MRA_EMU_WAVE : THREADS - w * MRA_EMU_WAVE;
+    mra_emu_fibers = new MraEmuFiber[THREADS];
+    for (int t = 0; t < THREADS; ++t) {
+        void* m = mmap(nullptr, MRA_EMU_STACK + MRA_EMU_GUARD, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (m == MAP_FAILED) mra_emu_fail("cannot map a fiber stack");
+        mprotect(m, MRA_EMU_GUARD, PROT_NONE);
+        mra_emu_fibers[t].stack = (char*)m + MRA_EMU_GUARD;
+    }
+    for (int block = 0; block < mra_emu_nblocks; ++block) {
+        mra_emu_block_id = block;
+        for (int t = 0; t < THREADS; ++t) {
+            MraEmuFiber& f = mra_emu_fibers[t];
+            f.tid = t;
+            f.done = false;
+            f.waiting_at = nullptr;
+            f.asan_fake_stack = nullptr;
+            if (getcontext(&f.context) != 0) mra_emu_fail("getcontext failed");
+            f.context.uc_stack.ss_sp = f.stack;
+            f.context.uc_stack.ss_size = MRA_EMU_STACK;
+            f.context.uc_link = &mra_emu_scheduler;
+            makecontext(&f.context, mra_emu_fiber_main, 0);
+        }
+        // Round robin until every thread has left the kernel; a round in which no thread
+        // arrives anywhere while some still wait is a deadlock.
+        for (int live = THREADS; live > 0;) {
+            const unsigned long before = mra_emu_events;
+            live = 0;
+            for (int t = 0; t < THREADS; ++t) {
+                MraEmuFiber& f = mra_emu_fibers[t];
+                if (f.done) continue;
+                mra_emu_current = &f;
+                void* fake_stack = nullptr;
+                __sanitizer_start_switch_fiber(&fake_stack, f.stack, MRA_EMU_STACK);
+                if (swapcontext(&mra_emu_scheduler, &f.context) != 0) mra_emu_fail("swapcontext failed");
+                __sanitizer_finish_switch_fiber(fake_stack, nullptr, nullptr);
+                live += !f.done;
+            }
+            if (live > 0 && mra_emu_events == before) {
+                // Where the threads wait: one line per run of threads waiting at the same place.
+                for (int t = 0; t < THREADS;) {
+                    const char* at = mra_emu_fibers[t].done ? "(left the kernel)" : mra_emu_fibers[t].waiting_at ? mra_emu_fibers[t].waiting_at : "(nothing)";
+                    int u = t + 1;
+                    while (u < THREADS && (mra_emu_fibers[u].done ? "(left the kernel)" : mra_emu_fibers[u].waiting_at ? mra_emu_fibers[u].waiting_at : "(nothing)") == at) ++u;
+                    std::fprintf(stderr, "emulator: block %d threads %d-%d: %s\n", block, t, u - 1, at);
+                    t = u;
+                }
+                mra_emu_fail("deadlock: the threads above wait for others that never arrive");
+            }
+        }
+    }
+    mra_emu_write(argv[6], mra_emu_buf[2]);
+    mra_emu_write(argv[7], mra_emu_buf[3]);
+    return 0;
+}
+"#;

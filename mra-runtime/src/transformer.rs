@@ -1,0 +1,286 @@
+//! Transforming your own tensors from Rust: [`Transformer`] compiles one level for one K on the
+//! GPU found (CUDA if an NVIDIA driver is present, else HIP) and applies it to host slices, or
+//! computes with the FP64 CPU reference ([`Target::Reference`]), with the same checks and
+//! errors as `mra-bench transform`.
+//!
+//! ```
+//! use mra_runtime::transformer::{Target, Transformer};
+//! // K = 2, one tensor: A = 0, 1, ..., 7; B = [[1, 2], [3, 4]] (row-major).
+//! let a: Vec<f64> = (0..8).map(|x| x as f64).collect();
+//! let b = [1.0, 2.0, 3.0, 4.0];
+//! let t = Transformer::with_target(2, "default", Target::Reference)?;
+//! let c = t.apply(&a, &b)?;
+//! // C(0,0,0) = sum_{x,y,z} A(x,y,z) B(x,0) B(y,0) B(z,0)
+//! let direct: f64 = (0..8).map(|e| a[e] * b[(e >> 2) * 2] * b[((e >> 1) & 1) * 2] * b[(e & 1) * 2]).sum();
+//! assert_eq!(c[0], direct);
+//! // A length that is not a whole number of K^3 tensors is refused with a sentence.
+//! let err = t.apply(&a[..7], &b).unwrap_err().to_string();
+//! assert!(err.contains("not a multiple of K^3 = 8"), "{err}");
+//! # Ok::<(), mra_runtime::RuntimeError>(())
+//! ```
+//!
+//! On a GPU (`no_run`: the doc tests run without one):
+//!
+//! ```no_run
+//! use mra_runtime::transformer::Transformer;
+//! let (k, n) = (16, 2048);
+//! let a = vec![0.5f64; n * k * k * k];
+//! let b = vec![0.25f64; k * k];
+//! let c = Transformer::new(k as u32, "fused")?.apply(&a, &b)?;
+//! assert_eq!(c.len(), a.len());
+//! # Ok::<(), mra_runtime::RuntimeError>(())
+//! ```
+
+use crate::error::{Result, RuntimeError};
+use crate::harness::{self, Backend, HarnessConfig, Prepared, Session};
+use crate::{reference, KernelCache};
+use mra_codegen::{Arch, DType, Schedule};
+
+/// Where a [`Transformer`] computes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// GPU 0: CUDA if an NVIDIA driver is present, else HIP.
+    Gpu,
+    /// The FP64 CPU reference (any K, no GPU).
+    Reference,
+    /// The generated kernel on a CPU HIP emulator (not in this build: an error says so).
+    Emulator,
+}
+
+/// An element type the transform takes from and gives back to host memory.
+pub trait Element: Copy + Send + Sync + 'static {
+    const DTYPE: DType;
+    fn to_f64(self) -> f64;
+    fn from_f64(x: f64) -> Self;
+}
+
+impl Element for f64 {
+    const DTYPE: DType = DType::F64;
+    fn to_f64(self) -> f64 {
+        self
+    }
+    fn from_f64(x: f64) -> Self {
+        x
+    }
+}
+
+impl Element for f32 {
+    const DTYPE: DType = DType::F32;
+    fn to_f64(self) -> f64 {
+        self as f64
+    }
+    fn from_f64(x: f64) -> Self {
+        x as f32
+    }
+}
+
+/// One level compiled for one K (or the CPU reference), ready to transform batches.
+pub struct Transformer {
+    k: u32,
+    dtype: DType,
+    level: String,
+    max_blocks: usize,
+    engine: Engine,
+}
+
+enum Engine {
+    Reference,
+    Cuda(Box<(harness::CudaSession, Prepared<crate::cuda::Gpu>)>),
+    Hip(Box<(harness::HipSession, Prepared<crate::hip::runtime::Gpu>)>),
+}
+
+impl Transformer {
+    /// `level` (a number or name, `default`, or `best`) for order `k` in f64 on the GPU found.
+    pub fn new(k: u32, level: &str) -> Result<Transformer> {
+        Transformer::with_options(k, level, DType::F64, Target::Gpu)
+    }
+
+    /// As [`Transformer::new`], on `target`.
+    pub fn with_target(k: u32, level: &str, target: Target) -> Result<Transformer> {
+        Transformer::with_options(k, level, DType::F64, target)
+    }
+
+    /// `level` for order `k` computing in `dtype` (f64 or f32) on `target`. `default` picks the
+    /// export default (fused-pipe, fused, L7-breg or L3-regblk: the first that fits); `best` the tuned one.
+    pub fn with_options(k: u32, level: &str, dtype: DType, target: Target) -> Result<Transformer> {
+        check_k(k)?;
+        if !matches!(dtype, DType::F64 | DType::F32) {
+            return Err(invalid(format!("dtype {dtype}: the transform of host data is f64 or f32")));
+        }
+        let cache = KernelCache::from_env();
+        let (engine, level) = match target {
+            Target::Reference => {
+                // A level would be ignored here: refuse it rather than compute something else.
+                if !matches!(level.trim().to_ascii_lowercase().as_str(), "default" | "reference") {
+                    return Err(invalid(format!(
+                        "level `{level}` runs on a GPU; the reference target computes with the FP64 CPU reference (omit the level)"
+                    )));
+                }
+                (Engine::Reference, "reference (FP64 CPU)".to_string())
+            }
+            Target::Emulator => {
+                return Err(invalid(
+                    "no CPU HIP emulator in this build: transform on the GPU, or on the CPU reference (--reference / Target::Reference)".into(),
+                ))
+            }
+            Target::Gpu => match open_gpu(cache)? {
+                Opened::Cuda(s) => {
+                    let p = prepare(&s, k, level, dtype)?;
+                    let name = p.kernel.level.clone();
+                    (Engine::Cuda(Box::new((s, p))), name)
+                }
+                Opened::Hip(s) => {
+                    let p = prepare(&s, k, level, dtype)?;
+                    let name = p.kernel.level.clone();
+                    (Engine::Hip(Box::new((s, p))), name)
+                }
+            },
+        };
+        Ok(Transformer { k, dtype, level, max_blocks: 512, engine })
+    }
+
+    /// At most `m` blocks per launch (default 512, the benchmark's -M).
+    pub fn max_blocks(mut self, m: usize) -> Transformer {
+        self.max_blocks = m.max(1);
+        self
+    }
+
+    pub fn k(&self) -> u32 {
+        self.k
+    }
+
+    /// The level that computes (`fused`, `L7-breg`, `reference (FP64 CPU)`).
+    pub fn level(&self) -> &str {
+        &self.level
+    }
+
+    /// The GPU's name, or `CPU` for the reference.
+    pub fn device(&self) -> String {
+        match &self.engine {
+            Engine::Reference => "CPU".into(),
+            Engine::Cuda(e) => format!("{} ({})", e.0.gpu.device_name(), e.0.gpu.arch().name),
+            Engine::Hip(e) => format!("{} ({})", e.0.gpu.device_name(), e.0.gpu.arch().name),
+        }
+    }
+
+    /// C for every tensor of `a` (N·K³ elements, N ≥ 1) by `b` (K×K, row-major):
+    /// `C_n(i,j,k) = Σ A_n(a,b,c) B(a,i) B(b,j) B(c,k)`, in `a`'s layout.
+    pub fn apply<T: Element>(&self, a: &[T], b: &[T]) -> Result<Vec<T>> {
+        if T::DTYPE != self.dtype {
+            return Err(invalid(format!("this transformer computes in {}, but the data is {}", self.dtype, T::DTYPE)));
+        }
+        let nfuncs = check_shapes(self.k, a.len(), b.len())?;
+        let a64: Vec<f64> = a.iter().map(|x| x.to_f64()).collect();
+        let b64: Vec<f64> = b.iter().map(|x| x.to_f64()).collect();
+        let c = match &self.engine {
+            Engine::Reference => reference::transform_batch(self.k as usize, &a64, &b64),
+            Engine::Cuda(e) => run(&e.0, &e.1, nfuncs, self.max_blocks, &a64, &b64)?,
+            Engine::Hip(e) => run(&e.0, &e.1, nfuncs, self.max_blocks, &a64, &b64)?,
+        };
+        Ok(c.into_iter().map(T::from_f64).collect())
+    }
+}
+
+/// Order K must be one the levels support.
+pub fn check_k(k: u32) -> Result<()> {
+    if !(1..=mra_codegen::K_MAX).contains(&k) {
+        return Err(mra_codegen::PlanError::KOutOfRange(k).into());
+    }
+    Ok(())
+}
+
+/// The number of tensors in `a_len` elements of order `k` with a `b_len`-element B, or why not.
+pub fn check_shapes(k: u32, a_len: usize, b_len: usize) -> Result<usize> {
+    let (k2, k3) = ((k as usize).pow(2), (k as usize).pow(3));
+    if b_len != k2 {
+        return Err(invalid(format!("B has {b_len} elements; a K x K matrix for K = {k} has {k2}")));
+    }
+    if a_len == 0 || a_len % k3 != 0 {
+        return Err(invalid(format!("A has {a_len} elements, not a multiple of K^3 = {k3} (N >= 1 tensors of K x K x K)")));
+    }
+    let n = a_len / k3;
+    if n > i32::MAX as usize {
+        return Err(invalid(format!("A holds {n} tensors; a launch takes at most {}", i32::MAX)));
+    }
+    Ok(n)
+}
+
+/// The level `sel` names for `k` on `arch`: `default`, `best`, or a number or name.
+pub fn resolve_level(sel: &str, k: u32, arch: &'static Arch, dtype: DType) -> Result<Schedule> {
+    match sel.trim().to_ascii_lowercase().as_str() {
+        "default" => mra_codegen::export::default_level(k, arch, dtype).map_err(|e| invalid(e.to_string())),
+        "best" => crate::tuned::best_level(k, arch, dtype),
+        _ => mra_codegen::levels::find(sel).map_err(|e| invalid(e.to_string())),
+    }
+}
+
+fn invalid(msg: String) -> RuntimeError {
+    RuntimeError::Invalid(msg)
+}
+
+enum Opened {
+    Cuda(harness::CudaSession),
+    Hip(harness::HipSession),
+}
+
+/// GPU 0: CUDA when an NVIDIA driver loads, else HIP; one sentence naming both when neither.
+fn open_gpu(cache: KernelCache) -> Result<Opened> {
+    match crate::cuda::probe_driver() {
+        Ok(()) => Ok(Opened::Cuda(harness::CudaSession::open(cache)?)),
+        Err(no_nvidia) => match crate::hip::runtime::Gpu::open(0) {
+            Ok(gpu) => Ok(Opened::Hip(harness::HipSession::open(gpu, crate::hip::compile::Choice::Auto, cache)?)),
+            Err(hip) => Err(invalid(format!("no GPU found: {no_nvidia}; {hip}"))),
+        },
+    }
+}
+
+fn prepare<B: Backend>(s: &Session<B>, k: u32, level: &str, dtype: DType) -> Result<Prepared<B>> {
+    let schedule = resolve_level(level, k, s.gpu.arch(), dtype)?;
+    let p = s.prepare(&schedule, k, dtype)?;
+    if p.kernel.plan.is_copy() {
+        return Err(invalid("level copy is the benchmark's floor (it copies A): choose a transform level".into()));
+    }
+    Ok(p)
+}
+
+/// One launch over all tensors on poisoned outputs; C as f64.
+fn run<B: Backend>(s: &Session<B>, p: &Prepared<B>, nfuncs: usize, max_blocks: usize, a: &[f64], b: &[f64]) -> Result<Vec<f64>> {
+    let cfg = HarnessConfig { nfuncs, max_blocks, tasks: 1, streams: 1, reps: 1 };
+    cfg.check()?;
+    let bufs = s.allocate(&cfg, &p.kernel.plan)?;
+    let gpu = &s.gpu;
+    gpu.upload(&bufs.a, &harness::to_device_bytes(bufs.dtype, a))?;
+    gpu.upload(&bufs.b, &harness::to_device_bytes(bufs.dtype, b))?;
+    p.set_b(gpu, &bufs)?;
+    harness::run_once(gpu, p, &bufs, &gpu.stream()?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shapes_that_do_not_fit_are_refused_with_the_numbers() {
+        assert_eq!(check_shapes(3, 54, 9).unwrap(), 2);
+        let e = check_shapes(3, 53, 9).unwrap_err().to_string();
+        assert!(e.contains("53 elements") && e.contains("K^3 = 27"), "{e}");
+        assert!(check_shapes(3, 0, 9).unwrap_err().to_string().contains("N >= 1"));
+        let e = check_shapes(3, 27, 8).unwrap_err().to_string();
+        assert!(e.contains("B has 8 elements") && e.contains("has 9"), "{e}");
+        assert!(check_k(0).is_err() && check_k(33).is_err() && check_k(32).is_ok());
+    }
+
+    #[test]
+    fn the_reference_target_checks_dtype_and_level_and_computes_f32() {
+        let t = Transformer::with_options(2, "default", DType::F32, Target::Reference).unwrap();
+        let e = t.apply(&[0.0f64; 8], &[0.0f64; 4]).unwrap_err().to_string();
+        assert!(e.contains("computes in f32, but the data is f64"), "{e}");
+        // B = identity: the transform is the identity.
+        let a: Vec<f32> = (0..16).map(|x| x as f32 - 7.5).collect();
+        assert_eq!(t.apply(&a, &[1.0f32, 0.0, 0.0, 1.0]).unwrap(), a);
+        let e = Transformer::with_target(2, "L3", Target::Reference).err().unwrap().to_string();
+        assert!(e.contains("runs on a GPU"), "{e}");
+        assert!(Transformer::with_target(2, "default", Target::Emulator).is_err());
+        assert!(Transformer::with_options(2, "default", DType::F16, Target::Reference).is_err());
+    }
+}

@@ -1,0 +1,107 @@
+//! The CPU wave emulator runs the generated HIP itself through the same harness as a GPU.
+
+use mra_codegen::emit::PRELUDE_END;
+use mra_codegen::{arch, levels, DType, Request};
+use mra_runtime::emulate::{Emulator, HostClang, Sabotage};
+use mra_runtime::harness::{self, EmulatorSession, HarnessConfig, Inputs, Session};
+use mra_runtime::KernelCache;
+use mra_tests::require;
+
+fn session(arch: &str, sabotage: Sabotage) -> Option<EmulatorSession> {
+    let clang = require("clang++ with AddressSanitizer (the CPU wave emulator)", HostClang::find())?;
+    let emulator = Emulator::with_sabotage(arch::find(arch).unwrap(), sabotage).unwrap();
+    Some(Session { gpu: emulator, compiler: clang, cache: KernelCache::from_env() })
+}
+
+/// max relative error and pass/fail of one emulated validation.
+fn validate(s: &EmulatorSession, level: &str, k: u32, dtype: DType, n: usize) -> (f64, bool) {
+    let p = s.prepare(&levels::find(level).unwrap(), k, dtype).unwrap();
+    let cfg = HarnessConfig { nfuncs: n, max_blocks: 512, tasks: 1, streams: 1, reps: 1 };
+    let bufs = s.allocate(&cfg, &p.kernel.plan).unwrap();
+    let inputs = Inputs::random(dtype, k, n, rand_seed());
+    let cmp = harness::validate(&s.gpu, &p, &bufs, &inputs).unwrap();
+    (cmp.max_rel, cmp.passes(dtype.tolerance()))
+}
+
+fn rand_seed() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64
+}
+
+#[test]
+#[ignore = "needs clang++ with AddressSanitizer (run with --include-ignored; .ci/run does)"]
+fn l4_on_gfx90a_passes() {
+    let Some(s) = session("gfx90a", Sabotage::None) else { return };
+    let t = std::time::Instant::now();
+    for k in [5, 16] {
+        let (rel, pass) = validate(&s, "4", k, DType::F64, 3);
+        println!("K={k} rel {rel:e} {:.1}s", t.elapsed().as_secs_f64());
+        assert!(pass, "K={k}: {rel}");
+    }
+}
+
+#[test]
+fn the_emulated_source_is_the_gpu_source_after_the_prelude() {
+    for (arch, level, dtype) in [("gfx90a", "4", DType::F64), ("gfx1100", "4", DType::F16), ("gfx1201", "L7", DType::Bf16), ("gfx942", "fused", DType::F64), ("gfx1151", "3", DType::F32)] {
+        let a = arch::find(arch).unwrap();
+        let kernel = mra_codegen::generate(&levels::find(level).unwrap(), Request { k: 7, arch: a, dtype }).unwrap();
+        let emu = Emulator::new(a).unwrap().source(&kernel.source, &kernel.entry).unwrap();
+        let gpu_body = &kernel.source[kernel.source.find(PRELUDE_END).unwrap()..];
+        let emu_body = &emu[emu.find(PRELUDE_END).unwrap()..];
+        assert!(emu_body.starts_with(gpu_body), "{arch} {level}: the kernel text after the prelude changed");
+        let header = &kernel.source[..kernel.source.find(mra_codegen::emit::PRELUDE_BEGIN).unwrap()];
+        assert!(emu.starts_with(header), "{arch} {level}: the text before the prelude changed");
+    }
+}
+
+#[test]
+#[ignore = "needs clang++ with AddressSanitizer (run with --include-ignored; .ci/run does)"]
+fn a_wrong_f64_d_layout_fails_emulated_validation() {
+    // The D rows in the f32 MFMAs' order, as fragment.rs had them: every K >= 2 must fail.
+    let Some(s) = session("gfx90a", Sabotage::SwapF64DRows) else { return };
+    for (level, k) in [("4", 8), ("L7", 5)] {
+        let (rel, pass) = validate(&s, level, k, DType::F64, 3);
+        assert!(!pass, "{level} K={k} passed with swapped D rows (max rel err {rel:e})");
+    }
+}
+
+/// Runs `source` (a generated kernel's text, altered by the test) for `level` on the emulator
+/// and returns the launch's error, if any.
+fn run_altered(s: &EmulatorSession, level: &str, k: u32, alter: impl Fn(&str) -> String) -> Option<String> {
+    use mra_runtime::backend::Backend;
+    use mra_runtime::harness::{Prepared, Task};
+    let mut kernel = mra_codegen::generate(&levels::find(level).unwrap(), Request { k, arch: s.gpu.arch(), dtype: DType::F64 }).unwrap();
+    let altered = alter(&kernel.source);
+    assert!(altered != kernel.source, "the alteration changed nothing in {}", kernel.entry);
+    kernel.source = altered;
+    let compiled = s.gpu.compile(&s.compiler, &kernel.source, &kernel.entry, &s.cache).unwrap();
+    let f = s.gpu.load(&compiled, &kernel.entry, 0).unwrap();
+    let p = Prepared { kernel, compiled: Some(compiled), task: Task::Kernel(f) };
+    let cfg = HarnessConfig { nfuncs: 2, max_blocks: 512, tasks: 1, streams: 1, reps: 1 };
+    let bufs = s.allocate(&cfg, &p.kernel.plan).unwrap();
+    harness::validate(&s.gpu, &p, &bufs, &Inputs::random(DType::F64, k, 2, 1)).err().map(|e| e.to_string())
+}
+
+#[test]
+#[ignore = "needs clang++ with AddressSanitizer (run with --include-ignored; .ci/run does)"]
+fn out_of_bounds_lds_and_tensor_accesses_are_caught() {
+    let Some(s) = session("gfx90a", Sabotage::None) else { return };
+    // One element past the staged B in LDS.
+    let err = run_altered(&s, "L2", 5, |src| src.replacen("b_shared[(e / K) * B_STRIDE + e % K] = b[e];", "b_shared[(e / K) * B_STRIDE + e % K + B_STRIDE] = b[e];", 1));
+    let err = err.expect("an LDS overflow went unnoticed");
+    println!("{err}");
+    assert!(err.contains("AddressSanitizer") && err.contains("global-buffer-overflow"), "{err}");
+    // A read past the end of the input tensors.
+    let err = run_altered(&s, "L1", 5, |src| src.replacen("transform_tensor(a + (long long)n * K3,", "transform_tensor(a + (long long)n * K3 + 3,", 1));
+    let err = err.expect("a tensor overflow went unnoticed");
+    assert!(err.contains("AddressSanitizer") && err.contains("heap-buffer-overflow"), "{err}");
+}
+
+#[test]
+#[ignore = "needs clang++ with AddressSanitizer (run with --include-ignored; .ci/run does)"]
+fn a_barrier_some_threads_skip_is_reported() {
+    let Some(s) = session("gfx90a", Sabotage::None) else { return };
+    let err = run_altered(&s, "L4", 5, |src| src.replacen("    mra_sync_block();\n    const double* bm", "    if (tid != 3) mra_sync_block();\n    const double* bm", 1));
+    let err = err.expect("a divergent barrier went unnoticed");
+    println!("{err}");
+    assert!(err.contains("divergent barrier") || err.contains("deadlock"), "{err}");
+}
