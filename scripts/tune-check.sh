@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Tune fused and L7 at the K of the mission on the GPU found, in one call of a few minutes, and
+# Tune fused-pipe, fused and L7 at the K of the mission on the GPU found, in one call of a few minutes, and
 # leave the proof in $OUT (or ./tune-check-out):
 #   tune.txt            per-candidate log, best few per (level, K), and the before/after table
 #                       (defaults and tuned configuration timed in the same process, same copy floor)
@@ -10,15 +10,15 @@
 #                       `-l best`), each with its own copy floor
 #
 # Usage: scripts/tune-check.sh [path/to/mra-bench]     (default: target/release/mra-bench)
-# Environment: BUDGET (tuning wall time, default 3m), KS (default 6,8,10,12,16,20,24,32),
-#              LEVELS (default fused,L7), STRATEGY (default anneal).
+# Environment: BUDGET (tuning wall time, default 4m; with the two sweeps the script stays under ~8 min), KS (default 6,8,10,12,16,20,24,32),
+#              LEVELS (default fused-pipe,fused,L7), STRATEGY (default anneal).
 set -euo pipefail
 
 BIN=${1:-target/release/mra-bench}
 OUT=${OUT:-tune-check-out}
-BUDGET=${BUDGET:-3m}
+BUDGET=${BUDGET:-4m}
 KS=${KS:-6,8,10,12,16,20,24,32}
-LEVELS=${LEVELS:-fused,L7}
+LEVELS=${LEVELS:-fused-pipe,fused,L7}
 STRATEGY=${STRATEGY:-anneal}
 mkdir -p "$OUT"
 export MRA_TUNING_DB="$OUT/tuning.json"

@@ -140,6 +140,10 @@ pub struct ExportArgs {
     /// Write into a non-empty directory, replacing the export's files (others are left alone).
     #[arg(long)]
     pub force: bool,
+    /// Export each level with its default parameters even where the tuning database has a
+    /// tuned configuration for this arch.
+    #[arg(long)]
+    pub untuned: bool,
 }
 
 #[derive(Args, Debug)]

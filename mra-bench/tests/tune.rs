@@ -107,6 +107,40 @@ fn emit_src_uses_the_tuned_configuration_for_the_arch_and_says_so() {
     let _ = std::fs::remove_file(&db);
 }
 
+#[test]
+fn export_uses_the_tuned_configuration_and_best_level_for_the_arch() {
+    let db = temp("export");
+    let records = json!({"version": 1, "records": [
+        record("fused", 16, json!({"threads": 512, "pad_a": 1, "min_blocks": 2, "unroll_k": 1}), 29.5),
+        record("L7-breg", 16, json!({"threads": 256, "min_blocks": 1, "unroll_k": 0}), 40.0),
+    ]});
+    std::fs::write(&db, serde_json::to_vec(&records).unwrap()).unwrap();
+    let dir = std::env::temp_dir().join(format!("mra-bench-tune-export-{}", std::process::id()));
+    let run = |extra: &[&str]| {
+        let _ = std::fs::remove_dir_all(&dir);
+        let mut args = vec!["export", "--arch", "sm_90", "-K", "16", "-o", dir.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        let o = mra_bench(&args, &db);
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        let src: String = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|e| e == "cu" || e == "hip" || e == "cuh" || e == "h")).map(|p| std::fs::read_to_string(p).unwrap()).collect();
+        (text(&o.stderr), src)
+    };
+    let (err, src) = run(&["-l", "best"]);
+    assert!(err.contains("-l best at K=16: fused min_blocks=2 pad_a=1 threads=512 unroll_k=1 is the fastest tuned level for sm_90"), "{err}");
+    assert!(src.contains("constexpr int THREADS = 512;") && src.contains("__launch_bounds__(512, 2)"), "{src}");
+    let (err, src) = run(&["-l", "fused"]);
+    assert!(err.contains("# fused K=16: tuned configuration min_blocks=2 pad_a=1 threads=512 unroll_k=1"), "{err}");
+    assert!(src.contains("constexpr int THREADS = 512;"), "{src}");
+    let (err, src) = run(&["-l", "fused", "--untuned"]);
+    assert!(!err.contains("tuned configuration") && src.contains("constexpr int THREADS = 256;"), "{err}");
+    // Nothing tuned at K=16 on sm_80: -l best says so in one line.
+    let _ = std::fs::remove_dir_all(&dir);
+    let o = mra_bench(&["export", "--arch", "sm_80", "-K", "16", "-l", "best", "-o", dir.to_str().unwrap()], &db);
+    assert!(!o.status.success() && text(&o.stderr).contains("no tuned level at K=16 (f64) for sm_80"), "{}", text(&o.stderr));
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_file(&db);
+}
+
 /// Offline on NVIDIA: every candidate compiled by NVRTC + ptxas, the survivors in the database
 /// and the --out file; a rerun compiles nothing again.
 #[test]
