@@ -25,6 +25,8 @@ Examples:
 Environment:
   MRA_KERNEL_CACHE        directory of the compiled-kernel cache, or `off` to disable it
                           (default: $XDG_CACHE_HOME/mra-dsl/kernels, else ~/.cache/mra-dsl/kernels)
+  MRA_TUNING_DB           the tuning database `tune` writes and run/validate/sweep/--emit-src read
+                          (default: $XDG_DATA_HOME/mra-dsl/tuning.json, else ~/.local/share/mra-dsl/tuning.json)
   MRA_HIP_RUNTIME         the ROCm HIP runtime library to load (default: libamdhip64.so.6, .so.5, ...)
   MRA_CLANG               the clang++ that compiles HIP offline (default: clang++-19, clang++, ... on PATH)
   MRA_LLVM_OBJDUMP        the llvm-objdump that counts MFMA/WMMA (default: llvm-objdump-19, ... on PATH)
@@ -67,6 +69,10 @@ pub enum Command {
     /// Run every level that can run for a list of K, with the copy floor and an FP64 GEMM peak,
     /// and print one table (µs/task, useful Gflop/s, GB/s, fraction of floor; best per K marked).
     Sweep(SweepArgs),
+    /// Auto-tune the parameters the levels declare (threads, pads, unrolling, launch bounds,
+    /// ...): every candidate validated against the FP64 reference, then timed; results kept
+    /// in the tuning database and used by the other commands.
+    Tune(TuneArgs),
     /// Draw a `sweep --json` file as a chart (SVG or PNG by the output's extension).
     Plot(PlotArgs),
     /// Print a shell completion script, e.g. `mra-bench completions bash > ~/.local/share/bash-completion/completions/mra-bench`.
@@ -137,6 +143,10 @@ pub struct ExportArgs {
     /// Write into a non-empty directory, replacing the export's files (others are left alone).
     #[arg(long)]
     pub force: bool,
+    /// Export each level with its default parameters even where the tuning database has a
+    /// tuned configuration for this arch.
+    #[arg(long)]
+    pub untuned: bool,
 }
 
 #[derive(Args, Debug)]
@@ -257,6 +267,10 @@ pub struct SweepArgs {
     /// Compile every kernel afresh, neither reading nor writing the on-disk kernel cache.
     #[arg(long)]
     pub no_cache: bool,
+    /// Use the schedules' default parameters even where the tuning database has a tuned
+    /// configuration for this GPU. (`-l best` picks, per K, the fastest tuned level.)
+    #[arg(long)]
+    pub untuned: bool,
 }
 
 #[derive(Args, Debug)]
@@ -318,6 +332,11 @@ pub struct RunArgs {
     /// clang, for AMD archs; NVRTC for sm_XX.
     #[arg(long, value_parser = ["hiprtc", "clang", "nvrtc"])]
     pub compiler: Option<String>,
+    /// Use the level's default parameters even where the tuning database has a tuned
+    /// configuration for this GPU (for --emit-src: for this arch). `-l best`: the fastest
+    /// tuned level at this K on this GPU.
+    #[arg(long)]
+    pub untuned: bool,
 }
 
 impl RunArgs {
@@ -369,6 +388,9 @@ pub struct ValidateArgs {
     /// Compile every kernel afresh, neither reading nor writing the on-disk kernel cache.
     #[arg(long)]
     pub no_cache: bool,
+    /// Validate the default parameters even where the tuning database has tuned ones.
+    #[arg(long)]
+    pub untuned: bool,
 }
 
 #[derive(Args, Debug)]
@@ -379,6 +401,72 @@ pub struct LevelsArgs {
     /// JSON on standard output instead of the tables (for scripts).
     #[arg(long)]
     pub json: bool,
+}
+
+// ---- `mra-bench tune` (issue 10) ----
+
+#[derive(Args, Debug)]
+pub struct TuneArgs {
+    /// Levels to tune (comma-separated numbers/names); `all` is every level that declares
+    /// tunable parameters.
+    #[arg(short = 'l', long = "level", default_value = "fused,L7")]
+    pub levels: String,
+    /// Comma-separated K values.
+    #[arg(short = 'K', default_value = "6,8,10,12,16,20,24,32")]
+    pub ks: String,
+    /// exhaustive (every candidate), random (random order), anneal (simulated annealing).
+    #[arg(long, default_value = "anneal")]
+    pub strategy: String,
+    /// Wall-clock budget for the whole run (`90s`, `10m`, `1h`), shared evenly over the
+    /// (level, K) cases; a candidate that started finishes.
+    #[arg(long)]
+    pub budget: Option<String>,
+    /// At most this many candidates per (level, K), counting those already in the database.
+    #[arg(long)]
+    pub max_configs: Option<usize>,
+    /// Print the tuning space (parameters, choices, constraints, candidates per K) and exit.
+    #[arg(long)]
+    pub list: bool,
+    /// No GPU: compile every candidate for --arch offline, reject those that spill, exceed
+    /// LDS/shared memory or cannot reach their launch bounds' occupancy, and record the
+    /// survivors (in the database, and in --out if given).
+    #[arg(long)]
+    pub compile_only: bool,
+    /// Target arch: required with --compile-only; with --list it filters the space.
+    #[arg(long)]
+    pub arch: Option<String>,
+    /// Write the compile-only survivors (or the tuning results of this run) to this JSON file.
+    #[arg(long)]
+    pub out: Option<String>,
+    /// The tuning database (default: $MRA_TUNING_DB, else $XDG_DATA_HOME/mra-dsl/tuning.json,
+    /// else ~/.local/share/mra-dsl/tuning.json).
+    #[arg(long)]
+    pub db: Option<String>,
+    /// Best configurations printed per (level, K).
+    #[arg(long, default_value_t = 3)]
+    pub top: usize,
+    #[arg(short = 'N', default_value_t = 2048)]
+    pub nfuncs: usize,
+    #[arg(short = 'M', default_value_t = 512)]
+    pub max_blocks: usize,
+    /// Tasks per timed repetition while tuning.
+    #[arg(short = 'n', default_value_t = 100)]
+    pub tasks: usize,
+    /// Timed repetitions per candidate (the median is kept).
+    #[arg(short = 'r', default_value_t = 3)]
+    pub reps: usize,
+    #[arg(short = 's', default_value_t = 4)]
+    pub streams: usize,
+    #[arg(long, default_value = "f64")]
+    pub dtype: String,
+    /// Seed of the search and of the validation inputs (default: fresh).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    #[arg(long)]
+    pub no_cache: bool,
+    /// Compiler: hiprtc or clang (AMD), nvrtc (NVIDIA).
+    #[arg(long, value_name = "hiprtc|clang|nvrtc")]
+    pub compiler: Option<String>,
 }
 
 #[derive(Args, Debug)]

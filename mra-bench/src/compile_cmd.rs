@@ -83,13 +83,13 @@ pub fn run(args: &RunArgs) -> CmdResult {
 }
 
 /// The compiler (and disassembler) for one arch.
-enum Compiler {
+pub(crate) enum Compiler {
     Amd { compiler: AmdCompiler, objdump: Result<Objdump, String> },
     Nvidia { nvrtc: Nvrtc, sass: Option<PathBuf> },
 }
 
 impl Compiler {
-    fn choose(arch: &'static Arch, forced: Option<&str>) -> CmdResult<Compiler> {
+    pub(crate) fn choose(arch: &'static Arch, forced: Option<&str>) -> CmdResult<Compiler> {
         let forced = forced.map(|c| c.trim().to_ascii_lowercase());
         match (arch.vendor, forced.as_deref()) {
             (_, Some(c)) if !["hiprtc", "clang", "nvrtc"].contains(&c) => {
@@ -114,7 +114,7 @@ impl Compiler {
         }
     }
 
-    fn report(&self, kernel: &Kernel, arch: &'static Arch, dtype: DType, k: u32) -> CmdResult<Report> {
+    pub(crate) fn report(&self, kernel: &Kernel, arch: &'static Arch, dtype: DType, k: u32) -> CmdResult<Report> {
         let threads = kernel.threads();
         let note = matches!(kernel.plan.body, Body::Library(_))
             .then(|| format!("a one-time setup kernel; the transform itself is {} calls", blas_name(arch)));
@@ -182,7 +182,7 @@ impl Compiler {
 }
 
 #[derive(Serialize)]
-struct Common {
+pub(crate) struct Common {
     level: String,
     k: u32,
     dtype: String,
@@ -198,6 +198,42 @@ struct Common {
     note: Option<String>,
 }
 
+/// What the tuner needs from a compile report: resources, occupancy, blocks per SM/CU.
+pub(crate) struct Fit {
+    pub resources: mra_runtime::backend::Resources,
+    /// Resident warps (waves) over the most the SM/CU holds.
+    pub occupancy: f64,
+    /// Resident blocks (workgroups) per SM/CU.
+    pub blocks: u32,
+}
+
+impl Report {
+    pub(crate) fn fit(&self) -> Fit {
+        match self {
+            Report::Amd { resources: r, occupancy, .. } => Fit {
+                resources: mra_runtime::backend::Resources {
+                    registers: r.vgpr_count,
+                    spill_bytes: r.scratch_bytes + r.vgpr_spill_count + r.sgpr_spill_count,
+                    shared_bytes: r.lds_bytes,
+                    scalar_registers: r.sgpr_count,
+                },
+                occupancy: occupancy.waves_per_simd / occupancy.max_waves_per_simd.max(1) as f64,
+                blocks: occupancy.workgroups_per_cu,
+            },
+            Report::Nvidia { resources: r, dynamic_shared_bytes, occupancy, .. } => Fit {
+                resources: mra_runtime::backend::Resources {
+                    registers: r.registers,
+                    spill_bytes: r.spill_store_bytes + r.spill_load_bytes,
+                    shared_bytes: r.shared_bytes + dynamic_shared_bytes,
+                    scalar_registers: 0,
+                },
+                occupancy: occupancy.occupancy,
+                blocks: occupancy.blocks_per_sm,
+            },
+        }
+    }
+}
+
 fn blas_name(arch: &Arch) -> &'static str {
     match arch.vendor {
         Vendor::Amd => "hipBLAS",
@@ -207,14 +243,14 @@ fn blas_name(arch: &Arch) -> &'static str {
 
 /// Matrix-core instructions in NVIDIA SASS.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
-struct SassCounts {
+pub(crate) struct SassCounts {
     dmma: u32,
     hmma: u32,
 }
 
 #[derive(Serialize)]
 #[serde(tag = "vendor", rename_all = "lowercase")]
-enum Report {
+pub(crate) enum Report {
     Amd {
         #[serde(flatten)]
         common: Common,

@@ -14,7 +14,18 @@ pub fn run(args: &RunArgs) -> CmdResult {
     };
     select::compiler(args.compiler.as_deref(), Some(arch))?;
     let dtype = select::dtype(&args.dtype)?;
-    let schedules = select::level_list(&args.level)?;
+    // The tuned configuration for this arch where the tuning database has one (said on stderr;
+    // --untuned keeps the defaults); `-l best`: the fastest tuned level at the first K.
+    let db = crate::tuned_config::open_db(None)?;
+    let device = crate::tuned_config::device_of_arch(arch.name);
+    let schedules = if crate::tuned_config::is_best(&args.level) {
+        vec![crate::tuned_config::best(db.as_ref(), &device, args.ks[0], dtype)?]
+    } else {
+        select::level_list(&args.level)?
+    };
+    let tuned = |s: &mra_codegen::Schedule, k: u32| -> CmdResult<mra_codegen::Schedule> {
+        if crate::tuned_config::is_best(&args.level) { Ok(s.clone()) } else { crate::tuned_config::apply(db.as_ref(), s, &device, k, dtype, args.untuned) }
+    };
     for &k in &args.ks {
         if !(1..=mra_codegen::K_MAX).contains(&k) {
             return Err(mra_codegen::PlanError::KOutOfRange(k).into());
@@ -22,7 +33,7 @@ pub fn run(args: &RunArgs) -> CmdResult {
     }
     let several = schedules.len() > 1 || args.ks.len() > 1;
     if !several {
-        let kernel = mra_codegen::generate(&schedules[0], Request { k: args.ks[0], arch, dtype })?;
+        let kernel = mra_codegen::generate(&tuned(&schedules[0], args.ks[0])?, Request { k: args.ks[0], arch, dtype })?;
         match &args.output {
             // An existing directory gets the kernel under its descriptive name.
             Some(dir) if Path::new(dir).is_dir() => write(&Path::new(dir).join(file_name(&kernel.level, args.ks[0], arch, dtype)), &kernel.source)?,
@@ -46,7 +57,7 @@ pub fn run(args: &RunArgs) -> CmdResult {
         // (reason, the K it stops): one stderr line per level and reason, not per K.
         let mut refused: Vec<(String, Vec<u32>)> = Vec::new();
         for &k in &args.ks {
-            match mra_codegen::generate(s, Request { k, arch, dtype }) {
+            match mra_codegen::generate(&tuned(s, k)?, Request { k, arch, dtype }) {
                 Ok(kernel) => {
                     write(&dir.join(file_name(&kernel.level, k, arch, dtype)), &kernel.source)?;
                     written += 1;

@@ -28,7 +28,7 @@ pub fn run(args: &ExportArgs) -> CmdResult {
         )
         .into());
     }
-    let entries = ks.iter().map(|&k| entry(args.level.as_deref(), k, arch, dtype)).collect::<CmdResult<Vec<Entry>>>()?;
+    let entries = ks.iter().map(|&k| entry(args.level.as_deref(), k, arch, dtype, args.untuned)).collect::<CmdResult<Vec<Entry>>>()?;
     let generator = format!("mra-bench {} export --arch {} -K {} --dtype {dtype}", env!("CARGO_PKG_VERSION"), arch.name, args.ks);
     let files = export::bundle(&entries, &generator)?;
     if existing == 0 {
@@ -45,12 +45,23 @@ pub fn run(args: &ExportArgs) -> CmdResult {
     Ok(0)
 }
 
-/// The kernel for one K: `-l best` from the tuning database, `-l LEVEL` exactly, or the default.
-fn entry(level: Option<&str>, k: u32, arch: &'static mra_codegen::Arch, dtype: mra_codegen::DType) -> CmdResult<Entry> {
+/// The kernel for one K: `-l best` from the tuning database, `-l LEVEL` exactly, or the default;
+/// a named or default level in its tuned configuration for `arch` where the database has one.
+fn entry(level: Option<&str>, k: u32, arch: &'static mra_codegen::Arch, dtype: mra_codegen::DType, untuned: bool) -> CmdResult<Entry> {
     match level {
         Some(sel) if sel.trim().eq_ignore_ascii_case("best") => tuned::best_entry(k, arch, dtype),
-        Some(sel) => Ok(export::entry_for(&select::level(sel)?, k, arch, dtype, format!("-l {sel}"))?),
-        None => Ok(export::default_entry(k, arch, dtype)?),
+        Some(sel) => {
+            let (level, tuned) = tuned::configured(&select::level(sel)?, k, arch, dtype, untuned)?;
+            Ok(export::entry_for(&level, k, arch, dtype, format!("-l {sel}{tuned}"))?)
+        }
+        None => {
+            let default = export::default_entry(k, arch, dtype)?;
+            let (level, tuned) = tuned::configured(&default.schedule, k, arch, dtype, untuned)?;
+            if tuned.is_empty() {
+                return Ok(default);
+            }
+            Ok(export::entry_for(&level, k, arch, dtype, format!("{}{tuned}", default.reason))?)
+        }
     }
 }
 

@@ -125,6 +125,7 @@ fn short_reason(s: &Schedule, arch: &'static Arch, dtype: DType) -> String {
         Some(PlanError::ThreadsNotWaveMultiple { unit, .. }) => format!("threads not whole {unit}s"),
         Some(PlanError::TooManyThreads { .. }) => "too many threads".into(),
         Some(PlanError::ArchUnsupported { .. }) => "NVIDIA cp.async only".into(),
+        Some(PlanError::Constraint { .. }) => "its constraints fail for the defaults".into(),
         Some(e @ (PlanError::Malformed { .. } | PlanError::KOutOfRange(_))) => e.to_string(),
         None => "none".into(),
     }

@@ -17,7 +17,9 @@ mod select;
 mod session;
 mod sweep_cmd;
 mod transform_cmd;
+mod tune_cmd;
 mod tuned;
+mod tuned_config;
 mod validate_cmd;
 
 use clap::Parser;
@@ -55,6 +57,7 @@ fn main() {
         Some(cli::Command::Validate(a)) => validate_cmd::run(&a),
         Some(cli::Command::Levels(a)) => levels_cmd::run(&a),
         Some(cli::Command::Sweep(a)) => sweep_cmd::run(&a),
+        Some(cli::Command::Tune(a)) => tune_cmd::run(&a),
         Some(cli::Command::Export(a)) => export_cmd::run(&a),
         Some(cli::Command::Transform(a)) => transform_cmd::run(&a),
         Some(cli::Command::NpyRandom(a)) => transform_cmd::npy_random(&a),

@@ -5,6 +5,7 @@ use crate::cli::RunArgs;
 use crate::output::RepResult;
 use crate::select::{self, CmdResult};
 use crate::session::{self, Opened};
+use crate::tuned_config as tuned;
 use mra_codegen::{levels, DType, Request, Schedule};
 use mra_runtime::harness::{self, Backend, HarnessConfig, Inputs, Prepared, Session};
 
@@ -16,7 +17,9 @@ pub fn run(args: &RunArgs) -> CmdResult {
         )
         .into());
     }
-    let schedule = select::level(&args.level)?;
+    let best = tuned::is_best(&args.level);
+    // `-l best` is resolved once the device is known; a placeholder until then.
+    let schedule = if best { levels::find("copy")? } else { select::level(&args.level)? };
     let dtype = select::dtype(&args.dtype)?;
     let k = args.k;
     // --compiler is checked here too, though a run picks its own (one rule in every mode).
@@ -29,14 +32,28 @@ pub fn run(args: &RunArgs) -> CmdResult {
         Some(a) => {
             let arch = select::arch(a)?;
             // Catch a level that cannot run on the named arch before looking for a GPU.
-            schedule.plan(Request { k, arch, dtype })?;
+            if !best {
+                schedule.plan(Request { k, arch, dtype })?;
+            }
             Some(arch)
         }
         None => None,
     };
     match session::open(arch, args.compiler.as_deref(), select::cache(args.no_cache))? {
-        Opened::Cuda(s) => bench(&s, args, &schedule, dtype, &cfg),
-        Opened::Hip(s) => bench(&s, args, &schedule, dtype, &cfg),
+        Opened::Cuda(s) => bench(&s, args, &for_device(&s, args, &schedule, dtype)?, dtype, &cfg),
+        Opened::Hip(s) => bench(&s, args, &for_device(&s, args, &schedule, dtype)?, dtype, &cfg),
+    }
+}
+
+/// The level to run on this GPU: its tuned configuration if the database has one (unless
+/// --untuned), or with `-l best` the fastest tuned level at this K.
+fn for_device<B: Backend>(session: &Session<B>, args: &RunArgs, schedule: &Schedule, dtype: DType) -> CmdResult<Schedule> {
+    let db = tuned::open_db(None)?;
+    let device = tuned::device_of(session);
+    if tuned::is_best(&args.level) {
+        tuned::best(db.as_ref(), &device, args.k, dtype)
+    } else {
+        tuned::apply(db.as_ref(), schedule, &device, args.k, dtype, args.untuned)
     }
 }
 

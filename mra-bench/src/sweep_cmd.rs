@@ -50,7 +50,15 @@ pub fn run(args: &SweepArgs) -> CmdResult {
     let ks = select::k_list(&args.ks)?;
     let dtype = select::dtype(&args.dtype)?;
     let copy = levels::find("copy")?;
-    let mut chosen: Vec<Schedule> = select::level_list(&args.levels)?.into_iter().filter(|s| s.name != copy.name).collect();
+    // `best` (alone or in a list): per K, the fastest level tuned on this GPU, as a row of its own.
+    let with_best = args.levels.split(',').any(crate::tuned_config::is_best);
+    let others: Vec<&str> = args.levels.split(',').filter(|l| !crate::tuned_config::is_best(l)).collect();
+    let mut chosen: Vec<Schedule> = if others.is_empty() { Vec::new() } else { select::level_list(&others.join(","))? };
+    chosen.retain(|s| s.name != copy.name);
+    if with_best {
+        // A placeholder resolved per K in sweep_on.
+        chosen.push(Schedule { name: BEST.into(), number: None, summary: String::new(), steps: Vec::new(), file: String::new() });
+    }
     chosen.insert(0, copy.clone());
     let base = HarnessConfig { nfuncs: args.nfuncs, max_blocks: args.max_blocks, tasks: args.tasks, streams: args.streams, reps: args.reps };
     base.check()?;
@@ -69,6 +77,9 @@ pub fn run(args: &SweepArgs) -> CmdResult {
     }
 }
 
+/// The name of the `-l best` placeholder in the list of levels.
+const BEST: &str = "best";
+
 /// The files `--json`, `--csv` and `--plot` asked for, already checked.
 struct Targets {
     json: Option<Target>,
@@ -82,7 +93,7 @@ fn sweep_on<B: Backend>(session: &Session<B>, args: &SweepArgs, ks: &[u32], dtyp
     let gpu = &session.gpu;
     let copy = &chosen[0];
     // Nothing to compare with the floor: say so before measuring anything.
-    let runnable = chosen[1..].iter().any(|s| ks.iter().any(|&k| s.plan(Request { k, arch: gpu.arch(), dtype }).is_ok()));
+    let runnable = chosen[1..].iter().any(|s| s.name == BEST || ks.iter().any(|&k| s.plan(Request { k, arch: gpu.arch(), dtype }).is_ok()));
     if !runnable {
         let why = chosen[1..]
             .iter()
@@ -104,11 +115,29 @@ fn sweep_on<B: Backend>(session: &Session<B>, args: &SweepArgs, ks: &[u32], dtyp
     bar.set_style(ProgressStyle::with_template("{bar:40} {pos}/{len} {msg}").expect("valid template"));
     let streams = session.streams(base.streams)?;
     let mut rows = Vec::new();
+    let db = crate::tuned_config::open_db(None)?;
+    let device = crate::tuned_config::device_of(session);
     for &k in ks {
         let seed = args.seed.unwrap_or_else(rand::random);
         let inputs = Inputs::random(dtype, k, base.nfuncs, seed);
         let mut floor_us = None;
+        // Each level with its tuned configuration for this GPU at this K (unless --untuned).
+        let mut tuned_levels = Vec::new();
         for s in chosen {
+            if s.name == BEST {
+                match crate::tuned_config::best(db.as_ref(), &device, k, dtype) {
+                    Ok(mut b) => {
+                        b.name = format!("best:{}", b.name);
+                        tuned_levels.push(b);
+                    }
+                    // Said, not hidden: the other levels of this K still run.
+                    Err(e) => eprintln!("# K={k}: no `best` row: {e}"),
+                }
+            } else {
+                tuned_levels.push(crate::tuned_config::apply(db.as_ref(), s, &device, k, dtype, args.untuned)?);
+            }
+        }
+        for s in &tuned_levels {
             bar.set_message(format!("K={k} {}", s.name));
             let mut row = Row {
                 level: s.name.clone(),

@@ -107,6 +107,10 @@ fn validate_on<B: Backend>(session: &Session<B>, args: &ValidateArgs, levels: &[
     } else {
         eprintln!("# validating on GPU 0: {} ({})", gpu.device_name(), gpu.arch().name);
     }
+    // Tuned configurations are measured on a GPU: the emulator validates the defaults (as
+    // with --untuned), which are also what its prebuild compiled.
+    let db = if args.emulate { None } else { crate::tuned_config::open_db(None)? };
+    let device = crate::tuned_config::device_of(session);
     let mut failures = 0;
     let mut cases = 0;
     let mut not_emulated = 0;
@@ -118,6 +122,8 @@ fn validate_on<B: Backend>(session: &Session<B>, args: &ValidateArgs, levels: &[
             let inputs = Inputs::random(dtype, k, n, seed);
             let cfg = HarnessConfig { nfuncs: n, max_blocks: args.max_blocks, tasks: 1, streams: 1, reps: 1 };
             for s in levels {
+                // The configuration the other commands run: tuned where the database has one.
+                let s = &crate::tuned_config::apply(db.as_ref(), s, &device, k, dtype, args.untuned)?;
                 if let Err(e) = s.plan(Request { k, arch: gpu.arch(), dtype }) {
                     if args.json {
                         crate::outln!("{}", serde_json::json!({"level": s.name, "K": k, "nfuncs": n, "dtype": dtype.name(), "skipped": e.to_string()}))?;

@@ -8,6 +8,8 @@ fn mra_bench(args: &[&str]) -> Output {
         .args(args)
         // A machine without a GPU must behave the same with or without a cache directory.
         .env("MRA_KERNEL_CACHE", "off")
+        // Nothing tuned: the schedules' defaults, whatever this machine's database holds.
+        .env("MRA_TUNING_DB", "/nonexistent/mra-tuning.json")
         .output()
         .expect("run mra-bench")
 }

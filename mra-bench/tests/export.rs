@@ -18,7 +18,7 @@ use std::process::{Command, Output};
 const KS: &str = "5,8,13,16,20,32";
 
 fn mra_bench(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mra-bench")).args(args).env("MRA_KERNEL_CACHE", "off").output().expect("run mra-bench")
+    Command::new(env!("CARGO_BIN_EXE_mra-bench")).args(args).env("MRA_KERNEL_CACHE", "off").env("MRA_TUNING_DB", "/nonexistent/mra-tuning.json").output().expect("run mra-bench")
 }
 
 fn text(b: &[u8]) -> String {

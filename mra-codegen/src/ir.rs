@@ -141,16 +141,17 @@ pub enum Step {
     Bind(ThreadMap),
     /// `cache_read(B, shared, pad = P)`: stage an operand in faster memory before use.
     /// `pad` extra elements per row avoid bank conflicts.
-    CacheRead { operand: Operand, into: Memory, pad: u32 },
+    CacheRead { operand: Operand, into: Memory, pad: Value },
     /// `tensorize(mma)`: each warp computes its tile with matrix-core instructions.
     Tensorize(MatrixCore),
     /// `cache_write(C, shared, pad = P)`: output rows pass through shared memory so the block
     /// stores them to device memory coalesced. `pad` extra elements per staged row.
-    CacheWrite { operand: Operand, into: Memory, pad: u32 },
+    CacheWrite { operand: Operand, into: Memory, pad: Value },
     /// `register_tile(cols)`: the thread keeps the whole output row in registers (acc[K]).
     RegisterTile(Loop),
-    /// `unroll(k|cols)`: fully unroll a loop (K is a compile-time constant).
-    Unroll(Loop),
+    /// `unroll(k|cols)` / `unroll(k, by = N)`: unroll a loop by N (0: fully; K is a
+    /// compile-time constant).
+    Unroll(Loop, Value),
     /// `workspace(global|shared)`: where the intermediates of passes 0→1 and 1→2 live.
     Workspace(Memory),
     /// `library(kronecker|three_gemm)`: the transform as vendor BLAS calls.
@@ -158,6 +159,13 @@ pub enum Step {
     /// `copy(vector = V)`: the floor level; each tensor is read once and written once,
     /// V elements per access (a 16-byte access for f64 is V = 2).
     Copy { vector: u32 },
+    /// `launch_bounds(min_blocks = N)`: ask the compiler to fit N blocks on one SM/CU (it
+    /// caps registers accordingly): CUDA `__launch_bounds__(THREADS, N)`, HIP
+    /// `amdgpu_waves_per_eu`. 1 leaves the compiler's default.
+    LaunchBounds { min_blocks: Value },
+    /// `constraint(lhs <= rhs)`: a condition on the tunable parameters, K, the dtype and the
+    /// arch; a configuration (defaults included) that breaks it is not planned.
+    Constraint(crate::tune::Constraint),
     /// `buffers(N)`: K³-sized shared buffers the fused passes use. 2: a pass reads one and
     /// writes the other. 1: a pass writes its output over its input — each warp holds its
     /// output tiles in registers until every warp has read the input (a barrier), then stores.
@@ -182,10 +190,12 @@ impl Step {
             Step::CacheWrite { .. } => "cache_write",
             Step::Tensorize(_) => "tensorize",
             Step::RegisterTile(_) => "register_tile",
-            Step::Unroll(_) => "unroll",
+            Step::Unroll(..) => "unroll",
             Step::Workspace(_) => "workspace",
             Step::Copy { .. } => "copy",
             Step::Library(_) => "library",
+            Step::LaunchBounds { .. } => "launch_bounds",
+            Step::Constraint(_) => "constraint",
             Step::Buffers(_) => "buffers",
             Step::Pipeline(_) => "pipeline",
             Step::Tensors(_) => "tensors",
@@ -234,37 +244,65 @@ impl fmt::Display for ThreadMap {
     }
 }
 
+/// `N` or `tune([..], default = N)`; `name = ..` is added by the step where it is not the
+/// positional name.
 impl fmt::Display for Value {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Value::Fixed(v) => write!(f, "{v}"),
             Value::Tunable { choices, default, .. } => {
                 let c: Vec<String> = choices.iter().map(u32::to_string).collect();
-                write!(f, "tune = [{}], default = {default}", c.join(", "))
+                write!(f, "tune([{}], default = {default})", c.join(", "))
             }
         }
     }
+}
+
+/// A value as written at a position whose parameter is conventionally named `positional`.
+struct Arg<'a>(&'a Value, String);
+
+impl fmt::Display for Arg<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Value::Tunable { name, choices, default } if *name != self.1 => {
+                let c: Vec<String> = choices.iter().map(u32::to_string).collect();
+                write!(f, "tune([{}], default = {default}, name = {name})", c.join(", "))
+            }
+            v => write!(f, "{v}"),
+        }
+    }
+}
+
+fn lower(x: impl fmt::Display) -> String {
+    x.to_string().to_ascii_lowercase()
 }
 
 /// Prints a step exactly as it is written in the DSL, e.g. `cache_read(B, shared, pad = 1)`.
 impl fmt::Display for Step {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Step::Threads(v) => write!(f, "threads({v})"),
+            Step::Threads(Value::Tunable { name, choices, default }) if name == "threads" => {
+                let c: Vec<String> = choices.iter().map(u32::to_string).collect();
+                write!(f, "threads(tune = [{}], default = {default})", c.join(", "))
+            }
+            Step::Threads(v) => write!(f, "threads({})", Arg(v, "threads".into())),
             Step::Bind(m @ ThreadMap::Tiles) => write!(f, "bind(warps, {m})"),
             Step::Bind(m) => write!(f, "bind(threads, {m})"),
             Step::Tensorize(MatrixCore::Mma) => write!(f, "tensorize(mma)"),
             Step::Tensorize(MatrixCore::Wmma) => write!(f, "tensorize(wmma)"),
-            Step::CacheRead { operand, into, pad: 0 } => write!(f, "cache_read({operand}, {into})"),
+            Step::CacheRead { operand, into, pad: Value::Fixed(0) } => write!(f, "cache_read({operand}, {into})"),
             Step::CacheRead { operand, into, pad } => {
-                write!(f, "cache_read({operand}, {into}, pad = {pad})")
+                write!(f, "cache_read({operand}, {into}, pad = {})", Arg(pad, format!("pad_{}", lower(operand))))
             }
-            Step::CacheWrite { operand, into, pad: 0 } => write!(f, "cache_write({operand}, {into})"),
+            Step::CacheWrite { operand, into, pad: Value::Fixed(0) } => write!(f, "cache_write({operand}, {into})"),
             Step::CacheWrite { operand, into, pad } => {
-                write!(f, "cache_write({operand}, {into}, pad = {pad})")
+                write!(f, "cache_write({operand}, {into}, pad = {})", Arg(pad, format!("pad_{}", lower(operand))))
             }
             Step::RegisterTile(l) => write!(f, "register_tile({l})"),
-            Step::Unroll(l) => write!(f, "unroll({l})"),
+            Step::Unroll(l, Value::Fixed(0)) => write!(f, "unroll({l})"),
+            Step::Unroll(l, by) => write!(f, "unroll({l}, by = {})", Arg(by, format!("unroll_{l}"))),
+            Step::LaunchBounds { min_blocks } => write!(f, "launch_bounds(min_blocks = {})", Arg(min_blocks, "min_blocks".into())),
+            Step::Constraint(c) => write!(f, "constraint({})", c.text),
             Step::Workspace(m) => write!(f, "workspace({m})"),
             Step::Copy { vector } => write!(f, "copy(vector = {vector})"),
             Step::Library(LibraryCall::Kronecker) => write!(f, "library(kronecker)"),

@@ -24,6 +24,7 @@ pub mod matrix_support;
 pub mod plan;
 mod quote;
 pub mod simulate;
+pub mod tune;
 
 pub use arch::{Arch, MatrixInstr, Vendor};
 pub use dtype::DType;

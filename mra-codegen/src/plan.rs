@@ -40,6 +40,10 @@ pub struct TransformPlan {
     pub out: Option<Staging>,
     pub unroll_k: bool,
     pub unroll_cols: bool,
+    /// `unroll(k, by = N)`: the factor (0: fully), when `unroll_k`.
+    pub unroll_k_by: u32,
+    /// `unroll(cols, by = N)`, when `unroll_cols`.
+    pub unroll_cols_by: u32,
     /// Where the two intermediates (pass 0 → 1, pass 1 → 2) live.
     pub workspace: Memory,
     /// The matrix fragment of a tensorized level (`bind(warps, tiles)` + `tensorize(..)`).
@@ -110,6 +114,8 @@ pub struct Plan {
     /// Shared memory above the static limit: one dynamic allocation of `shared_bytes`, for
     /// which the runtime raises the kernel's limit (NVIDIA only; AMD's LDS limit is static).
     pub dynamic_shared: bool,
+    /// `launch_bounds(min_blocks = N)` with N > 1: blocks the compiler must fit on one SM/CU.
+    pub min_blocks: Option<u32>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -126,6 +132,8 @@ pub enum PlanError {
     Malformed { level: String, what: String },
     #[error("level {level} cannot compute in {dtype}: {why}")]
     DTypeUnsupported { level: String, dtype: DType, why: String },
+    #[error("level {level}: {why}")]
+    Constraint { level: String, why: String },
     #[error("level {level} cannot run on {arch}: {why}")]
     ArchUnsupported { level: String, arch: &'static str, why: String },
     /// A tensorized level without an instruction for (arch, dtype): either the arch lacks such
@@ -217,7 +225,7 @@ impl Schedule {
             let a = self
                 .iter_steps()
                 .find_map(|s| match s {
-                    Step::CacheRead { operand: Operand::A, into, pad } => Some(Staging { memory: *into, pad: *pad }),
+                    Step::CacheRead { operand: Operand::A, into, pad } => Some(Staging { memory: *into, pad: pad.default_value() }),
                     _ => None,
                 })
                 .unwrap_or(Staging { memory: Memory::Global, pad: 0 });
@@ -230,7 +238,7 @@ impl Schedule {
             let b = self
                 .iter_steps()
                 .find_map(|s| match s {
-                    Step::CacheRead { operand: Operand::B, into, pad } => Some(Staging { memory: *into, pad: *pad }),
+                    Step::CacheRead { operand: Operand::B, into, pad } => Some(Staging { memory: *into, pad: pad.default_value() }),
                     _ => None,
                 })
                 .unwrap_or(Staging { memory: Memory::Global, pad: 0 });
@@ -271,12 +279,20 @@ impl Schedule {
                 }
                 None
             };
+            let unroll_by = |l: Loop| {
+                self.iter_steps()
+                    .find_map(|s| match s {
+                        Step::Unroll(x, by) if *x == l => Some(by.default_value()),
+                        _ => None,
+                    })
+                    .unwrap_or(0)
+            };
             let register_tile = self.iter_steps().any(|s| matches!(s, Step::RegisterTile(Loop::Cols)));
             if register_tile && map != ThreadMap::Rows {
                 return Err(malformed("register_tile(cols) needs bind(threads, rows)"));
             }
             let out = self.iter_steps().find_map(|s| match s {
-                Step::CacheWrite { into: Memory::Shared, pad, .. } => Some(Staging { memory: Memory::Shared, pad: *pad }),
+                Step::CacheWrite { into: Memory::Shared, pad, .. } => Some(Staging { memory: Memory::Shared, pad: pad.default_value() }),
                 _ => None,
             });
             if out.is_some() && !register_tile {
@@ -363,8 +379,10 @@ impl Schedule {
                 b,
                 register_tile,
                 out,
-                unroll_k: self.iter_steps().any(|s| matches!(s, Step::Unroll(Loop::K))),
-                unroll_cols: self.iter_steps().any(|s| matches!(s, Step::Unroll(Loop::Cols))),
+                unroll_k: self.iter_steps().any(|s| matches!(s, Step::Unroll(Loop::K, _))),
+                unroll_cols: self.iter_steps().any(|s| matches!(s, Step::Unroll(Loop::Cols, _))),
+                unroll_k_by: unroll_by(Loop::K),
+                unroll_cols_by: unroll_by(Loop::Cols),
                 workspace,
                 fragment,
                 wmma,
@@ -406,6 +424,14 @@ impl Schedule {
             });
         }
         let dynamic_shared = shared > arch.shared_bytes_default as u64;
+        self.check_constraints(k, arch, dtype).map_err(|why| PlanError::Constraint { level: self.name.clone(), why })?;
+        let min_blocks = self
+            .iter_steps()
+            .find_map(|s| match s {
+                Step::LaunchBounds { min_blocks } => Some(min_blocks.default_value()),
+                _ => None,
+            })
+            .filter(|&m| m > 1);
         Ok(Plan {
             request: req,
             threads,
@@ -414,6 +440,7 @@ impl Schedule {
             workspace_elems_per_block: workspace,
             workspace_elems_per_tensor: per_tensor,
             dynamic_shared,
+            min_blocks,
         })
     }
 }

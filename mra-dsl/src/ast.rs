@@ -52,6 +52,40 @@ pub struct Prim {
 }
 
 impl Prim {
+    /// The tunable-or-fixed numeric arguments of this primitive with the name each one has
+    /// as a parameter (an explicit `name = ..` wins over the positional name).
+    pub fn values(&self) -> Vec<(String, &Val)> {
+        let named = |pos: String, v: &'_ Val| match v {
+            Val::Tune { name: Some(n), .. } => n.to_string(),
+            _ => pos,
+        };
+        let mut out = Vec::new();
+        match &self.kind {
+            PrimKind::Threads(v) => out.push((named("threads".into(), v), v)),
+            PrimKind::CacheRead { operand, pad: Some((_, v)), .. } | PrimKind::CacheWrite { operand, pad: Some((_, v)), .. } => {
+                let o = match operand.value {
+                    Operand::A => "a",
+                    Operand::B => "b",
+                    Operand::C => "c",
+                };
+                out.push((named(format!("pad_{o}"), v), v))
+            }
+            PrimKind::Unroll { loop_, by: Some((_, v)) } => {
+                let l = match loop_.value {
+                    Loop::K => "k",
+                    Loop::Cols => "cols",
+                };
+                out.push((named(format!("unroll_{l}"), v), v))
+            }
+            PrimKind::LaunchBounds { min_blocks } => out.push((named("min_blocks".into(), min_blocks), min_blocks)),
+            PrimKind::Buffers(v) => out.push((named("buffers".into(), v), v)),
+            PrimKind::Pipeline(v) => out.push((named("pipeline".into(), v), v)),
+            PrimKind::Tensors(v) => out.push((named("tensors".into(), v), v)),
+            _ => {}
+        }
+        out
+    }
+
     /// The primitive's name as written (`threads`, `cache_read`, ...).
     pub fn name(&self) -> &'static str {
         match self.kind {
@@ -61,10 +95,12 @@ impl Prim {
             PrimKind::CacheWrite { .. } => "cache_write",
             PrimKind::Tensorize(_) => "tensorize",
             PrimKind::RegisterTile(_) => "register_tile",
-            PrimKind::Unroll(_) => "unroll",
+            PrimKind::Unroll { .. } => "unroll",
             PrimKind::Workspace(_) => "workspace",
             PrimKind::Copy { .. } => "copy",
             PrimKind::Library(_) => "library",
+            PrimKind::LaunchBounds { .. } => "launch_bounds",
+            PrimKind::Constraint(_) => "constraint",
             PrimKind::Buffers(_) => "buffers",
             PrimKind::Pipeline(_) => "pipeline",
             PrimKind::Tensors(_) => "tensors",
@@ -74,7 +110,7 @@ impl Prim {
 
 /// The arguments of each primitive, already mapped from words to enums.
 pub enum PrimKind {
-    Threads(Threads),
+    Threads(Val),
     Bind {
         /// The map implies the unit: `tiles` go to warps, `elements`/`rows` to threads.
         map: Sp<ThreadMap>,
@@ -83,40 +119,110 @@ pub enum PrimKind {
         operand: Sp<Operand>,
         into: Sp<Memory>,
         /// `pad = N` if written: the span of the word `pad` and the value.
-        pad: Option<(Span, Sp<u32>)>,
+        pad: Option<(Span, Val)>,
     },
     Tensorize(Sp<MatrixCore>),
     CacheWrite {
         operand: Sp<Operand>,
         into: Sp<Memory>,
-        pad: Option<(Span, Sp<u32>)>,
+        pad: Option<(Span, Val)>,
     },
     RegisterTile(Sp<Loop>),
-    Unroll(Sp<Loop>),
+    /// `unroll(k)` or `unroll(k, by = N)`: the factor (0, the default, unrolls fully).
+    Unroll {
+        loop_: Sp<Loop>,
+        by: Option<(Span, Val)>,
+    },
     Workspace(Sp<Memory>),
     Copy {
         vector: Sp<u32>,
     },
     Library(Sp<LibraryCall>),
+    /// `launch_bounds(min_blocks = N)`: blocks that must fit on one SM/CU at once.
+    LaunchBounds {
+        min_blocks: Val,
+    },
+    /// `constraint(expr <= expr)`: a condition every tuned configuration must meet.
+    Constraint(Cond),
     /// `buffers(N)`: shared intermediate buffers of the fused passes (1: a pass writes over
     /// its input). Same value forms as `threads`.
-    Buffers(Threads),
+    Buffers(Val),
     /// `pipeline(N)`: tensors in flight per block (2: the next one loads while this one computes).
-    Pipeline(Threads),
+    Pipeline(Val),
     /// `tensors(N)`: tensors a block works on at once, one per warp group with its own named
     /// barrier, so one group's barrier waits overlap another group's work.
-    Tensors(Threads),
+    Tensors(Val),
 }
 
-/// `threads(N)` or `threads(tune = [..], default = N)`.
-pub enum Threads {
+/// A numeric argument: `N`, or `tune([N, ...], default = N[, name = ident])` (for threads
+/// also the older `tune = [N, ...], default = N`).
+pub enum Val {
     Fixed(Sp<u32>),
     Tune {
+        /// The word `tune`: errors about the whole declaration point here.
+        word: Span,
         /// The whole `[..]` list, for errors about the list as a whole (e.g. empty).
         list: Span,
         choices: Vec<Sp<u32>>,
         default: Sp<u32>,
+        /// `name = ident` if written; otherwise the parameter is named after its position
+        /// (`threads`, `pad_a`, `unroll_k`, `min_blocks`, ...: see [`Prim::param_names`]).
+        name: Option<Ident>,
     },
+}
+
+impl Val {
+    /// The value used when nothing is tuned.
+    pub fn default_value(&self) -> u32 {
+        match self {
+            Val::Fixed(v) => v.value,
+            Val::Tune { default, .. } => default.value,
+        }
+    }
+
+    /// The span of the value's token(s) (the literal, or the word `tune`).
+    pub fn span(&self) -> Span {
+        match self {
+            Val::Fixed(v) => v.span,
+            Val::Tune { word, .. } => *word,
+        }
+    }
+}
+
+/// A constraint: `lhs op rhs` over parameter names, `K`, `bytes` and the arch's limits.
+pub struct Cond {
+    pub lhs: Term,
+    pub op: Sp<CmpOp>,
+    pub rhs: Term,
+    /// The condition as written, for messages.
+    pub text: String,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CmpOp {
+    Le,
+    Lt,
+    Ge,
+    Gt,
+    Eq,
+    Ne,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+    Pow,
+}
+
+/// An arithmetic expression of a constraint.
+pub enum Term {
+    Int(Sp<u32>),
+    Name(Ident),
+    Bin(Box<Term>, Sp<BinOp>, Box<Term>),
 }
 
 /// What a `bind` distributes over (the first argument of `bind`).

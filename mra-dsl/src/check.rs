@@ -3,7 +3,7 @@
 //!
 //! All violations are collected (not just the first) and each one points at the token to fix.
 
-use crate::ast::{Level, Levels, Memory, Prim, PrimKind, Sp, ThreadMap, Threads};
+use crate::ast::{BinOp, CmpOp, Cond, Level, Levels, Memory, Prim, PrimKind, Sp, Term, ThreadMap, Val};
 use crate::words;
 use proc_macro2::Span;
 use std::collections::HashMap;
@@ -60,6 +60,7 @@ fn check_level(level: &Level, errors: &mut Errors) {
         check_values(prim, errors);
     }
     check_combination(level, errors);
+    check_params(level, errors);
 }
 
 /// Each primitive at most once; `unroll` once per loop. The second one is the error.
@@ -67,14 +68,16 @@ fn check_duplicates(level: &Level, errors: &mut Errors) {
     let mut seen: HashMap<String, &Prim> = HashMap::new();
     for prim in &level.prims {
         let key = match &prim.kind {
-            PrimKind::Unroll(l) => format!("unroll({})", loop_word(l.value)),
+            PrimKind::Unroll { loop_, .. } => format!("unroll({})", loop_word(loop_.value)),
+            // Each constraint is its own condition.
+            PrimKind::Constraint(_) => continue,
             // A and B are staged independently: one cache_read each.
             PrimKind::CacheRead { operand, .. } => format!("cache_read({})", operand_word(operand.value)),
             _ => prim.name().to_string(),
         };
         if let Some(first) = seen.get(&key) {
             let what = match prim.kind {
-                PrimKind::Unroll(_) | PrimKind::CacheRead { .. } => format!("`{key}` appears twice"),
+                PrimKind::Unroll { .. } | PrimKind::CacheRead { .. } => format!("`{key}` appears twice"),
                 _ => format!("`{key}` appears twice; a level sets each primitive once"),
             };
             errors.push(
@@ -89,59 +92,24 @@ fn check_duplicates(level: &Level, errors: &mut Errors) {
 
 /// Numeric ranges and arguments that are known words but wrong in this position.
 fn check_values(prim: &Prim, errors: &mut Errors) {
+    for (_, v) in prim.values() {
+        check_tune(v, errors);
+    }
     match &prim.kind {
+        PrimKind::Threads(v) => for_each_value(v, |n| thread_count(n, errors)),
         PrimKind::Buffers(v) | PrimKind::Pipeline(v) | PrimKind::Tensors(v) => {
             let what = prim.name();
-            let (values, default) = match v {
-                Threads::Fixed(n) => (vec![*n], None),
-                Threads::Tune { choices, default, .. } => (choices.clone(), Some(*default)),
-            };
             let max = match what {
                 "buffers" => 9,
                 // Named barriers 1..=GROUPS (0 is the block barrier; the hardware has 16).
                 "tensors" => 4,
                 _ => 8,
             };
-            for n in &values {
+            for_each_value(v, |n| {
                 if !(1..=max).contains(&n.value) {
                     errors.push(n.span, format!("{what}({}): takes 1 to {max}", n.value));
                 }
-            }
-            if let Some(d) = default {
-                if !values.iter().any(|c| c.value == d.value) {
-                    errors.push(d.span, format!("the default of {what} ({}) is not among the choices", d.value));
-                }
-            }
-        }
-        PrimKind::Threads(Threads::Fixed(n)) => thread_count(*n, errors),
-        PrimKind::Threads(Threads::Tune {
-            list,
-            choices,
-            default,
-        }) => {
-            if choices.is_empty() {
-                errors.push(
-                    *list,
-                    "the list of thread counts to tune over is empty; e.g. `[64, 128, 256]`",
-                );
-            }
-            for (i, c) in choices.iter().enumerate() {
-                thread_count(*c, errors);
-                if choices[..i].iter().any(|p| p.value == c.value) {
-                    errors.push(c.span, format!("thread count {} is listed twice", c.value));
-                }
-            }
-            if !choices.is_empty() && !choices.iter().any(|c| c.value == default.value) {
-                let list: Vec<String> = choices.iter().map(|c| c.value.to_string()).collect();
-                errors.push(
-                    default.span,
-                    format!(
-                        "the default thread count {} is not among the choices [{}]",
-                        default.value,
-                        list.join(", ")
-                    ),
-                );
-            }
+            });
         }
         PrimKind::CacheRead {
             into,
@@ -152,12 +120,22 @@ fn check_values(prim: &Prim, errors: &mut Errors) {
             into,
             pad: Some((word, pad)),
             ..
-        } if into.value != Memory::Shared && pad.value != 0 => {
+        } if into.value != Memory::Shared && (pad.default_value() != 0 || matches!(pad, Val::Tune { .. })) => {
             errors.push(
                 *word,
                 "`pad` only applies to cache_read into shared memory (it avoids bank conflicts)",
             );
         }
+        PrimKind::LaunchBounds { min_blocks } => for_each_value(min_blocks, |n| {
+            if !(1..=32).contains(&n.value) {
+                errors.push(n.span, format!("min_blocks is the number of blocks that must fit on one multiprocessor at once, 1..=32; found {}", n.value));
+            }
+        }),
+        PrimKind::Unroll { by: Some((_, by)), .. } => for_each_value(by, |n| {
+            if n.value > 64 {
+                errors.push(n.span, format!("unroll factor {} is above 64 (the loops run at most K <= 32 times; 0 unrolls fully)", n.value));
+            }
+        }),
         PrimKind::Copy { vector } if !words::COPY_VECTORS.contains(&vector.value) => {
             errors.push(
                 vector.span,
@@ -168,6 +146,161 @@ fn check_values(prim: &Prim, errors: &mut Errors) {
             );
         }
         _ => {}
+    }
+}
+
+/// Calls `f` on every number of a value: the fixed one, or each choice and the default.
+fn for_each_value(v: &Val, mut f: impl FnMut(Sp<u32>)) {
+    match v {
+        Val::Fixed(n) => f(*n),
+        Val::Tune { choices, default, .. } => {
+            for c in choices {
+                f(*c);
+            }
+            if !choices.iter().any(|c| c.value == default.value) {
+                f(*default);
+            }
+        }
+    }
+}
+
+/// A tuning declaration: a non-empty list without repeats that contains the default.
+fn check_tune(v: &Val, errors: &mut Errors) {
+    let Val::Tune { list, choices, default, .. } = v else { return };
+    if choices.is_empty() {
+        errors.push(*list, "the list of values to tune over is empty; e.g. `[64, 128, 256]`");
+    }
+    for (i, c) in choices.iter().enumerate() {
+        if choices[..i].iter().any(|p| p.value == c.value) {
+            errors.push(c.span, format!("value {} is listed twice", c.value));
+        }
+    }
+    if !choices.is_empty() && !choices.iter().any(|c| c.value == default.value) {
+        let list: Vec<String> = choices.iter().map(|c| c.value.to_string()).collect();
+        errors.push(default.span, format!("the default {} is not among the choices [{}]", default.value, list.join(", ")));
+    }
+}
+
+/// The values a constraint's names take when the macro checks it: the arch limits and K range
+/// of every supported target (mra-codegen/src/arch.rs), so that a constraint is refused only
+/// if the schedule's defaults meet it for no K, dtype and arch at all.
+const BUILTINS: &[(&str, &[i64])] = &[
+    ("bytes", &[2, 4, 8]),
+    ("wave", &[32, 64]),
+    ("shared", &[227 * 1024]),
+    ("max_threads", &[1024]),
+    ("registers", &[256]),
+];
+
+/// Parameter names are unique; constraints name known things and hold for the defaults.
+fn check_params(level: &Level, errors: &mut Errors) {
+    let mut names: HashMap<String, (Span, u32)> = HashMap::new();
+    let mut tunable: Vec<String> = Vec::new();
+    for prim in &level.prims {
+        for (name, v) in prim.values() {
+            let span = match v {
+                Val::Tune { name: Some(n), .. } => n.span(),
+                _ => v.span(),
+            };
+            if name == "K" || BUILTINS.iter().any(|(b, _)| *b == name) {
+                errors.push(span, format!("parameter name `{name}` is taken by a built-in constraint name (K, bytes, wave, shared, max_threads, registers)"));
+            } else if let Some((first, _)) = names.get(&name) {
+                // Two fixed values of one name are a repeated primitive, reported already.
+                if matches!(v, Val::Tune { .. }) || tunable.contains(&name) {
+                    errors.push(span, format!("parameter `{name}` is declared twice (first on line {}); give one `name = ..`", first.start().line));
+                }
+            } else {
+                if matches!(v, Val::Tune { .. }) {
+                    tunable.push(name.clone());
+                }
+                names.insert(name, (span, v.default_value()));
+            }
+        }
+    }
+    for prim in &level.prims {
+        let PrimKind::Constraint(cond) = &prim.kind else { continue };
+        let mut unknown = false;
+        visit_names(&cond.lhs, &mut |id| unknown |= !known_name(id, &names, errors));
+        visit_names(&cond.rhs, &mut |id| unknown |= !known_name(id, &names, errors));
+        if unknown {
+            continue;
+        }
+        let holds_somewhere = (1..=32i64).any(|k| {
+            BUILTINS[0].1.iter().any(|&bytes| {
+                BUILTINS[1].1.iter().any(|&wave| {
+                    let env = |n: &str| -> Option<i64> {
+                        match n {
+                            "K" => Some(k),
+                            "bytes" => Some(bytes),
+                            "wave" => Some(wave),
+                            _ => BUILTINS.iter().find(|(b, _)| *b == n).map(|(_, v)| v[0]).or_else(|| names.get(n).map(|(_, d)| *d as i64)),
+                        }
+                    };
+                    holds(cond, &env) == Some(true)
+                })
+            })
+        });
+        if !holds_somewhere {
+            errors.push(cond.op.span, format!("constraint `{}` is false for the schedule's defaults at every K in 1..=32 on every arch: change a default or the constraint", cond.text));
+        }
+    }
+}
+
+fn known_name(id: &proc_macro2::Ident, names: &HashMap<String, (Span, u32)>, errors: &mut Errors) -> bool {
+    let n = id.to_string();
+    if n == "K" || BUILTINS.iter().any(|(b, _)| *b == n) || names.contains_key(&n) {
+        return true;
+    }
+    let mut params: Vec<&String> = names.keys().collect();
+    params.sort();
+    let params: Vec<&str> = params.iter().map(|s| s.as_str()).collect();
+    errors.push(
+        id.span(),
+        format!("unknown name `{n}` in constraint; known: parameters [{}], K, bytes, wave, shared, max_threads, registers", params.join(", ")),
+    );
+    false
+}
+
+fn visit_names(t: &Term, f: &mut dyn FnMut(&proc_macro2::Ident)) {
+    match t {
+        Term::Int(_) => {}
+        Term::Name(id) => f(id),
+        Term::Bin(a, _, b) => {
+            visit_names(a, f);
+            visit_names(b, f);
+        }
+    }
+}
+
+/// The condition's truth under `env`, or `None` where it cannot be evaluated (overflow,
+/// division by zero). The same rules as `mra_codegen::tune::Expr::eval`.
+fn holds(c: &Cond, env: &dyn Fn(&str) -> Option<i64>) -> Option<bool> {
+    let (a, b) = (eval(&c.lhs, env)?, eval(&c.rhs, env)?);
+    Some(match c.op.value {
+        CmpOp::Le => a <= b,
+        CmpOp::Lt => a < b,
+        CmpOp::Ge => a >= b,
+        CmpOp::Gt => a > b,
+        CmpOp::Eq => a == b,
+        CmpOp::Ne => a != b,
+    })
+}
+
+fn eval(t: &Term, env: &dyn Fn(&str) -> Option<i64>) -> Option<i64> {
+    match t {
+        Term::Int(n) => Some(n.value as i64),
+        Term::Name(id) => env(&id.to_string()),
+        Term::Bin(a, op, b) => {
+            let (a, b) = (eval(a, env)?, eval(b, env)?);
+            match op.value {
+                BinOp::Add => a.checked_add(b),
+                BinOp::Sub => a.checked_sub(b),
+                BinOp::Mul => a.checked_mul(b),
+                BinOp::Div => a.checked_div(b),
+                BinOp::Rem => a.checked_rem(b),
+                BinOp::Pow => u32::try_from(b).ok().and_then(|e| a.checked_pow(e)),
+            }
+        }
     }
 }
 

@@ -3,7 +3,8 @@
 //! Every path is absolute (`::mra_codegen`, `::core`, `::std`) so the output works in any module,
 //! including mra-codegen itself (it has `extern crate self as mra_codegen;`).
 
-use crate::ast::{Level, Levels, LibraryCall, Loop, MatrixCore, Memory, Operand, PrimKind, ThreadMap, Threads};
+use crate::ast::{BinOp, CmpOp, Level, Levels, LibraryCall, Loop, MatrixCore, Memory, Operand, Prim, PrimKind, Term, ThreadMap, Val};
+use std::collections::HashMap;
 use proc_macro2::{Ident, TokenStream};
 use quote::quote;
 
@@ -21,8 +22,18 @@ fn level(level: &Level) -> TokenStream {
     };
     let name = level.name.value();
     let summary = &level.summary;
+    // Fixed values by parameter name: a constraint that names one gets its number.
+    let fixed: HashMap<String, u32> = level
+        .prims
+        .iter()
+        .flat_map(Prim::values)
+        .filter_map(|(n, v)| match v {
+            Val::Fixed(x) => Some((n, x.value)),
+            Val::Tune { .. } => None,
+        })
+        .collect();
     let steps = level.prims.iter().map(|p| {
-        let item = step(&p.kind);
+        let item = step(p, &fixed);
         // The identifier's line: the IR points generated code back at the schedule line.
         let line = p.ident.span().start().line as u32;
         quote!(::mra_codegen::ir::Located { item: #item, line: #line })
@@ -42,22 +53,94 @@ fn level(level: &Level) -> TokenStream {
     }
 }
 
-fn step(kind: &PrimKind) -> TokenStream {
+/// The `::mra_codegen::ir::Value` of argument `v`, a parameter named `name` if tuned.
+fn value(name: &str, v: &Val) -> TokenStream {
     let ir = quote!(::mra_codegen::ir);
-    match kind {
-        PrimKind::Threads(Threads::Fixed(n)) => {
+    match v {
+        Val::Fixed(n) => {
             let n = n.value;
-            quote!(#ir::Step::Threads(#ir::Value::Fixed(#n)))
+            quote!(#ir::Value::Fixed(#n))
         }
-        PrimKind::Threads(Threads::Tune {
-            choices, default, ..
-        }) => {
+        Val::Tune { choices, default, .. } => {
             let choices = choices.iter().map(|c| c.value);
             let default = default.value;
-            quote!(#ir::Step::Threads(#ir::Value::Tunable {
-                name: ::std::string::String::from("threads"),
+            quote!(#ir::Value::Tunable {
+                name: ::std::string::String::from(#name),
                 choices: ::std::vec![#(#choices),*],
                 default: #default,
+            })
+        }
+    }
+}
+
+/// The value of the `i`-th numeric argument of `prim` (see [`Prim::values`]).
+fn nth_value(prim: &Prim, i: usize) -> TokenStream {
+    let values = prim.values();
+    let (name, v) = &values[i];
+    value(name, v)
+}
+
+fn term(t: &Term, fixed: &HashMap<String, u32>) -> TokenStream {
+    let tune = quote!(::mra_codegen::tune);
+    match t {
+        Term::Int(n) => {
+            let n = n.value as i64;
+            quote!(#tune::Expr::Int(#n))
+        }
+        Term::Name(id) => match fixed.get(&id.to_string()) {
+            Some(&n) => {
+                let n = n as i64;
+                quote!(#tune::Expr::Int(#n))
+            }
+            None => {
+                let n = id.to_string();
+                quote!(#tune::Expr::Name(::std::string::String::from(#n)))
+            }
+        },
+        Term::Bin(a, op, b) => {
+            let (a, b) = (term(a, fixed), term(b, fixed));
+            let op = match op.value {
+                BinOp::Add => quote!(Add),
+                BinOp::Sub => quote!(Sub),
+                BinOp::Mul => quote!(Mul),
+                BinOp::Div => quote!(Div),
+                BinOp::Rem => quote!(Rem),
+                BinOp::Pow => quote!(Pow),
+            };
+            quote!(#tune::Expr::Bin(::std::boxed::Box::new(#a), #tune::BinOp::#op, ::std::boxed::Box::new(#b)))
+        }
+    }
+}
+
+fn step(prim: &Prim, fixed: &HashMap<String, u32>) -> TokenStream {
+    let ir = quote!(::mra_codegen::ir);
+    let fixed0 = quote!(#ir::Value::Fixed(0u32));
+    match &prim.kind {
+        PrimKind::Threads(_) => {
+            let v = nth_value(prim, 0);
+            quote!(#ir::Step::Threads(#v))
+        }
+        PrimKind::LaunchBounds { .. } => {
+            let v = nth_value(prim, 0);
+            quote!(#ir::Step::LaunchBounds { min_blocks: #v })
+        }
+        PrimKind::Constraint(c) => {
+            let tune = quote!(::mra_codegen::tune);
+            let (lhs, rhs) = (term(&c.lhs, fixed), term(&c.rhs, fixed));
+            let op = match c.op.value {
+                CmpOp::Le => quote!(Le),
+                CmpOp::Lt => quote!(Lt),
+                CmpOp::Ge => quote!(Ge),
+                CmpOp::Gt => quote!(Gt),
+                CmpOp::Eq => quote!(Eq),
+                CmpOp::Ne => quote!(Ne),
+            };
+            let text = &c.text;
+            quote!(#ir::Step::Constraint(#tune::Constraint {
+                lhs: #lhs,
+                op: #tune::CmpOp::#op,
+                rhs: #rhs,
+                text: ::std::string::String::from(#text),
             }))
         }
         PrimKind::Bind { map, .. } => {
@@ -83,7 +166,7 @@ fn step(kind: &PrimKind) -> TokenStream {
         PrimKind::CacheRead { operand, into, pad } => {
             let operand = operand_variant(operand.value);
             let into = memory(into.value);
-            let pad = pad.map_or(0, |(_, p)| p.value);
+            let pad = if pad.is_some() { nth_value(prim, 0) } else { fixed0 };
             quote!(#ir::Step::CacheRead {
                 operand: #ir::Operand::#operand,
                 into: #ir::Memory::#into,
@@ -93,7 +176,7 @@ fn step(kind: &PrimKind) -> TokenStream {
         PrimKind::CacheWrite { operand, into, pad } => {
             let operand = operand_variant(operand.value);
             let into = memory(into.value);
-            let pad = pad.map_or(0, |(_, p)| p.value);
+            let pad = if pad.is_some() { nth_value(prim, 0) } else { fixed0 };
             quote!(#ir::Step::CacheWrite {
                 operand: #ir::Operand::#operand,
                 into: #ir::Memory::#into,
@@ -104,9 +187,10 @@ fn step(kind: &PrimKind) -> TokenStream {
             let l = loop_variant(l.value);
             quote!(#ir::Step::RegisterTile(#ir::Loop::#l))
         }
-        PrimKind::Unroll(l) => {
-            let l = loop_variant(l.value);
-            quote!(#ir::Step::Unroll(#ir::Loop::#l))
+        PrimKind::Unroll { loop_, by } => {
+            let l = loop_variant(loop_.value);
+            let by = if by.is_some() { nth_value(prim, 0) } else { fixed0 };
+            quote!(#ir::Step::Unroll(#ir::Loop::#l, #by))
         }
         PrimKind::Workspace(m) => {
             let m = memory(m.value);
@@ -116,44 +200,17 @@ fn step(kind: &PrimKind) -> TokenStream {
             let v = vector.value;
             quote!(#ir::Step::Copy { vector: #v })
         }
-        PrimKind::Pipeline(Threads::Fixed(n)) => {
-            let n = n.value;
-            quote!(#ir::Step::Pipeline(#ir::Value::Fixed(#n)))
+        PrimKind::Pipeline(_) => {
+            let v = nth_value(prim, 0);
+            quote!(#ir::Step::Pipeline(#v))
         }
-        PrimKind::Pipeline(Threads::Tune { choices, default, .. }) => {
-            let choices = choices.iter().map(|c| c.value);
-            let default = default.value;
-            quote!(#ir::Step::Pipeline(#ir::Value::Tunable {
-                name: ::std::string::String::from("pipeline"),
-                choices: ::std::vec![#(#choices),*],
-                default: #default,
-            }))
+        PrimKind::Tensors(_) => {
+            let v = nth_value(prim, 0);
+            quote!(#ir::Step::Tensors(#v))
         }
-        PrimKind::Tensors(Threads::Fixed(n)) => {
-            let n = n.value;
-            quote!(#ir::Step::Tensors(#ir::Value::Fixed(#n)))
-        }
-        PrimKind::Tensors(Threads::Tune { choices, default, .. }) => {
-            let choices = choices.iter().map(|c| c.value);
-            let default = default.value;
-            quote!(#ir::Step::Tensors(#ir::Value::Tunable {
-                name: ::std::string::String::from("tensors"),
-                choices: ::std::vec![#(#choices),*],
-                default: #default,
-            }))
-        }
-        PrimKind::Buffers(Threads::Fixed(n)) => {
-            let n = n.value;
-            quote!(#ir::Step::Buffers(#ir::Value::Fixed(#n)))
-        }
-        PrimKind::Buffers(Threads::Tune { choices, default, .. }) => {
-            let choices = choices.iter().map(|c| c.value);
-            let default = default.value;
-            quote!(#ir::Step::Buffers(#ir::Value::Tunable {
-                name: ::std::string::String::from("buffers"),
-                choices: ::std::vec![#(#choices),*],
-                default: #default,
-            }))
+        PrimKind::Buffers(_) => {
+            let v = nth_value(prim, 0);
+            quote!(#ir::Step::Buffers(#v))
         }
     }
 }

@@ -3,17 +3,28 @@
 //! ```text
 //! schedule  := level+
 //! level     := outer-attribute* "level" IDENT STRING "{" (primitive ";")* "}"
-//! primitive := "threads"       "(" (INT | "tune" "=" "[" (INT ("," INT)* ","?)? "]" "," "default" "=" INT) ")"
+//! primitive := "threads"       "(" (VALUE | "tune" "=" "[" ints "]" "," "default" "=" INT) ")"
 //!            | "bind"          "(" "threads" "," ("elements" | "rows") ")"
-//!            | "cache_read"    "(" ("A" | "B") "," ("shared" | "registers") ("," "pad" "=" INT)? ")"
+//!            | "cache_read"    "(" ("A" | "B") "," ("shared" | "registers") ("," "pad" "=" VALUE)? ")"
 //!            | "register_tile" "(" "cols" ")"
-//!            | "unroll"        "(" ("k" | "cols") ")"
+//!            | "unroll"        "(" ("k" | "cols") ("," "by" "=" VALUE)? ")"
 //!            | "workspace"     "(" ("global" | "shared") ")"
 //!            | "copy"          "(" "vector" "=" INT ")"
-//!            | "buffers"       "(" (INT | "tune" "=" "[" (INT ("," INT)* ","?)? "]" "," "default" "=" INT) ")"
-//!            | "pipeline"      "(" (INT | "tune" "=" "[" (INT ("," INT)* ","?)? "]" "," "default" "=" INT) ")"
-//!            | "tensors"       "(" (INT | "tune" "=" "[" (INT ("," INT)* ","?)? "]" "," "default" "=" INT) ")"
+//!            | "launch_bounds" "(" "min_blocks" "=" VALUE ")"
+//!            | "constraint"    "(" expr ("<=" | "<" | ">=" | ">" | "==" | "!=") expr ")"
+//! VALUE     := INT | "tune" "(" "[" ints "]" "," "default" "=" INT ("," "name" "=" IDENT)? ","? ")"
+//! ints      := (INT ("," INT)* ","?)?
+//! expr      := term (("+" | "-") term)*      term := power (("*" | "/" | "%") power)*
+//! power     := atom ("^" power)?             atom := INT | IDENT | "(" expr ")"
+//!            | "buffers"       "(" VALUE ")"
+//!            | "pipeline"      "(" VALUE ")"
+//!            | "tensors"       "(" VALUE ")"
 //! ```
+//!
+//! A VALUE may be tuned: `tune([0, 1, 4], default = 4)` declares a parameter the auto-tuner
+//! searches (named after its position, e.g. `pad_a`, or `name = ..`); a constraint's
+//! identifiers are such parameters, the fixed values of the level by the same names, `K`,
+//! `bytes` (of the dtype) and the arch's `shared`, `wave`, `max_threads`, `registers`.
 //!
 //! Every argument list may end with a trailing comma. INT is an unsuffixed integer literal that
 //! fits in u32. IDENT `L<digits>` is a numbered level, any other identifier a named one. Outer
@@ -23,7 +34,7 @@
 //! global)` is recognised, to say why it is wrong); value ranges and the rules between
 //! primitives are in [`check`](crate::check).
 
-use crate::ast::{BindUnit, Level, Levels, Prim, PrimKind, Sp, Threads};
+use crate::ast::{BinOp, BindUnit, CmpOp, Cond, Level, Levels, Prim, PrimKind, Sp, Term, Val};
 use crate::words::{self, Table};
 use proc_macro2::{Ident, Span, TokenTree};
 use syn::parse::{Parse, ParseStream};
@@ -172,10 +183,10 @@ fn parse_prim(input: ParseStream) -> Result<Prim> {
         after_key: false,
     };
     let kind = match prim {
-        "threads" => PrimKind::Threads(threads(&mut args)?),
-        "buffers" => PrimKind::Buffers(value(&mut args, "buffer count")?),
-        "pipeline" => PrimKind::Pipeline(value(&mut args, "pipeline depth")?),
-        "tensors" => PrimKind::Tensors(value(&mut args, "tensors per block")?),
+        "threads" => PrimKind::Threads(numeric(&mut args, "thread count")?),
+        "buffers" => PrimKind::Buffers(numeric(&mut args, "buffer count")?),
+        "pipeline" => PrimKind::Pipeline(numeric(&mut args, "pipeline depth")?),
+        "tensors" => PrimKind::Tensors(numeric(&mut args, "tensors per block")?),
         "bind" => {
             let unit = args.word("bound unit", words::BIND_UNITS)?;
             let map = match unit.value {
@@ -204,7 +215,7 @@ fn parse_prim(input: ParseStream) -> Result<Prim> {
                 None
             } else {
                 let word = args.key("pad")?;
-                Some((word, args.int("padding")?))
+                Some((word, args.value("padding")?))
             };
             PrimKind::CacheRead { operand, into, pad }
         }
@@ -215,12 +226,32 @@ fn parse_prim(input: ParseStream) -> Result<Prim> {
                 None
             } else {
                 let word = args.key("pad")?;
-                Some((word, args.int("padding")?))
+                Some((word, args.value("padding")?))
             };
             PrimKind::CacheWrite { operand, into, pad }
         }
         "register_tile" => PrimKind::RegisterTile(args.word("loop", words::REGISTER_TILE_LOOPS)?),
-        "unroll" => PrimKind::Unroll(args.word("loop", words::UNROLL_LOOPS)?),
+        "unroll" => {
+            let loop_ = args.word("loop", words::UNROLL_LOOPS)?;
+            let by = if args.at_end() {
+                None
+            } else {
+                let word = args.key("by")?;
+                Some((word, args.value("unroll factor")?))
+            };
+            PrimKind::Unroll { loop_, by }
+        }
+        "launch_bounds" => {
+            args.key("min_blocks")?;
+            PrimKind::LaunchBounds { min_blocks: args.value("minimum blocks per multiprocessor")? }
+        }
+        "constraint" => {
+            args.separator()?;
+            if args.input.is_empty() {
+                return Err(args.missing("condition"));
+            }
+            PrimKind::Constraint(condition(args.input)?)
+        }
         "workspace" => PrimKind::Workspace(args.word("workspace memory", words::WORKSPACES)?),
         "copy" => {
             args.key("vector")?;
@@ -243,33 +274,129 @@ fn parse_prim(input: ParseStream) -> Result<Prim> {
     Ok(Prim { ident, kind })
 }
 
-/// `threads(N)` or `threads(tune = [..], default = N)`.
-fn threads(args: &mut Args) -> Result<Threads> {
-    // Nothing has been read yet, so the first token tells the two forms apart.
-    if !args.input.peek(syn::Ident) {
-        return Ok(Threads::Fixed(args.int("thread count")?));
+/// The sole argument of `threads`, `buffers`, `pipeline`: `N`, `tune([..], default = N)` or
+/// the older `tune = [..], default = N`.
+fn numeric(args: &mut Args, what: &str) -> Result<Val> {
+    // Nothing has been read yet, so the first tokens tell the forms apart.
+    if !(args.input.peek(syn::Ident) && args.input.peek2(Token![=])) {
+        return args.value(what);
     }
-    args.key("tune")?;
-    let (list, choices) = args.int_list("thread count")?;
-    args.key("default")?;
-    let default = args.int("default thread count")?;
-    Ok(Threads::Tune {
-        list,
-        choices,
-        default,
-    })
-}
-
-/// `N` or `tune = [..], default = N` for a numeric argument (`what` names it in messages).
-fn value(args: &mut Args, what: &str) -> Result<Threads> {
-    if !args.input.peek(syn::Ident) {
-        return Ok(Threads::Fixed(args.int(what)?));
-    }
-    args.key("tune")?;
+    let word = args.key("tune")?;
     let (list, choices) = args.int_list(what)?;
     args.key("default")?;
     let default = args.int(&format!("default {what}"))?;
-    Ok(Threads::Tune { list, choices, default })
+    Ok(Val::Tune {
+        word,
+        list,
+        choices,
+        default,
+        name: None,
+    })
+}
+
+/// `lhs op rhs` of a `constraint(..)`.
+fn condition(input: ParseStream) -> Result<Cond> {
+    let text = input.fork().parse::<proc_macro2::TokenStream>()?.to_string();
+    let lhs = sum(input)?;
+    let ops: [(&str, CmpOp); 6] = [("<=", CmpOp::Le), (">=", CmpOp::Ge), ("==", CmpOp::Eq), ("!=", CmpOp::Ne), ("<", CmpOp::Lt), (">", CmpOp::Gt)];
+    let span = input.span();
+    let op = if input.peek(Token![<=]) {
+        input.parse::<Token![<=]>()?;
+        CmpOp::Le
+    } else if input.peek(Token![>=]) {
+        input.parse::<Token![>=]>()?;
+        CmpOp::Ge
+    } else if input.peek(Token![==]) {
+        input.parse::<Token![==]>()?;
+        CmpOp::Eq
+    } else if input.peek(Token![!=]) {
+        input.parse::<Token![!=]>()?;
+        CmpOp::Ne
+    } else if input.peek(Token![<]) {
+        input.parse::<Token![<]>()?;
+        CmpOp::Lt
+    } else if input.peek(Token![>]) {
+        input.parse::<Token![>]>()?;
+        CmpOp::Gt
+    } else {
+        let list: Vec<&str> = ops.iter().map(|(w, _)| *w).collect();
+        return Err(input.error(format!("expected a comparison ({}) in `constraint`", list.join(" "))));
+    };
+    let rhs = sum(input)?;
+    Ok(Cond { lhs, op: Sp { value: op, span }, rhs, text })
+}
+
+/// `term (("+" | "-") term)*`.
+fn sum(input: ParseStream) -> Result<Term> {
+    let mut lhs = product(input)?;
+    loop {
+        let span = input.span();
+        let op = if input.peek(Token![+]) {
+            input.parse::<Token![+]>()?;
+            BinOp::Add
+        } else if input.peek(Token![-]) && !input.peek(Token![->]) {
+            input.parse::<Token![-]>()?;
+            BinOp::Sub
+        } else {
+            return Ok(lhs);
+        };
+        lhs = Term::Bin(Box::new(lhs), Sp { value: op, span }, Box::new(product(input)?));
+    }
+}
+
+/// `power (("*" | "/" | "%") power)*`.
+fn product(input: ParseStream) -> Result<Term> {
+    let mut lhs = power(input)?;
+    loop {
+        let span = input.span();
+        let op = if input.peek(Token![*]) {
+            input.parse::<Token![*]>()?;
+            BinOp::Mul
+        } else if input.peek(Token![/]) {
+            input.parse::<Token![/]>()?;
+            BinOp::Div
+        } else if input.peek(Token![%]) {
+            input.parse::<Token![%]>()?;
+            BinOp::Rem
+        } else {
+            return Ok(lhs);
+        };
+        lhs = Term::Bin(Box::new(lhs), Sp { value: op, span }, Box::new(power(input)?));
+    }
+}
+
+/// `atom ("^" power)?`: `^` is a power here (right-associative, binding tighter than `*`).
+fn power(input: ParseStream) -> Result<Term> {
+    let base = atom(input)?;
+    if input.peek(Token![^]) {
+        let span = input.span();
+        input.parse::<Token![^]>()?;
+        return Ok(Term::Bin(Box::new(base), Sp { value: BinOp::Pow, span }, Box::new(power(input)?)));
+    }
+    Ok(base)
+}
+
+fn atom(input: ParseStream) -> Result<Term> {
+    if input.peek(token::Paren) {
+        let inner;
+        parenthesized!(inner in input);
+        let t = sum(&inner)?;
+        if !inner.is_empty() {
+            return Err(inner.error("expected `)` after the parenthesized expression"));
+        }
+        return Ok(t);
+    }
+    if input.peek(syn::Ident) {
+        return Ok(Term::Name(input.parse()?));
+    }
+    if input.peek(LitInt) {
+        return Ok(Term::Int(int_literal(input, "operand", "constraint")?));
+    }
+    if input.is_empty() {
+        return Err(input.error("`constraint` ends too early: expected a number, a name or `(`"));
+    }
+    let tt: TokenTree = input.parse()?;
+    Err(Error::new(tt.span(), format!("expected a number, a parameter name or `(` in `constraint`, found `{tt}`")))
 }
 
 /// Reads the comma-separated arguments of one primitive, with messages that name it.
@@ -402,6 +529,45 @@ impl Args<'_> {
             list.parse::<Token![,]>()?;
         }
         Ok((brackets.span.join(), items))
+    }
+
+    /// The next argument as a value: an integer literal or `tune([..], default = N)`.
+    fn value(&mut self, what: &str) -> Result<Val> {
+        self.separator()?;
+        if self.input.is_empty() {
+            return Err(self.missing(what));
+        }
+        if !self.input.peek(syn::Ident) {
+            return Ok(Val::Fixed(int_literal(self.input, what, self.prim)?));
+        }
+        let word: Ident = self.input.parse()?;
+        if word != "tune" {
+            return Err(Error::new(
+                word.span(),
+                format!("expected the {what} of `{}` as an integer or `tune([N, ...], default = N)`, found `{word}`", self.prim),
+            ));
+        }
+        if !self.input.peek(token::Paren) {
+            return Err(self.input.error("expected `(` after `tune`: write tune([N, ...], default = N)"));
+        }
+        let content;
+        let parens = parenthesized!(content in self.input);
+        let mut inner = Args { input: &content, prim: "tune", parens: parens.span.join(), count: 0, after_key: false };
+        let (list, choices) = inner.int_list(what)?;
+        inner.key("default")?;
+        let default = inner.int(&format!("default {what}"))?;
+        let name = if inner.at_end() {
+            None
+        } else {
+            inner.key("name")?;
+            inner.separator()?;
+            if !inner.input.peek(syn::Ident) {
+                return Err(inner.input.error("expected the parameter's name, an identifier"));
+            }
+            Some(inner.input.parse::<Ident>()?)
+        };
+        inner.finish()?;
+        Ok(Val::Tune { word: word.span(), list, choices, default, name })
     }
 
     /// The next argument as an integer literal.

@@ -1,7 +1,7 @@
 //! Unit tests of parse/check/expand on `proc_macro2` tokens (outside the compiler, where
 //! span-locations gives lines and columns of the test source strings).
 
-use crate::ast::{Levels, Loop, Memory, Operand, PrimKind, ThreadMap, Threads};
+use crate::ast::{Levels, Loop, Memory, Operand, PrimKind, ThreadMap, Val};
 use proc_macro2::TokenStream;
 
 fn tokens(src: &str) -> TokenStream {
@@ -105,13 +105,13 @@ fn parses_levels() {
             pad: Some((_, pad)),
         } => {
             assert_eq!(
-                (operand.value, into.value, pad.value),
+                (operand.value, into.value, pad.default_value()),
                 (Operand::B, Memory::Shared, 1)
             );
         }
         _ => panic!("cache_read"),
     }
-    assert!(matches!(l3.prims[5].kind, PrimKind::Unroll(l) if l.value == Loop::Cols));
+    assert!(matches!(l3.prims[5].kind, PrimKind::Unroll { loop_: l, by: None } if l.value == Loop::Cols));
 
     let copy = &levels.0[1];
     assert_eq!(
@@ -119,7 +119,7 @@ fn parses_levels() {
         (None, "copy", "")
     );
     match &copy.prims[0].kind {
-        PrimKind::Threads(Threads::Tune {
+        PrimKind::Threads(Val::Tune {
             choices, default, ..
         }) => {
             let c: Vec<u32> = choices.iter().map(|c| c.value).collect();
@@ -159,8 +159,8 @@ fn expands_to_ir() {
         "pub fn l3 () -> :: mra_codegen :: ir :: Schedule",
         "number : :: core :: option :: Option :: Some (3u32)",
         "Located { item : :: mra_codegen :: ir :: Step :: Threads (:: mra_codegen :: ir :: Value :: Fixed (128u32)) , line : 7u32 }",
-        "Step :: CacheRead { operand : :: mra_codegen :: ir :: Operand :: B , into : :: mra_codegen :: ir :: Memory :: Shared , pad : 1u32 , }",
-        "Step :: Unroll (:: mra_codegen :: ir :: Loop :: K) , line : 11u32",
+        "Step :: CacheRead { operand : :: mra_codegen :: ir :: Operand :: B , into : :: mra_codegen :: ir :: Memory :: Shared , pad : :: mra_codegen :: ir :: Value :: Fixed (1u32) , }",
+        "Step :: Unroll (:: mra_codegen :: ir :: Loop :: K , :: mra_codegen :: ir :: Value :: Fixed (0u32)) , line : 11u32",
         "file : :: std :: string :: String :: from (:: core :: file ! ())",
         "pub fn copy ()",
         "number : :: core :: option :: Option :: None",
@@ -287,7 +287,7 @@ fn argument_shapes() {
     // Extra arguments point at the first extra token.
     assert_error(
         &with("    unroll(k, cols);"),
-        "unexpected extra argument to `unroll`; write unroll(k|cols)",
+        "unknown argument `cols` of `unroll`; expected one of: by",
         4,
         "cols",
     );
@@ -408,7 +408,7 @@ fn value_ranges() {
     );
     assert_error(
         "level L1 \"L1\" { threads(tune = [64, 128], default = 96); copy(vector = 1); }",
-        "the default thread count 96 is not among the choices [64, 128]",
+        "the default 96 is not among the choices [64, 128]",
         1,
         "96",
     );
@@ -500,16 +500,53 @@ fn combinations() {
 }
 
 #[test]
+fn tunable_values_anywhere() {
+    let src = "level L1 \"L1\" {
+    threads(tune([64, 128], default = 128));
+    launch_bounds(min_blocks = tune([1, 2], default = 1, name = occupancy));
+    bind(threads, rows);
+    cache_read(B, shared, pad = tune([0, 1], default = 1));
+    register_tile(cols);
+    unroll(k, by = tune([0, 2], default = 0));
+    constraint(threads * occupancy <= 2 * max_threads);
+    constraint(pad_b + unroll_k ^ 2 < K * 100);
+}";
+    let levels = parse(src);
+    let names: Vec<String> = levels.0[0].prims.iter().flat_map(|p| p.values()).map(|(n, _)| n).collect();
+    assert_eq!(names, ["threads", "occupancy", "pad_b", "unroll_k"]);
+    let out = crate::expand::expand(&levels).to_string();
+    assert!(out.contains("Step :: LaunchBounds { min_blocks : :: mra_codegen :: ir :: Value :: Tunable { name : :: std :: string :: String :: from (\"occupancy\")"), "{out}");
+    // `^` binds tighter than `+`: pad_b + (unroll_k ^ 2).
+    assert!(out.contains("Expr :: Bin (:: std :: boxed :: Box :: new (:: mra_codegen :: tune :: Expr :: Name (:: std :: string :: String :: from (\"pad_b\"))) , :: mra_codegen :: tune :: BinOp :: Add , :: std :: boxed :: Box :: new (:: mra_codegen :: tune :: Expr :: Bin (:: std :: boxed :: Box :: new (:: mra_codegen :: tune :: Expr :: Name (:: std :: string :: String :: from (\"unroll_k\"))) , :: mra_codegen :: tune :: BinOp :: Pow"), "{out}");
+}
+
+#[test]
+fn malformed_tuning_declarations() {
+    let lvl = |body: &str| format!("level L1 \"L1\" {{\n    threads(128);\n    bind(threads, rows);\n{body}\n}}");
+    assert_error(&lvl("    cache_read(B, shared, pad = tune([], default = 0));"), "is empty", 4, "[]");
+    assert_error(&lvl("    cache_read(B, shared, pad = tune([0, 1], default = 2));"), "the default 2 is not among the choices [0, 1]", 4, "2)");
+    assert_error(&lvl("    cache_read(B, shared, pad = tune([1, 1], default = 1));"), "listed twice", 4, "1]");
+    assert_error(&lvl("    cache_read(B, shared, pad = tune([0, 1], default = 1, name = threads));"), "parameter `threads` is declared twice", 4, "threads)");
+    assert_error(&lvl("    constraint(threads * warps <= 256);"), "unknown name `warps` in constraint", 4, "warps");
+    assert_error(&lvl("    launch_bounds(min_blocks = tune([2, 4], default = 4));\n    constraint(threads * min_blocks <= 256);"), "is false for the schedule's defaults", 5, "<=");
+    assert_error(&lvl("    constraint(threads 256);"), "expected a comparison", 4, "256");
+    assert_error(&lvl("    launch_bounds(min_blocks = 0);"), "min_blocks is the number of blocks", 4, "0");
+    assert_error(&lvl("    unroll(k, by = tune([1, 2], default = 2, name = K));"), "taken by a built-in", 4, "K)");
+}
+
+#[test]
 fn buffers_and_pipeline() {
     let fused = "level f \"f\" {\n threads(256);\n bind(warps, tiles);\n tensorize(mma);\n cache_read(A, shared);\n workspace(shared);\n";
     // Accepted, with the value forms of `threads`.
     parse(&format!("{fused} buffers(1);\n}}"));
     parse(&format!("{fused} buffers(tune = [2, 3], default = 2);\n pipeline(2);\n}}"));
     assert_error(&format!("{fused} buffers(0);\n}}"), "buffers(0): takes 1 to 9", 7, "0");
-    assert_error(&format!("{fused} pipeline(tune = [1, 2], default = 3);\n}}"), "the default of pipeline (3)", 7, "3)");
+    assert_error(&format!("{fused} pipeline(tune = [1, 2], default = 3);\n}}"), "the default 3 is not among the choices [1, 2]", 7, "3)");
     parse(&format!("{fused} pipeline(2);\n tensors(tune = [2, 4], default = 2);\n}}"));
+    parse(&format!("{fused} pipeline(2);\n tensors(tune([1, 2, 4], default = 2));\n}}"));
     // Named barriers 1..=N: at most 4 groups.
     assert_error(&format!("{fused} pipeline(2);\n tensors(5);\n}}"), "tensors(5): takes 1 to 4", 8, "5");
+    assert_error(&format!("{fused} pipeline(2);\n tensors(tune([2, 8], default = 2));\n}}"), "tensors(8): takes 1 to 4", 8, "8");
     assert_error(
         "level f \"f\" {\n threads(256);\n bind(warps, tiles);\n tensorize(mma);\n buffers(1);\n}",
         "`buffers` shapes the fused passes: it needs tensorize(mma), cache_read(A, shared) and workspace(shared)",

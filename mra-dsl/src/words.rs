@@ -17,6 +17,8 @@ pub const PRIMITIVES: &[&str] = &[
     "workspace",
     "copy",
     "library",
+    "launch_bounds",
+    "constraint",
     "buffers",
     "pipeline",
     "tensors",
@@ -25,19 +27,22 @@ pub const PRIMITIVES: &[&str] = &[
 /// How each primitive is written, for "missing/extra argument" messages.
 pub fn signature(prim: &str) -> &'static str {
     match prim {
-        "threads" => "threads(N) or threads(tune = [N, ...], default = N)",
+        "threads" => "threads(N) or threads(tune([N, ...], default = N))",
         "bind" => "bind(threads, elements|rows) or bind(warps, tiles)",
         "tensorize" => "tensorize(mma|wmma)",
-        "cache_read" => "cache_read(A|B, shared|registers) or cache_read(A|B, shared, pad = N)",
-        "cache_write" => "cache_write(C, shared) or cache_write(C, shared, pad = N)",
+        "cache_read" => "cache_read(A|B, shared|registers) or cache_read(A|B, shared, pad = N|tune([N, ...], default = N))",
+        "cache_write" => "cache_write(C, shared) or cache_write(C, shared, pad = N|tune([N, ...], default = N))",
         "register_tile" => "register_tile(cols)",
-        "unroll" => "unroll(k|cols)",
+        "unroll" => "unroll(k|cols) or unroll(k|cols, by = N|tune([N, ...], default = N)) (by = 0: fully)",
         "workspace" => "workspace(global|shared)",
         "copy" => "copy(vector = 1|2|4)",
         "library" => "library(kronecker|three_gemm)",
-        "buffers" => "buffers(N), 1 <= N <= 9, or buffers(tune = [N, ...], default = N)",
-        "pipeline" => "pipeline(N), 1 <= N <= 8, or pipeline(tune = [N, ...], default = N)",
-        "tensors" => "tensors(N), 1 <= N <= 4, or tensors(tune = [N, ...], default = N)",
+        "launch_bounds" => "launch_bounds(min_blocks = N|tune([N, ...], default = N))",
+        "constraint" => "constraint(expr <= expr), e.g. constraint(threads * min_blocks <= 1024)",
+        "tune" => "tune([N, ...], default = N) or tune([N, ...], default = N, name = ident)",
+        "buffers" => "buffers(N), 1 <= N <= 9, or buffers(tune([N, ...], default = N))",
+        "pipeline" => "pipeline(N), 1 <= N <= 8, or pipeline(tune([N, ...], default = N))",
+        "tensors" => "tensors(N), 1 <= N <= 4, or tensors(tune([N, ...], default = N))",
         _ => unreachable!("not a primitive: {prim}"),
     }
 }

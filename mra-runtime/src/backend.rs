@@ -65,6 +65,20 @@ pub struct Gemm {
     pub batch: i32,
 }
 
+/// A compiled kernel's resources as its compiler reported them, vendor-neutral.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Resources {
+    /// Registers per thread (AMD: VGPRs, AGPRs included).
+    pub registers: u32,
+    /// Bytes spilled (NVIDIA: spill stores + loads; AMD: scratch) and spill counts: 0 if none.
+    pub spill_bytes: u32,
+    /// Static shared memory / LDS per block.
+    pub shared_bytes: u32,
+    /// Scalar registers per wave (AMD SGPRs; 0 on NVIDIA).
+    #[serde(default)]
+    pub scalar_registers: u32,
+}
+
 /// One opened GPU of some vendor, as the harness uses it.
 ///
 /// Ordering contract (the harness relies on it): `upload` and `poison` are complete, and
@@ -126,6 +140,20 @@ pub trait Backend: Sized {
 
     /// A new BLAS handle.
     fn blas(&self) -> Result<Self::Blas>;
+
+    /// What the compiler reported about a compiled kernel (registers, spills, shared memory),
+    /// if it reported anything: the tuner rejects spilling or non-fitting candidates from it.
+    fn resources(_compiled: &Self::Compiled) -> Option<Resources> {
+        None
+    }
+    /// The driver/runtime version (`CUDA driver 13000`), part of a tuning result's key.
+    fn driver_version(&self) -> String {
+        String::new()
+    }
+    /// The run-time compiler with its version (`NVRTC 13.0`), part of a tuning result's key.
+    fn compiler_version(_compiler: &Self::Compiler) -> String {
+        String::new()
+    }
     /// Enqueues `g` (strided-batched) on `stream` in `dtype` (f64 or f32).
     fn gemm(&self, blas: &Self::Blas, stream: &Self::Stream, dtype: DType, g: &Gemm) -> Result<()>;
 }

@@ -529,7 +529,7 @@ pub fn gemm_peak_tflops<B: Backend>(gpu: &B, n: usize, reps: usize) -> Result<f6
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     //! The harness on a fake backend that runs on the host: it records every call and
     //! executes kernels and GEMMs with the FP64 CPU reference, so the round-robin, the
     //! warm-up, the repetitions, the poisoning and the GEMM formulations of the library levels
@@ -553,7 +553,7 @@ mod tests {
 
     /// Buffers are host byte vectors at address (index + 1) << 32; streams, events and BLAS
     /// handles are numbers; every repetition takes `rep_ms`.
-    struct Fake {
+    pub(crate) struct Fake {
         arch: &'static Arch,
         mem: RefCell<Vec<Vec<u8>>>,
         ops: RefCell<Vec<Op>>,
@@ -561,12 +561,19 @@ mod tests {
         rep_ms: f32,
         /// Kernels write nothing: what poisoning must catch.
         lazy: Cell<bool>,
+        /// Kernels launched with this many threads write nothing (0: none): a wrong candidate.
+        pub(crate) wrong_threads: Cell<u32>,
     }
 
     impl Fake {
-        fn new(rep_ms: f32) -> Fake {
+        pub(crate) fn new(rep_ms: f32) -> Fake {
             let arch = mra_codegen::arch::find("sm_90").unwrap();
-            Fake { arch, mem: RefCell::default(), ops: RefCell::default(), ids: Cell::new(0), rep_ms, lazy: Cell::new(false) }
+            Fake { arch, mem: RefCell::default(), ops: RefCell::default(), ids: Cell::new(0), rep_ms, lazy: Cell::new(false), wrong_threads: Cell::new(0) }
+        }
+
+        /// The launches (thread counts) and downloads in order: validation must come first.
+        pub(crate) fn launch_count(&self) -> usize {
+            self.launches().len()
         }
 
         fn id(&self) -> usize {
@@ -667,9 +674,9 @@ mod tests {
         }
         /// Runs the copy level, the Kronecker matrix build (as the generated kernel documents
         /// it: M[alpha * K^3 + beta] = B(a,i) B(b,j) B(c,k)) or any other level as the transform.
-        fn launch(&self, entry: &String, stream: &usize, _: u32, args: &LaunchArgs) -> Result<()> {
+        fn launch(&self, entry: &String, stream: &usize, threads: u32, args: &LaunchArgs) -> Result<()> {
             self.log(Op::Launch { stream: *stream, entry: entry.clone(), args: *args });
-            if self.lazy.get() {
+            if self.lazy.get() || self.wrong_threads.get() == threads {
                 return Ok(());
             }
             let k = (self.mem.borrow()[(args.b >> 32) as usize - 1].len() as f64 / 8.0).sqrt() as usize;
@@ -720,7 +727,7 @@ mod tests {
         }
     }
 
-    fn session(rep_ms: f32) -> Session<Fake> {
+    pub(crate) fn session(rep_ms: f32) -> Session<Fake> {
         Session { gpu: Fake::new(rep_ms), compiler: (), cache: KernelCache::disabled() }
     }
 

@@ -14,6 +14,7 @@ pub mod reference;
 pub mod transformer;
 pub mod tuned;
 pub mod scratch;
+pub mod tuning;
 pub mod validate;
 
 pub use cache::KernelCache;

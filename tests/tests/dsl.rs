@@ -62,11 +62,11 @@ fn numbered_level() {
             Step::CacheRead {
                 operand: Operand::B,
                 into: Memory::Shared,
-                pad: 1
+                pad: Value::Fixed(1)
             },
             Step::RegisterTile(Loop::Cols),
-            Step::Unroll(Loop::K),
-            Step::Unroll(Loop::Cols),
+            Step::Unroll(Loop::K, Value::Fixed(0)),
+            Step::Unroll(Loop::Cols, Value::Fixed(0)),
             Step::Workspace(Memory::Global),
         ]
     );
@@ -111,7 +111,7 @@ fn tunable_and_level_zero() {
             Step::CacheRead {
                 operand: Operand::A,
                 into: Memory::Shared,
-                pad: 0
+                pad: Value::Fixed(0)
             },
             Step::Workspace(Memory::Shared),
         ]

@@ -28,9 +28,9 @@ fn main() {
         [
             Step::Threads(Value::Fixed(128)),
             Step::Bind(ThreadMap::Rows),
-            Step::CacheRead { operand: Operand::B, into: Memory::Shared, pad: 0 },
+            Step::CacheRead { operand: Operand::B, into: Memory::Shared, pad: mra_codegen::ir::Value::Fixed(0) },
             Step::RegisterTile(Loop::Cols),
-            Step::Unroll(Loop::K),
+            Step::Unroll(Loop::K, Value::Fixed(0)),
             Step::Workspace(Memory::Global),
         ]
     );

@@ -3,7 +3,7 @@
 //! HIP source carries its own small prelude instead of HIP headers, so the same text compiles
 //! under hiprtc and under a bare `clang -x hip -nogpuinc -nogpulib`.
 
-use crate::arch::{MatrixInstr, Vendor};
+use crate::arch::{Arch, MatrixInstr, Vendor};
 use crate::dtype::DType;
 use crate::fragment::Fragment;
 
@@ -23,14 +23,15 @@ pub trait Dialect {
     fn block_index(&self) -> &'static str;
     /// A statement: block-wide barrier that also makes shared and global writes visible.
     fn barrier(&self) -> &'static str;
-    /// Attribute placed between `__global__ void` and the kernel name, if the dialect wants one.
-    fn launch_bounds(&self, threads: u32) -> Option<String>;
+    /// Attribute placed between `__global__ void` and the kernel name, if the dialect wants one;
+    /// `min_blocks`: `launch_bounds(min_blocks = N)` with N > 1.
+    fn launch_bounds(&self, threads: u32, min_blocks: Option<u32>, arch: &Arch) -> Option<String>;
     /// Launch bounds that also promise `min_blocks` resident blocks per multiprocessor, so the
     /// compiler caps registers to what that occupancy leaves (in-place passes hold whole
     /// output tiles in registers and would otherwise take more than a block may have).
-    fn launch_bounds_min_blocks(&self, threads: u32, min_blocks: u32) -> Option<String> {
+    fn launch_bounds_min_blocks(&self, threads: u32, min_blocks: u32, arch: &Arch) -> Option<String> {
         let _ = min_blocks;
-        self.launch_bounds(threads)
+        self.launch_bounds(threads, None, arch)
     }
     /// Qualifier for small helpers that must inline.
     fn inline_device(&self) -> &'static str;
@@ -94,12 +95,16 @@ impl Dialect for Cuda {
     fn barrier(&self) -> &'static str {
         "__syncthreads();"
     }
-    fn launch_bounds(&self, _threads: u32) -> Option<String> {
-        // None on purpose: given only a thread count, ptxas (CUDA 13) aims at full occupancy,
-        // caps the kernel at 32 registers and spills (seen for L2 and L3 at K = 16, sm_90).
-        None
+    fn launch_bounds(&self, threads: u32, min_blocks: Option<u32>, _arch: &Arch) -> Option<String> {
+        // None without launch_bounds(..) on purpose: given only a thread count, ptxas (CUDA 13)
+        // aims at full occupancy, caps the kernel at 32 registers and spills (seen for L2 and
+        // L3 at K = 16, sm_90). With a minimum of blocks per SM it caps registers at
+        // 65536 / (THREADS * MIN) instead: what the schedule asked for.
+        // The number, not THREADS: the kernel's signature is outside the namespace of its
+        // constants.
+        min_blocks.map(|m| format!("__launch_bounds__({threads}, {m})"))
     }
-    fn launch_bounds_min_blocks(&self, threads: u32, min_blocks: u32) -> Option<String> {
+    fn launch_bounds_min_blocks(&self, threads: u32, min_blocks: u32, _arch: &Arch) -> Option<String> {
         Some(format!("__launch_bounds__({threads}, {min_blocks})"))
     }
     fn inline_device(&self) -> &'static str {
@@ -266,9 +271,18 @@ __device__ __attribute__((always_inline)) inline void mra_sync_block() {
     fn barrier(&self) -> &'static str {
         "mra_sync_block();"
     }
-    fn launch_bounds(&self, threads: u32) -> Option<String> {
+    fn launch_bounds(&self, threads: u32, min_blocks: Option<u32>, arch: &Arch) -> Option<String> {
         // Without it the compiler budgets registers for 1024-thread workgroups.
-        Some(format!("__attribute__((amdgpu_flat_work_group_size(1, {threads})))"))
+        let flat = format!("amdgpu_flat_work_group_size(1, {threads})");
+        Some(match min_blocks {
+            // N workgroups per CU are N * waves-per-workgroup waves over the CU's 4 SIMDs (EUs):
+            // what hip-clang's __launch_bounds__(THREADS, N) asks of the compiler too.
+            Some(m) => {
+                let waves_per_eu = (m * threads.div_ceil(arch.wave_size)).div_ceil(4).max(1);
+                format!("__attribute__(({flat}, amdgpu_waves_per_eu({waves_per_eu})))")
+            }
+            None => format!("__attribute__(({flat}))"),
+        })
     }
     fn inline_device(&self) -> &'static str {
         "__device__ __attribute__((always_inline)) inline"

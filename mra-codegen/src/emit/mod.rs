@@ -153,6 +153,25 @@ impl Emitter<'_> {
         self.w.line("constexpr int K2 = K * K;");
         self.w.line("constexpr int K3 = K * K * K;");
         self.w.line(format!("constexpr int THREADS = {};  {threads_note}", self.plan.threads));
+        let params = self.s.defaults();
+        if !params.is_empty() {
+            self.w.line(format!("// tunable parameters of this kernel: {}", crate::tune::describe(&params)));
+        }
+        for s in &self.s.steps {
+            match &s.item {
+                Step::LaunchBounds { .. } => {
+                    let what = match self.plan.min_blocks {
+                        Some(m) => format!("at least {m} blocks per multiprocessor (attribute on the kernel)"),
+                        None => "1 block per multiprocessor: no attribute, the compiler's default".into(),
+                    };
+                    self.w.line(format!("// [{}:{}] {}: {what}", short_file(&self.s.file), s.line, s.item));
+                }
+                Step::Constraint(_) => {
+                    self.w.line(format!("// [{}:{}] {}: holds", short_file(&self.s.file), s.line, s.item));
+                }
+                _ => {}
+            }
+        }
     }
 
     /// Closes the kernel's namespace (once; kernels are at global scope).
@@ -177,12 +196,17 @@ impl Emitter<'_> {
         let bounds = match self.plan.body {
             // In-place passes hold a wave's output tiles in registers: without a bound the
             // compiler takes more registers than a block of THREADS may have (168 at K = 20).
-            Body::Transform(tp) if tp.shared_buffers == 1 => self.d.launch_bounds_min_blocks(self.plan.threads, (65536 / (self.plan.threads * 128)).max(1)),
+            // An explicit launch_bounds(min_blocks = ..) of the schedule wins.
+            Body::Transform(tp) if tp.shared_buffers == 1 && self.plan.min_blocks.is_none() => {
+                self.d.launch_bounds_min_blocks(self.plan.threads, (65536 / (self.plan.threads * 128)).max(1), self.plan.request.arch)
+            }
             // tensors(N): a wave has several tiles per pass, which the compiler would keep in
             // flight at once (96 registers at K = 10: 2 blocks per SM instead of fused-pipe's 4);
             // 64 registers per thread keep the block count of one tile per wave.
-            Body::Transform(tp) if tp.tensors > 1 => self.d.launch_bounds_min_blocks(self.plan.threads, (65536 / (self.plan.threads * 64)).max(1)),
-            _ => self.d.launch_bounds(self.plan.threads),
+            Body::Transform(tp) if tp.tensors > 1 && self.plan.min_blocks.is_none() => {
+                self.d.launch_bounds_min_blocks(self.plan.threads, (65536 / (self.plan.threads * 64)).max(1), self.plan.request.arch)
+            }
+            _ => self.d.launch_bounds(self.plan.threads, self.plan.min_blocks, self.plan.request.arch),
         };
         let bounds = bounds.map(|b| b + " ").unwrap_or_default();
         format!(
@@ -582,12 +606,12 @@ impl Emitter<'_> {
         let fma = self.d.fma(self.plan.request.dtype);
         let bind_note = self.step_comment(|s| matches!(s, Step::Bind(_)));
         let unroll_k = if tp.unroll_k {
-            format!("#pragma unroll  {}", self.step_comment(|s| matches!(s, Step::Unroll(Loop::K))))
+            format!("{}  {}", pragma_unroll(tp.unroll_k_by), self.step_comment(|s| matches!(s, Step::Unroll(Loop::K, _))))
         } else {
             String::new()
         };
         let unroll_cols = if tp.unroll_cols {
-            format!("#pragma unroll  {}", self.step_comment(|s| matches!(s, Step::Unroll(Loop::Cols))))
+            format!("{}  {}", pragma_unroll(tp.unroll_cols_by), self.step_comment(|s| matches!(s, Step::Unroll(Loop::Cols, _))))
         } else {
             String::new()
         };
@@ -715,4 +739,9 @@ fn scratch_args(tp: &TransformPlan, k: u32) -> String {
 /// `mra-codegen/src/levels/l3.rs` → `levels/l3.rs`: enough to find the step, short in comments.
 fn short_file(path: &str) -> &str {
     path.find("levels/").map(|i| &path[i..]).unwrap_or(path)
+}
+
+/// `#pragma unroll` (fully, `by` = 0) or `#pragma unroll N`.
+pub(crate) fn pragma_unroll(by: u32) -> String {
+    if by == 0 { "#pragma unroll".into() } else { format!("#pragma unroll {by}") }
 }

@@ -301,7 +301,7 @@ impl Emitter<'_> {
         let dtype = self.plan.request.dtype;
         let zero = dtype.zero();
         let k = self.k();
-        let unroll = if tp.unroll_k { format!("#pragma unroll  {}", self.step_comment(|s| matches!(s, Step::Unroll(Loop::K)))) } else { String::new() };
+        let unroll = if tp.unroll_k { format!("{}  {}", super::pragma_unroll(tp.unroll_k_by), self.step_comment(|s| matches!(s, Step::Unroll(Loop::K, _)))) } else { String::new() };
         if tp.wmma {
             return Box::new(wmma_body(k, tp.wmma_stages_c(k), unroll, zero));
         }

@@ -4,13 +4,17 @@ mra_dsl::schedule! {
     /// Shared memory holds 2·K³ values, so K is bounded by the arch's limit (K ≤ 24 in f64 on
     /// sm_90, K ≤ 15 on AMD's 64 KiB LDS). The shared rows are padded by 4 so fragment loads
     /// spread over the banks; 256 threads beat 128 at K = 8, 16, 20, 24 on an H200 (NOTES.md).
+    /// Tunable (`mra-bench tune`): threads, the shared-row pad, the k-loop unrolling and a
+    /// minimum of resident blocks per SM/CU, which must all fit in shared memory.
     level fused "fused" {
-        threads(tune = [128, 256], default = 256);
+        threads(tune([128, 256, 512], default = 256));
+        launch_bounds(min_blocks = tune([1, 2], default = 1));
         bind(warps, tiles);
         tensorize(mma);
-        cache_read(A, shared, pad = 4);
+        cache_read(A, shared, pad = tune([0, 1, 2, 4], default = 4));
         cache_read(B, registers);
         workspace(shared);
-        unroll(k);
+        unroll(k, by = tune([0, 1, 2], default = 0));
+        constraint(min_blocks * 2 * K * (K * K + pad_a) * bytes <= shared);
     }
 }

@@ -3,15 +3,20 @@ mra_dsl::schedule! {
     /// tensor is copied into the shared buffer that pass does not read (cp.async, NVIDIA
     /// sm_80+), so the load of every tensor but a block's first overlaps computation. The
     /// buffers swap roles each tensor; no extra shared memory. AMD: run `fused`.
+    /// Tunable (`mra-bench tune`): threads, the shared-row pad, the k-loop unrolling, a minimum
+    /// of resident blocks per SM and a third buffer (a ring of two tensors in flight), which
+    /// must all fit in shared memory.
     level fused_pipe "fused-pipe" {
-        threads(tune = [128, 256, 384], default = 256);
+        threads(tune([128, 256, 384], default = 256));
+        launch_bounds(min_blocks = tune([1, 2], default = 1));
         bind(warps, tiles);
         tensorize(mma);
-        cache_read(A, shared, pad = 4);
+        cache_read(A, shared, pad = tune([0, 1, 2, 4], default = 4));
         cache_read(B, registers);
         workspace(shared);
-        buffers(tune = [2, 3], default = 2);
+        buffers(tune([2, 3], default = 2));
         pipeline(2);
-        unroll(k);
+        unroll(k, by = tune([0, 1, 2], default = 0));
+        constraint(min_blocks * buffers * K * (K * K + pad_a) * bytes <= shared);
     }
 }

@@ -33,4 +33,21 @@ impl Backend for Gpu {
     fn blas(&self) -> Result<Blas> {
         Blas::new()
     }
+
+    fn resources(c: &Compiled) -> Option<crate::backend::Resources> {
+        c.resources.map(|r| crate::backend::Resources {
+            registers: r.registers,
+            spill_bytes: r.spill_store_bytes + r.spill_load_bytes,
+            shared_bytes: r.shared_bytes,
+            scalar_registers: 0,
+        })
+    }
+
+    fn driver_version(&self) -> String {
+        format!("CUDA driver {}", self.driver_version)
+    }
+
+    fn compiler_version(nvrtc: &Nvrtc) -> String {
+        format!("NVRTC {}.{}", nvrtc.version.0, nvrtc.version.1)
+    }
 }

@@ -37,4 +37,21 @@ impl Backend for Gpu {
     fn blas(&self) -> Result<BlasHandle> {
         Ok(HipBlas::get()?.create()?)
     }
+
+    fn resources(c: &Compiled) -> Option<crate::backend::Resources> {
+        c.resources.as_ref().map(|r| crate::backend::Resources {
+            registers: r.vgpr_count,
+            spill_bytes: r.scratch_bytes + r.vgpr_spill_count + r.sgpr_spill_count,
+            shared_bytes: r.lds_bytes,
+            scalar_registers: r.sgpr_count,
+        })
+    }
+
+    fn driver_version(&self) -> String {
+        self.runtime.clone()
+    }
+
+    fn compiler_version(compiler: &AmdCompiler) -> String {
+        compiler.describe()
+    }
 }

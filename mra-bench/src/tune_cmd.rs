@@ -1,0 +1,408 @@
+//! `mra-bench tune`: search the parameters the levels declare, per (level, K), on the GPU found
+//! (either vendor, through the `Backend` trait) or offline with `--compile-only`; every result
+//! goes to the tuning database as it is measured (see `mra_runtime::tuning`).
+
+use crate::cli::TuneArgs;
+use crate::compile_cmd::Compiler;
+use crate::select::{self, CmdResult};
+use crate::session::{self, Opened};
+use crate::tuned_config as tuned;
+use indicatif::{ProgressBar, ProgressStyle};
+use mra_codegen::tune::{describe, Config};
+use mra_codegen::{levels, Arch, DType, Request, Schedule};
+use mra_runtime::harness::{self, Backend, HarnessConfig, Session};
+use mra_runtime::tuning::{self, gpu::GpuEvaluator, Db, Device, Evaluate, Harness, Limits, Outcome, Record, Strategy};
+use std::time::{Duration, Instant};
+
+pub fn run(args: &TuneArgs) -> CmdResult {
+    let dtype = select::dtype(&args.dtype)?;
+    let ks: Vec<u32> = select::numbers("-K", &args.ks)?;
+    let schedules = tunable_levels(&args.levels)?;
+    let arch = args.arch.as_deref().map(select::arch).transpose()?;
+    if args.list {
+        list(&schedules, &ks, arch, dtype);
+        return Ok(0);
+    }
+    let strategy = Strategy::parse(&args.strategy).ok_or_else(|| format!("unknown --strategy `{}`; known: exhaustive, random, anneal", args.strategy))?;
+    let budget = args.budget.as_deref().map(parse_duration).transpose()?;
+    let mut db = match &args.db {
+        Some(p) => Db::open(p)?,
+        None => Db::open_default()?,
+    };
+    let plan = Plan { schedules, ks, dtype, strategy, budget, max_configs: args.max_configs, seed: args.seed, top: args.top, start: Instant::now() };
+    if args.compile_only {
+        let arch = arch.ok_or_else(|| format!("tune --compile-only needs --arch (one of: {})", mra_codegen::arch::names().join(", ")))?;
+        return compile_only(args, &plan, arch, &mut db);
+    }
+    let harness = HarnessConfig { nfuncs: args.nfuncs, max_blocks: args.max_blocks, tasks: args.tasks, streams: args.streams, reps: args.reps };
+    harness.check()?;
+    match session::open(arch, args.compiler.as_deref(), select::cache(args.no_cache))? {
+        Opened::Cuda(s) => tune_on(&s, args, &plan, &harness, &mut db),
+        Opened::Hip(s) => tune_on(&s, args, &plan, &harness, &mut db),
+    }
+}
+
+/// What to tune and how, from the command line.
+struct Plan {
+    schedules: Vec<Schedule>,
+    ks: Vec<u32>,
+    dtype: DType,
+    strategy: Strategy,
+    budget: Option<Duration>,
+    max_configs: Option<usize>,
+    seed: Option<u64>,
+    top: usize,
+    start: Instant,
+}
+
+impl Plan {
+    /// The limits of case `i` of `n`: the budget is shared evenly, what a case leaves unused
+    /// goes to the next ones.
+    fn limits(&self, i: usize, n: usize) -> Limits {
+        let deadline = self.budget.map(|b| self.start + b.mul_f64((i + 1) as f64 / n as f64));
+        Limits { max_configs: self.max_configs, deadline }
+    }
+
+    /// The search seed: --seed, else 0 so that a rerun retraces (and skips) the same steps.
+    fn search_seed(&self) -> u64 {
+        self.seed.unwrap_or(0)
+    }
+}
+
+/// `-l` for tuning: `all` is every level with parameters; a named level without any is an error.
+fn tunable_levels(sel: &str) -> CmdResult<Vec<Schedule>> {
+    if sel.trim().eq_ignore_ascii_case("all") {
+        return Ok(levels::all().into_iter().filter(|s| !s.params().is_empty()).collect());
+    }
+    let chosen = select::level_list(sel)?;
+    for s in &chosen {
+        if s.params().is_empty() {
+            let have: Vec<String> = levels::all().into_iter().filter(|s| !s.params().is_empty()).map(|s| s.name).collect();
+            return Err(format!("level {} declares no tunable parameters; levels that do: {}", s.name, have.join(", ")).into());
+        }
+    }
+    Ok(chosen)
+}
+
+/// `90s`, `10m`, `1h`, or plain seconds.
+fn parse_duration(s: &str) -> CmdResult<Duration> {
+    let s = s.trim();
+    let (num, unit) = s.find(|c: char| !c.is_ascii_digit() && c != '.').map_or((s, ""), |i| s.split_at(i));
+    let n: f64 = num.parse().map_err(|_| format!("--budget `{s}`: expected e.g. 90s, 10m, 1h"))?;
+    let secs = match unit {
+        "" | "s" => n,
+        "m" | "min" => n * 60.0,
+        "h" => n * 3600.0,
+        _ => return Err(format!("--budget `{s}`: unknown unit `{unit}`; use s, m or h").into()),
+    };
+    Ok(Duration::from_secs_f64(secs))
+}
+
+/// `tune --list`: parameters, constraints and the candidates per K.
+fn list(schedules: &[Schedule], ks: &[u32], arch: Option<&'static Arch>, dtype: DType) {
+    for s in schedules {
+        let params = s.params();
+        let product: usize = params.iter().map(|p| p.choices.len()).product();
+        println!("{} ({} parameters, {product} combinations):", s.name, params.len());
+        for p in &params {
+            let c: Vec<String> = p.choices.iter().map(u32::to_string).collect();
+            println!("  {:<12} [{}] default {}   ({}, line {})", p.name, c.join(", "), p.default, p.step, p.line);
+        }
+        for st in s.iter_steps() {
+            if let mra_codegen::ir::Step::Constraint(c) = st {
+                println!("  constraint   {c}");
+            }
+        }
+        let archs: Vec<&'static Arch> = match arch {
+            Some(a) => vec![a],
+            None => mra_codegen::arch::ARCHS.iter().collect(),
+        };
+        for a in archs {
+            let per_k: Vec<String> = ks.iter().map(|&k| format!("K={k}: {}", tuning::space(s, k, a, dtype).0.len())).collect();
+            println!("  {:<8} candidates  {}", a.name, per_k.join(", "));
+        }
+    }
+}
+
+/// One line per result under the progress bar.
+fn outcome_text(o: &Outcome, copy_us: Option<f64>) -> String {
+    match o {
+        Outcome::Timed { us_per_task, .. } => match copy_us {
+            Some(c) => format!("{us_per_task:.2} us/task ({:.2} of copy)", c / us_per_task),
+            None => format!("{us_per_task:.2} us/task"),
+        },
+        Outcome::Compiled { resources, occupancy } => format!(
+            "fits: {} registers, {} B shared, occupancy {:.2}",
+            resources.map_or(0, |r| r.registers),
+            resources.map_or(0, |r| r.shared_bytes),
+            occupancy.unwrap_or(f64::NAN)
+        ),
+        Outcome::Rejected { why } => format!("rejected: {why}"),
+        Outcome::Invalid { why } => format!("WRONG ANSWER, never chosen: {why}"),
+    }
+}
+
+fn progress(len: usize, what: &str) -> ProgressBar {
+    let bar = ProgressBar::new(len as u64);
+    bar.set_style(ProgressStyle::with_template("{prefix} [{bar:30}] {pos}/{len} {elapsed} {msg}").expect("valid template").progress_chars("=> "));
+    bar.set_prefix(what.to_string());
+    bar
+}
+
+/// One result line on stderr, above the bar (which is hidden when stderr is not a terminal,
+/// and then prints nothing itself).
+fn say(bar: &ProgressBar, line: String) {
+    if bar.is_hidden() {
+        eprintln!("{line}");
+    } else {
+        bar.println(line);
+    }
+}
+
+/// Tunes every (level, K) on an opened GPU, the copy floor measured once per K.
+fn tune_on<B: Backend>(session: &Session<B>, args: &TuneArgs, plan: &Plan, harness: &HarnessConfig, db: &mut Db) -> CmdResult {
+    let device = tuned::device_of(session);
+    let arch = session.gpu.arch();
+    eprintln!("# tuning on {} ({}; {}; {}), database {}", device.gpu, device.arch, device.driver, device.compiler, db.path().display());
+    let n_cases = plan.ks.len() * plan.schedules.len();
+    let mut case_i = 0;
+    let mut failures = 0;
+    let mut summary_rows = Vec::new();
+    for &k in &plan.ks {
+        let copy_us = copy_floor(session, k, plan.dtype, harness)?;
+        for s in &plan.schedules {
+            let i = case_i;
+            case_i += 1;
+            let (space, declared) = tuning::space(s, k, arch, plan.dtype);
+            if space.is_empty() {
+                let why = match s.plan(Request { k, arch, dtype: plan.dtype }) {
+                    Err(e) => e.to_string(),
+                    Ok(_) => "no configuration meets the constraints".into(),
+                };
+                println!("{} K={k}: not tuned: none of the {declared} configurations can run on {}: {why}", s.name, arch.name);
+                summary_rows.push(serde_json::json!({
+                    "level": s.name, "k": k, "candidates": 0, "declared": declared, "tried": 0, "measured": 0, "seconds": 0.0,
+                    "copy_us_per_task": copy_us, "default_us_per_task": null, "best": null, "not_tuned": why,
+                }));
+                continue;
+            }
+            let case = Record {
+                device: device.clone(),
+                level: s.name.clone(),
+                k,
+                dtype: plan.dtype.to_string(),
+                harness: Some(Harness::from(*harness)),
+                config: Config::new(),
+                outcome: Outcome::Rejected { why: String::new() },
+                at: 0,
+            };
+            let seed = plan.seed.unwrap_or_else(rand::random);
+            let mut eval = GpuEvaluator::new(session, s, k, plan.dtype, *harness, seed)?;
+            eval.copy_us = Some(copy_us);
+            let started = Instant::now();
+            let bar = progress(plan.max_configs.map_or(space.len(), |m| m.min(space.len())), &format!("{} K={k}", s.name));
+            let mut on_result = |r: &Record, cached: bool| {
+                bar.inc(1);
+                let from = if cached { " (database)" } else { "" };
+                say(&bar, format!("  {} K={k} {}: {}{from}", s.name, describe(&r.config), outcome_text(&r.outcome, Some(copy_us))));
+            };
+            let result = tuning::tune_case(db, &case, &space, plan.strategy, plan.search_seed(), plan.limits(i, n_cases), &mut eval, &mut on_result);
+            bar.finish_and_clear();
+            let summary = result?;
+            let secs = started.elapsed().as_secs_f64();
+            let ranked = summary.ranked();
+            let invalid = summary.tried.iter().filter(|(r, _)| matches!(r.outcome, Outcome::Invalid { .. })).count();
+            let rejected = summary.tried.iter().filter(|(r, _)| matches!(r.outcome, Outcome::Rejected { .. })).count();
+            println!(
+                "{} K={k}: {} candidates ({declared} declared), {} tried ({} measured now, {} from the database), {rejected} rejected, {invalid} wrong, {secs:.1} s; copy floor {copy_us:.2} us/task",
+                s.name,
+                space.len(),
+                summary.tried.len(),
+                summary.measured(),
+                summary.tried.len() - summary.measured()
+            );
+            let default_us = summary.tried.iter().find(|(r, _)| r.config == space[0]).and_then(|(r, _)| r.outcome.us());
+            for (rank, r) in ranked.iter().take(plan.top).enumerate() {
+                let us = r.outcome.us().unwrap();
+                println!("  #{} {:<50} {us:>9.2} us/task  copy/level {:.3}", rank + 1, describe(&r.config), copy_us / us);
+            }
+            match default_us {
+                Some(d) => println!("  defaults {:<46} {d:>9.2} us/task  copy/level {:.3}", describe(&space[0]), copy_us / d),
+                None => println!("  defaults {}: no valid time in this run", describe(&space[0])),
+            }
+            if ranked.is_empty() {
+                failures += 1;
+                println!("  no valid configuration found for {} at K={k}", s.name);
+            }
+            summary_rows.push(serde_json::json!({
+                "level": s.name, "k": k, "candidates": space.len(), "declared": declared, "tried": summary.tried.len(),
+                "measured": summary.measured(), "seconds": secs, "copy_us_per_task": copy_us, "default_us_per_task": default_us,
+                "best": ranked.first().map(|r| serde_json::json!({"config": r.config, "us_per_task": r.outcome.us()})),
+            }));
+        }
+    }
+    print_table(&device, &summary_rows);
+    if let Some(out) = &args.out {
+        std::fs::write(out, serde_json::to_string_pretty(&summary_rows)?).map_err(|e| format!("cannot write {out}: {e}"))?;
+    }
+    eprintln!("# results in {}", db.path().display());
+    Ok(if failures > 0 { 1 } else { 0 })
+}
+
+/// The before/after table of the run: defaults and best, both measured in this process with
+/// the same copy floor.
+fn print_table(device: &Device, rows: &[serde_json::Value]) {
+    println!();
+    println!("Tuning on {} ({}, {}, {}): µs per task, (copy / level) in parentheses; default and tuned measured in this process", device.gpu, device.arch, device.driver, device.compiler);
+    println!();
+    println!("| level | K | candidates (declared) | tried (measured now) | tuning s | copy µs | default µs | tuned µs | default/tuned | tuned parameters |");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
+    for r in rows {
+        let copy = r["copy_us_per_task"].as_f64().unwrap_or(f64::NAN);
+        let cell = |us: Option<f64>| us.map_or("–".to_string(), |u| format!("{u:.2} ({:.2})", copy / u));
+        let default = r["default_us_per_task"].as_f64();
+        let tuned = r["best"]["us_per_task"].as_f64();
+        let ratio = match (default, tuned) {
+            (Some(d), Some(t)) => format!("{:.2}x", d / t),
+            _ => "–".into(),
+        };
+        let params = r["best"]["config"].as_object().map_or("–".to_string(), |m| m.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" "));
+        println!(
+            "| {} | {} | {} ({}) | {} ({}) | {:.1} | {copy:.2} | {} | {} | {ratio} | {params} |",
+            r["level"].as_str().unwrap_or(""),
+            r["k"],
+            r["candidates"],
+            r["declared"],
+            r["tried"],
+            r["measured"],
+            r["seconds"].as_f64().unwrap_or(0.0),
+            cell(default),
+            cell(tuned)
+        );
+    }
+}
+
+/// The copy floor at `k` in the same harness, µs per task (on random inputs; the copy level's
+/// validation is `validate`'s and `run`'s job).
+fn copy_floor<B: Backend>(session: &Session<B>, k: u32, dtype: DType, cfg: &HarnessConfig) -> CmdResult<f64> {
+    let copy = levels::find("copy")?;
+    let p = session.prepare(&copy, k, dtype)?;
+    let bufs = session.allocate(cfg, &p.kernel.plan)?;
+    let mut rng = rand::rng();
+    let a = harness::random_inputs(dtype, cfg.nfuncs * (k as usize).pow(3), &mut rng);
+    session.gpu.upload(&bufs.a, &harness::to_device_bytes(dtype, &a))?;
+    let streams = session.streams(cfg.streams)?;
+    let times = harness::time_reps(&session.gpu, &p, &bufs, &streams, cfg)?;
+    Ok(harness::median(&times) / cfg.tasks as f64)
+}
+
+/// Offline: compile every candidate for `arch`, keep the ones that fit.
+struct OfflineEvaluator<'a> {
+    compiler: &'a Compiler,
+    schedule: &'a Schedule,
+    arch: &'static Arch,
+    k: u32,
+    dtype: DType,
+}
+
+impl Evaluate for OfflineEvaluator<'_> {
+    fn evaluate(&mut self, config: &Config) -> mra_runtime::Result<Outcome> {
+        let invalid = |e: String| mra_runtime::RuntimeError::Invalid(e);
+        let s = self.schedule.with_config(config).map_err(|e| invalid(e.to_string()))?;
+        let kernel = mra_codegen::generate(&s, Request { k: self.k, arch: self.arch, dtype: self.dtype }).map_err(|e| invalid(e.to_string()))?;
+        let report = match self.compiler.report(&kernel, self.arch, self.dtype, self.k) {
+            Ok(r) => r,
+            Err(e) => return Ok(Outcome::Rejected { why: format!("does not compile: {}", tuning::brief(&e.to_string())) }),
+        };
+        let fit = report.fit();
+        let r = fit.resources;
+        let why = if r.spill_bytes > 0 {
+            Some(format!("spills or uses scratch memory ({} B; {} registers)", r.spill_bytes, r.registers))
+        } else if r.registers > self.arch.max_registers_per_thread {
+            Some(format!("{} registers per thread, {} allows {}", r.registers, self.arch.name, self.arch.max_registers_per_thread))
+        } else if r.shared_bytes > self.arch.shared_bytes_max {
+            Some(format!("{} B shared memory, {} allows {}", r.shared_bytes, self.arch.name, self.arch.shared_bytes_max))
+        } else if fit.blocks == 0 {
+            Some("no block fits on a multiprocessor (occupancy 0)".into())
+        } else {
+            kernel.plan.min_blocks.filter(|&m| fit.blocks < m).map(|m| format!("launch_bounds asks {m} blocks per multiprocessor, resources allow {}", fit.blocks))
+        };
+        Ok(match why {
+            Some(why) => Outcome::Rejected { why },
+            None => Outcome::Compiled { resources: Some(r), occupancy: Some(fit.occupancy) },
+        })
+    }
+}
+
+/// `tune --compile-only`: every candidate compiled offline; survivors into the database.
+fn compile_only(args: &TuneArgs, plan: &Plan, arch: &'static Arch, db: &mut Db) -> CmdResult {
+    let compiler = Compiler::choose(arch, args.compiler.as_deref())?;
+    let version = match &compiler {
+        Compiler::Nvidia { nvrtc, .. } => format!("NVRTC {}.{}", nvrtc.version.0, nvrtc.version.1),
+        Compiler::Amd { compiler, .. } => compiler.describe(),
+    };
+    let device = Device { gpu: String::new(), arch: arch.name.to_string(), driver: String::new(), compiler: version };
+    eprintln!("# compiling every candidate for {} with {} (no GPU); database {}", arch.name, device.compiler, db.path().display());
+    let mut survivors = Vec::new();
+    let n_cases = plan.ks.len() * plan.schedules.len();
+    let mut i = 0;
+    for &k in &plan.ks {
+        for s in &plan.schedules {
+            let (space, declared) = tuning::space(s, k, arch, plan.dtype);
+            i += 1;
+            if space.is_empty() {
+                println!("{} K={k}: none of the {declared} configurations can run on {}", s.name, arch.name);
+                continue;
+            }
+            let case = Record {
+                device: device.clone(),
+                level: s.name.clone(),
+                k,
+                dtype: plan.dtype.to_string(),
+                harness: None,
+                config: Config::new(),
+                outcome: Outcome::Rejected { why: String::new() },
+                at: 0,
+            };
+            let mut eval = OfflineEvaluator { compiler: &compiler, schedule: s, arch, k, dtype: plan.dtype };
+            let bar = progress(space.len(), &format!("{} K={k}", s.name));
+            let mut on_result = |r: &Record, cached: bool| {
+                bar.inc(1);
+                let from = if cached { " (database)" } else { "" };
+                say(&bar, format!("  {} K={k} {}: {}{from}", s.name, describe(&r.config), outcome_text(&r.outcome, None)));
+            };
+            // Every candidate: the point is the full list of survivors.
+            let limits = Limits { max_configs: plan.max_configs, deadline: plan.limits(i - 1, n_cases).deadline };
+            let summary = tuning::tune_case(db, &case, &space, Strategy::Exhaustive, 0, limits, &mut eval, &mut on_result);
+            bar.finish_and_clear();
+            let summary = summary?;
+            let ok: Vec<&Record> = summary.tried.iter().map(|(r, _)| r).filter(|r| matches!(r.outcome, Outcome::Compiled { .. })).collect();
+            println!("{} K={k} on {}: {} candidates ({declared} declared), {} compiled, {} survive", s.name, arch.name, space.len(), summary.tried.len(), ok.len());
+            for r in &ok {
+                println!("  {:<50} {}", describe(&r.config), outcome_text(&r.outcome, None));
+            }
+            survivors.extend(ok.into_iter().cloned());
+        }
+    }
+    if let Some(out) = &args.out {
+        std::fs::write(out, serde_json::to_string_pretty(&survivors)?).map_err(|e| format!("cannot write {out}: {e}"))?;
+        eprintln!("# {} survivors written to {out}", survivors.len());
+    }
+    eprintln!("# results in {}", db.path().display());
+    Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("90s").unwrap(), Duration::from_secs(90));
+        assert_eq!(parse_duration("10m").unwrap(), Duration::from_secs(600));
+        assert_eq!(parse_duration("1.5h").unwrap(), Duration::from_secs(5400));
+        assert_eq!(parse_duration("42").unwrap(), Duration::from_secs(42));
+        assert!(parse_duration("10 parsecs").is_err());
+        assert!(parse_duration("m").is_err());
+    }
+}

@@ -1,0 +1,175 @@
+//! `mra-bench tune` without a GPU, and the tuned configuration in the other commands: the
+//! space listing, offline compile-only pruning into the database, `--emit-src` with a tuned
+//! configuration and `--untuned`, `-l best`, and one-line errors.
+
+use serde_json::{json, Value};
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn mra_bench(args: &[&str], db: &PathBuf) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mra-bench"))
+        .args(args)
+        .env("MRA_KERNEL_CACHE", "off")
+        .env("MRA_TUNING_DB", db)
+        .output()
+        .expect("run mra-bench")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn temp(name: &str) -> PathBuf {
+    let p = std::env::temp_dir().join(format!("mra-bench-tune-{name}-{}.json", std::process::id()));
+    let _ = std::fs::remove_file(&p);
+    p
+}
+
+#[test]
+fn list_prints_parameters_constraints_and_candidates_per_k() {
+    let o = mra_bench(&["tune", "--list", "-l", "fused", "-K", "16,20,32", "--arch", "sm_90"], &temp("list"));
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    assert!(out.contains("fused (4 parameters, 72 combinations)"), "{out}");
+    assert!(out.contains("pad_a        [0, 1, 2, 4] default 4"), "{out}");
+    assert!(out.contains("constraint   min_blocks * 2 * K * (K * K + pad_a) * bytes <= shared"), "{out}");
+    // K=20: 2·20·(400+pad)·8 > 227 KiB / 2, so min_blocks=2 goes; K=32 fits in no configuration.
+    assert!(out.contains("sm_90    candidates  K=16: 72, K=20: 36, K=32: 0"), "{out}");
+}
+
+#[test]
+fn refuses_levels_without_parameters_and_bad_flags_in_one_line() {
+    let db = temp("errors");
+    for (args, needle) in [
+        (vec!["tune", "-l", "L3", "--list"], "level L3-regblk declares no tunable parameters; levels that do: L7-breg, fused"),
+        (vec!["tune", "--strategy", "genetic", "--arch", "sm_90", "--compile-only"], "unknown --strategy `genetic`"),
+        (vec!["tune", "--budget", "10 parsecs", "--arch", "sm_90", "--compile-only"], "--budget"),
+        (vec!["tune", "--compile-only", "-K", "8"], "tune --compile-only needs --arch"),
+        (vec!["--arch", "sm_90", "-K", "8", "-l", "best", "--emit-src"], "-l best: no tuned level at K=8"),
+    ] {
+        let o = mra_bench(&args, &db);
+        let err = text(&o.stderr);
+        assert!(!o.status.success(), "{args:?}");
+        assert!(err.contains(needle) && !err.contains("panicked"), "{args:?}: {err}");
+        assert_eq!(err.lines().filter(|l| l.contains("error")).count(), 1, "{err}");
+    }
+}
+
+fn record(level: &str, k: u32, config: Value, us: f64) -> Value {
+    json!({
+        "device": {"gpu": "NVIDIA H200", "arch": "sm_90", "driver": "CUDA driver 13000", "compiler": "NVRTC 13.0"},
+        "level": level, "k": k, "dtype": "f64",
+        "harness": {"nfuncs": 2048, "max_blocks": 512, "tasks": 100, "streams": 4, "reps": 3},
+        "config": config,
+        "outcome": {"status": "timed", "us_per_task": us, "copy_us_per_task": 28.0, "max_rel_err": 1e-15, "resources": null},
+        "at": 1
+    })
+}
+
+#[test]
+fn emit_src_uses_the_tuned_configuration_for_the_arch_and_says_so() {
+    let db = temp("emit");
+    let records = json!({"version": 1, "records": [
+        record("fused", 16, json!({"threads": 512, "pad_a": 1, "min_blocks": 2, "unroll_k": 1}), 29.5),
+        record("L7-breg", 16, json!({"threads": 256, "min_blocks": 1, "unroll_k": 0}), 40.0),
+        // Slower than the one above: never the one used.
+        record("fused", 16, json!({"threads": 128, "pad_a": 0, "min_blocks": 1, "unroll_k": 0}), 35.0),
+    ]});
+    std::fs::write(&db, serde_json::to_vec(&records).unwrap()).unwrap();
+    let tuned = mra_bench(&["--arch", "sm_90", "-K", "16", "-l", "fused", "--emit-src"], &db);
+    assert!(tuned.status.success(), "{}", text(&tuned.stderr));
+    let (src, err) = (text(&tuned.stdout), text(&tuned.stderr));
+    assert!(err.contains("# fused K=16: tuned configuration min_blocks=2 pad_a=1 threads=512 unroll_k=1 (29.50 us/task when tuned on NVIDIA H200"), "{err}");
+    assert!(src.contains("constexpr int THREADS = 512;"), "{src}");
+    assert!(src.contains("__launch_bounds__(512, 2)"), "{src}");
+    assert!(src.contains("constexpr int W_STRIDE = K2 + 1;"), "{src}");
+    assert!(src.contains("#pragma unroll 1  // [levels/fused.rs"), "{src}");
+
+    let plain = mra_bench(&["--arch", "sm_90", "-K", "16", "-l", "fused", "--emit-src", "--untuned"], &db);
+    let src = text(&plain.stdout);
+    assert!(plain.status.success() && !text(&plain.stderr).contains("tuned configuration"));
+    assert!(src.contains("constexpr int THREADS = 256;") && src.contains("constexpr int W_STRIDE = K2 + 4;") && !src.contains("__launch_bounds__"), "{src}");
+
+    // Another K, another arch: nothing tuned there, the defaults without a word.
+    let other = mra_bench(&["--arch", "sm_80", "-K", "16", "-l", "fused", "--emit-src"], &db);
+    assert!(other.status.success() && !text(&other.stderr).contains("tuned"), "{}", text(&other.stderr));
+
+    let best = mra_bench(&["--arch", "sm_90", "-K", "16", "-l", "best", "--emit-src"], &db);
+    assert!(best.status.success(), "{}", text(&best.stderr));
+    assert!(text(&best.stderr).contains("-l best at K=16: fused is the fastest tuned level"), "{}", text(&best.stderr));
+    assert!(text(&best.stdout).contains("mra_fused_k16_f64"));
+
+    // A configuration the schedule no longer declares is an error, not a silent default.
+    let stale = json!({"version": 1, "records": [record("fused", 16, json!({"threads": 96, "pad_a": 1, "min_blocks": 1, "unroll_k": 0}), 1.0)]});
+    std::fs::write(&db, serde_json::to_vec(&stale).unwrap()).unwrap();
+    let o = mra_bench(&["--arch", "sm_90", "-K", "16", "-l", "fused", "--emit-src"], &db);
+    assert!(!o.status.success() && text(&o.stderr).contains("no longer accepts"), "{}", text(&o.stderr));
+    let _ = std::fs::remove_file(&db);
+}
+
+#[test]
+fn export_uses_the_tuned_configuration_and_best_level_for_the_arch() {
+    let db = temp("export");
+    let records = json!({"version": 1, "records": [
+        record("fused", 16, json!({"threads": 512, "pad_a": 1, "min_blocks": 2, "unroll_k": 1}), 29.5),
+        record("L7-breg", 16, json!({"threads": 256, "min_blocks": 1, "unroll_k": 0}), 40.0),
+    ]});
+    std::fs::write(&db, serde_json::to_vec(&records).unwrap()).unwrap();
+    let dir = std::env::temp_dir().join(format!("mra-bench-tune-export-{}", std::process::id()));
+    let run = |extra: &[&str]| {
+        let _ = std::fs::remove_dir_all(&dir);
+        let mut args = vec!["export", "--arch", "sm_90", "-K", "16", "-o", dir.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        let o = mra_bench(&args, &db);
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        let src: String = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|e| e == "cu" || e == "hip" || e == "cuh" || e == "h")).map(|p| std::fs::read_to_string(p).unwrap()).collect();
+        (text(&o.stderr), src)
+    };
+    let (err, src) = run(&["-l", "best"]);
+    assert!(err.contains("-l best at K=16: fused min_blocks=2 pad_a=1 threads=512 unroll_k=1 is the fastest tuned level for sm_90"), "{err}");
+    assert!(src.contains("constexpr int THREADS = 512;") && src.contains("__launch_bounds__(512, 2)"), "{src}");
+    let (err, src) = run(&["-l", "fused"]);
+    assert!(err.contains("# fused K=16: tuned configuration min_blocks=2 pad_a=1 threads=512 unroll_k=1"), "{err}");
+    assert!(src.contains("constexpr int THREADS = 512;"), "{src}");
+    let (err, src) = run(&["-l", "fused", "--untuned"]);
+    assert!(!err.contains("tuned configuration") && src.contains("constexpr int THREADS = 256;"), "{err}");
+    // Nothing tuned at K=16 on sm_80: -l best says so in one line.
+    let _ = std::fs::remove_dir_all(&dir);
+    let o = mra_bench(&["export", "--arch", "sm_80", "-K", "16", "-l", "best", "-o", dir.to_str().unwrap()], &db);
+    assert!(!o.status.success() && text(&o.stderr).contains("no tuned level at K=16 (f64) for sm_80"), "{}", text(&o.stderr));
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_file(&db);
+}
+
+/// Offline on NVIDIA: every candidate compiled by NVRTC + ptxas, the survivors in the database
+/// and the --out file; a rerun compiles nothing again.
+#[test]
+fn compile_only_prunes_offline_and_resumes() {
+    let Some(_) = mra_tests::require("NVRTC", mra_runtime::cuda::nvrtc::Nvrtc::load()) else { return };
+    let db = temp("offline");
+    let out = temp("offline-out");
+    let args = ["tune", "--arch", "sm_90", "-K", "6", "-l", "L7", "--compile-only", "--out", out.to_str().unwrap()];
+    let o = mra_bench(&args, &db);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let stdout = text(&o.stdout);
+    assert!(stdout.contains("L7-breg K=6 on sm_90: 36 candidates (36 declared), 36 compiled"), "{stdout}");
+    let records: Value = serde_json::from_slice(&std::fs::read(&db).unwrap()).unwrap();
+    let records = records["records"].as_array().unwrap();
+    assert_eq!(records.len(), 36);
+    assert!(records.iter().all(|r| r["device"]["arch"] == "sm_90" && r["device"]["gpu"] == "" && r["harness"].is_null()));
+    // Launch bounds compile; the only compile failures are ptxas refusing a register cap too
+    // low for the f64 mma fragments (512 threads x 4 blocks leaves 32 registers).
+    for r in records {
+        let why = r["outcome"]["why"].as_str().unwrap_or("");
+        assert!(!why.contains("does not compile") || why.contains("register target constraints"), "{r}");
+    }
+    assert!(records.iter().any(|r| r["config"]["min_blocks"] == 4 && r["outcome"]["status"] == "compiled"), "{records:?}");
+    let survivors: Vec<Value> = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    assert!(!survivors.is_empty());
+    assert!(survivors.iter().all(|r| r["outcome"]["status"] == "compiled" && r["outcome"]["resources"]["spill_bytes"] == 0));
+    let again = mra_bench(&args, &db);
+    assert!(again.status.success());
+    assert_eq!(text(&again.stderr).matches("(database)").count(), 36, "{}", text(&again.stderr));
+    let _ = std::fs::remove_file(&db);
+    let _ = std::fs::remove_file(&out);
+}

@@ -1,0 +1,354 @@
+//! Tunable parameters: the named space a schedule declares, a [`Config`] that picks a value
+//! for each, and the constraints between them.
+//!
+//! A parameter is any [`Value::Tunable`] in any step, whatever primitive it belongs to (threads,
+//! pads, unroll factors, launch bounds, and the primitives later issues add): the steps are
+//! walked through their serde form, so a new step that holds a `Value` is tunable without a
+//! change here. `Schedule + Config` gives a schedule whose defaults are the chosen values
+//! ([`Schedule::with_config`]); planning it ([`Schedule::plan`]) gives the concrete kernel.
+
+use crate::arch::Arch;
+use crate::dtype::DType;
+use crate::ir::{Schedule, Step, Value};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// A value for some parameters, by name (the others keep their defaults).
+pub type Config = BTreeMap<String, u32>;
+
+/// `threads=256 pad_a=4` (sorted by name); `defaults` for an empty config.
+pub fn describe(cfg: &Config) -> String {
+    if cfg.is_empty() {
+        return "defaults".into();
+    }
+    cfg.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
+}
+
+/// Parses `threads=256,pad_a=4` (or space-separated), the form [`describe`] prints.
+pub fn parse_config(s: &str) -> Result<Config, String> {
+    let mut cfg = Config::new();
+    for part in s.split([',', ' ']).filter(|p| !p.is_empty() && *p != "defaults") {
+        let (k, v) = part.split_once('=').ok_or_else(|| format!("`{part}` is not name=value"))?;
+        let v = v.trim().parse::<u32>().map_err(|_| format!("`{part}`: the value is not a non-negative integer"))?;
+        cfg.insert(k.trim().to_string(), v);
+    }
+    Ok(cfg)
+}
+
+/// One tunable parameter of a schedule.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Param {
+    pub name: String,
+    pub choices: Vec<u32>,
+    pub default: u32,
+    /// The step that declares it, as written (`cache_read(A, shared, pad = tune(..))`).
+    pub step: String,
+    /// Its line in the schedule's file.
+    pub line: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    #[error("level {level} has no tunable parameter `{name}`; it has: {have}")]
+    Unknown { level: String, name: String, have: String },
+    #[error("level {level}: {name}={value} is not among the declared choices {choices:?}")]
+    NotAChoice { level: String, name: String, value: u32, choices: Vec<u32> },
+}
+
+/// Applies `f` to every `Value::Tunable` in `v` (a step's serde form): `{"tunable": {..}}`.
+fn visit_tunables(v: &mut serde_json::Value, f: &mut dyn FnMut(&mut serde_json::Map<String, serde_json::Value>)) {
+    match v {
+        serde_json::Value::Object(map) => {
+            if map.len() == 1 {
+                if let Some(serde_json::Value::Object(inner)) = map.get_mut("tunable") {
+                    if inner.contains_key("choices") && inner.contains_key("default") && inner.contains_key("name") {
+                        f(inner);
+                        return;
+                    }
+                }
+            }
+            for x in map.values_mut() {
+                visit_tunables(x, f);
+            }
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(|x| visit_tunables(x, f)),
+        _ => {}
+    }
+}
+
+fn step_json(step: &Step) -> serde_json::Value {
+    serde_json::to_value(step).expect("a Step always serializes")
+}
+
+impl Schedule {
+    /// The tunable parameters, in the order their steps are written.
+    pub fn params(&self) -> Vec<Param> {
+        let mut out = Vec::new();
+        for s in &self.steps {
+            let mut v = step_json(&s.item);
+            visit_tunables(&mut v, &mut |t| {
+                if let Ok(Value::Tunable { name, choices, default }) = serde_json::from_value(serde_json::json!({ "tunable": t.clone() })) {
+                    out.push(Param { name, choices, default, step: s.item.to_string(), line: s.line });
+                }
+            });
+        }
+        out
+    }
+
+    /// Every parameter at its default.
+    pub fn defaults(&self) -> Config {
+        self.params().into_iter().map(|p| (p.name, p.default)).collect()
+    }
+
+    /// This schedule with `cfg`'s values as the defaults of its parameters (the others keep
+    /// theirs): planning the result plans the configuration. Names and values are checked.
+    pub fn with_config(&self, cfg: &Config) -> Result<Schedule, ConfigError> {
+        let params = self.params();
+        for (name, &value) in cfg {
+            let Some(p) = params.iter().find(|p| &p.name == name) else {
+                let have = params.iter().map(|p| p.name.as_str()).collect::<Vec<_>>();
+                return Err(ConfigError::Unknown {
+                    level: self.name.clone(),
+                    name: name.clone(),
+                    have: if have.is_empty() { "none".into() } else { have.join(", ") },
+                });
+            };
+            if !p.choices.contains(&value) {
+                return Err(ConfigError::NotAChoice { level: self.name.clone(), name: name.clone(), value, choices: p.choices.clone() });
+            }
+        }
+        let mut out = self.clone();
+        for s in &mut out.steps {
+            let mut v = step_json(&s.item);
+            let mut changed = false;
+            visit_tunables(&mut v, &mut |t| {
+                let name = t["name"].as_str().unwrap_or_default().to_string();
+                if let Some(&value) = cfg.get(&name) {
+                    t.insert("default".into(), value.into());
+                    changed = true;
+                }
+            });
+            if changed {
+                s.item = serde_json::from_value(v).expect("only a default changed");
+            }
+        }
+        Ok(out)
+    }
+
+    /// Every combination of the declared choices (the defaults first), before any constraint
+    /// or arch check: those are [`Schedule::plan`]'s job.
+    pub fn space(&self) -> Vec<Config> {
+        let params = self.params();
+        let mut all = vec![Config::new()];
+        for p in &params {
+            // The default first, so that the first configuration is the defaults.
+            let mut choices = vec![p.default];
+            choices.extend(p.choices.iter().copied().filter(|&c| c != p.default));
+            all = all
+                .into_iter()
+                .flat_map(|cfg| {
+                    choices.iter().map(move |&c| {
+                        let mut next = cfg.clone();
+                        next.insert(p.name.clone(), c);
+                        next
+                    })
+                })
+                .collect();
+        }
+        all
+    }
+
+    /// The constraints that `plan` checks, with the values they see for `arch` and `dtype`
+    /// at order `k`: `Err` names the first one broken.
+    pub fn check_constraints(&self, k: u32, arch: &Arch, dtype: DType) -> Result<(), String> {
+        let constraints: Vec<&Constraint> = self
+            .iter_steps()
+            .filter_map(|s| match s {
+                Step::Constraint(c) => Some(c),
+                _ => None,
+            })
+            .collect();
+        if constraints.is_empty() {
+            return Ok(());
+        }
+        let params = self.defaults();
+        let env = |n: &str| -> Option<i64> {
+            Some(match n {
+                "K" => k as i64,
+                "bytes" => dtype.bytes() as i64,
+                "wave" => arch.wave_size as i64,
+                "shared" => arch.shared_bytes_max as i64,
+                "max_threads" => arch.max_threads_per_block as i64,
+                "registers" => arch.max_registers_per_thread as i64,
+                _ => *params.get(n)? as i64,
+            })
+        };
+        for c in constraints {
+            match c.holds(&env) {
+                Some(true) => {}
+                Some(false) => return Err(format!("constraint({}) does not hold for {} at K={k} on {} ({dtype})", c.text, describe(&params), arch.name)),
+                None => return Err(format!("constraint({}) cannot be evaluated for {} at K={k} (overflow, division by zero or an unknown name)", c.text, describe(&params))),
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `lhs op rhs`, as written in `constraint(..)`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Constraint {
+    pub lhs: Expr,
+    pub op: CmpOp,
+    pub rhs: Expr,
+    /// The condition as written, for messages and printing.
+    pub text: String,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CmpOp {
+    Le,
+    Lt,
+    Ge,
+    Gt,
+    Eq,
+    Ne,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+    /// `^`: power.
+    Pow,
+}
+
+/// An integer expression over parameter names, `K`, `bytes` and the arch's limits (`shared`,
+/// `wave`, `max_threads`, `registers`). Fixed values are substituted by the macro.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Expr {
+    Int(i64),
+    Name(String),
+    Bin(Box<Expr>, BinOp, Box<Expr>),
+}
+
+impl Expr {
+    /// The value under `env`; `None` on overflow, division by zero or an unknown name.
+    pub fn eval(&self, env: &dyn Fn(&str) -> Option<i64>) -> Option<i64> {
+        match self {
+            Expr::Int(n) => Some(*n),
+            Expr::Name(n) => env(n),
+            Expr::Bin(a, op, b) => {
+                let (a, b) = (a.eval(env)?, b.eval(env)?);
+                match op {
+                    BinOp::Add => a.checked_add(b),
+                    BinOp::Sub => a.checked_sub(b),
+                    BinOp::Mul => a.checked_mul(b),
+                    BinOp::Div => a.checked_div(b),
+                    BinOp::Rem => a.checked_rem(b),
+                    BinOp::Pow => u32::try_from(b).ok().and_then(|e| a.checked_pow(e)),
+                }
+            }
+        }
+    }
+}
+
+impl Constraint {
+    pub fn holds(&self, env: &dyn Fn(&str) -> Option<i64>) -> Option<bool> {
+        let (a, b) = (self.lhs.eval(env)?, self.rhs.eval(env)?);
+        Some(match self.op {
+            CmpOp::Le => a <= b,
+            CmpOp::Lt => a < b,
+            CmpOp::Ge => a >= b,
+            CmpOp::Gt => a > b,
+            CmpOp::Eq => a == b,
+            CmpOp::Ne => a != b,
+        })
+    }
+}
+
+impl fmt::Display for Constraint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{arch, levels};
+
+    mra_dsl::schedule! {
+        /// A synthetic level with three parameters and a constraint.
+        level synth "synth" {
+            threads(tune([64, 128, 256], default = 128));
+            launch_bounds(min_blocks = tune([1, 2], default = 1));
+            bind(threads, rows);
+            cache_read(B, shared, pad = tune([0, 1], default = 1));
+            register_tile(cols);
+            unroll(k, by = 2);
+            constraint(threads * min_blocks <= 256);
+        }
+    }
+
+    #[test]
+    fn params_are_found_in_any_step() {
+        let s = synth();
+        let names: Vec<(String, Vec<u32>, u32)> = s.params().into_iter().map(|p| (p.name, p.choices, p.default)).collect();
+        assert_eq!(
+            names,
+            [("threads".to_string(), vec![64, 128, 256], 128), ("min_blocks".into(), vec![1, 2], 1), ("pad_b".into(), vec![0, 1], 1)]
+        );
+        assert_eq!(s.space().len(), 3 * 2 * 2);
+        assert_eq!(s.space()[0], s.defaults(), "the defaults come first");
+    }
+
+    #[test]
+    fn with_config_changes_only_the_defaults_and_checks_names_and_choices() {
+        let s = synth();
+        let cfg = parse_config("threads=256,pad_b=0").unwrap();
+        let t = s.with_config(&cfg).unwrap();
+        assert_eq!(t.defaults(), parse_config("threads=256 min_blocks=1 pad_b=0").unwrap());
+        assert_eq!(t.params().iter().map(|p| p.choices.clone()).collect::<Vec<_>>(), s.params().iter().map(|p| p.choices.clone()).collect::<Vec<_>>());
+        let plan = t.plan(crate::Request { k: 8, arch: arch::find("sm_90").unwrap(), dtype: DType::F64 }).unwrap();
+        assert_eq!(plan.threads, 256);
+        let crate::plan::Body::Transform(tp) = plan.body else { panic!() };
+        assert_eq!(tp.b.pad, 0);
+        assert!(matches!(s.with_config(&parse_config("warps=2").unwrap()), Err(ConfigError::Unknown { .. })));
+        assert!(matches!(s.with_config(&parse_config("threads=96").unwrap()), Err(ConfigError::NotAChoice { .. })));
+    }
+
+    #[test]
+    fn constraints_filter_the_space_at_plan_time() {
+        let s = synth();
+        let req = crate::Request { k: 8, arch: arch::find("sm_90").unwrap(), dtype: DType::F64 };
+        let ok: Vec<Config> = s.space().into_iter().filter(|c| s.with_config(c).unwrap().plan(req).is_ok()).collect();
+        // threads * min_blocks <= 256, counted by hand: (64,1) (64,2) (128,1) (128,2) (256,1), times two pads.
+        assert_eq!(ok.len(), 10, "{ok:?}");
+        assert!(ok.iter().all(|c| c["threads"] * c["min_blocks"] <= 256));
+        let bad = s.with_config(&parse_config("threads=256,min_blocks=2").unwrap()).unwrap().plan(req).unwrap_err();
+        assert!(bad.to_string().contains("constraint(threads * min_blocks <= 256) does not hold"), "{bad}");
+    }
+
+    #[test]
+    fn expressions_follow_arithmetic_rules() {
+        let e = Expr::Bin(Box::new(Expr::Name("K".into())), BinOp::Pow, Box::new(Expr::Int(3)));
+        assert_eq!(e.eval(&|n| (n == "K").then_some(5)), Some(125));
+        let div0 = Expr::Bin(Box::new(Expr::Int(1)), BinOp::Div, Box::new(Expr::Int(0)));
+        assert_eq!(div0.eval(&|_| None), None);
+    }
+
+    #[test]
+    fn every_level_prints_and_its_defaults_plan_as_before() {
+        for l in levels::all() {
+            let d = l.with_config(&l.defaults()).unwrap();
+            assert_eq!(d, l, "{}", l.name);
+        }
+    }
+}

@@ -1,0 +1,262 @@
+//! The tuning database: one JSON file of every configuration measured (or compiled offline),
+//! each keyed by where and how it was measured. Written atomically after every result (a
+//! temporary file in the same directory, then a rename), so an interrupted tuning run loses
+//! nothing and a rerun skips what is in it.
+//!
+//! Location: `$MRA_TUNING_DB`, else `$XDG_DATA_HOME/mra-dsl/tuning.json`, else
+//! `~/.local/share/mra-dsl/tuning.json`. One process writes a file at a time.
+
+use crate::error::{Result, RuntimeError};
+use mra_codegen::tune::Config;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// Where a result was measured: the device and the software that made and ran the kernel.
+/// Offline (compile-only) results have an empty `gpu` and `driver`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Device {
+    /// `NVIDIA H200`; empty for an offline compile.
+    pub gpu: String,
+    pub arch: String,
+    /// `CUDA driver 13000`, `libamdhip64.so.6, ROCm 6.2`; empty offline.
+    pub driver: String,
+    /// `NVRTC 13.0`, `hiprtc 5.2`, `clang 19`.
+    pub compiler: String,
+}
+
+/// The harness settings a time was measured with (the seed's -N -M -n -s -r).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Harness {
+    pub nfuncs: usize,
+    pub max_blocks: usize,
+    pub tasks: usize,
+    pub streams: usize,
+    pub reps: usize,
+}
+
+impl From<crate::harness::HarnessConfig> for Harness {
+    fn from(c: crate::harness::HarnessConfig) -> Harness {
+        Harness { nfuncs: c.nfuncs, max_blocks: c.max_blocks, tasks: c.tasks, streams: c.streams, reps: c.reps }
+    }
+}
+
+/// What became of one candidate configuration.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum Outcome {
+    /// Validated, then timed: the median repetition over the tasks.
+    Timed {
+        us_per_task: f64,
+        /// The copy floor in the same process, µs per task (copy / level is the fraction).
+        copy_us_per_task: Option<f64>,
+        max_rel_err: f64,
+        resources: Option<crate::backend::Resources>,
+    },
+    /// Compiled offline and fits (no spills, within shared memory): a survivor a tuning run
+    /// on that arch starts from.
+    Compiled { resources: Option<crate::backend::Resources>, occupancy: Option<f64> },
+    /// Refused before running: compile error, spills, does not fit.
+    Rejected { why: String },
+    /// Ran, but its answer differs from the FP64 reference: never chosen.
+    Invalid { why: String },
+}
+
+impl Outcome {
+    /// The time, if this result has one.
+    pub fn us(&self) -> Option<f64> {
+        match self {
+            Outcome::Timed { us_per_task, .. } => Some(*us_per_task),
+            _ => None,
+        }
+    }
+}
+
+/// One result.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Record {
+    pub device: Device,
+    pub level: String,
+    pub k: u32,
+    pub dtype: String,
+    /// `None` for offline results (nothing was timed).
+    pub harness: Option<Harness>,
+    pub config: Config,
+    pub outcome: Outcome,
+    /// Seconds since the Unix epoch when it was recorded.
+    pub at: u64,
+}
+
+impl Record {
+    /// Same device, level, K, dtype and harness as `other`: results that compare.
+    pub fn same_case(&self, other: &Record) -> bool {
+        self.device == other.device && self.level == other.level && self.k == other.k && self.dtype == other.dtype && self.harness == other.harness
+    }
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+struct File {
+    /// Format version of this file.
+    version: u32,
+    records: Vec<Record>,
+}
+
+const VERSION: u32 = 1;
+
+/// The database: its file and the records in it.
+#[derive(Debug)]
+pub struct Db {
+    path: PathBuf,
+    records: Vec<Record>,
+}
+
+/// `$MRA_TUNING_DB`, else `$XDG_DATA_HOME/mra-dsl/tuning.json`, else
+/// `~/.local/share/mra-dsl/tuning.json`.
+pub fn default_path() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("MRA_TUNING_DB").filter(|p| !p.is_empty()) {
+        return Some(PathBuf::from(p));
+    }
+    if let Some(d) = std::env::var_os("XDG_DATA_HOME").filter(|p| !p.is_empty()) {
+        return Some(PathBuf::from(d).join("mra-dsl").join("tuning.json"));
+    }
+    std::env::var_os("HOME").filter(|p| !p.is_empty()).map(|h| PathBuf::from(h).join(".local/share/mra-dsl/tuning.json"))
+}
+
+impl Db {
+    /// Opens (reads) the database at `path`; a missing file is an empty database.
+    pub fn open(path: impl Into<PathBuf>) -> Result<Db> {
+        let path = path.into();
+        let records = match std::fs::read(&path) {
+            Ok(bytes) => {
+                let f: File = serde_json::from_slice(&bytes).map_err(|e| {
+                    RuntimeError::Invalid(format!("tuning database {} is not valid JSON ({e}); move it away or set MRA_TUNING_DB", path.display()))
+                })?;
+                if f.version != VERSION {
+                    return Err(RuntimeError::Invalid(format!("tuning database {} has format version {}, this build reads {VERSION}", path.display(), f.version)));
+                }
+                f.records
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+            Err(e) => return Err(RuntimeError::Invalid(format!("cannot read tuning database {}: {e}", path.display()))),
+        };
+        Ok(Db { path, records })
+    }
+
+    /// The database at [`default_path`].
+    pub fn open_default() -> Result<Db> {
+        let path = default_path().ok_or_else(|| RuntimeError::Invalid("no tuning database location: set MRA_TUNING_DB or HOME".into()))?;
+        Db::open(path)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn records(&self) -> &[Record] {
+        &self.records
+    }
+
+    /// The recorded result of `config` for the case of `like` (its config is ignored), if any.
+    pub fn find(&self, like: &Record, config: &Config) -> Option<&Record> {
+        self.records.iter().find(|r| r.same_case(like) && &r.config == config)
+    }
+
+    /// Adds (or replaces the result of the same case and config) and writes the file at once.
+    pub fn put(&mut self, record: Record) -> Result<()> {
+        match self.records.iter_mut().find(|r| r.same_case(&record) && r.config == record.config) {
+            Some(old) => *old = record,
+            None => self.records.push(record),
+        }
+        self.flush()
+    }
+
+    /// Writes the whole file atomically: a temporary file beside it, then a rename.
+    pub fn flush(&self) -> Result<()> {
+        let io = |what: &str, e: std::io::Error| RuntimeError::Invalid(format!("cannot {what} tuning database {}: {e}", self.path.display()));
+        if let Some(dir) = self.path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| io("create the directory of the", e))?;
+        }
+        let json = serde_json::to_vec_pretty(&File { version: VERSION, records: self.records.clone() }).expect("records serialize");
+        let tmp = self.path.with_extension(format!("json.tmp{}", std::process::id()));
+        std::fs::write(&tmp, json).map_err(|e| io("write", e))?;
+        std::fs::rename(&tmp, &self.path).map_err(|e| io("replace", e))
+    }
+
+    /// The fastest valid timed configuration of `level` at `k` in `dtype` on `device`
+    /// (a record of the same harness settings preferred when `harness` is given).
+    pub fn best(&self, device: &Device, level: &str, k: u32, dtype: &str, harness: Option<Harness>) -> Option<&Record> {
+        let timed = |r: &&Record| r.device == *device && r.level == level && r.k == k && r.dtype == dtype && r.outcome.us().is_some();
+        let same_harness = harness.and_then(|h| fastest(self.records.iter().filter(timed).filter(|r| r.harness == Some(h))));
+        same_harness.or_else(|| fastest(self.records.iter().filter(timed)))
+    }
+
+    /// The fastest timed configuration of `level` at `k` in `dtype` on any GPU of `arch`
+    /// (for `--emit-src`, which has an arch and no GPU).
+    pub fn best_for_arch(&self, arch: &str, level: &str, k: u32, dtype: &str) -> Option<&Record> {
+        fastest(self.records.iter().filter(|r| r.device.arch == arch && r.level == level && r.k == k && r.dtype == dtype && r.outcome.us().is_some()))
+    }
+}
+
+/// The timed record with the least µs per task.
+fn fastest<'a>(records: impl Iterator<Item = &'a Record>) -> Option<&'a Record> {
+    records.filter(|r| r.outcome.us().is_some()).min_by(|a, b| a.outcome.us().unwrap().total_cmp(&b.outcome.us().unwrap()))
+}
+
+/// Seconds since the Unix epoch.
+pub fn now() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    pub fn device() -> Device {
+        Device { gpu: "Fake GPU".into(), arch: "sm_90".into(), driver: "driver 1".into(), compiler: "NVRTC 13.0".into() }
+    }
+
+    pub fn record(cfg: &[(&str, u32)], outcome: Outcome) -> Record {
+        Record {
+            device: device(),
+            level: "fused".into(),
+            k: 8,
+            dtype: "f64".into(),
+            harness: Some(Harness { nfuncs: 2048, max_blocks: 512, tasks: 100, streams: 4, reps: 3 }),
+            config: cfg.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+            outcome,
+            at: 1,
+        }
+    }
+
+    pub fn timed(us: f64) -> Outcome {
+        Outcome::Timed { us_per_task: us, copy_us_per_task: Some(3.0), max_rel_err: 1e-15, resources: None }
+    }
+
+    #[test]
+    fn round_trip_and_best() {
+        let dir = std::env::temp_dir().join(format!("mra-tuning-db-{}", std::process::id()));
+        let path = dir.join("sub/tuning.json");
+        let _ = std::fs::remove_dir_all(&dir);
+        let mut db = Db::open(&path).unwrap();
+        assert!(db.records().is_empty());
+        db.put(record(&[("threads", 128)], timed(5.0))).unwrap();
+        db.put(record(&[("threads", 256)], timed(4.0))).unwrap();
+        db.put(record(&[("threads", 512)], Outcome::Invalid { why: "max rel err 0.3".into() })).unwrap();
+        // A second result for the same config replaces the first.
+        db.put(record(&[("threads", 128)], timed(6.0))).unwrap();
+        let again = Db::open(&path).unwrap();
+        assert_eq!(again.records(), db.records());
+        assert_eq!(again.records().len(), 3);
+        let best = again.best(&device(), "fused", 8, "f64", None).unwrap();
+        assert_eq!(best.config["threads"], 256);
+        assert!(again.best(&device(), "fused", 16, "f64", None).is_none());
+        let other = Device { gpu: "Other".into(), ..device() };
+        assert!(again.best(&other, "fused", 8, "f64", None).is_none(), "another GPU's result is not this one's");
+        assert_eq!(again.best_for_arch("sm_90", "fused", 8, "f64").unwrap().config["threads"], 256);
+        // No temporary file is left behind.
+        let left: Vec<_> = std::fs::read_dir(path.parent().unwrap()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(left, [std::ffi::OsString::from("tuning.json")]);
+        std::fs::write(&path, b"{ not json").unwrap();
+        assert!(Db::open(&path).unwrap_err().to_string().contains("is not valid JSON"));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

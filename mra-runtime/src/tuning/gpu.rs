@@ -1,0 +1,167 @@
+//! The evaluator on a GPU of any vendor: written against the [`Backend`] trait only.
+//!
+//! Per candidate: plan (the constraints and arch limits were checked by the space already),
+//! generate, compile through the kernel cache and load; reject it from the compile report if
+//! it spills, needs more registers than a thread has, or more shared memory than a block may
+//! have; run it once on poisoned outputs and compare with the FP64 CPU reference (fresh random
+//! inputs, odd N; a wrong answer is `Invalid` and never timed); then time it in the seed's
+//! harness (untimed warm-up, `reps` timed repetitions, `tasks` round-robin over the streams).
+
+use super::Evaluate;
+use super::Outcome;
+use crate::backend::Backend;
+use crate::harness::{self, Buffers, HarnessConfig, Inputs, Session};
+use mra_codegen::tune::Config;
+use mra_codegen::{DType, Schedule};
+
+/// Tensors in the validation run: odd, and more than one block's worth of tensors per launch.
+pub const VALIDATION_N: usize = 67;
+
+pub struct GpuEvaluator<'a, B: Backend> {
+    pub session: &'a Session<B>,
+    pub schedule: &'a Schedule,
+    pub k: u32,
+    pub dtype: DType,
+    pub harness: HarnessConfig,
+    /// The copy floor's µs per task, measured in this process.
+    pub copy_us: Option<f64>,
+    /// Validation inputs (VALIDATION_N tensors) with their FP64 reference.
+    inputs: Inputs,
+    /// Random timing inputs (`harness.nfuncs` tensors, device bytes) and B.
+    timing_a: Vec<u8>,
+    timing_b: Vec<u8>,
+    streams: Vec<B::Stream>,
+}
+
+impl<'a, B: Backend> GpuEvaluator<'a, B> {
+    pub fn new(session: &'a Session<B>, schedule: &'a Schedule, k: u32, dtype: DType, harness: HarnessConfig, seed: u64) -> crate::Result<Self> {
+        let inputs = Inputs::random(dtype, k, VALIDATION_N, seed);
+        let mut rng = <rand::rngs::StdRng as rand::SeedableRng>::seed_from_u64(seed ^ 0x5eed);
+        let timing_a = harness::to_device_bytes(dtype, &harness::random_inputs(dtype, harness.nfuncs * (k as usize).pow(3), &mut rng));
+        let timing_b = harness::to_device_bytes(dtype, &inputs.b);
+        let streams = session.streams(harness.streams)?;
+        Ok(GpuEvaluator { session, schedule, k, dtype, harness, copy_us: None, inputs, timing_a, timing_b, streams })
+    }
+
+    fn run(&mut self, config: &Config) -> crate::Result<Outcome> {
+        let (gpu, arch) = (&self.session.gpu, self.session.gpu.arch());
+        let schedule = self.schedule.with_config(config).map_err(|e| crate::RuntimeError::Invalid(e.to_string()))?;
+        let p = match self.session.prepare(&schedule, self.k, self.dtype) {
+            Ok(p) => p,
+            Err(e) => return Ok(Outcome::Rejected { why: format!("does not compile or load: {}", super::brief(&e.to_string())) }),
+        };
+        let resources = p.compiled.as_ref().and_then(B::resources);
+        if let Some(r) = resources {
+            if r.spill_bytes > 0 {
+                return Ok(Outcome::Rejected { why: format!("spills or uses scratch memory ({} B; {} registers)", r.spill_bytes, r.registers) });
+            }
+            if r.registers > arch.max_registers_per_thread {
+                return Ok(Outcome::Rejected { why: format!("{} registers per thread, {} allows {}", r.registers, arch.name, arch.max_registers_per_thread) });
+            }
+            if r.shared_bytes > arch.shared_bytes_max {
+                return Ok(Outcome::Rejected { why: format!("{} B shared memory per block, {} allows {}", r.shared_bytes, arch.name, arch.shared_bytes_max) });
+            }
+            let plan = &p.kernel.plan;
+            let dynamic = if plan.dynamic_shared { plan.shared_bytes } else { 0 };
+            match blocks_per_multiprocessor(arch, &r, plan.threads, r.shared_bytes + dynamic) {
+                Some(0) => return Ok(Outcome::Rejected { why: format!("no block of {} threads fits on a multiprocessor ({} registers)", plan.threads, r.registers) }),
+                Some(b) if plan.min_blocks.is_some_and(|m| b < m) => {
+                    return Ok(Outcome::Rejected { why: format!("launch_bounds asks {} blocks per multiprocessor, resources allow {b}", plan.min_blocks.unwrap_or(0)) })
+                }
+                _ => {}
+            }
+        }
+        // Validation first, on its own small odd-N buffers.
+        let vcfg = HarnessConfig { nfuncs: VALIDATION_N, streams: 1, reps: 1, tasks: 1, ..self.harness };
+        let vbufs = self.session.allocate(&vcfg, &p.kernel.plan)?;
+        let cmp = harness::validate(gpu, &p, &vbufs, &self.inputs)?;
+        let tol = self.dtype.tolerance();
+        if !cmp.passes(tol) {
+            return Ok(Outcome::Invalid {
+                why: format!("max rel err {:.3e} (limit {tol:e}), {} non-finite, seed {}", cmp.max_rel, cmp.non_finite, self.inputs.seed),
+            });
+        }
+        drop(vbufs);
+        let bufs: Buffers<B> = self.session.allocate(&self.harness, &p.kernel.plan)?;
+        gpu.upload(&bufs.a, &self.timing_a)?;
+        gpu.upload(&bufs.b, &self.timing_b)?;
+        let times = harness::time_reps(gpu, &p, &bufs, &self.streams, &self.harness)?;
+        Ok(Outcome::Timed {
+            us_per_task: harness::median(&times) / self.harness.tasks as f64,
+            copy_us_per_task: self.copy_us,
+            max_rel_err: cmp.max_rel,
+            resources,
+        })
+    }
+}
+
+/// Resident blocks per SM/CU from the arch's occupancy tables (`None`: no table for the arch).
+fn blocks_per_multiprocessor(arch: &mra_codegen::Arch, r: &crate::backend::Resources, threads: u32, shared_bytes: u32) -> Option<u32> {
+    match arch.vendor {
+        mra_codegen::Vendor::Nvidia => crate::cuda::occupancy::limits(arch.name).map(|l| l.occupancy(r.registers, shared_bytes, threads).blocks_per_sm),
+        mra_codegen::Vendor::Amd => crate::hip::occupancy::limits(arch.name).map(|l| {
+            let use_ = crate::hip::occupancy::KernelUse { vgprs: r.registers, sgprs: r.scalar_registers, lds_bytes: shared_bytes, workgroup_size: threads };
+            l.occupancy(use_).workgroups_per_cu
+        }),
+    }
+}
+
+impl<B: Backend> Evaluate for GpuEvaluator<'_, B> {
+    /// A candidate that does not compile, or fails when run while the GPU stays usable (a
+    /// launch refused for resources), is `Rejected` with the message. If the GPU is no longer
+    /// usable after the failure (a sticky error such as an illegal address), the tuning run
+    /// ends and nothing is recorded for the candidate, so that a rerun tries it again.
+    fn evaluate(&mut self, config: &Config) -> crate::Result<Outcome> {
+        match self.run(config) {
+            Ok(o) => Ok(o),
+            Err(e) => {
+                let alive = self.session.gpu.memory().is_ok() && self.streams.iter().all(|s| self.session.gpu.synchronize(s).is_ok());
+                if alive {
+                    Ok(Outcome::Rejected { why: format!("fails at run time: {e}") })
+                } else {
+                    Err(e)
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The evaluator on the harness's host backend, which runs every kernel with the FP64
+    //! reference; kernels of one thread count write nothing (a wrong candidate).
+    use super::*;
+    use crate::harness::tests::session;
+    use crate::tuning::db::tests::record;
+    use crate::tuning::{space, tune_case, Db, Limits, Strategy};
+
+    #[test]
+    fn a_wrong_candidate_is_caught_by_validation_before_timing_and_never_chosen() {
+        let s = session(2.0);
+        s.gpu.wrong_threads.set(512);
+        let fused = mra_codegen::levels::find("fused").unwrap();
+        let (k, dtype) = (5, DType::F64);
+        let (space, _) = space(&fused, k, s.gpu.arch(), dtype);
+        let h = HarnessConfig { nfuncs: 9, max_blocks: 4, tasks: 3, streams: 2, reps: 2 };
+        let mut eval = GpuEvaluator::new(&s, &fused, k, dtype, h, 42).unwrap();
+        // One wrong candidate: validation runs it once (one launch) and nothing is timed.
+        let wrong = mra_codegen::tune::parse_config("threads=512 pad_a=4 unroll_k=0 min_blocks=1").unwrap();
+        let before = s.gpu.launch_count();
+        let o = eval.evaluate(&wrong).unwrap();
+        assert!(matches!(&o, Outcome::Invalid { why } if why.contains("non-finite")), "{o:?}");
+        assert_eq!(s.gpu.launch_count() - before, 1, "validated once, never timed");
+        // A right one: validated, then timed (the fake's 2 ms per repetition of 3 tasks).
+        let o = eval.evaluate(&space[0]).unwrap();
+        let Outcome::Timed { us_per_task, max_rel_err, .. } = o else { panic!("{o:?}") };
+        assert!((us_per_task - 2000.0 / 3.0).abs() < 1e-9 && max_rel_err < 1e-12, "{us_per_task} {max_rel_err}");
+
+        let path = std::env::temp_dir().join(format!("mra-gpu-eval-{}.json", std::process::id()));
+        let _ = std::fs::remove_file(&path);
+        let mut db = Db::open(&path).unwrap();
+        let sum = tune_case(&mut db, &record(&[], Outcome::Rejected { why: String::new() }), &space, Strategy::Exhaustive, 0, Limits::default(), &mut eval, &mut |_, _| {}).unwrap();
+        let invalid = sum.tried.iter().filter(|(r, _)| matches!(r.outcome, Outcome::Invalid { .. })).count();
+        assert_eq!(invalid, space.iter().filter(|c| c["threads"] == 512).count());
+        assert!(sum.ranked().iter().all(|r| r.config["threads"] != 512));
+        let _ = std::fs::remove_file(&path);
+    }
+}

@@ -1,0 +1,260 @@
+//! Auto-tuning the parameters a schedule declares (`tune([..], default = N)` in the DSL).
+//!
+//! - [`space`]: the declared product, filtered by the schedule's constraints and the arch (the
+//!   planner refuses what does not fit: shared memory, warp/wave multiples, thread limits);
+//! - [`search`]: exhaustive, random and annealing strategies over it, GPU-free;
+//! - [`tune_case`]: runs a strategy with an [`Evaluate`]r, skipping what the database already
+//!   holds and writing every new result to it at once ([`db`]);
+//! - [`gpu::GpuEvaluator`]: the evaluator on any [`Backend`](crate::backend::Backend): compile
+//!   through the kernel cache, reject from the compile report, validate against the FP64
+//!   reference on poisoned outputs, then time in the seed's harness;
+//! - [`lookup`]: the tuned configuration for a device, for every command that runs a level.
+
+pub mod db;
+pub mod gpu;
+pub mod search;
+
+pub use db::{Db, Device, Harness, Outcome, Record};
+pub use search::{Limits, Strategy};
+
+use crate::error::Result;
+use mra_codegen::tune::Config;
+use mra_codegen::{Arch, DType, Request, Schedule};
+
+/// The configurations of `schedule` that plan for `k`, `arch` and `dtype` (constraints and arch
+/// limits hold), the defaults first; and how many the declared product had.
+pub fn space(schedule: &Schedule, k: u32, arch: &'static Arch, dtype: DType) -> (Vec<Config>, usize) {
+    let all = schedule.space();
+    let n = all.len();
+    let ok = all
+        .into_iter()
+        .filter(|c| schedule.with_config(c).is_ok_and(|s| s.plan(Request { k, arch, dtype }).is_ok()))
+        .collect();
+    (ok, n)
+}
+
+/// A compiler's log in one short line: its error lines (at most three), else its first line.
+pub fn brief(log: &str) -> String {
+    let errors: Vec<&str> = log.lines().map(str::trim).filter(|l| l.contains("error")).take(3).collect();
+    let line = if errors.is_empty() { log.lines().next().unwrap_or("").to_string() } else { errors.join("; ") };
+    line.chars().take(400).collect()
+}
+
+/// Measures one configuration.
+pub trait Evaluate {
+    /// The outcome of `config`; `Err` ends the run (nothing is recorded for it).
+    fn evaluate(&mut self, config: &Config) -> Result<Outcome>;
+}
+
+/// What [`tune_case`] did.
+#[derive(Debug, Default)]
+pub struct Summary {
+    /// Every configuration tried, in order, with its record (new or from the database).
+    pub tried: Vec<(Record, bool)>,
+}
+
+impl Summary {
+    /// Configurations measured in this run (not taken from the database).
+    pub fn measured(&self) -> usize {
+        self.tried.iter().filter(|(_, cached)| !cached).count()
+    }
+
+    /// Timed results, fastest first.
+    pub fn ranked(&self) -> Vec<&Record> {
+        let mut r: Vec<&Record> = self.tried.iter().map(|(r, _)| r).filter(|r| r.outcome.us().is_some()).collect();
+        r.sort_by(|a, b| a.outcome.us().unwrap().total_cmp(&b.outcome.us().unwrap()));
+        r
+    }
+}
+
+/// Tunes one case (`case`: device, level, K, dtype, harness; its config and outcome are
+/// ignored) over `space` with `strategy`: a configuration the database holds for this case is
+/// not measured again; every new result is written to the database before the next starts.
+/// `progress` sees each result (`true`: from the database).
+pub fn tune_case(
+    db: &mut Db,
+    case: &Record,
+    space: &[Config],
+    strategy: Strategy,
+    seed: u64,
+    limits: Limits,
+    eval: &mut dyn Evaluate,
+    progress: &mut dyn FnMut(&Record, bool),
+) -> Result<Summary> {
+    let mut summary = Summary::default();
+    let mut cost = |cfg: &Config| -> Result<Option<f64>> {
+        let (record, cached) = match db.find(case, cfg) {
+            Some(r) => (r.clone(), true),
+            None => {
+                let outcome = eval.evaluate(cfg)?;
+                let r = Record { config: cfg.clone(), outcome, at: db::now(), ..case.clone() };
+                db.put(r.clone())?;
+                (r, false)
+            }
+        };
+        progress(&record, cached);
+        let us = match &record.outcome {
+            Outcome::Timed { us_per_task, .. } => Some(*us_per_task),
+            // Offline: every survivor is as good as another; compile-only searches exhaustively.
+            Outcome::Compiled { .. } => Some(0.0),
+            Outcome::Rejected { .. } | Outcome::Invalid { .. } => None,
+        };
+        summary.tried.push((record, cached));
+        Ok(us)
+    };
+    search::search(space, strategy, seed, limits, &mut cost)?;
+    Ok(summary)
+}
+
+/// The tuned configuration of `schedule` at `k` for `device` (or, with an empty `device.gpu`,
+/// for any GPU of `device.arch`): the fastest valid timed record, if the database has one.
+/// The database is the default one ([`db::default_path`]); `Ok(None)` if it does not exist.
+/// For the commands that run or export a level: apply it with `Schedule::with_config`.
+pub fn lookup(device: &Device, level: &str, k: u32, dtype: DType, harness: Option<Harness>) -> Result<Option<Record>> {
+    let Some(path) = db::default_path() else { return Ok(None) };
+    if !path.exists() {
+        return Ok(None);
+    }
+    let db = Db::open(path)?;
+    Ok(lookup_in(&db, device, level, k, dtype, harness))
+}
+
+/// [`lookup`] in a given database.
+pub fn lookup_in(db: &Db, device: &Device, level: &str, k: u32, dtype: DType, harness: Option<Harness>) -> Option<Record> {
+    let dtype = dtype.to_string();
+    if device.gpu.is_empty() {
+        db.best_for_arch(&device.arch, level, k, &dtype).cloned()
+    } else {
+        db.best(device, level, k, &dtype, harness).cloned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::db::tests::{record, timed};
+    use super::*;
+    use mra_codegen::tune::parse_config;
+    use std::collections::BTreeSet;
+    use std::time::Duration;
+
+    /// A cost function over the fused level's space on sm_90: µs from the parameters; one
+    /// configuration (the fastest) is wrong and must fail validation; `delay` per evaluation.
+    struct Fake {
+        wrong: Config,
+        delay: Duration,
+        calls: Vec<Config>,
+    }
+
+    impl Evaluate for Fake {
+        fn evaluate(&mut self, c: &Config) -> Result<Outcome> {
+            std::thread::sleep(self.delay);
+            self.calls.push(c.clone());
+            if *c == self.wrong {
+                return Ok(Outcome::Invalid { why: "max rel err 3.1e-1 (limit 1e-10)".into() });
+            }
+            let us = 10.0 + (c["threads"] as f64 - 256.0).abs() / 64.0 + c["pad_a"] as f64 * 0.5 + c["unroll_k"] as f64 + c["min_blocks"] as f64 * 0.25;
+            Ok(timed(us))
+        }
+    }
+
+    fn fused_space() -> Vec<Config> {
+        let fused = mra_codegen::levels::find("fused").unwrap();
+        space(&fused, 8, mra_codegen::arch::find("sm_90").unwrap(), DType::F64).0
+    }
+
+    fn temp_db(name: &str) -> std::path::PathBuf {
+        let p = std::env::temp_dir().join(format!("mra-tune-{name}-{}.json", std::process::id()));
+        let _ = std::fs::remove_file(&p);
+        p
+    }
+
+    #[test]
+    fn the_arch_and_constraints_filter_the_space() {
+        let fused = mra_codegen::levels::find("fused").unwrap();
+        let sm90 = mra_codegen::arch::find("sm_90").unwrap();
+        let (ok, all) = space(&fused, 20, sm90, DType::F64);
+        // min_blocks * 2 * K * (K*K + pad) * 8 <= 227 KiB: at K = 20 only min_blocks = 1 fits.
+        assert_eq!(all, 3 * 2 * 4 * 3);
+        assert_eq!(ok.len(), all / 2, "{ok:?}");
+        assert!(ok.iter().all(|c| c["min_blocks"] == 1));
+        // K = 32 does not fit in shared memory at all. On gfx90a's 64 KiB LDS, K = 16 fits
+        // only unpadded (2 * 16 * 256 * 8 = 65536 bytes) and with one block per CU.
+        assert!(space(&fused, 32, sm90, DType::F64).0.is_empty());
+        let (ok, _) = space(&fused, 16, mra_codegen::arch::find("gfx90a").unwrap(), DType::F64);
+        assert_eq!(ok.len(), 3 * 3, "{ok:?}");
+        assert!(ok.iter().all(|c| c["pad_a"] == 0 && c["min_blocks"] == 1));
+        // 64-thread blocks are a wave64 multiple, so all of L7's threads choices stay on gfx90a.
+        let l7 = mra_codegen::levels::find("L7").unwrap();
+        let (ok, all) = space(&l7, 16, mra_codegen::arch::find("gfx90a").unwrap(), DType::F64);
+        // threads * min_blocks <= 2048 keeps (512, 4): exactly an SM's 2048 threads.
+        assert_eq!((ok.len(), all), (all, 4 * 3 * 3));
+    }
+
+    #[test]
+    fn a_failing_candidate_is_recorded_and_never_chosen() {
+        let space = fused_space();
+        let wrong = parse_config("threads=256 pad_a=0 unroll_k=0 min_blocks=1").unwrap();
+        assert!(space.contains(&wrong));
+        let path = temp_db("invalid");
+        let mut db = Db::open(&path).unwrap();
+        let case = record(&[], timed(0.0));
+        let mut fake = Fake { wrong: wrong.clone(), delay: Duration::ZERO, calls: vec![] };
+        let s = tune_case(&mut db, &case, &space, Strategy::Exhaustive, 0, Limits::default(), &mut fake, &mut |_, _| {}).unwrap();
+        assert_eq!(s.measured(), space.len());
+        let best = &s.ranked()[0];
+        assert_ne!(best.config, wrong);
+        // By hand from the fake's formula: 10 + 0.25·min_blocks + 0.5·pad_a at threads=256,
+        // unroll_k=0; with (pad 0, min_blocks 1) wrong, next is (pad 0, min_blocks 2): 10.5.
+        assert_eq!(best.config, parse_config("threads=256 pad_a=0 unroll_k=0 min_blocks=2").unwrap());
+        assert!(matches!(db.find(&case, &wrong).unwrap().outcome, Outcome::Invalid { .. }));
+        assert_eq!(lookup_in(&db, &case.device, "fused", 8, DType::F64, None).unwrap().config, best.config);
+        let _ = std::fs::remove_file(&path);
+    }
+
+    /// Run by [`an_interrupted_run_resumes_without_measuring_anything_twice`] in a child
+    /// process, which it kills mid-run.
+    #[test]
+    fn child_tuning_run() {
+        let Ok(path) = std::env::var("MRA_TEST_TUNE_CHILD_DB") else { return };
+        let mut db = Db::open(&path).unwrap();
+        let mut fake = Fake { wrong: Config::new(), delay: Duration::from_millis(20), calls: vec![] };
+        tune_case(&mut db, &record(&[], timed(0.0)), &fused_space(), Strategy::Anneal, 7, Limits::default(), &mut fake, &mut |_, _| {}).unwrap();
+    }
+
+    #[test]
+    fn an_interrupted_run_resumes_without_measuring_anything_twice() {
+        let path = temp_db("resume");
+        let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", "tuning::tests::child_tuning_run", "--nocapture", "--test-threads=1"])
+            .env("MRA_TEST_TUNE_CHILD_DB", &path)
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        // Kill it once a few results are on disk (each takes 20 ms), long before it finishes.
+        let start = std::time::Instant::now();
+        let measured_before = loop {
+            std::thread::sleep(Duration::from_millis(5));
+            let n = Db::open(&path).map(|db| db.records().len()).unwrap_or(0);
+            if n >= 5 {
+                child.kill().unwrap();
+                child.wait().unwrap();
+                break Db::open(&path).unwrap().records().to_vec();
+            }
+            assert!(start.elapsed() < Duration::from_secs(60), "the child run wrote nothing");
+        };
+        let space = fused_space();
+        assert!(measured_before.len() < space.len(), "killed mid-run: {} of {}", measured_before.len(), space.len());
+        // The rerun: the same strategy and seed, everything measured so far is skipped.
+        let mut db = Db::open(&path).unwrap();
+        let mut fake = Fake { wrong: Config::new(), delay: Duration::ZERO, calls: vec![] };
+        let s = tune_case(&mut db, &record(&[], timed(0.0)), &space, Strategy::Anneal, 7, Limits::default(), &mut fake, &mut |_, _| {}).unwrap();
+        let before: BTreeSet<&Config> = measured_before.iter().map(|r| &r.config).collect();
+        assert!(fake.calls.iter().all(|c| !before.contains(c)), "a configuration was measured twice");
+        let calls: BTreeSet<&Config> = fake.calls.iter().collect();
+        assert_eq!(calls.len(), fake.calls.len());
+        assert_eq!(before.len() + calls.len(), space.len(), "together the two runs measured the whole space once");
+        assert_eq!(s.tried.len(), space.len());
+        assert_eq!(db.records().len(), space.len());
+        let _ = std::fs::remove_file(&path);
+    }
+}
