@@ -164,3 +164,20 @@ fn pipelined_levels_refuse_amd_naming_the_level_to_run() {
         assert!(matches!(e, PlanError::ArchUnsupported { .. }) && e.to_string().contains("run level `fused`"), "{e}");
     }
 }
+
+/// 16-byte pair stores into a shared intermediate need an even row stride K² + pad: with an odd
+/// pad (a tuning choice) every other row's pairs are only 8-byte aligned, which an H200 answered
+/// with CUDA_ERROR_MISALIGNED_ADDRESS during `mra-bench tune`. Odd pads store element by element.
+#[test]
+fn pair_stores_into_shared_rows_only_with_an_even_stride() {
+    let arch = mra_codegen::arch::find("sm_90").unwrap();
+    let pipe = levels::find("fused-pipe").unwrap();
+    let pair_into_shared = |pad: u32| {
+        let cfg = mra_codegen::tune::parse_config(&format!("pad_a={pad}")).unwrap();
+        let s = pipe.with_config(&cfg).unwrap();
+        let src = mra_codegen::generate(&s, Request { k: 6, arch, dtype: DType::F64 }).unwrap().source;
+        src.lines().any(|l| l.contains("double2*>(&out[(i / K) * W_STRIDE"))
+    };
+    assert!(pair_into_shared(2) && pair_into_shared(4), "even pads keep the 16-byte stores");
+    assert!(!pair_into_shared(1), "an odd pad must not pair stores into shared rows");
+}

@@ -349,9 +349,12 @@ impl Emitter<'_> {
         // row: stored as one 16-byte access (half the store instructions; the 8-byte stores of a
         // shared intermediate were 8-way bank conflicts at K = 16, ncu run 7). Needs even K so
         // that j < K implies j + 1 < K and every pair is 16-byte aligned.
+        // Into a shared intermediate the row stride K² + pad must be even too, or odd rows'
+        // pairs are 8-byte aligned only (a tuned odd pad hit CUDA_ERROR_MISALIGNED_ADDRESS).
         let paired = dtype == crate::DType::F64
             && self.d.vendor() == crate::Vendor::Nvidia
             && k % 2 == 0
+            && (!v.out_shared || tp.shared_row_pad() % 2 == 0)
             && f.c.regs % 2 == 0
             && (0..f.lanes).all(|l| (0..f.c.regs / 2).all(|q| f.c.row.at(l, 2 * q) == f.c.row.at(l, 2 * q + 1) && f.c.col.at(l, 2 * q) + 1 == f.c.col.at(l, 2 * q + 1)));
         let pair_guard = c_guard.clone();

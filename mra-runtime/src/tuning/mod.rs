@@ -17,7 +17,8 @@ pub mod search;
 pub use db::{Db, Device, Harness, Outcome, Record};
 pub use search::{Limits, Strategy};
 
-use crate::error::Result;
+use crate::error::{Result, RuntimeError};
+use mra_codegen::tune::describe;
 use mra_codegen::tune::Config;
 use mra_codegen::{Arch, DType, Request, Schedule};
 
@@ -86,7 +87,21 @@ pub fn tune_case(
         let (record, cached) = match db.find(case, cfg) {
             Some(r) => (r.clone(), true),
             None => {
-                let outcome = eval.evaluate(cfg)?;
+                // Recorded as failed before it runs: a candidate that kills the process (a
+                // sticky GPU fault such as a misaligned access poisons the whole context) stays
+                // marked, so a rerun skips it and it is never chosen. Its real outcome replaces
+                // this record when the evaluation returns.
+                let pending = Outcome::Invalid { why: "did not finish: the run was interrupted or the candidate crashed the process (a GPU fault)".into() };
+                db.put(Record { config: cfg.clone(), outcome: pending, at: db::now(), ..case.clone() })?;
+                let outcome = eval.evaluate(cfg).map_err(|e| {
+                    RuntimeError::Invalid(format!(
+                        "{} K={} {}: {e}; the candidate is recorded as failed in {}, rerun `mra-bench tune` to go on without it",
+                        case.level,
+                        case.k,
+                        describe(cfg),
+                        db.path().display()
+                    ))
+                })?;
                 let r = Record { config: cfg.clone(), outcome, at: db::now(), ..case.clone() };
                 db.put(r.clone())?;
                 (r, false)
@@ -208,6 +223,41 @@ mod tests {
         assert_eq!(best.config, parse_config("threads=256 pad_a=0 unroll_k=0 min_blocks=2").unwrap());
         assert!(matches!(db.find(&case, &wrong).unwrap().outcome, Outcome::Invalid { .. }));
         assert_eq!(lookup_in(&db, &case.device, "fused", 8, DType::F64, None).unwrap().config, best.config);
+        let _ = std::fs::remove_file(&path);
+    }
+
+    /// A candidate whose evaluation fails outright (as a sticky GPU fault does: the context is
+    /// gone, the process must stop) ends the run with its configuration named, stays recorded
+    /// as failed, and the rerun goes on without evaluating it again.
+    #[test]
+    fn a_candidate_that_crashes_the_run_is_skipped_on_rerun() {
+        struct Crashing(Config, Vec<Config>);
+        impl Evaluate for Crashing {
+            fn evaluate(&mut self, c: &Config) -> Result<Outcome> {
+                self.1.push(c.clone());
+                if *c == self.0 {
+                    return Err(RuntimeError::Invalid("CUDA_ERROR_MISALIGNED_ADDRESS: misaligned address".into()));
+                }
+                Ok(timed(10.0 + c["pad_a"] as f64))
+            }
+        }
+        let space = fused_space();
+        let bad = space[space.len() / 2].clone();
+        let path = temp_db("crash");
+        let case = record(&[], timed(0.0));
+        let mut db = Db::open(&path).unwrap();
+        let mut first = Crashing(bad.clone(), vec![]);
+        let err = tune_case(&mut db, &case, &space, Strategy::Exhaustive, 0, Limits::default(), &mut first, &mut |_, _| {}).unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.contains(&describe(&bad)) && msg.contains("misaligned") && msg.contains("rerun"), "{msg}");
+        // On disk (a fresh open, as a new process would see it): recorded as failed.
+        let mut db = Db::open(&path).unwrap();
+        assert!(matches!(db.find(&case, &bad).unwrap().outcome, Outcome::Invalid { .. }));
+        let mut second = Crashing(Config::new(), vec![]);
+        let s = tune_case(&mut db, &case, &space, Strategy::Exhaustive, 0, Limits::default(), &mut second, &mut |_, _| {}).unwrap();
+        assert!(!second.1.contains(&bad), "the crashing candidate was run again");
+        assert_eq!(first.1.len() - 1 + second.1.len(), space.len() - 1, "something was measured twice");
+        assert_ne!(s.ranked()[0].config, bad);
         let _ = std::fs::remove_file(&path);
     }
 
