@@ -143,13 +143,17 @@ impl Transformer {
             Target::Emulate { arch } => {
                 let emulator = Emulator::new(arch)?;
                 let schedule = resolve_level(level, k, arch, dtype)?;
-                // Both refused before looking for clang: a level the arch cannot run, and a
-                // library level (the emulator has no BLAS to call).
-                if let Body::Library(_) = schedule.plan(Request { k, arch, dtype })?.body {
-                    return Err(invalid(format!(
-                        "level {} is a library level (vendor BLAS calls, no generated kernel): the emulator runs only generated kernels; choose another level",
-                        schedule.name
-                    )));
+                // Refused before looking for clang: a level the arch cannot run, a library
+                // level (the emulator has no BLAS to call), and the copy floor.
+                match schedule.plan(Request { k, arch, dtype })?.body {
+                    Body::Library(_) => {
+                        return Err(invalid(format!(
+                            "level {} is a library level (vendor BLAS calls, no generated kernel): the emulator runs only generated kernels; choose another level",
+                            schedule.name
+                        )))
+                    }
+                    Body::Copy { .. } => return Err(invalid("level copy is the benchmark's floor (it copies A): choose a transform level".into())),
+                    Body::Transform(_) => {}
                 }
                 let s = EmulatorSession::open_emulator(emulator, cache)?;
                 let p = prepare_schedule(&s, &schedule, k, dtype)?;
