@@ -55,25 +55,10 @@ fn parse_npy(bytes: &[u8]) -> (String, Vec<usize>, Vec<u8>) {
     (descr, shape, bytes[start + len..].to_vec())
 }
 
-/// The definition: C(i,j,k) = Σ_{a,b,c} A(a,b,c) B(a,i) B(b,j) B(c,k), one tensor, six loops.
+/// The definition, C(i,j,k) = Σ_{a,b,c} A(a,b,c) B(a,i) B(b,j) B(c,k), one tensor, six loops:
+/// independent of the three GEMM passes that `--reference` and every level compute.
 fn direct(k: usize, a: &[f64], b: &[f64]) -> Vec<f64> {
-    let mut c = vec![0.0; k * k * k];
-    for i in 0..k {
-        for j in 0..k {
-            for l in 0..k {
-                let mut s = 0.0;
-                for x in 0..k {
-                    for y in 0..k {
-                        for z in 0..k {
-                            s += a[(x * k + y) * k + z] * b[x * k + i] * b[y * k + j] * b[z * k + l];
-                        }
-                    }
-                }
-                c[(i * k + j) * k + l] = s;
-            }
-        }
-    }
-    c
+    mra_runtime::reference::transform_direct(k, a, b)
 }
 
 /// A small deterministic generator (values in [-1, 1)), fresh per call site via `seed`.
