@@ -101,7 +101,7 @@ fn bench<B: Backend>(session: &Session<B>, args: &RunArgs, schedule: &Schedule, 
         let r = RepResult {
             level: level.kernel.level.clone(),
             nfuncs: cfg.nfuncs,
-            nblocks: cfg.nblocks(),
+            nblocks: level.kernel.plan.grid_blocks(cfg.nblocks()),
             k,
             tasks: cfg.tasks,
             streams: cfg.streams,

@@ -68,6 +68,9 @@ pub struct Arch {
     pub shared_bytes_max: u32,
     /// 32-bit registers one thread may hold before spilling (AMD: arch VGPRs, without AGPRs).
     pub max_registers_per_thread: u32,
+    /// Blocks a thread-block cluster may have (portable limit; 1: the arch has no clusters).
+    /// NVIDIA sm_90+: 8, sharing distributed shared memory; AMD and sm_80/86/89: none.
+    pub max_cluster_blocks: u32,
     /// Matrix instructions the hardware has, preferred first (a tensorized level whose
     /// schedule names no shape takes the first one that computes its dtype).
     pub matrix: &'static [MatrixInstr],
@@ -86,6 +89,7 @@ pub const ARCHS: &[Arch] = &[
         shared_bytes_default: 48 * 1024,
         shared_bytes_max: 163 * 1024,
         max_registers_per_thread: 255,
+        max_cluster_blocks: 1,
         matrix: &[MmaSyncM8n8k4F64, WmmaM8n8k4F64],
     },
     Arch {
@@ -97,6 +101,7 @@ pub const ARCHS: &[Arch] = &[
         shared_bytes_default: 48 * 1024,
         shared_bytes_max: 99 * 1024,
         max_registers_per_thread: 255,
+        max_cluster_blocks: 1,
         matrix: &[MmaSyncM8n8k4F64, WmmaM8n8k4F64],
     },
     Arch {
@@ -108,6 +113,7 @@ pub const ARCHS: &[Arch] = &[
         shared_bytes_default: 48 * 1024,
         shared_bytes_max: 99 * 1024,
         max_registers_per_thread: 255,
+        max_cluster_blocks: 1,
         matrix: &[MmaSyncM8n8k4F64, WmmaM8n8k4F64],
     },
     Arch {
@@ -120,6 +126,7 @@ pub const ARCHS: &[Arch] = &[
         shared_bytes_max: 227 * 1024,
         max_registers_per_thread: 255,
         // Full-rate shapes first: a tensorized level takes the first f64 shape listed.
+        max_cluster_blocks: 8,
         matrix: &[MmaSyncM16n8k4F64, MmaSyncM16n8k8F64, MmaSyncM8n8k4F64, WmmaM8n8k4F64],
     },
     Arch {
@@ -131,6 +138,7 @@ pub const ARCHS: &[Arch] = &[
         shared_bytes_default: 64 * 1024,
         shared_bytes_max: 64 * 1024,
         max_registers_per_thread: 256,
+        max_cluster_blocks: 1,
         matrix: &[MfmaF64_16x16x4],
     },
     Arch {
@@ -142,6 +150,7 @@ pub const ARCHS: &[Arch] = &[
         shared_bytes_default: 64 * 1024,
         shared_bytes_max: 64 * 1024,
         max_registers_per_thread: 256,
+        max_cluster_blocks: 1,
         matrix: &[MfmaF64_16x16x4],
     },
     Arch {
@@ -153,6 +162,7 @@ pub const ARCHS: &[Arch] = &[
         shared_bytes_default: 64 * 1024,
         shared_bytes_max: 64 * 1024,
         max_registers_per_thread: 256,
+        max_cluster_blocks: 1,
         matrix: &[WmmaF32_16x16x16Gfx11],
     },
     Arch {
@@ -164,6 +174,7 @@ pub const ARCHS: &[Arch] = &[
         shared_bytes_default: 64 * 1024,
         shared_bytes_max: 64 * 1024,
         max_registers_per_thread: 256,
+        max_cluster_blocks: 1,
         matrix: &[WmmaF32_16x16x16Gfx11],
     },
     Arch {
@@ -175,6 +186,7 @@ pub const ARCHS: &[Arch] = &[
         shared_bytes_default: 64 * 1024,
         shared_bytes_max: 64 * 1024,
         max_registers_per_thread: 256,
+        max_cluster_blocks: 1,
         matrix: &[WmmaF32_16x16x16Gfx12],
     },
 ];

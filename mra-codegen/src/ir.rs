@@ -178,6 +178,12 @@ pub enum Step {
     /// groups; each group walks its own tensors and synchronises on its own named barrier, so
     /// the barrier waits of one group overlap the passes of another.
     Tensors(Value),
+    /// `cluster(N)`: each tensor is split along its last index over the N blocks of a
+    /// thread-block cluster (NVIDIA sm_90), each block holding a slice of about K/N of those
+    /// index values. The passes contracting the first two indices are block-local; the last
+    /// pass reads the other blocks' slices through distributed shared memory. One tensor needs
+    /// about 1/N of the shared memory a block of `buffers(2)` needs, so K = 25..32 fit.
+    Cluster(Value),
 }
 
 impl Step {
@@ -199,6 +205,7 @@ impl Step {
             Step::Buffers(_) => "buffers",
             Step::Pipeline(_) => "pipeline",
             Step::Tensors(_) => "tensors",
+            Step::Cluster(_) => "cluster",
         }
     }
 }
@@ -310,6 +317,7 @@ impl fmt::Display for Step {
             Step::Buffers(v) => write!(f, "buffers({v})"),
             Step::Pipeline(v) => write!(f, "pipeline({v})"),
             Step::Tensors(v) => write!(f, "tensors({v})"),
+            Step::Cluster(v) => write!(f, "cluster({v})"),
         }
     }
 }

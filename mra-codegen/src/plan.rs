@@ -59,9 +59,28 @@ pub struct TransformPlan {
     /// Tensors a block transforms at once (`tensors(N)`, default 1): one per warp group, each
     /// group with its own buffers and named barrier.
     pub tensors: u32,
+    /// Blocks per thread-block cluster sharing one tensor (`cluster(N)`, default 1: none).
+    pub cluster: u32,
 }
 
 impl TransformPlan {
+    /// `cluster(N)`: the values of the tensor's last index one block holds, a whole number of
+    /// fragment k-steps (so that each k-step of the last pass reads one block's slice).
+    /// The last block may hold fewer real values (the rest are zeros).
+    pub fn cluster_slice_width(&self, k: u32) -> u32 {
+        let fk = self.fragment.map_or(1, |f| f.k);
+        Self::padded(k.div_ceil(self.cluster.max(1)), fk)
+    }
+
+    /// `cluster(N)`: elements of one block's slice buffer. It holds, in turn, the slice of A
+    /// and the first intermediate (K rows of K·CL values, padded) and the second intermediate
+    /// (CL rows of K² values, padded).
+    pub fn cluster_slice_elems(&self, k: u32) -> u64 {
+        let cl = self.cluster_slice_width(k) as u64;
+        let (k, pad) = (k as u64, self.shared_row_pad() as u64);
+        (k * (k * cl + pad)).max(cl * (k * k + pad))
+    }
+
     /// A WMMA level whose K is not a multiple of the fragment's 8 columns stages each tile's
     /// result in shared memory and stores it masked (the API stores whole 8×8 fragments).
     pub fn wmma_stages_c(&self, k: u32) -> bool {
@@ -367,10 +386,44 @@ impl Schedule {
                     });
                 }
             }
+            let cluster = self
+                .iter_steps()
+                .find_map(|s| match s {
+                    Step::Cluster(v) => Some(v.default_value()),
+                    _ => None,
+                })
+                .unwrap_or(1);
+            if cluster != 1 {
+                let whole = a.memory == Memory::Shared && workspace == Memory::Shared && fragment.is_some() && !wmma;
+                if !(2..=8).contains(&cluster) || !whole || pipeline != 2 || !(2..=3).contains(&shared_buffers) || tensors != 1 {
+                    return Err(malformed("cluster(N) splits the fused passes of pipeline(2) with buffers(2) or buffers(3) over N blocks: tensorize(mma), cache_read(A, shared), workspace(shared), no tensors(..); 2 <= N <= 8"));
+                }
+                if arch.max_cluster_blocks < cluster {
+                    let why = if arch.max_cluster_blocks <= 1 {
+                        format!("cluster({cluster}) needs thread-block clusters with distributed shared memory (NVIDIA sm_90+); run fused-pipe (K <= 24) or L7-breg there")
+                    } else {
+                        format!("cluster({cluster}) exceeds the {} blocks a cluster may have", arch.max_cluster_blocks)
+                    };
+                    return Err(PlanError::ArchUnsupported { level: self.name.clone(), arch: arch.name, why });
+                }
+                // Every block of the cluster must hold part of the last index.
+                let fk = fragment.map_or(1, |f| f.k);
+                let width = TransformPlan::padded(k.div_ceil(cluster), fk);
+                if (cluster - 1) * width >= k {
+                    return Err(PlanError::Constraint {
+                        level: self.name.clone(),
+                        why: format!(
+                            "cluster({cluster}) at K={k}: slices are {width} values of the last index (whole k-steps of {fk}), so block {} would hold none; use a smaller cluster",
+                            cluster - 1
+                        ),
+                    });
+                }
+            }
             if shared_buffers > 2 && pipeline == 1 {
                 return Err(malformed("buffers(N > 2) hold the tensors in flight of pipeline(N - 1): add pipeline(..)"));
             }
             let plan = TransformPlan {
+                cluster,
                 pipeline,
                 tensors,
                 shared_buffers,
@@ -393,7 +446,9 @@ impl Schedule {
                 None => (k, k),
             };
             let b_shared = if b.memory == Memory::Shared { b_rows as u64 * (b_cols + b.pad) as u64 * elem } else { 0 };
-            let (w_shared, w_global) = if workspace == Memory::Shared {
+            let (w_shared, w_global) = if workspace == Memory::Shared && plan.cluster > 1 {
+                (plan.shared_buffers as u64 * plan.cluster_slice_elems(k) * elem, 0)
+            } else if workspace == Memory::Shared {
                 let buffers = if plan.stages_whole_tensor() { plan.shared_buffers } else { 2 } as u64;
                 (plan.tensors as u64 * buffers * k as u64 * ((k * k + plan.shared_row_pad()) as u64) * elem, 0)
             } else {
@@ -482,6 +537,20 @@ impl Plan {
             Body::Library(LibraryCall::Kronecker) => 2 * (self.request.k as u64).pow(6),
             _ => self.flops_per_tensor(),
         }
+    }
+
+    /// Blocks per thread-block cluster (1: the level launches no clusters). The grid must be
+    /// a multiple of it.
+    pub fn cluster_blocks(&self) -> u32 {
+        match self.body {
+            Body::Transform(tp) => tp.cluster.max(1),
+            _ => 1,
+        }
+    }
+
+    /// The grid for `blocks` requested blocks: rounded up to whole clusters.
+    pub fn grid_blocks(&self, blocks: usize) -> usize {
+        blocks.div_ceil(self.cluster_blocks() as usize) * self.cluster_blocks() as usize
     }
 
     /// Whether this level is a plain copy (validated against its input, no flops).

@@ -81,6 +81,7 @@ impl Prim {
             PrimKind::Buffers(v) => out.push((named("buffers".into(), v), v)),
             PrimKind::Pipeline(v) => out.push((named("pipeline".into(), v), v)),
             PrimKind::Tensors(v) => out.push((named("tensors".into(), v), v)),
+            PrimKind::Cluster(v) => out.push((named("cluster".into(), v), v)),
             _ => {}
         }
         out
@@ -104,6 +105,7 @@ impl Prim {
             PrimKind::Buffers(_) => "buffers",
             PrimKind::Pipeline(_) => "pipeline",
             PrimKind::Tensors(_) => "tensors",
+            PrimKind::Cluster(_) => "cluster",
         }
     }
 }
@@ -152,6 +154,10 @@ pub enum PrimKind {
     /// `tensors(N)`: tensors a block works on at once, one per warp group with its own named
     /// barrier, so one group's barrier waits overlap another group's work.
     Tensors(Val),
+    /// `cluster(N)`: each tensor is split along its last index over the N blocks of a
+    /// thread-block cluster; the last pass reads the other blocks' slices through distributed
+    /// shared memory.
+    Cluster(Val),
 }
 
 /// A numeric argument: `N`, or `tune([N, ...], default = N[, name = ident])` (for threads

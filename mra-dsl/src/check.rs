@@ -97,12 +97,14 @@ fn check_values(prim: &Prim, errors: &mut Errors) {
     }
     match &prim.kind {
         PrimKind::Threads(v) => for_each_value(v, |n| thread_count(n, errors)),
-        PrimKind::Buffers(v) | PrimKind::Pipeline(v) | PrimKind::Tensors(v) => {
+        PrimKind::Buffers(v) | PrimKind::Pipeline(v) | PrimKind::Tensors(v) | PrimKind::Cluster(v) => {
             let what = prim.name();
             let max = match what {
                 "buffers" => 9,
                 // Named barriers 1..=GROUPS (0 is the block barrier; the hardware has 16).
                 "tensors" => 4,
+                // The portable cluster size limit (CUDA: 8 blocks without opting in).
+                "cluster" => 8,
                 _ => 8,
             };
             for_each_value(v, |n| {
@@ -406,7 +408,7 @@ fn check_combination(level: &Level, errors: &mut Errors) {
             }
         }
     }
-    for b in ["buffers", "pipeline", "tensors"].into_iter().filter_map(|name| find(name)) {
+    for b in ["buffers", "pipeline", "tensors", "cluster"].into_iter().filter_map(|name| find(name)) {
         let shared_workspace = level.prims.iter().any(|p| matches!(&p.kind, PrimKind::Workspace(m) if m.value == Memory::Shared));
         let staged_a = level.prims.iter().any(|p| matches!(&p.kind, PrimKind::CacheRead { operand, into, .. } if operand.value == crate::ast::Operand::A && into.value == Memory::Shared));
         if tensorize.is_none() || !shared_workspace || !staged_a {

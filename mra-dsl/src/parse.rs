@@ -19,6 +19,7 @@
 //!            | "buffers"       "(" VALUE ")"
 //!            | "pipeline"      "(" VALUE ")"
 //!            | "tensors"       "(" VALUE ")"
+//!            | "cluster"       "(" VALUE ")"
 //! ```
 //!
 //! A VALUE may be tuned: `tune([0, 1, 4], default = 4)` declares a parameter the auto-tuner
@@ -187,6 +188,7 @@ fn parse_prim(input: ParseStream) -> Result<Prim> {
         "buffers" => PrimKind::Buffers(numeric(&mut args, "buffer count")?),
         "pipeline" => PrimKind::Pipeline(numeric(&mut args, "pipeline depth")?),
         "tensors" => PrimKind::Tensors(numeric(&mut args, "tensors per block")?),
+        "cluster" => PrimKind::Cluster(numeric(&mut args, "blocks per cluster")?),
         "bind" => {
             let unit = args.word("bound unit", words::BIND_UNITS)?;
             let map = match unit.value {

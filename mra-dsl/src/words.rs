@@ -22,6 +22,7 @@ pub const PRIMITIVES: &[&str] = &[
     "buffers",
     "pipeline",
     "tensors",
+    "cluster",
 ];
 
 /// How each primitive is written, for "missing/extra argument" messages.
@@ -43,6 +44,7 @@ pub fn signature(prim: &str) -> &'static str {
         "buffers" => "buffers(N), 1 <= N <= 9, or buffers(tune([N, ...], default = N))",
         "pipeline" => "pipeline(N), 1 <= N <= 8, or pipeline(tune([N, ...], default = N))",
         "tensors" => "tensors(N), 1 <= N <= 4, or tensors(tune([N, ...], default = N))",
+        "cluster" => "cluster(N), 1 <= N <= 8, or cluster(tune([N, ...], default = N))",
         _ => unreachable!("not a primitive: {prim}"),
     }
 }

@@ -325,7 +325,8 @@ impl<B: Backend> Session<B> {
             workspaces: (0..cfg.streams).map(|_| gpu.alloc(ws)).collect::<Result<_>>()?,
             dtype,
             nfuncs: cfg.nfuncs,
-            nblocks: cfg.nblocks(),
+            // A cluster level's grid is whole clusters (min(N, M) rounded up).
+            nblocks: plan.grid_blocks(cfg.nblocks()),
         })
     }
 }

@@ -4,6 +4,7 @@
 //! Each part of the output carries a comment naming the schedule step (and its line in the
 //! schedule's source file) that produced it.
 
+mod cluster;
 pub mod dialect;
 mod library;
 mod pipeline;
@@ -209,6 +210,10 @@ impl Emitter<'_> {
             _ => self.d.launch_bounds(self.plan.threads, self.plan.min_blocks, self.plan.request.arch),
         };
         let bounds = bounds.map(|b| b + " ").unwrap_or_default();
+        let bounds = match self.plan.body {
+            Body::Transform(tp) if tp.cluster > 1 => format!("__cluster_dims__({}, 1, 1) {bounds}", tp.cluster),
+            _ => bounds,
+        };
         format!(
             "extern \"C\" __global__ void {bounds}{entry}(const {t}* __restrict__ a, const {t}* __restrict__ b, \
              {t}* __restrict__ c, {t}* workspace, int nfuncs, int nblocks)"
@@ -253,6 +258,15 @@ impl Emitter<'_> {
 
     fn transform_kernel(&mut self, entry: &str, tp: &TransformPlan) {
         let t = self.t();
+        if let (Some(f), true) = (tp.fragment, tp.cluster > 1) {
+            self.tile_constants(tp, &f);
+            self.cluster_constants(tp);
+            let passes = self.cluster_passes(tp, &f);
+            self.w.line("");
+            self.b_loader(tp);
+            self.cluster_kernel(entry, tp, &passes);
+            return;
+        }
         if let Some(f) = tp.fragment {
             self.tile_constants(tp, &f);
         } else {
@@ -356,7 +370,9 @@ impl Emitter<'_> {
         if tp.wmma_stages_c(self.plan.request.k) {
             arrays.push(("c_stage", "WAVES * FM * NP"));
         }
-        if tp.workspace == Memory::Shared {
+        if tp.workspace == Memory::Shared && tp.cluster > 1 {
+            arrays.push(("w_shared", if tp.shared_buffers == 3 { "3 * SLICE" } else { "2 * SLICE" }));
+        } else if tp.workspace == Memory::Shared {
             let buffers = match tp.shared_buffers {
                 2 if !tp.stages_whole_tensor() => "2 * K3",
                 // tensors(N): two buffers per warp group.

@@ -10,7 +10,7 @@ use crate::plan::TransformPlan;
 impl Emitter<'_> {
     /// The elements per asynchronous copy: 16 bytes where the tensors and padded rows keep
     /// every vector aligned and inside one row, else one element (`cp.async` takes 4, 8, 16).
-    fn async_width(&self, tp: &TransformPlan) -> u32 {
+    pub(super) fn async_width(&self, tp: &TransformPlan) -> u32 {
         let k = self.plan.request.k;
         let width = 16 / self.plan.request.dtype.bytes();
         let aligned = (k * k * k) % width == 0 && (k * k) % width == 0 && tp.shared_row_pad() % width == 0;

@@ -25,25 +25,54 @@ enum ASource {
 /// One pass function: where A comes from, and whether its input and output are shared
 /// intermediates in the padded layout (row x of the K x K² view at x · W_STRIDE).
 /// `in_place`: the output overwrites the input (`buffers(1)`), so tiles wait in registers.
+/// `slice`: a pass of `cluster(N)`, on one block's slice of the tensor.
 #[derive(Clone, Copy, PartialEq)]
-struct Variant {
+pub(super) struct Variant {
     src: ASource,
     in_shared: bool,
     out_shared: bool,
     in_place: bool,
+    slice: Option<SlicePass>,
+}
+
+/// The three passes of `cluster(N)` (lowered in `cluster.rs`): the block holds the values
+/// c0 .. c0 + CL of the tensor's last index.
+#[derive(Clone, Copy, PartialEq)]
+pub(super) enum SlicePass {
+    /// Pass 0: the slice of A (K rows a of K·CL values (b, c), stride SLICE_STRIDE) to the
+    /// first intermediate, laid out the same way: K rows b of CL·K values (c, x).
+    First,
+    /// Pass 1: the first intermediate to the second, CL rows c of K² values (x, y), stride
+    /// W_STRIDE: row c of the K x K² input of the last pass.
+    Second,
+    /// Pass 2: the K x K² input gathered from every block's second intermediate (row c lies in
+    /// block c / CL) to this block's share of C's rows.
+    Gather,
+}
+
+impl Variant {
+    pub(super) fn slice(pass: SlicePass) -> Variant {
+        Variant { src: ASource::Direct, in_shared: true, out_shared: pass != SlicePass::Gather, in_place: false, slice: Some(pass) }
+    }
 }
 
 /// Which part of one tile's work a body emits: all of it, or (for an in-place pass) the
 /// computation into held registers `acc_all[t]`, or the store of those registers.
 #[derive(Clone, Copy, PartialEq)]
-enum TileMode {
+pub(super) enum TileMode {
     Whole,
     Compute,
     Store,
 }
 
 impl Variant {
-    fn name(&self) -> &'static str {
+    pub(super) fn name(&self) -> &'static str {
+        match self.slice {
+            Some(SlicePass::First) => return "gemm_pass_slice_first",
+            Some(SlicePass::Second) => return "gemm_pass_slice_second",
+            Some(SlicePass::Gather) => return "gemm_pass_gather",
+            None => {}
+        }
         if self.in_place {
             return "gemm_pass_in_place";
         }
@@ -171,6 +200,7 @@ impl Emitter<'_> {
                 in_shared: padded,
                 out_shared: padded && p < 2,
                 in_place: tp.shared_buffers == 1 && p < 2,
+                slice: None,
             })
             .collect();
         let mut emitted: Vec<Variant> = Vec::new();
@@ -296,16 +326,25 @@ impl Emitter<'_> {
     /// The body computing one tile `tile` (rows i0 .. i0 + FM): A and B fragments, the
     /// instructions, the masked stores. A one-register operand (f64 fragments) is a scalar
     /// load; a multi-register one (RDNA WMMA) is a vector filled register by register.
-    fn tile_body(&self, tp: &TransformPlan, f: &Fragment, v: Variant, mode: TileMode) -> Box<dyn Fn(&mut Writer)> {
+    pub(super) fn tile_body(&self, tp: &TransformPlan, f: &Fragment, v: Variant, mode: TileMode) -> Box<dyn Fn(&mut Writer)> {
         let src = v.src;
         let dtype = self.plan.request.dtype;
         let zero = dtype.zero();
         let k = self.k();
-        let unroll = if tp.unroll_k { format!("{}  {}", super::pragma_unroll(tp.unroll_k_by), self.step_comment(|s| matches!(s, Step::Unroll(Loop::K, _)))) } else { String::new() };
+        // The gather reads block (ks * FK) / CL: a constant only in a fully unrolled k loop
+        // (else `parts` is indexed at run time and goes to local memory).
+        let unroll = if v.slice == Some(SlicePass::Gather) {
+            format!("#pragma unroll  {}: the block each k-step reads from is a constant", self.step_comment(|s| matches!(s, Step::Cluster(_))))
+        } else if tp.unroll_k { format!("{}  {}", super::pragma_unroll(tp.unroll_k_by), self.step_comment(|s| matches!(s, Step::Unroll(Loop::K, _)))) } else { String::new() };
         if tp.wmma {
             return Box::new(wmma_body(k, tp.wmma_stages_c(k), unroll, zero));
         }
-        let rows_pad = (k * k) % f.m != 0;
+        // The output rows of the pass: K² (the slice passes of cluster(N): K·CL).
+        let (rows, rows_name) = match v.slice {
+            Some(SlicePass::First | SlicePass::Second) => (k * tp.cluster_slice_width(k), "SLICE_ROWS"),
+            _ => (k * k, "K2"),
+        };
+        let rows_pad = rows % f.m != 0;
         let acc_decl = self.d.mma_acc_decl(f, "acc", "N_FRAGS");
         let mma = self.d.mma_call(f, dtype, "acc[nf]", "a", "b");
         let (a_ty, b_ty) = (self.d.mma_operand_type(f, dtype, f.a.regs), self.d.mma_operand_type(f, dtype, f.b.regs));
@@ -321,16 +360,20 @@ impl Emitter<'_> {
         }
         // Staged chunks are zero-padded already; a direct read guards the last tile's rows.
         if rows_pad && src == ASource::Direct {
-            a_guard.push("a_i < K2");
+            a_guard.push(if rows_name == "K2" { "a_i < K2" } else { "a_i < SLICE_ROWS" });
         }
         let mut c_guard = Vec::new();
         if rows_pad {
-            c_guard.push("i < K2");
+            c_guard.push(if rows_name == "K2" { "i < K2" } else { "i < SLICE_ROWS" });
         }
         if k % f.n != 0 {
             c_guard.push("j < K");
         }
         let a_src = match src {
+            // Row c = a_k of the gathered input lies in block (ks * FK) / CL (a k-step never
+            // straddles two blocks: CL is a whole number of k-steps), row a_k % CL there.
+            _ if v.slice == Some(SlicePass::Gather) => "parts[(ks * FK) / CL][(a_k % CL) * W_STRIDE + a_i]",
+            _ if v.slice.is_some() => "in[a_k * SLICE_STRIDE + a_i]",
             ASource::Direct if v.in_shared => "in[a_k * W_STRIDE + a_i]",
             ASource::Direct => "in[a_k * K2 + a_i]",
             ASource::Staged => "a_stage[a_k * A_STRIDE + wave * FM + (a_i - i0)]",
@@ -342,7 +385,12 @@ impl Emitter<'_> {
         let store = self.d.mma_store_value(dtype, "acc[nf][r]");
         // Output element (i, j) is element i·K + j of the K x K² view of the next pass's input:
         // row (i / K), column (i % K)·K + j; padded rows when the output is shared.
-        let out_at = if v.out_shared { "out[(i / K) * W_STRIDE + (i % K) * K + j]" } else { "out[i * K + j]" };
+        let out_at = match v.slice {
+            // Row (b, c) of the first pass's output is element (c, x) of row b of the next input.
+            Some(SlicePass::First) => "out[(i / CL) * SLICE_STRIDE + (i % CL) * K + j]",
+            _ if v.out_shared => "out[(i / K) * W_STRIDE + (i % K) * K + j]",
+            _ => "out[i * K + j]",
+        };
         let b_in_registers = tp.b.memory == Memory::Registers;
         let (a_regs, b_regs, c_regs) = (f.a.regs, f.b.regs, f.c.regs);
         // NVIDIA f64 D fragments hold column pairs (j, j + 1) in registers 2q, 2q + 1 of one

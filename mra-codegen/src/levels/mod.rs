@@ -4,6 +4,7 @@
 mod copy;
 mod fused;
 mod fused1;
+mod fusedc;
 mod fusedg;
 mod fusedp;
 mod fusedr;
@@ -24,7 +25,7 @@ use crate::plan::{Request, K_MAX};
 
 /// Every level, the floor first, then by number.
 pub fn all() -> Vec<Schedule> {
-    vec![copy::copy(), l1::l1(), l2::l2(), l3::l3(), l4::l4(), l5::l5(), l6::l6(), l7::l7(), fused::fused(), fused1::fused1(), fusedp::fused_pipe(), fusedg::fused_groups(), fusedr::fused_ring(), wmma::wmma(), vendor::vendor_3gemm()]
+    vec![copy::copy(), l1::l1(), l2::l2(), l3::l3(), l4::l4(), l5::l5(), l6::l6(), l7::l7(), fused::fused(), fused1::fused1(), fusedp::fused_pipe(), fusedg::fused_groups(), fusedr::fused_ring(), fusedc::fused_cluster(), wmma::wmma(), vendor::vendor_3gemm()]
 }
 
 /// A `-l` value that names no level.
