@@ -61,6 +61,9 @@ pub struct TransformPlan {
     pub tensors: u32,
     /// Blocks per thread-block cluster sharing one tensor (`cluster(N)`, default 1: none).
     pub cluster: u32,
+    /// Row tiles a wave computes at once (`unroll(rows, by = N)`, default 1): their k loops
+    /// are interleaved, so N times the independent matrix instructions and loads per k-step.
+    pub jam: u32,
 }
 
 impl TransformPlan {
@@ -419,10 +422,24 @@ impl Schedule {
                     });
                 }
             }
+            let jam = self
+                .iter_steps()
+                .find_map(|s| match s {
+                    Step::Unroll(Loop::Rows, by) => Some(by.default_value()),
+                    _ => None,
+                })
+                .unwrap_or(1);
+            if jam != 1 {
+                let direct = a.memory == Memory::Global || (a.memory == Memory::Shared && workspace == Memory::Shared);
+                if !(1..=4).contains(&jam) || fragment.is_none() || wmma || shared_buffers == 1 || !direct {
+                    return Err(malformed("unroll(rows, by = N) jams the row tiles of tensorize(mma) passes that read their input where it lies (not chunk-staged, not buffers(1)); 1 <= N <= 4"));
+                }
+            }
             if shared_buffers > 2 && pipeline == 1 {
                 return Err(malformed("buffers(N > 2) hold the tensors in flight of pipeline(N - 1): add pipeline(..)"));
             }
             let plan = TransformPlan {
+                jam,
                 cluster,
                 pipeline,
                 tensors,

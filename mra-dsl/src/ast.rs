@@ -74,6 +74,7 @@ impl Prim {
                 let l = match loop_.value {
                     Loop::K => "k",
                     Loop::Cols => "cols",
+                    Loop::Rows => "rows",
                 };
                 out.push((named(format!("unroll_{l}"), v), v))
             }
@@ -275,4 +276,6 @@ pub enum Memory {
 pub enum Loop {
     Cols,
     K,
+    /// `unroll(rows, by = N)` with bind(warps, tiles): each wave computes N row tiles at once.
+    Rows,
 }

@@ -133,6 +133,14 @@ fn check_values(prim: &Prim, errors: &mut Errors) {
                 errors.push(n.span, format!("min_blocks is the number of blocks that must fit on one multiprocessor at once, 1..=32; found {}", n.value));
             }
         }),
+        PrimKind::Unroll { loop_, by: None } if loop_.value == crate::ast::Loop::Rows => {
+            errors.push(loop_.span, "unroll(rows) needs `by = N` (1..=4): the row tiles a wave computes at once");
+        }
+        PrimKind::Unroll { loop_, by: Some((_, by)) } if loop_.value == crate::ast::Loop::Rows => for_each_value(by, |n| {
+            if !(1..=4).contains(&n.value) {
+                errors.push(n.span, format!("unroll(rows, by = {}): a wave computes 1 to 4 row tiles at once", n.value));
+            }
+        }),
         PrimKind::Unroll { by: Some((_, by)), .. } => for_each_value(by, |n| {
             if n.value > 64 {
                 errors.push(n.span, format!("unroll factor {} is above 64 (the loops run at most K <= 32 times; 0 unrolls fully)", n.value));
@@ -373,6 +381,13 @@ fn check_combination(level: &Level, errors: &mut Errors) {
         }
     }
     let tensorize = find("tensorize");
+    for p in level.prims.iter() {
+        if let PrimKind::Unroll { loop_, .. } = &p.kind {
+            if loop_.value == crate::ast::Loop::Rows && tensorize.is_none() {
+                errors.push(loop_.span, "unroll(rows, by = N) jams the row tiles of a wave: it needs bind(warps, tiles) and tensorize(mma)");
+            }
+        }
+    }
     match (tensorize, bind) {
         (Some(t), Some(Prim { kind: PrimKind::Bind { map, .. }, .. })) if map.value != ThreadMap::Tiles => errors.push(
             t.ident.span(),
@@ -472,5 +487,6 @@ fn loop_word(l: crate::ast::Loop) -> &'static str {
     match l {
         crate::ast::Loop::Cols => "cols",
         crate::ast::Loop::K => "k",
+        crate::ast::Loop::Rows => "rows",
     }
 }

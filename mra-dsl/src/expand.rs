@@ -247,5 +247,6 @@ fn loop_variant(l: Loop) -> TokenStream {
     match l {
         Loop::Cols => quote!(Cols),
         Loop::K => quote!(K),
+        Loop::Rows => quote!(Rows),
     }
 }

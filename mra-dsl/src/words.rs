@@ -34,7 +34,7 @@ pub fn signature(prim: &str) -> &'static str {
         "cache_read" => "cache_read(A|B, shared|registers) or cache_read(A|B, shared, pad = N|tune([N, ...], default = N))",
         "cache_write" => "cache_write(C, shared) or cache_write(C, shared, pad = N|tune([N, ...], default = N))",
         "register_tile" => "register_tile(cols)",
-        "unroll" => "unroll(k|cols) or unroll(k|cols, by = N|tune([N, ...], default = N)) (by = 0: fully)",
+        "unroll" => "unroll(k|cols) or unroll(k|cols, by = N|tune([N, ...], default = N)) (by = 0: fully), or unroll(rows, by = 1..=4) (tiles a wave computes at once)",
         "workspace" => "workspace(global|shared)",
         "copy" => "copy(vector = 1|2|4)",
         "library" => "library(kronecker|three_gemm)",
@@ -82,7 +82,7 @@ pub const CACHE_INTO: Table<Memory> =
 /// `register_tile(<loop>)`: a row of the output in registers; only the column loop so far.
 pub const REGISTER_TILE_LOOPS: Table<Loop> = &[("cols", Loop::Cols)];
 /// `unroll(<loop>)`: the loops whose trip count is the compile-time K.
-pub const UNROLL_LOOPS: Table<Loop> = &[("k", Loop::K), ("cols", Loop::Cols)];
+pub const UNROLL_LOOPS: Table<Loop> = &[("k", Loop::K), ("cols", Loop::Cols), ("rows", Loop::Rows)];
 /// `workspace(<memory>)`: where the intermediates between passes live.
 pub const WORKSPACES: Table<Memory> = &[("global", Memory::Global), ("shared", Memory::Shared)];
 

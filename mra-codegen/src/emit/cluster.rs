@@ -73,6 +73,7 @@ impl Emitter<'_> {
         };
         let bind = self.step_comment(|s| matches!(s, Step::Bind(_)));
         let inline = self.d.inline_device();
+        let step = if tp.jam > 1 { "JAM * WAVES" } else { "WAVES" };
         for pass in [SlicePass::First, SlicePass::Second] {
             let v = Variant::slice(pass);
             let body = self.tile_body(tp, f, v, TileMode::Whole);
@@ -83,7 +84,8 @@ impl Emitter<'_> {
             });
             self.w.block(format!("{inline} void {}(const {t}* in, {b_param}, {t}* out, int lane, int wave)", v.name()), "", |w| {
                 w.line(format!("{bind}: wave w owns the slice's row tiles w, w + WAVES, ..."));
-                w.block("for (int tile = wave; tile < SLICE_TILES; tile += WAVES)", "", |w| body(w));
+                w.line("const int end = SLICE_TILES;");
+                w.block(format!("for (int tile = wave; tile < end; tile += {step})"), "", |w| body(w));
             });
         }
         let v = Variant::slice(SlicePass::Gather);
@@ -97,7 +99,7 @@ impl Emitter<'_> {
             |w| {
                 w.line("const int end = (rank + 1) * GATHER_TILES < ROW_TILES ? (rank + 1) * GATHER_TILES : ROW_TILES;");
                 w.line(format!("{bind}: wave w owns this block's row tiles w, w + WAVES, ..."));
-                w.block("for (int tile = rank * GATHER_TILES + wave; tile < end; tile += WAVES)", "", |w| body(w));
+                w.block(format!("for (int tile = rank * GATHER_TILES + wave; tile < end; tile += {step})"), "", |w| body(w));
             },
         );
         [

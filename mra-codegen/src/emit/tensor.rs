@@ -107,6 +107,10 @@ impl Emitter<'_> {
         self.w.line(format!("constexpr int KP = {};  // contraction padded to whole fragments (zeros)", TransformPlan::padded(k, f.k)));
         self.w.line(format!("constexpr int NP = {};  // columns padded to whole fragments (not stored)", TransformPlan::padded(k, f.n)));
         self.w.line("constexpr int ROW_TILES = (K2 + FM - 1) / FM;");
+        if tp.jam > 1 {
+            let note = self.step_comment(|s| matches!(s, Step::Unroll(Loop::Rows, _)));
+            self.w.line(format!("constexpr int JAM = {};  {note}: row tiles a wave computes at once", tp.jam));
+        }
         self.w.line("constexpr int K_STEPS = KP / FK;");
         self.w.line("constexpr int N_FRAGS = NP / FN;");
         if tp.b.memory == Memory::Shared {
@@ -270,9 +274,13 @@ impl Emitter<'_> {
                 });
                 let head = format!("{} void {}(const {t}* in, {b_param}, {t}* out, int lane, int wave)", self.d.inline_device(), v.name());
                 let body = self.tile_body(tp, f, v, TileMode::Whole);
+                let step = if tp.jam > 1 { "JAM * WAVES" } else { "WAVES" };
                 self.w.block(head, "", |w| {
                     w.line(format!("{bind}: wave w owns row tiles w, w + WAVES, ... (FM rows x all columns each)"));
-                    w.block("for (int tile = wave; tile < ROW_TILES; tile += WAVES)", "", |w| body(w));
+                    if tp.jam > 1 {
+                        w.line("const int end = ROW_TILES;");
+                    }
+                    w.block(format!("for (int tile = wave; tile < ROW_TILES; tile += {step})"), "", |w| body(w));
                 });
             }
             ASource::Staged => {
@@ -347,6 +355,11 @@ impl Emitter<'_> {
         let rows_pad = rows % f.m != 0;
         let acc_decl = self.d.mma_acc_decl(f, "acc", "N_FRAGS");
         let mma = self.d.mma_call(f, dtype, "acc[nf]", "a", "b");
+        // unroll(rows, by = J): J tiles at once, each with its own accumulators and A fragments.
+        let jam = if mode == TileMode::Whole { tp.jam } else { 1 };
+        let jam_acc_decl = self.d.mma_acc_decl(f, "acc_all", "JAM][N_FRAGS");
+        let jam_mma = self.d.mma_call(f, dtype, "acc_all[u][nf]", "a_all[u]", "b");
+        let jam_note = self.step_comment(|s| matches!(s, Step::Unroll(Loop::Rows, _)));
         let (a_ty, b_ty) = (self.d.mma_operand_type(f, dtype, f.a.regs), self.d.mma_operand_type(f, dtype, f.b.regs));
         let reg = |n: u32| if n == 1 { "0" } else { "r" };
         let a_i = f.a.row.cpp("lane", reg(f.a.regs), f.lanes);
@@ -442,6 +455,73 @@ impl Emitter<'_> {
                 });
             });
         };
+        let b_fragment = move |w: &mut Writer| {
+            if b_in_registers {
+                w.line(format!("const {b_ty}& b = b_frag[ks][nf];  // B fragment, kept in registers"));
+            } else if b_regs == 1 {
+                w.line(format!("const {b_ty} b = {b_value};  // B fragment: B(ks * FK + {b_k}, nf * FN + {b_j})"));
+            } else {
+                w.line(format!("{b_ty} b;  // B fragment: register r is B(ks * FK + {b_k}, nf * FN + {b_j})"));
+                w.line("#pragma unroll");
+                w.line(format!("for (int r = 0; r < {b_regs}; ++r) b[r] = {b_value};"));
+            }
+        };
+        let b_fragment = std::rc::Rc::new(b_fragment);
+        if jam > 1 {
+            // The tiles tile, tile + WAVES, ..., tile + (JAM - 1) * WAVES of this wave; one past
+            // `end` recomputes the first tile (same addresses, no guards) and is not stored.
+            let b_fragment = b_fragment.clone();
+            return Box::new(move |w: &mut Writer| {
+                w.line(format!("{jam_note}: this wave's tiles tile + u * WAVES, u < JAM, at once."));
+                w.line("int i0s[JAM];");
+                w.line("bool live[JAM];");
+                w.line("#pragma unroll");
+                w.block("for (int u = 0; u < JAM; ++u)", "", |w| {
+                    w.line("live[u] = tile + u * WAVES < end;");
+                    w.line("i0s[u] = (live[u] ? tile + u * WAVES : tile) * FM;");
+                });
+                w.line(&jam_acc_decl);
+                w.line("#pragma unroll");
+                w.line(format!("for (int u = 0; u < JAM; ++u) for (int nf = 0; nf < N_FRAGS; ++nf) for (int r = 0; r < {c_regs}; ++r) acc_all[u][nf][r] = 0;"));
+                if !unroll.is_empty() {
+                    w.line(&unroll);
+                }
+                w.block("for (int ks = 0; ks < K_STEPS; ++ks)", "", |w| {
+                    w.line(format!("// A fragments: register {} of this lane is A(i0 + {a_i}, ks * FK + {a_k}) = in(k, i) for each tile.", reg(a_regs)));
+                    w.line(format!("{a_ty} a_all[JAM];"));
+                    w.line("#pragma unroll");
+                    w.block("for (int u = 0; u < JAM; ++u)", "", |w| {
+                        w.line("const int i0 = i0s[u];");
+                        if a_regs == 1 {
+                            w.line(format!("const int a_i = i0 + {a_i};"));
+                            w.line(format!("const int a_k = ks * FK + {a_k};"));
+                            w.line(format!("a_all[u] = {a_value};"));
+                        } else {
+                            w.line("#pragma unroll");
+                            w.block(format!("for (int r = 0; r < {a_regs}; ++r)"), "", |w| {
+                                w.line(format!("const int a_i = i0 + {a_i};"));
+                                w.line(format!("const int a_k = ks * FK + {a_k};"));
+                                w.line(format!("a_all[u][r] = {a_value};"));
+                            });
+                        }
+                    });
+                    w.line("#pragma unroll");
+                    w.block("for (int nf = 0; nf < N_FRAGS; ++nf)", "", |w| {
+                        b_fragment(w);
+                        w.line("#pragma unroll");
+                        w.line(format!("for (int u = 0; u < JAM; ++u) {jam_mma}"));
+                    });
+                });
+                w.line("#pragma unroll");
+                w.block("for (int u = 0; u < JAM; ++u)", "", |w| {
+                    w.block("if (live[u])", "", |w| {
+                        w.line("const int i0 = i0s[u];");
+                        w.line("auto& acc = acc_all[u];");
+                        store_tile(w);
+                    });
+                });
+            });
+        }
         Box::new(move |w: &mut Writer| {
             w.line("const int i0 = tile * FM;");
             if mode != TileMode::Whole {
@@ -476,15 +556,7 @@ impl Emitter<'_> {
                 }
                 w.line("#pragma unroll");
                 w.block("for (int nf = 0; nf < N_FRAGS; ++nf)", "", |w| {
-                    if b_in_registers {
-                        w.line(format!("const {b_ty}& b = b_frag[ks][nf];  // B fragment, kept in registers"));
-                    } else if b_regs == 1 {
-                        w.line(format!("const {b_ty} b = {b_value};  // B fragment: B(ks * FK + {b_k}, nf * FN + {b_j})"));
-                    } else {
-                        w.line(format!("{b_ty} b;  // B fragment: register r is B(ks * FK + {b_k}, nf * FN + {b_j})"));
-                        w.line("#pragma unroll");
-                        w.line(format!("for (int r = 0; r < {b_regs}; ++r) b[r] = {b_value};"));
-                    }
+                    b_fragment(w);
                     w.line(&mma);
                 });
             });

@@ -15,6 +15,7 @@ mra_dsl::schedule! {
         workspace(shared);
         buffers(tune([2, 3], default = 3));
         pipeline(2);
+        unroll(rows, by = tune([1, 2], default = 2));
         cluster(tune([2, 3, 4, 8], default = 4));
         launch_bounds(min_blocks = tune([1, 2], default = 1));
     }
