@@ -156,6 +156,8 @@ pub enum PlanError {
     DTypeUnsupported { level: String, dtype: DType, why: String },
     #[error("level {level}: {why}")]
     Constraint { level: String, why: String },
+    #[error("level {level} cannot run at K={k}: {why}")]
+    KUnsupported { level: String, k: u32, why: String },
     #[error("level {level} cannot run on {arch}: {why}")]
     ArchUnsupported { level: String, arch: &'static str, why: String },
     /// A tensorized level without an instruction for (arch, dtype): either the arch lacks such
@@ -413,10 +415,11 @@ impl Schedule {
                 let fk = fragment.map_or(1, |f| f.k);
                 let width = TransformPlan::padded(k.div_ceil(cluster), fk);
                 if (cluster - 1) * width >= k {
-                    return Err(PlanError::Constraint {
+                    return Err(PlanError::KUnsupported {
                         level: self.name.clone(),
+                        k,
                         why: format!(
-                            "cluster({cluster}) at K={k}: slices are {width} values of the last index (whole k-steps of {fk}), so block {} would hold none; use a smaller cluster",
+                            "cluster({cluster}) splits the last index into slices of {width} (whole k-steps of {fk}), so block {} would hold none; a smaller cluster (e.g. `mra-bench tune` it) or another level runs there",
                             cluster - 1
                         ),
                     });
