@@ -8,7 +8,8 @@ use mra_codegen::{Arch, DType, Schedule};
 
 /// The tuned kernel for `k` on `arch` in `dtype`.
 pub fn best_entry(k: u32, arch: &'static Arch, dtype: DType) -> CmdResult<Entry> {
-    let (level, r) = mra_runtime::tuned::best(k, arch, dtype)?;
+    // A cluster level has no block-level function to export: the fastest of the others.
+    let (level, r) = mra_runtime::tuned::best_among(k, arch, dtype, |s| !s.iter_steps().any(|st| matches!(st, mra_codegen::ir::Step::Cluster(_))))?;
     let config = mra_codegen::tune::describe(&r.config);
     eprintln!("# -l best at K={k}: {} {config} is the fastest tuned level for {}", level.name, arch.name);
     Ok(export::entry_for(&level, k, arch, dtype, format!("tuned (-l best): {config}"))?)

@@ -554,3 +554,21 @@ fn buffers_and_pipeline() {
         "buffers",
     );
 }
+
+#[test]
+fn cluster_and_unroll_rows() {
+    let fused = "level f \"f\" {\n threads(256);\n bind(warps, tiles);\n tensorize(mma);\n cache_read(A, shared);\n workspace(shared);\n";
+    parse(&format!("{fused} pipeline(2);\n cluster(tune([2, 4, 8], default = 4));\n unroll(rows, by = 2);\n}}"));
+    // The portable cluster size: at most 8 blocks.
+    assert_error(&format!("{fused} pipeline(2);\n cluster(16);\n}}"), "cluster(16): takes 1 to 8", 8, "16");
+    assert_error(
+        "level f \"f\" {\n threads(256);\n bind(warps, tiles);\n tensorize(mma);\n cluster(2);\n}",
+        "`cluster` shapes the fused passes: it needs tensorize(mma), cache_read(A, shared) and workspace(shared)",
+        5,
+        "cluster",
+    );
+    // unroll(rows) names how many tiles a wave jams: `by` is required, 1..=4.
+    assert_error(&format!("{fused} unroll(rows);\n}}"), "unroll(rows) needs `by = N`", 7, "rows");
+    assert_error(&format!("{fused} unroll(rows, by = 8);\n}}"), "unroll(rows, by = 8): a wave computes 1 to 4 row tiles at once", 7, "8");
+    assert_error("level f \"f\" {\n threads(256);\n bind(threads, rows);\n unroll(rows, by = 2);\n}", "it needs bind(warps, tiles) and tensorize(mma)", 4, "rows");
+}

@@ -40,6 +40,11 @@ pub fn best_level(k: u32, arch: &'static Arch, dtype: DType) -> Result<Schedule>
 
 /// [`best_level`] with the database record it came from.
 pub fn best(k: u32, arch: &'static Arch, dtype: DType) -> Result<(Schedule, Record)> {
+    best_among(k, arch, dtype, |_| true)
+}
+
+/// [`best`] among the levels `keep` accepts (export: those with a block-level function).
+pub fn best_among(k: u32, arch: &'static Arch, dtype: DType, keep: impl Fn(&Schedule) -> bool) -> Result<(Schedule, Record)> {
     let Some(db) = open_default()? else {
         return Err(RuntimeError::Invalid(format!(
             "-l best: no tuning database ({}); run `mra-bench tune -K {k}` on a GPU first, name a level with -l, or omit -l for the default levels",
@@ -49,6 +54,7 @@ pub fn best(k: u32, arch: &'static Arch, dtype: DType) -> Result<(Schedule, Reco
     let device = any_gpu_of(arch);
     let best = levels::all()
         .iter()
+        .filter(|s| keep(s))
         .filter_map(|s| tuning::lookup_in(&db, &device, &s.name, k, dtype, None))
         .min_by(|a, b| a.outcome.us().unwrap_or(f64::INFINITY).total_cmp(&b.outcome.us().unwrap_or(f64::INFINITY)));
     let Some(r) = best else {

@@ -19,7 +19,8 @@ fn every_level_lowers_for_every_arch_k_and_dtype() {
                             PlanError::SharedTooLarge { .. }
                             | PlanError::NoMatrixCore { .. }
                             | PlanError::DTypeUnsupported { .. }
-                            | PlanError::ArchUnsupported { .. },
+                            | PlanError::ArchUnsupported { .. }
+                            | PlanError::KUnsupported { .. },
                         ) => continue,
                         Err(e) => panic!("{} K={k} {arch} {dtype}: {e}", level.name),
                     };
@@ -31,7 +32,13 @@ fn every_level_lowers_for_every_arch_k_and_dtype() {
                     // A transform level's per-tensor work is a block-level device function that
                     // callers' kernels can use, with what it needs as constants, in the kernel's
                     // namespace (closed before the __global__ entry point).
-                    if let mra_codegen::plan::Body::Transform(_) = kernel.plan.body {
+                    // (A cluster level's tensor spans several blocks: no block-level function.)
+                    if let mra_codegen::plan::Body::Transform(tp) = kernel.plan.body.clone() {
+                        if tp.cluster > 1 {
+                            assert!(src.contains(&format!("__cluster_dims__({}, 1, 1)", tp.cluster)), "{}", kernel.entry);
+                        }
+                    }
+                    if let mra_codegen::plan::Body::Transform(mra_codegen::plan::TransformPlan { cluster: 1, .. }) = kernel.plan.body {
                         for part in ["void transform_block(", "constexpr int SHARED_BYTES", "constexpr long long WORKSPACE_ELEMS"] {
                             assert!(src.contains(part), "{}: no `{part}`", kernel.entry);
                         }
@@ -180,4 +187,64 @@ fn pair_stores_into_shared_rows_only_with_an_even_stride() {
     };
     assert!(pair_into_shared(2) && pair_into_shared(4), "even pads keep the 16-byte stores");
     assert!(!pair_into_shared(1), "an odd pad must not pair stores into shared rows");
+}
+
+/// `cluster(N)` (level fused-cluster): sm_90 only, and only where each block of the cluster
+/// holds part of the tensor's last index; the slices (CL = ceil(K / N) rounded up to whole
+/// k-steps of the m16n8k4 fragment) set the shared memory.
+#[test]
+fn cluster_levels_need_sm_90_and_a_slice_for_every_block() {
+    let level = levels::find("fused-cluster").unwrap();
+    for arch in ["sm_80", "sm_89", "gfx90a", "gfx942"] {
+        let req = Request { k: 32, arch: mra_codegen::arch::find(arch).unwrap(), dtype: DType::F64 };
+        let e = mra_codegen::generate(&level, req).unwrap_err();
+        assert!(matches!(e, PlanError::ArchUnsupported { .. }), "{arch}: {e}");
+    }
+    let sm90 = mra_codegen::arch::find("sm_90").unwrap();
+    let with = |cfg: &str, k: u32| {
+        let s = level.with_config(&mra_codegen::tune::parse_config(cfg).unwrap()).unwrap();
+        mra_codegen::generate(&s, Request { k, arch: sm90, dtype: DType::F64 })
+    };
+    // K = 24 over 4 blocks: slices of 8 (6 rounded up to a k-step of 4) leave block 3 empty.
+    let e = with("cluster=4", 24).unwrap_err();
+    assert!(matches!(e, PlanError::KUnsupported { k: 24, .. }) && e.to_string().contains("block 3 would hold none"), "{e}");
+    assert!(with("cluster=3", 24).is_ok());
+    // Shared memory: buffers x max(K rows of K*CL + pad, CL rows of K^2 + pad) doubles.
+    for (k, n, buffers, pad) in [(32u32, 4u32, 3u32, 4u32), (32, 8, 2, 8), (25, 4, 3, 0), (13, 2, 2, 2)] {
+        let cl = (k.div_ceil(n)).div_ceil(4) * 4;
+        let elems = (k * (k * cl + pad)).max(cl * (k * k + pad));
+        let kernel = with(&format!("cluster={n},buffers={buffers},pad_a={pad}"), k).unwrap();
+        assert_eq!(kernel.plan.shared_bytes, buffers * elems * 8, "K={k} cluster({n})");
+        assert_eq!(kernel.plan.cluster_blocks(), n);
+        // The grid is whole clusters: min(N, M) rounded up.
+        assert_eq!(kernel.plan.grid_blocks(1), n as usize);
+        assert_eq!(kernel.plan.grid_blocks(4 * n as usize + 1), 5 * n as usize);
+        for part in ["barrier.cluster.arrive", "mapa.u64", "%cluster_ctarank", &format!("constexpr int CL = {cl};")] {
+            assert!(kernel.source.contains(part), "K={k}: no `{part}`");
+        }
+    }
+    // Levels without clusters launch the grid they are given.
+    let l7 = mra_codegen::generate(&levels::find("7").unwrap(), Request { k: 32, arch: sm90, dtype: DType::F64 }).unwrap();
+    assert_eq!((l7.plan.cluster_blocks(), l7.plan.grid_blocks(5)), (1, 5));
+}
+
+/// `unroll(rows, by = N)`: N row tiles per wave at once, for passes that read their input
+/// where it lies; chunk staging (one tile per wave per chunk) and WMMA refuse it.
+#[test]
+fn unroll_rows_jams_tiles_only_where_a_wave_reads_its_own_rows() {
+    use mra_codegen::ir::{Located, Loop, Step, Value};
+    let sm90 = mra_codegen::arch::find("sm_90").unwrap();
+    let jammed = |name: &str, by: u32| {
+        let mut s = levels::find(name).unwrap();
+        s.steps.push(Located { item: Step::Unroll(Loop::Rows, Value::Fixed(by)), line: 0 });
+        mra_codegen::generate(&s, Request { k: 13, arch: sm90, dtype: DType::F64 })
+    };
+    for name in ["L5-staged", "wmma", "fused-1buf"] {
+        let e = jammed(name, 2).unwrap_err().to_string();
+        assert!(e.contains("unroll(rows, by = N)"), "{name}: {e}");
+    }
+    let k = jammed("fused-pipe", 3).unwrap();
+    assert!(k.source.contains("constexpr int JAM = 3;") && k.source.contains("tile += JAM * WAVES") && k.source.contains("if (live[u])"));
+    let e = jammed("fused-pipe", 5).unwrap_err().to_string();
+    assert!(e.contains("1 <= N <= 4"), "{e}");
 }

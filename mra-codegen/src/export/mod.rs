@@ -78,6 +78,7 @@ pub enum ExportError {
 pub fn entry_for(level: &Schedule, k: u32, arch: &'static Arch, dtype: DType, reason: String) -> Result<Entry, ExportError> {
     let kernel = emit::generate(level, Request { k, arch, dtype }).map_err(|source| ExportError::Plan { k, source })?;
     let what = match kernel.plan.body {
+        Body::Transform(tp) if tp.cluster > 1 => Some("a thread-block-cluster kernel (one tensor spans several blocks, so there is no block-level transform_block)"),
         Body::Transform(_) => None,
         Body::Copy { .. } => Some("the copy floor (no transform)"),
         Body::Library(_) => Some("vendor BLAS calls, not a kernel"),
