@@ -75,13 +75,20 @@ impl TransformPlan {
         Self::padded(k.div_ceil(self.cluster.max(1)), fk)
     }
 
-    /// `cluster(N)`: elements of one block's slice buffer. It holds, in turn, the slice of A
-    /// and the first intermediate (K rows of K·CL values, padded) and the second intermediate
-    /// (CL rows of K² values, padded).
+    /// `cluster(N)`: the columns (x, y) of the last pass's K x K² input one block gathers:
+    /// its share of the row tiles of C, whole tiles.
+    pub fn cluster_gather_width(&self, k: u32) -> u32 {
+        let fm = self.fragment.map_or(1, |f| f.m);
+        (k * k).div_ceil(fm).div_ceil(self.cluster.max(1)) * fm
+    }
+
+    /// `cluster(N)`: elements of one of a block's three buffers: K rows of the slice of A and
+    /// of the first intermediate (K·CL values), or of the gather buffer (RB values), padded.
     pub fn cluster_slice_elems(&self, k: u32) -> u64 {
         let cl = self.cluster_slice_width(k) as u64;
-        let (k, pad) = (k as u64, self.shared_row_pad() as u64);
-        (k * (k * cl + pad)).max(cl * (k * k + pad))
+        let rb = self.cluster_gather_width(k) as u64;
+        let pad = self.shared_row_pad() as u64;
+        k as u64 * (k as u64 * cl).max(rb) + k as u64 * pad
     }
 
     /// A WMMA level whose K is not a multiple of the fragment's 8 columns stages each tile's
@@ -400,8 +407,8 @@ impl Schedule {
                 .unwrap_or(1);
             if cluster != 1 {
                 let whole = a.memory == Memory::Shared && workspace == Memory::Shared && fragment.is_some() && !wmma;
-                if !(2..=8).contains(&cluster) || !whole || pipeline != 2 || !(2..=3).contains(&shared_buffers) || tensors != 1 {
-                    return Err(malformed("cluster(N) splits the fused passes of pipeline(2) with buffers(2) or buffers(3) over N blocks: tensorize(mma), cache_read(A, shared), workspace(shared), no tensors(..); 2 <= N <= 8"));
+                if !(2..=8).contains(&cluster) || !whole || pipeline != 2 || shared_buffers != 3 || tensors != 1 {
+                    return Err(malformed("cluster(N) splits the fused passes of pipeline(2) with buffers(3) (slice, intermediate, gather buffer) over N blocks: tensorize(mma), cache_read(A, shared), workspace(shared), no tensors(..); 2 <= N <= 8"));
                 }
                 if arch.max_cluster_blocks < cluster {
                     let why = if arch.max_cluster_blocks <= 1 {

@@ -209,17 +209,19 @@ fn cluster_levels_need_sm_90_and_a_slice_for_every_block() {
     let e = with("cluster=4", 24).unwrap_err();
     assert!(matches!(e, PlanError::KUnsupported { k: 24, .. }) && e.to_string().contains("block 3 would hold none"), "{e}");
     assert!(with("cluster=3", 24).is_ok());
-    // Shared memory: buffers x max(K rows of K*CL + pad, CL rows of K^2 + pad) doubles.
-    for (k, n, buffers, pad) in [(32u32, 4u32, 3u32, 4u32), (32, 8, 2, 8), (25, 4, 3, 0), (13, 2, 2, 2)] {
+    // Shared memory: 3 buffers of K rows, each of max(K*CL, RB) + pad doubles, RB = the
+    // block's share of C's rows in whole 16-row tiles.
+    for (k, n, pad) in [(32u32, 4u32, 4u32), (32, 8, 8), (25, 4, 0), (13, 2, 2), (20, 3, 4)] {
         let cl = (k.div_ceil(n)).div_ceil(4) * 4;
-        let elems = (k * (k * cl + pad)).max(cl * (k * k + pad));
-        let kernel = with(&format!("cluster={n},buffers={buffers},pad_a={pad}"), k).unwrap();
-        assert_eq!(kernel.plan.shared_bytes, buffers * elems * 8, "K={k} cluster({n})");
+        let rb = (k * k).div_ceil(16).div_ceil(n) * 16;
+        let elems = k * ((k * cl).max(rb) + pad);
+        let kernel = with(&format!("cluster={n},pad_a={pad}"), k).unwrap();
+        assert_eq!(kernel.plan.shared_bytes, 3 * elems * 8, "K={k} cluster({n})");
         assert_eq!(kernel.plan.cluster_blocks(), n);
         // The grid is whole clusters: min(N, M) rounded up.
         assert_eq!(kernel.plan.grid_blocks(1), n as usize);
         assert_eq!(kernel.plan.grid_blocks(4 * n as usize + 1), 5 * n as usize);
-        for part in ["barrier.cluster.arrive", "mapa.u64", "%cluster_ctarank", &format!("constexpr int CL = {cl};")] {
+        for part in ["barrier.cluster.arrive", "barrier.cluster.wait", "mapa.u64", "%cluster_ctarank", &format!("constexpr int CL = {cl};"), &format!("constexpr int RB = {rb};")] {
             assert!(kernel.source.contains(part), "K={k}: no `{part}`");
         }
     }

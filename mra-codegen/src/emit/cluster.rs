@@ -4,16 +4,18 @@
 //!
 //! ```text
 //! pass 0 (contracts a, block-local):  A(a, b, c)   -> T1(b, c, x)   K·CL output rows (b, c)
-//! pass 1 (contracts b, block-local):  T1(b, c, x)  -> T2(c, x, y)   K·CL output rows (c, x)
-//! pass 2 (contracts c, gathered):     T2(c, x, y)  -> C(x, y, z)    this block's share of the
-//!                                                                   K² rows (x, y)
+//! pass 1 (contracts b, scattered):    T1(b, c, x)  -> T2(c, x, y)   K·CL output rows (c, x)
+//! pass 2 (contracts c, block-local):  T2(c, x, y)  -> C(x, y, z)    this block's RB rows (x, y)
 //! ```
 //!
-//! Pass 2 reads row c of its K x K² input from block c / CL's shared memory (distributed
-//! shared memory: `mapa` gives a generic address in the other block, read with plain loads).
-//! A cluster barrier (`barrier.cluster`) makes every block's T2 visible before pass 2, and
-//! keeps each T2 alive until every block has read it. The next tensor's slice is copied
-//! with cp.async (`pipeline(2)`) during pass 2, into the buffer pass 1 has finished reading.
+//! Pass 1 stores each element of T2 straight into the shared memory of the block whose rows
+//! of C need it (distributed shared memory: `mapa` gives the generic address of the same
+//! offset in another block; stores do not wait for a reply), so pass 2 reads only its own
+//! shared memory. Two cluster barriers order the exchange: after pass 1 (every block's
+//! gather buffer is complete), and before the next pass 1 (every block has read its gather
+//! buffer), split into an arrive after pass 2 and a wait before pass 1 so that the wait is
+//! normally over by then. The next tensor's slice is copied with cp.async (`pipeline(2)`)
+//! from the end of pass 0 on, into the buffer pass 0 has finished reading.
 
 use super::tensor::{SlicePass, TileMode, Variant};
 use super::Emitter;
@@ -35,11 +37,15 @@ impl Emitter<'_> {
         ));
         self.w.line("constexpr int SLICE_ROWS = K * CL;  // output rows of passes 0 and 1");
         self.w.line("constexpr int SLICE_TILES = (SLICE_ROWS + FM - 1) / FM;");
-        self.w.line("// One slice buffer holds K rows of SLICE_STRIDE (A, first intermediate) or CL rows of");
-        self.w.line("// W_STRIDE (the second intermediate, row c of the last pass's input).");
-        self.w.line("constexpr int SLICE = K * SLICE_STRIDE > CL * W_STRIDE ? K * SLICE_STRIDE : CL * W_STRIDE;");
         self.w.line("constexpr int GATHER_TILES = (ROW_TILES + CLUSTER - 1) / CLUSTER;  // pass 2 row tiles per block");
+        self.w.line(format!("constexpr int RB = {};  // GATHER_TILES * FM: columns (x, y) of the last pass's input per block", tp.cluster_gather_width(k)));
+        self.w.line(format!("constexpr int G_STRIDE = RB + {};  // row stride of the gather buffer (K rows c)", tp.shared_row_pad()));
+        self.w.line("// One buffer holds K rows of SLICE_STRIDE (A, first intermediate) or of G_STRIDE (gather).");
+        self.w.line("constexpr int SLICE = K * (SLICE_STRIDE > G_STRIDE ? SLICE_STRIDE : G_STRIDE);");
         self.w.line("");
+        // Before the passes: pass 1 stores through the cluster mapping.
+        let helpers = self.async_copy_helpers(tp) + &self.cluster_helpers();
+        self.w.lines(&helpers);
     }
 
     /// The PTX the cluster kernel needs (sm_90, PTX ISA 7.8).
@@ -49,15 +55,16 @@ impl Emitter<'_> {
         s += "__device__ __forceinline__ unsigned mra_cluster_rank() { unsigned r; asm volatile(\"mov.u32 %0, %%cluster_ctarank;\" : \"=r\"(r)); return r; }\n";
         s += "__device__ __forceinline__ unsigned mra_cluster_id() { unsigned r; asm volatile(\"mov.u32 %0, %%clusterid.x;\" : \"=r\"(r)); return r; }\n";
         s += "__device__ __forceinline__ unsigned mra_cluster_count() { unsigned r; asm volatile(\"mov.u32 %0, %%nclusterid.x;\" : \"=r\"(r)); return r; }\n";
-        s += "// Every thread of every block of the cluster arrives; the arrive releases this block's\n";
-        s += "// shared-memory writes and the wait acquires the others'.\n";
-        s += "__device__ __forceinline__ void mra_cluster_sync() { asm volatile(\"barrier.cluster.arrive.aligned;\\n\\tbarrier.cluster.wait.aligned;\" ::: \"memory\"); }\n";
+        s += "// Every thread of every block of the cluster arrives (releasing its memory accesses,\n";
+        s += "// distributed shared memory included) and waits for all (acquiring the others').\n";
+        s += "__device__ __forceinline__ void mra_cluster_arrive() { asm volatile(\"barrier.cluster.arrive.aligned;\" ::: \"memory\"); }\n";
+        s += "__device__ __forceinline__ void mra_cluster_wait() { asm volatile(\"barrier.cluster.wait.aligned;\" ::: \"memory\"); }\n";
         s += "// The generic address of `p`'s counterpart in the shared memory of block `rank` of the cluster.\n";
         s += &format!(
-            "__device__ __forceinline__ const {t}* mra_cluster_map(const {t}* p, unsigned rank) {{\n\
+            "__device__ __forceinline__ {t}* mra_cluster_map_rw({t}* p, unsigned rank) {{\n\
              \x20   unsigned long long r;\n\
              \x20   asm volatile(\"mapa.u64 %0, %1, %2;\" : \"=l\"(r) : \"l\"(p), \"r\"(rank));\n\
-             \x20   return reinterpret_cast<const {t}*>(r);\n}}\n",
+             \x20   return reinterpret_cast<{t}*>(r);\n}}\n",
             t = self.t()
         );
         s
@@ -74,38 +81,33 @@ impl Emitter<'_> {
         let bind = self.step_comment(|s| matches!(s, Step::Bind(_)));
         let inline = self.d.inline_device();
         let step = if tp.jam > 1 { "JAM * WAVES" } else { "WAVES" };
-        for pass in [SlicePass::First, SlicePass::Second] {
+        let passes = [
+            (SlicePass::First, "// Pass 0 on this block's slice: A(a, (b, c)) -> T1(b, (c, x)), block-local.", "int lane, int wave"),
+            (SlicePass::Second, "// Pass 1 on this block's slice: T1(b, (c, x)) -> T2(c, (x, y)), each element stored into the\n// gather buffer (`out`, at the same offset in every block) of the block owning column (x, y).", "int lane, int wave, int c0"),
+            (SlicePass::Gather, "// Pass 2: this block's gather buffer, rows c of the columns row0 .. row0 + RB, to C's rows\n// row0 .. row0 + RB (its row tiles rank * GATHER_TILES, ...).", "int lane, int wave, int rank"),
+        ];
+        for (pass, doc, tail) in passes {
             let v = Variant::slice(pass);
             let body = self.tile_body(tp, f, v, TileMode::Whole);
             self.w.line("");
-            self.w.line(match pass {
-                SlicePass::First => "// Pass 0 on this block's slice: A(a, (b, c)) -> T1(b, (c, x)), block-local.",
-                _ => "// Pass 1 on this block's slice: T1(b, (c, x)) -> T2(c, (x, y)), block-local.",
-            });
-            self.w.block(format!("{inline} void {}(const {t}* in, {b_param}, {t}* out, int lane, int wave)", v.name()), "", |w| {
-                w.line(format!("{bind}: wave w owns the slice's row tiles w, w + WAVES, ..."));
-                w.line("const int end = SLICE_TILES;");
-                w.block(format!("for (int tile = wave; tile < end; tile += {step})"), "", |w| body(w));
+            self.w.lines(doc);
+            self.w.block(format!("{inline} void {}(const {t}* in, {b_param}, {t}* out, {tail})", v.name()), "", |w| {
+                if pass == SlicePass::Gather {
+                    w.line("const int row0 = rank * RB;");
+                    w.line("const int end = (rank + 1) * GATHER_TILES < ROW_TILES ? (rank + 1) * GATHER_TILES : ROW_TILES;");
+                    w.line(format!("{bind}: wave w owns this block's row tiles w, w + WAVES, ..."));
+                    w.block(format!("for (int tile = rank * GATHER_TILES + wave; tile < end; tile += {step})"), "", |w| body(w));
+                } else {
+                    w.line(format!("{bind}: wave w owns the slice's row tiles w, w + WAVES, ..."));
+                    w.line("const int end = SLICE_TILES;");
+                    w.block(format!("for (int tile = wave; tile < end; tile += {step})"), "", |w| body(w));
+                }
             });
         }
-        let v = Variant::slice(SlicePass::Gather);
-        let body = self.tile_body(tp, f, v, TileMode::Whole);
-        self.w.line("");
-        self.w.line("// Pass 2: rows c of the input come from block c / CL (parts[r]: block r's second");
-        self.w.line("// intermediate); this block computes C's row tiles rank * GATHER_TILES, ... .");
-        self.w.block(
-            format!("{inline} void {}(const {t}* const (&parts)[CLUSTER], {b_param}, {t}* out, int lane, int wave, int rank)", v.name()),
-            "",
-            |w| {
-                w.line("const int end = (rank + 1) * GATHER_TILES < ROW_TILES ? (rank + 1) * GATHER_TILES : ROW_TILES;");
-                w.line(format!("{bind}: wave w owns this block's row tiles w, w + WAVES, ..."));
-                w.block(format!("for (int tile = rank * GATHER_TILES + wave; tile < end; tile += {step})"), "", |w| body(w));
-            },
-        );
         [
             format!("{}({{in}}, {b}, {{out}}, lane, wave);", Variant::slice(SlicePass::First).name()),
-            format!("{}({{in}}, {b}, {{out}}, lane, wave);", Variant::slice(SlicePass::Second).name()),
-            format!("{}({{in}}, {b}, {{out}}, lane, wave, rank);", v.name()),
+            format!("{}({{in}}, {b}, {{out}}, lane, wave, c0);", Variant::slice(SlicePass::Second).name()),
+            format!("{}({{in}}, {b}, {{out}}, lane, wave, rank);", Variant::slice(SlicePass::Gather).name()),
         ]
     }
 
@@ -139,66 +141,53 @@ impl Emitter<'_> {
         s
     }
 
-    /// The kernel body after B is loaded: the cluster's walk over the batch.
-    pub(super) fn cluster_batch_loop(&self, tp: &TransformPlan, passes: &[String; 3]) -> String {
+    /// The kernel body after B is loaded: the cluster's walk over the batch. Three buffers per
+    /// block: the slice of A (then the next tensor's), the first intermediate, the gather buffer.
+    pub(super) fn cluster_batch_loop(&self, passes: &[String; 3]) -> String {
         let t = self.t();
         let barrier = self.d.barrier();
         let note = self.step_comment(|s| matches!(s, Step::Cluster(_)));
         let pipe = self.step_comment(|s| matches!(s, Step::Pipeline(_)));
         let buffers = self.step_comment(|s| matches!(s, Step::Buffers(_)));
         let call = |i: usize, input: &str, out: &str| passes[i].replace("{in}", input).replace("{out}", out);
-        let three = tp.shared_buffers == 3;
         let mut s = String::new();
         s += "const int lane = tid % LANES;\nconst int wave = tid / LANES;\n";
-        s += &format!("{note}: block `rank` of cluster `cluster` holds the last index's values c0 .. c0 + CL.\n");
+        s += &format!("{note}: block `rank` of the cluster holds the last index's values c0 .. c0 + CL.\n");
         s += "const int rank = (int)mra_cluster_rank();\nconst int c0 = rank * CL;\n";
         s += "// Clusters walk the batch: cluster q transforms tensors q, q + clusters, ...\n";
         s += "const int first = (int)mra_cluster_id();\nconst int stride = (int)mra_cluster_count();\n";
-        s += &format!("{t}* wa = w0;  // this tensor's slice of A, then its second intermediate\n");
-        s += &format!("{t}* wb = w0 + SLICE;  // the first intermediate, then the next tensor's slice\n");
-        if three {
-            s += &format!("{t}* wc = w0 + 2 * SLICE;  {buffers}: the previous tensor's second intermediate, which\n");
-            s += "// other blocks may still read while this block starts the next tensor.\n";
-        }
+        s += &format!("{buffers}: three buffers.\n");
+        s += &format!("{t}* wa = w0;  // this tensor's slice of A, from pass 0 on the next tensor's\n");
+        s += &format!("{t}* wb = w0 + SLICE;  // the first intermediate\n");
+        s += &format!("{t}* wg = w0 + 2 * SLICE;  // the gather buffer: every block's pass 1 stores into it\n");
         s += "if (first < nfuncs) {\n";
         s += &indent(&self.slice_copies("(a + (long long)first * K3)", "wa"), 4);
         s += "    mra_cp_async_wait_all();\n}\n";
         s += &format!("{barrier}  // the first slice is staged\n");
+        s += "mra_cluster_arrive();  // every block has started (its shared memory may be written)\n";
         s += "for (int n = first; n < nfuncs; n += stride) {\n";
         s += &format!("    {}  // pass 0: slice of A (wa) -> wb\n", call(0, "wa", "wb"));
-        s += &format!("    {barrier}\n");
-        s += &format!("    {}  // pass 1: wb -> wa\n", call(1, "wb", "wa"));
-        s += "    mra_cluster_sync();  // every block's second intermediate is complete; wb is free\n";
+        s += &format!("    {barrier}  // wa is free\n");
         s += "    if (n + stride < nfuncs) {\n";
-        s += &format!("        {pipe}: the next tensor's slice arrives in wb during pass 2.\n");
-        s += &indent(&self.slice_copies("(a + (long long)(n + stride) * K3)", "wb"), 8);
+        s += &format!("        {pipe}: the next tensor's slice arrives in wa during passes 1 and 2.\n");
+        s += &indent(&self.slice_copies("(a + (long long)(n + stride) * K3)", "wa"), 8);
         s += "    }\n";
-        s += &format!("    const {t}* parts[CLUSTER];\n");
-        s += "    #pragma unroll\n";
-        s += "    for (int r = 0; r < CLUSTER; ++r) parts[r] = mra_cluster_map(wa, r);\n";
-        s += &format!("    {}  // pass 2: every block's wa -> this block's rows of C\n", call(2, "parts", &format!("(c + (long long)n * K3)")));
+        s += "    mra_cluster_wait();  // every block is done reading its gather buffer (previous tensor)\n";
+        s += &format!("    {}  // pass 1: wb -> the gather buffers of the cluster\n", call(1, "wb", "wg"));
+        s += "    mra_cluster_arrive();\n";
+        s += "    mra_cluster_wait();  // every block's gather buffer is complete\n";
+        s += &format!("    {}  // pass 2: wg -> this block's rows of C\n", call(2, "wg", "(c + (long long)n * K3)"));
+        s += "    mra_cluster_arrive();  // this block's gather buffer may be overwritten\n";
         s += "    mra_cp_async_wait_all();\n";
-        if three {
-            s += &format!("    {barrier}  // the next slice is in wb for every thread\n");
-            s += "    // The roles rotate: wa (read by other blocks until they pass the next cluster\n";
-            s += "    // barrier) is left alone for one tensor; the one before it is free again.\n";
-            s += &format!("    {t}* freed = wc;\n    wc = wa;\n    wa = wb;\n    wb = freed;\n");
-        } else {
-            s += "    mra_cluster_sync();  // every block is done reading wa; the next slice is in wb\n";
-            s += &format!("    {t}* swap = wa;\n    wa = wb;\n    wb = swap;\n");
-        }
+        s += &format!("    {barrier}  // the next slice is in wa for every thread\n");
         s += "}\n";
-        if three {
-            s += "mra_cluster_sync();  // no block exits while another may still read its shared memory\n";
-        }
+        s += "mra_cluster_wait();  // pairs the last arrive\n";
         s
     }
 
     /// `cluster(N)`'s kernel: constants and passes were emitted by the caller.
     pub(super) fn cluster_kernel(&mut self, entry: &str, tp: &TransformPlan, passes: &[String; 3]) {
-        let helpers = self.async_copy_helpers(tp) + &self.cluster_helpers();
-        self.w.lines(&helpers);
-        let body = self.cluster_batch_loop(tp, passes);
+        let body = self.cluster_batch_loop(passes);
         let (tid, shared) = (self.d.thread_index(), self.shared_declarations(tp));
         let b_setup = self.b_setup_call(tp, if tp.b.memory == Memory::Shared { "b_shared" } else { "nullptr" });
         let ws_note = self.step_comment(|s| matches!(s, Step::Workspace(_)));

@@ -42,11 +42,12 @@ pub(super) enum SlicePass {
     /// Pass 0: the slice of A (K rows a of K·CL values (b, c), stride SLICE_STRIDE) to the
     /// first intermediate, laid out the same way: K rows b of CL·K values (c, x).
     First,
-    /// Pass 1: the first intermediate to the second, CL rows c of K² values (x, y), stride
-    /// W_STRIDE: row c of the K x K² input of the last pass.
+    /// Pass 1: the first intermediate to the input of the last pass, row c of the K x K²
+    /// matrix, whose columns (x, y) are split over the cluster: RB columns per block. Each
+    /// element is stored into the shared memory of the block that owns its column (distributed
+    /// shared memory), in that block's gather buffer: K rows c of RB values, stride G_STRIDE.
     Second,
-    /// Pass 2: the K x K² input gathered from every block's second intermediate (row c lies in
-    /// block c / CL) to this block's share of C's rows.
+    /// Pass 2: this block's gather buffer (all of c, its RB columns) to its RB rows of C.
     Gather,
 }
 
@@ -341,9 +342,7 @@ impl Emitter<'_> {
         let k = self.k();
         // The gather reads block (ks * FK) / CL: a constant only in a fully unrolled k loop
         // (else `parts` is indexed at run time and goes to local memory).
-        let unroll = if v.slice == Some(SlicePass::Gather) {
-            format!("#pragma unroll  {}: the block each k-step reads from is a constant", self.step_comment(|s| matches!(s, Step::Cluster(_))))
-        } else if tp.unroll_k { format!("{}  {}", super::pragma_unroll(tp.unroll_k_by), self.step_comment(|s| matches!(s, Step::Unroll(Loop::K, _)))) } else { String::new() };
+        let unroll = if tp.unroll_k { format!("{}  {}", super::pragma_unroll(tp.unroll_k_by), self.step_comment(|s| matches!(s, Step::Unroll(Loop::K, _)))) } else { String::new() };
         if tp.wmma {
             return Box::new(wmma_body(k, tp.wmma_stages_c(k), unroll, zero));
         }
@@ -382,10 +381,14 @@ impl Emitter<'_> {
         if k % f.n != 0 {
             c_guard.push("j < K");
         }
+        // The last block's slice may run past c = K - 1: those rows have no place to go.
+        if v.slice == Some(SlicePass::Second) && tp.cluster * tp.cluster_slice_width(k) > k {
+            c_guard.push("c0 + i / K < K");
+        }
         let a_src = match src {
             // Row c = a_k of the gathered input lies in block (ks * FK) / CL (a k-step never
             // straddles two blocks: CL is a whole number of k-steps), row a_k % CL there.
-            _ if v.slice == Some(SlicePass::Gather) => "parts[(ks * FK) / CL][(a_k % CL) * W_STRIDE + a_i]",
+            _ if v.slice == Some(SlicePass::Gather) => "in[a_k * G_STRIDE + (a_i - row0)]",
             _ if v.slice.is_some() => "in[a_k * SLICE_STRIDE + a_i]",
             ASource::Direct if v.in_shared => "in[a_k * W_STRIDE + a_i]",
             ASource::Direct => "in[a_k * K2 + a_i]",
@@ -401,6 +404,10 @@ impl Emitter<'_> {
         let out_at = match v.slice {
             // Row (b, c) of the first pass's output is element (c, x) of row b of the next input.
             Some(SlicePass::First) => "out[(i / CL) * SLICE_STRIDE + (i % CL) * K + j]",
+            // Row (c, x) of the second pass's output: element (c0 + c, x·K + y) of the last
+            // pass's input, in the block owning column x·K + y (a pair never straddles two:
+            // RB and the column of an even j are even).
+            Some(SlicePass::Second) => "(*mra_cluster_map_rw(&out[(c0 + i / K) * G_STRIDE + ((i % K) * K + j) % RB], ((i % K) * K + j) / RB))",
             _ if v.out_shared => "out[(i / K) * W_STRIDE + (i % K) * K + j]",
             _ => "out[i * K + j]",
         };
