@@ -71,6 +71,9 @@ pub struct Arch {
     /// Blocks a thread-block cluster may have (portable limit; 1: the arch has no clusters).
     /// NVIDIA sm_90+: 8, sharing distributed shared memory; AMD and sm_80/86/89: none.
     pub max_cluster_blocks: u32,
+    /// Bulk asynchronous copies global -> shared completing on an mbarrier (`cp.async.bulk`,
+    /// the TMA unit of NVIDIA sm_90+): one instruction per contiguous run.
+    pub bulk_async_copy: bool,
     /// Matrix instructions the hardware has, preferred first (a tensorized level whose
     /// schedule names no shape takes the first one that computes its dtype).
     pub matrix: &'static [MatrixInstr],
@@ -90,6 +93,7 @@ pub const ARCHS: &[Arch] = &[
         shared_bytes_max: 163 * 1024,
         max_registers_per_thread: 255,
         max_cluster_blocks: 1,
+        bulk_async_copy: false,
         matrix: &[MmaSyncM8n8k4F64, WmmaM8n8k4F64],
     },
     Arch {
@@ -102,6 +106,7 @@ pub const ARCHS: &[Arch] = &[
         shared_bytes_max: 99 * 1024,
         max_registers_per_thread: 255,
         max_cluster_blocks: 1,
+        bulk_async_copy: false,
         matrix: &[MmaSyncM8n8k4F64, WmmaM8n8k4F64],
     },
     Arch {
@@ -114,6 +119,7 @@ pub const ARCHS: &[Arch] = &[
         shared_bytes_max: 99 * 1024,
         max_registers_per_thread: 255,
         max_cluster_blocks: 1,
+        bulk_async_copy: false,
         matrix: &[MmaSyncM8n8k4F64, WmmaM8n8k4F64],
     },
     Arch {
@@ -127,6 +133,7 @@ pub const ARCHS: &[Arch] = &[
         max_registers_per_thread: 255,
         // Full-rate shapes first: a tensorized level takes the first f64 shape listed.
         max_cluster_blocks: 8,
+        bulk_async_copy: true,
         matrix: &[MmaSyncM16n8k4F64, MmaSyncM16n8k8F64, MmaSyncM8n8k4F64, WmmaM8n8k4F64],
     },
     Arch {
@@ -139,6 +146,7 @@ pub const ARCHS: &[Arch] = &[
         shared_bytes_max: 64 * 1024,
         max_registers_per_thread: 256,
         max_cluster_blocks: 1,
+        bulk_async_copy: false,
         matrix: &[MfmaF64_16x16x4],
     },
     Arch {
@@ -151,6 +159,7 @@ pub const ARCHS: &[Arch] = &[
         shared_bytes_max: 64 * 1024,
         max_registers_per_thread: 256,
         max_cluster_blocks: 1,
+        bulk_async_copy: false,
         matrix: &[MfmaF64_16x16x4],
     },
     Arch {
@@ -163,6 +172,7 @@ pub const ARCHS: &[Arch] = &[
         shared_bytes_max: 64 * 1024,
         max_registers_per_thread: 256,
         max_cluster_blocks: 1,
+        bulk_async_copy: false,
         matrix: &[WmmaF32_16x16x16Gfx11],
     },
     Arch {
@@ -175,6 +185,7 @@ pub const ARCHS: &[Arch] = &[
         shared_bytes_max: 64 * 1024,
         max_registers_per_thread: 256,
         max_cluster_blocks: 1,
+        bulk_async_copy: false,
         matrix: &[WmmaF32_16x16x16Gfx11],
     },
     Arch {
@@ -187,6 +198,7 @@ pub const ARCHS: &[Arch] = &[
         shared_bytes_max: 64 * 1024,
         max_registers_per_thread: 256,
         max_cluster_blocks: 1,
+        bulk_async_copy: false,
         matrix: &[WmmaF32_16x16x16Gfx12],
     },
 ];

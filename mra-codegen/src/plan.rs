@@ -67,28 +67,22 @@ pub struct TransformPlan {
 }
 
 impl TransformPlan {
-    /// `cluster(N)`: the values of the tensor's last index one block holds, a whole number of
-    /// fragment k-steps (so that each k-step of the last pass reads one block's slice).
-    /// The last block may hold fewer real values (the rest are zeros).
+    /// `cluster(N)`: the values of the tensor's second index b (and, after the exchange, of
+    /// the new first index x) one block holds: ceil(K / N); the last block may hold fewer.
     pub fn cluster_slice_width(&self, k: u32) -> u32 {
-        let fk = self.fragment.map_or(1, |f| f.k);
-        Self::padded(k.div_ceil(self.cluster.max(1)), fk)
+        k.div_ceil(self.cluster.max(1))
     }
 
-    /// `cluster(N)`: the columns (x, y) of the last pass's K x K² input one block gathers:
-    /// its share of the row tiles of C, whole tiles.
-    pub fn cluster_gather_width(&self, k: u32) -> u32 {
-        let fm = self.fragment.map_or(1, |f| f.m);
-        (k * k).div_ceil(fm).div_ceil(self.cluster.max(1)) * fm
-    }
-
-    /// `cluster(N)`: elements of one of a block's three buffers: K rows of the slice of A and
-    /// of the first intermediate (K·CL values), or of the gather buffer (RB values), padded.
+    /// `cluster(N)`: elements of one of a block's three buffers: K rows of K·CL values, padded.
     pub fn cluster_slice_elems(&self, k: u32) -> u64 {
-        let cl = self.cluster_slice_width(k) as u64;
-        let rb = self.cluster_gather_width(k) as u64;
-        let pad = self.shared_row_pad() as u64;
-        k as u64 * (k as u64 * cl).max(rb) + k as u64 * pad
+        k as u64 * (k as u64 * self.cluster_slice_width(k) as u64 + self.shared_row_pad() as u64)
+    }
+
+    /// `cluster(N)` on an arch with bulk asynchronous copies (sm_90 TMA): each row of a
+    /// block's slice is one contiguous run of CL·K values, copied by one `cp.async.bulk` when
+    /// rows and runs are 16-byte aligned (K and the pad even); else 8-byte `cp.async`s.
+    pub fn cluster_bulk_copies(&self, k: u32, arch: &Arch) -> bool {
+        self.cluster > 1 && arch.bulk_async_copy && k % 2 == 0 && self.shared_row_pad() % 2 == 0
     }
 
     /// A WMMA level whose K is not a multiple of the fragment's 8 columns stages each tile's
@@ -418,15 +412,14 @@ impl Schedule {
                     };
                     return Err(PlanError::ArchUnsupported { level: self.name.clone(), arch: arch.name, why });
                 }
-                // Every block of the cluster must hold part of the last index.
-                let fk = fragment.map_or(1, |f| f.k);
-                let width = TransformPlan::padded(k.div_ceil(cluster), fk);
+                // Every block of the cluster must hold part of the second index.
+                let width = k.div_ceil(cluster);
                 if (cluster - 1) * width >= k {
                     return Err(PlanError::KUnsupported {
                         level: self.name.clone(),
                         k,
                         why: format!(
-                            "cluster({cluster}) splits the last index into slices of {width} (whole k-steps of {fk}), so block {} would hold none; a smaller cluster (e.g. `mra-bench tune` it) or another level runs there",
+                            "cluster({cluster}) splits the index into slices of {width}, so block {} would hold none; a smaller cluster (e.g. `mra-bench tune` it) or another level runs there",
                             cluster - 1
                         ),
                     });
@@ -474,7 +467,9 @@ impl Schedule {
             };
             let b_shared = if b.memory == Memory::Shared { b_rows as u64 * (b_cols + b.pad) as u64 * elem } else { 0 };
             let (w_shared, w_global) = if workspace == Memory::Shared && plan.cluster > 1 {
-                (plan.shared_buffers as u64 * plan.cluster_slice_elems(k) * elem, 0)
+                // Three buffers, and the 8-byte mbarrier of the bulk copies.
+                let mbarrier = if plan.cluster_bulk_copies(k, arch) { 8 } else { 0 };
+                (plan.shared_buffers as u64 * plan.cluster_slice_elems(k) * elem + mbarrier, 0)
             } else if workspace == Memory::Shared {
                 let buffers = if plan.stages_whole_tensor() { plan.shared_buffers } else { 2 } as u64;
                 (plan.tensors as u64 * buffers * k as u64 * ((k * k + plan.shared_row_pad()) as u64) * elem, 0)

@@ -371,7 +371,9 @@ impl Emitter<'_> {
             arrays.push(("c_stage", "WAVES * FM * NP"));
         }
         if tp.workspace == Memory::Shared && tp.cluster > 1 {
-            arrays.push(("w_shared", if tp.shared_buffers == 3 { "3 * SLICE" } else { "2 * SLICE" }));
+            // Three buffers; with bulk copies one more element holds their mbarrier.
+            let bulk = tp.cluster_bulk_copies(self.plan.request.k, self.plan.request.arch);
+            arrays.push(("w_shared", if bulk { "3 * SLICE + 1" } else { "3 * SLICE" }));
         } else if tp.workspace == Memory::Shared {
             let buffers = match tp.shared_buffers {
                 2 if !tp.stages_whole_tensor() => "2 * K3",

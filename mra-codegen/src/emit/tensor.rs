@@ -35,25 +35,24 @@ pub(super) struct Variant {
     slice: Option<SlicePass>,
 }
 
-/// The three passes of `cluster(N)` (lowered in `cluster.rs`): the block holds the values
-/// c0 .. c0 + CL of the tensor's last index.
+/// The three passes of `cluster(N)` (lowered in `cluster.rs`), each on K rows of K·CL values
+/// (stride SLICE_STRIDE) in this block's shared memory. The block holds the values b0 .. b0 + CL
+/// of the tensor's second index, and, from pass 0's output on, x0 .. x0 + CL of the new first.
 #[derive(Clone, Copy, PartialEq)]
 pub(super) enum SlicePass {
-    /// Pass 0: the slice of A (K rows a of K·CL values (b, c), stride SLICE_STRIDE) to the
-    /// first intermediate, laid out the same way: K rows b of CL·K values (c, x).
+    /// Pass 0: the slice of A (rows a, columns (b, c)) to T1(b, c, x), each element stored into
+    /// the gather buffer of the block owning x (distributed shared memory): rows b, columns
+    /// (c, x - x0) there.
     First,
-    /// Pass 1: the first intermediate to the input of the last pass, row c of the K x K²
-    /// matrix, whose columns (x, y) are split over the cluster: RB columns per block. Each
-    /// element is stored into the shared memory of the block that owns its column (distributed
-    /// shared memory), in that block's gather buffer: K rows c of RB values, stride G_STRIDE.
+    /// Pass 1: the gather buffer (rows b, columns (c, x)) to T2: rows c, columns (x, y).
     Second,
-    /// Pass 2: this block's gather buffer (all of c, its RB columns) to its RB rows of C.
-    Gather,
+    /// Pass 2: T2 to this block's rows x0 .. x0 + CL of C (out = C + x0·K²).
+    Third,
 }
 
 impl Variant {
     pub(super) fn slice(pass: SlicePass) -> Variant {
-        Variant { src: ASource::Direct, in_shared: true, out_shared: pass != SlicePass::Gather, in_place: false, slice: Some(pass) }
+        Variant { src: ASource::Direct, in_shared: true, out_shared: pass != SlicePass::Third, in_place: false, slice: Some(pass) }
     }
 }
 
@@ -69,9 +68,9 @@ pub(super) enum TileMode {
 impl Variant {
     pub(super) fn name(&self) -> &'static str {
         match self.slice {
-            Some(SlicePass::First) => return "gemm_pass_slice_first",
-            Some(SlicePass::Second) => return "gemm_pass_slice_second",
-            Some(SlicePass::Gather) => return "gemm_pass_gather",
+            Some(SlicePass::First) => return "gemm_pass_scatter",
+            Some(SlicePass::Second) => return "gemm_pass_slice",
+            Some(SlicePass::Third) => return "gemm_pass_slice_out",
             None => {}
         }
         if self.in_place {
@@ -348,7 +347,7 @@ impl Emitter<'_> {
         }
         // The output rows of the pass: K² (the slice passes of cluster(N): K·CL).
         let (rows, rows_name) = match v.slice {
-            Some(SlicePass::First | SlicePass::Second) => (k * tp.cluster_slice_width(k), "SLICE_ROWS"),
+            Some(_) => (k * tp.cluster_slice_width(k), "SLICE_ROWS"),
             _ => (k * k, "K2"),
         };
         let rows_pad = rows % f.m != 0;
@@ -381,14 +380,17 @@ impl Emitter<'_> {
         if k % f.n != 0 {
             c_guard.push("j < K");
         }
-        // The last block's slice may run past c = K - 1: those rows have no place to go.
-        if v.slice == Some(SlicePass::Second) && tp.cluster * tp.cluster_slice_width(k) > k {
-            c_guard.push("c0 + i / K < K");
+        // The last block's slice may run past K - 1: those rows (b or x) have no place to go.
+        if tp.cluster * tp.cluster_slice_width(k) > k {
+            match v.slice {
+                Some(SlicePass::First) => c_guard.push("b0 + i / K < K"),
+                Some(SlicePass::Third) => c_guard.push("x0 + i / K < K"),
+                _ => {}
+            }
         }
         let a_src = match src {
             // Row c = a_k of the gathered input lies in block (ks * FK) / CL (a k-step never
             // straddles two blocks: CL is a whole number of k-steps), row a_k % CL there.
-            _ if v.slice == Some(SlicePass::Gather) => "in[a_k * G_STRIDE + (a_i - row0)]",
             _ if v.slice.is_some() => "in[a_k * SLICE_STRIDE + a_i]",
             ASource::Direct if v.in_shared => "in[a_k * W_STRIDE + a_i]",
             ASource::Direct => "in[a_k * K2 + a_i]",
@@ -403,11 +405,11 @@ impl Emitter<'_> {
         // row (i / K), column (i % K)·K + j; padded rows when the output is shared.
         let out_at = match v.slice {
             // Row (b, c) of the first pass's output is element (c, x) of row b of the next input.
-            Some(SlicePass::First) => "out[(i / CL) * SLICE_STRIDE + (i % CL) * K + j]",
-            // Row (c, x) of the second pass's output: element (c0 + c, x·K + y) of the last
-            // pass's input, in the block owning column x·K + y (a pair never straddles two:
-            // RB and the column of an even j are even).
-            Some(SlicePass::Second) => "(*mra_cluster_map_rw(&out[(c0 + i / K) * G_STRIDE + ((i % K) * K + j) % RB], ((i % K) * K + j) / RB))",
+            // Row (b, c) = (b0 + i / K, i % K), column x = j: block j / CL, row b, column
+            // (c, j % CL) of its gather buffer (a pair j, j + 1 stays in one block: CL even).
+            Some(SlicePass::First) => "(*mra_cluster_map_rw(&out[(b0 + i / K) * SLICE_STRIDE + (i % K) * CL + j % CL], j / CL))",
+            // Row (c, x) = (i / CL, i % CL), column y = j: row c, column (x, y) of T2.
+            Some(SlicePass::Second) => "out[(i / CL) * SLICE_STRIDE + (i % CL) * K + j]",
             _ if v.out_shared => "out[(i / K) * W_STRIDE + (i % K) * K + j]",
             _ => "out[i * K + j]",
         };
@@ -423,6 +425,7 @@ impl Emitter<'_> {
             && self.d.vendor() == crate::Vendor::Nvidia
             && k % 2 == 0
             && (!v.out_shared || tp.shared_row_pad() % 2 == 0)
+            && (v.slice != Some(SlicePass::First) || tp.cluster_slice_width(k) % 2 == 0)
             && f.c.regs % 2 == 0
             && (0..f.lanes).all(|l| (0..f.c.regs / 2).all(|q| f.c.row.at(l, 2 * q) == f.c.row.at(l, 2 * q + 1) && f.c.col.at(l, 2 * q) + 1 == f.c.col.at(l, 2 * q + 1)));
         let pair_guard = c_guard.clone();
