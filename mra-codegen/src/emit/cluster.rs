@@ -12,7 +12,9 @@
 //! Every pass is a GEMM on K rows of K·CL values in this block's shared memory. For each a the
 //! slice of A is one contiguous run of CL·K values, so on sm_90 it is copied by K bulk
 //! copies (`cp.async.bulk`, the TMA unit) completing on one mbarrier, instead of thousands of
-//! 16-byte `cp.async`; and the block's rows of C are one contiguous range.
+//! 16-byte `cp.async`; and the block's rows of C are one contiguous range, which pass 2
+//! stages in the (by then free) gather buffer and one bulk copy stores (4096 16-byte stores
+//! per block and tensor at K = 32 made pass 2 take twice as long as pass 1: run 20).
 //! Pass 0 stores into other blocks' shared memory (distributed shared memory: `mapa` gives
 //! the generic address of the same offset in another block; stores need no reply). Two
 //! cluster barriers order the exchange: after pass 0 (every gather buffer complete) and
@@ -86,6 +88,13 @@ impl Emitter<'_> {
             s += "__device__ __forceinline__ void mra_bulk_copy(void* dst, const void* src, unsigned bytes, void* bar) {\n";
             s += "    asm volatile(\"cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\"\n";
             s += "                 :: \"r\"(mra_smem_addr(dst)), \"l\"(__cvta_generic_to_global(src)), \"r\"(bytes), \"r\"(mra_smem_addr(bar)) : \"memory\");\n}\n";
+            s += "// `bytes` (a multiple of 16) from shared `src` to global `dst`, as one bulk group.\n";
+            s += "__device__ __forceinline__ void mra_bulk_store(void* dst, const void* src, unsigned bytes) {\n";
+            s += "    asm volatile(\"cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;\" :: \"l\"(__cvta_generic_to_global(dst)), \"r\"(mra_smem_addr(src)), \"r\"(bytes) : \"memory\");\n";
+            s += "    asm volatile(\"cp.async.bulk.commit_group;\" ::: \"memory\");\n}\n";
+            s += "// The bulk stores have read their shared source (it may be overwritten) / are complete.\n";
+            s += "__device__ __forceinline__ void mra_bulk_wait_read() { asm volatile(\"cp.async.bulk.wait_group.read 0;\" ::: \"memory\"); }\n";
+            s += "__device__ __forceinline__ void mra_bulk_wait() { asm volatile(\"cp.async.bulk.wait_group 0;\" ::: \"memory\"); }\n";
             s += "// Orders this thread's generic-proxy accesses of shared memory before later bulk copies.\n";
             s += "__device__ __forceinline__ void mra_fence_proxy_async() { asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\"); }\n";
         } else {
@@ -108,7 +117,7 @@ impl Emitter<'_> {
         let passes = [
             (SlicePass::First, "// Pass 0: the slice of A, rows a, columns (b - b0, c), to T1(b, c, x), each element stored\n// into the gather buffer `out` (the same offset in every block) of the block owning x.", "int b0"),
             (SlicePass::Second, "// Pass 1: the gather buffer, rows b, columns (c, x - x0), to T2: rows c, columns (x - x0, y).", "int"),
-            (SlicePass::Third, "// Pass 2: T2, rows c, columns (x - x0, y), to this block's rows of C (out = C + x0 K^2).", "int x0"),
+            (SlicePass::Third, "// Pass 2: T2, rows c, columns (x - x0, y), to this block's rows of C, laid out as in C at `out`\n// (C + x0 K^2, or the gather buffer that a bulk copy stores to C).", "int x0"),
         ];
         for (pass, doc, tail) in passes {
             let v = Variant::slice(pass);
@@ -202,12 +211,27 @@ impl Emitter<'_> {
         s += &indent(&self.slice_copies(tp, "(a + (long long)(n + stride) * K3)", "ws"), 8);
         s += "    }\n";
         s += &format!("    {}  // pass 1: wg -> wt\n", call(1, "wg", "wt"));
-        s += "    mra_cluster_arrive();  // this block's gather buffer may be overwritten\n";
-        s += &format!("    {barrier}  // pass 2 reads what every wave of pass 1 wrote\n");
-        s += &format!("    {}  // pass 2: wt -> this block's rows of C\n", call(2, "wt", "(c + (long long)n * K3 + x0 * K2)"));
+        if self.bulk(tp) {
+            s += &format!("    {barrier}  // pass 2 reads what every wave of pass 1 wrote; wg is free\n");
+            s += &format!("    {}  // pass 2: wt -> this block's rows of C, staged in wg\n", call(2, "wt", "wg"));
+            s += "    mra_fence_proxy_async();  // this thread's writes of wg before the bulk store reads them\n";
+            s += &format!("    {barrier}\n");
+            s += "    if (tid == 0) {\n";
+            s += "        const int rows = K - x0 < CL ? K - x0 : CL;  // values of x this block holds\n";
+            s += "        mra_bulk_store(c + (long long)n * K3 + x0 * K2, wg, (unsigned)(rows * K2 * sizeof(*c)));  // one contiguous range of C\n";
+            s += "        mra_bulk_wait_read();  // wg may be written again\n";
+            s += "    }\n";
+            s += "    mra_cluster_arrive();  // this block's gather buffer may be overwritten\n";
+        } else {
+            s += "    mra_cluster_arrive();  // this block's gather buffer may be overwritten\n";
+            s += &format!("    {barrier}  // pass 2 reads what every wave of pass 1 wrote\n");
+            s += &format!("    {}  // pass 2: wt -> this block's rows of C\n", call(2, "wt", "(c + (long long)n * K3 + x0 * K2)"));
+        }
         s += "}\n";
         s += "mra_cluster_wait();  // pairs the last arrive\n";
-        if !self.bulk(tp) {
+        if self.bulk(tp) {
+            s += "if (tid == 0) mra_bulk_wait();  // the last stores are complete\n";
+        } else {
             s += "mra_cp_async_wait_all();  // nothing is in flight at exit\n";
         }
         s

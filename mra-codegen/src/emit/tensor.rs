@@ -46,7 +46,8 @@ pub(super) enum SlicePass {
     First,
     /// Pass 1: the gather buffer (rows b, columns (c, x)) to T2: rows c, columns (x, y).
     Second,
-    /// Pass 2: T2 to this block's rows x0 .. x0 + CL of C (out = C + x0·K²).
+    /// Pass 2: T2 to this block's rows x0 .. x0 + CL of C (out = C + x0·K²), or, with bulk
+    /// copies, to those rows laid out as in C in the gather buffer, stored to C by one bulk copy.
     Third,
 }
 
