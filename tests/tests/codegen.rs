@@ -190,8 +190,8 @@ fn pair_stores_into_shared_rows_only_with_an_even_stride() {
 }
 
 /// `cluster(N)` (level fused-cluster): sm_90 only, and only where each block of the cluster
-/// holds part of the tensor's last index; the slices (CL = ceil(K / N) rounded up to whole
-/// k-steps of the m16n8k4 fragment) set the shared memory.
+/// holds part of the tensor's second index; the slices (CL = ceil(K / N) values) set the
+/// shared memory.
 #[test]
 fn cluster_levels_need_sm_90_and_a_slice_for_every_block() {
     let level = levels::find("fused-cluster").unwrap();
@@ -205,23 +205,23 @@ fn cluster_levels_need_sm_90_and_a_slice_for_every_block() {
         let s = level.with_config(&mra_codegen::tune::parse_config(cfg).unwrap()).unwrap();
         mra_codegen::generate(&s, Request { k, arch: sm90, dtype: DType::F64 })
     };
-    // K = 24 over 4 blocks: slices of 8 (6 rounded up to a k-step of 4) leave block 3 empty.
-    let e = with("cluster=4", 24).unwrap_err();
-    assert!(matches!(e, PlanError::KUnsupported { k: 24, .. }) && e.to_string().contains("block 3 would hold none"), "{e}");
-    assert!(with("cluster=3", 24).is_ok());
-    // Shared memory: 3 buffers of K rows, each of max(K*CL, RB) + pad doubles, RB = the
-    // block's share of C's rows in whole 16-row tiles.
+    // K = 5 over 4 blocks: slices of 2 leave block 3 empty.
+    let e = with("cluster=4", 5).unwrap_err();
+    assert!(matches!(e, PlanError::KUnsupported { k: 5, .. }) && e.to_string().contains("block 3 would hold none"), "{e}");
+    assert!(with("cluster=3", 5).is_ok());
+    // Shared memory: 3 buffers of K rows of K*CL + pad doubles, CL = ceil(K / N), and the
+    // 8-byte mbarrier of the bulk copies where rows are 16-byte aligned (K and pad even).
     for (k, n, pad) in [(32u32, 4u32, 4u32), (32, 8, 8), (25, 4, 0), (13, 2, 2), (20, 3, 4)] {
-        let cl = (k.div_ceil(n)).div_ceil(4) * 4;
-        let rb = (k * k).div_ceil(16).div_ceil(n) * 16;
-        let elems = k * ((k * cl).max(rb) + pad);
+        let cl = k.div_ceil(n);
+        let bulk = k % 2 == 0 && pad % 2 == 0;
         let kernel = with(&format!("cluster={n},pad_a={pad}"), k).unwrap();
-        assert_eq!(kernel.plan.shared_bytes, 3 * elems * 8, "K={k} cluster({n})");
+        assert_eq!(kernel.plan.shared_bytes, 3 * k * (k * cl + pad) * 8 + if bulk { 8 } else { 0 }, "K={k} cluster({n})");
+        assert_eq!(kernel.source.contains("cp.async.bulk.shared::cluster.global"), bulk, "K={k}: bulk copies iff 16-byte aligned runs");
         assert_eq!(kernel.plan.cluster_blocks(), n);
         // The grid is whole clusters: min(N, M) rounded up.
         assert_eq!(kernel.plan.grid_blocks(1), n as usize);
         assert_eq!(kernel.plan.grid_blocks(4 * n as usize + 1), 5 * n as usize);
-        for part in ["barrier.cluster.arrive", "barrier.cluster.wait", "mapa.u64", "%cluster_ctarank", &format!("constexpr int CL = {cl};"), &format!("constexpr int RB = {rb};")] {
+        for part in ["barrier.cluster.arrive", "barrier.cluster.wait", "mapa.u64", "%cluster_ctarank", &format!("constexpr int CL = {cl};")] {
             assert!(kernel.source.contains(part), "K={k}: no `{part}`");
         }
     }

@@ -60,6 +60,9 @@ impl Emitter<'_> {
         s += "// Every thread of every block of the cluster arrives (releasing its memory accesses,\n";
         s += "// distributed shared memory included) and waits for all (acquiring the others').\n";
         s += "__device__ __forceinline__ void mra_cluster_arrive() { asm volatile(\"barrier.cluster.arrive.aligned;\" ::: \"memory\"); }\n";
+        s += "// An arrival that publishes nothing (no release fence): for \"done reading\" only, whose reads\n";
+        s += "// have completed (their values were used) before the arrival.\n";
+        s += "__device__ __forceinline__ void mra_cluster_arrive_relaxed() { asm volatile(\"barrier.cluster.arrive.relaxed.aligned;\" ::: \"memory\"); }\n";
         s += "__device__ __forceinline__ void mra_cluster_wait() { asm volatile(\"barrier.cluster.wait.aligned;\" ::: \"memory\"); }\n";
         s += "// The generic address of `p`'s counterpart in the shared memory of block `rank` of the cluster.\n";
         s += &format!(
@@ -221,9 +224,9 @@ impl Emitter<'_> {
             s += "        mra_bulk_store(c + (long long)n * K3 + x0 * K2, wg, (unsigned)(rows * K2 * sizeof(*c)));  // one contiguous range of C\n";
             s += "        mra_bulk_wait_read();  // wg may be written again\n";
             s += "    }\n";
-            s += "    mra_cluster_arrive();  // this block's gather buffer may be overwritten\n";
+            s += "    mra_cluster_arrive_relaxed();  // this block's gather buffer may be overwritten\n";
         } else {
-            s += "    mra_cluster_arrive();  // this block's gather buffer may be overwritten\n";
+            s += "    mra_cluster_arrive_relaxed();  // this block's gather buffer may be overwritten\n";
             s += &format!("    {barrier}  // pass 2 reads what every wave of pass 1 wrote\n");
             s += &format!("    {}  // pass 2: wt -> this block's rows of C\n", call(2, "wt", "(c + (long long)n * K3 + x0 * K2)"));
         }

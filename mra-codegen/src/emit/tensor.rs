@@ -108,9 +108,11 @@ impl Emitter<'_> {
         self.w.line(format!("constexpr int KP = {};  // contraction padded to whole fragments (zeros)", TransformPlan::padded(k, f.k)));
         self.w.line(format!("constexpr int NP = {};  // columns padded to whole fragments (not stored)", TransformPlan::padded(k, f.n)));
         self.w.line("constexpr int ROW_TILES = (K2 + FM - 1) / FM;");
+        let jam_note = self.step_comment(|s| matches!(s, Step::Unroll(Loop::Rows, _)));
         if tp.jam > 1 {
-            let note = self.step_comment(|s| matches!(s, Step::Unroll(Loop::Rows, _)));
-            self.w.line(format!("constexpr int JAM = {};  {note}: row tiles a wave computes at once", tp.jam));
+            self.w.line(format!("constexpr int JAM = {};  {jam_note}: row tiles a wave computes at once", tp.jam));
+        } else if !jam_note.is_empty() {
+            self.w.line(format!("{jam_note}: one row tile per wave at a time"));
         }
         self.w.line("constexpr int K_STEPS = KP / FK;");
         self.w.line("constexpr int N_FRAGS = NP / FN;");
