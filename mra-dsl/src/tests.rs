@@ -184,10 +184,10 @@ fn unknown_words() {
     let expected = format!("unknown schedule primitive `tile`; expected one of: {}", crate::words::PRIMITIVES.join(", "));
     assert_error(&with("    tile(cols);"), &expected, 4, "tile");
     assert_error(
-        &with("    unroll(rows);"),
-        "unknown loop `rows` in `unroll`; expected one of: k, cols",
+        &with("    unroll(planes);"),
+        "unknown loop `planes` in `unroll`; expected one of: k, cols, rows",
         4,
-        "rows",
+        "planes",
     );
     assert_error(
         &with("    register_tile(k);"),

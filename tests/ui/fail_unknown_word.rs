@@ -3,7 +3,7 @@ mra_dsl::schedule! {
     level L1 "L1" {
         threads(128);
         bind(threads, elements);
-        unroll(rows);
+        unroll(planes);
     }
 }
 
