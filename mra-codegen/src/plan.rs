@@ -68,9 +68,12 @@ pub struct TransformPlan {
 
 impl TransformPlan {
     /// `cluster(N)`: the values of the tensor's second index b (and, after the exchange, of
-    /// the new first index x) one block holds: ceil(K / N); the last block may hold fewer.
+    /// the new first index x) one block holds: ceil(K / N), rounded up to even at even K (so
+    /// pass 0's stores into other blocks stay 16-byte pairs: 8-byte ones made K = 28's pass 0
+    /// 2.6x slower, NOTES run 22); the last block may hold fewer.
     pub fn cluster_slice_width(&self, k: u32) -> u32 {
-        k.div_ceil(self.cluster.max(1))
+        let w = k.div_ceil(self.cluster.max(1));
+        if k % 2 == 0 { w.div_ceil(2) * 2 } else { w }
     }
 
     /// `cluster(N)`: elements of one of a block's three buffers: K rows of K·CL values, padded.
@@ -412,8 +415,9 @@ impl Schedule {
                     };
                     return Err(PlanError::ArchUnsupported { level: self.name.clone(), arch: arch.name, why });
                 }
-                // Every block of the cluster must hold part of the second index.
-                let width = k.div_ceil(cluster);
+                // Every block of the cluster must hold part of the second index (the width as
+                // TransformPlan::cluster_slice_width computes it).
+                let width = if k % 2 == 0 { k.div_ceil(cluster).div_ceil(2) * 2 } else { k.div_ceil(cluster) };
                 if (cluster - 1) * width >= k {
                     return Err(PlanError::KUnsupported {
                         level: self.name.clone(),

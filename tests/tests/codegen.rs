@@ -211,8 +211,9 @@ fn cluster_levels_need_sm_90_and_a_slice_for_every_block() {
     assert!(with("cluster=3", 5).is_ok());
     // Shared memory: 3 buffers of K rows of K*CL + pad doubles, CL = ceil(K / N), and the
     // 8-byte mbarrier of the bulk copies where rows are 16-byte aligned (K and pad even).
-    for (k, n, pad) in [(32u32, 4u32, 4u32), (32, 8, 8), (25, 4, 0), (13, 2, 2), (20, 3, 4)] {
-        let cl = k.div_ceil(n);
+    for (k, n, pad) in [(32u32, 4u32, 4u32), (32, 8, 8), (25, 4, 0), (13, 2, 2), (20, 3, 4), (28, 4, 2)] {
+        // CL = ceil(K / N), even at even K (16-byte pairs in pass 0's remote stores).
+        let cl = if k % 2 == 0 { k.div_ceil(n).div_ceil(2) * 2 } else { k.div_ceil(n) };
         let bulk = k % 2 == 0 && pad % 2 == 0;
         let kernel = with(&format!("cluster={n},pad_a={pad}"), k).unwrap();
         assert_eq!(kernel.plan.shared_bytes, 3 * k * (k * cl + pad) * 8 + if bulk { 8 } else { 0 }, "K={k} cluster({n})");
