@@ -364,7 +364,9 @@ impl Schedule {
                 // pipeline(2) with buffers(2): the next tensor goes to the buffer pass 2 does not
                 // read; otherwise a ring of N input buffers plus one intermediate.
                 let ring = shared_buffers == pipeline + 1;
-                if !(2..=8).contains(&pipeline) || !whole || !(ring || (pipeline == 2 && shared_buffers == 2)) {
+                // cluster(N) gives its buffers their own roles (checked below).
+                let clustered = self.iter_steps().any(|s| matches!(s, Step::Cluster(_)));
+                if !(2..=8).contains(&pipeline) || !whole || !(ring || (pipeline == 2 && shared_buffers == 2) || clustered) {
                     return Err(malformed("pipeline(N) needs tensorize(mma), cache_read(A, shared), workspace(shared) and buffers(N + 1) (or buffers(2) with pipeline(2)); 2 <= N <= 8"));
                 }
                 if arch.vendor != crate::Vendor::Nvidia {
@@ -404,8 +406,8 @@ impl Schedule {
                 .unwrap_or(1);
             if cluster != 1 {
                 let whole = a.memory == Memory::Shared && workspace == Memory::Shared && fragment.is_some() && !wmma;
-                if !(2..=8).contains(&cluster) || !whole || pipeline != 2 || shared_buffers != 3 || tensors != 1 {
-                    return Err(malformed("cluster(N) splits the fused passes of pipeline(2) with buffers(3) (slice, intermediate, gather buffer) over N blocks: tensorize(mma), cache_read(A, shared), workspace(shared), no tensors(..); 2 <= N <= 8"));
+                if !(2..=8).contains(&cluster) || !whole || pipeline != 2 || !(3..=4).contains(&shared_buffers) || tensors != 1 {
+                    return Err(malformed("cluster(N) splits the fused passes of pipeline(2) with buffers(3) (slice, intermediate, gather buffer) or buffers(4) (two gather buffers) over N blocks: tensorize(mma), cache_read(A, shared), workspace(shared), no tensors(..); 2 <= N <= 8"));
                 }
                 if arch.max_cluster_blocks < cluster {
                     let why = if arch.max_cluster_blocks <= 1 {

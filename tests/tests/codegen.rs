@@ -226,6 +226,11 @@ fn cluster_levels_need_sm_90_and_a_slice_for_every_block() {
             assert!(kernel.source.contains(part), "K={k}: no `{part}`");
         }
     }
+    // buffers(4): a second gather buffer, swapped every tensor, one cluster barrier per tensor.
+    let two = with("cluster=4,buffers=4", 28).unwrap();
+    assert_eq!(two.plan.shared_bytes, 4 * 28 * (28 * 8 + 4) * 8 + 8);
+    assert!(two.source.contains("wg_next") && !two.source.contains("mra_cluster_arrive_relaxed();"));
+    assert!(matches!(with("cluster=4,buffers=4", 32).unwrap_err(), PlanError::SharedTooLarge { .. }));
     // Levels without clusters launch the grid they are given.
     let l7 = mra_codegen::generate(&levels::find("7").unwrap(), Request { k: 32, arch: sm90, dtype: DType::F64 }).unwrap();
     assert_eq!((l7.plan.cluster_blocks(), l7.plan.grid_blocks(5)), (1, 5));

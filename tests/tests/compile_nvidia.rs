@@ -54,3 +54,33 @@ fn the_kernel_cache_serves_the_second_compile() {
     println!("cold compile {:.1} ms, warm (cached) {:.2} ms", cold.seconds * 1e3, warm.seconds * 1e3);
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// Every `cluster(N)` configuration the tuner may try (cluster size, three or four buffers,
+/// threads, one or two tiles per wave) compiles for sm_90 at even and odd K (bulk copies and
+/// their 8-byte `cp.async` fallback) without spilling at its launch bounds of one block.
+#[test]
+#[ignore = "needs NVRTC (run with --include-ignored; .ci/run does)"]
+fn every_cluster_configuration_compiles_for_sm90() {
+    let Some(nvrtc) = require("NVRTC (libnvrtc)", Nvrtc::load()) else { return };
+    let cache = KernelCache::disabled();
+    let sm90 = arch::find("sm_90").unwrap();
+    let level = levels::find("fused-cluster").unwrap();
+    let mut compiled = 0;
+    for k in [13, 20, 25, 28, 32] {
+        for cfg in level.space() {
+            if cfg.get("min_blocks") != Some(&1) || cfg.get("pad_a") != Some(&4) {
+                continue; // the pad and launch bounds change no code path
+            }
+            let s = level.with_config(&cfg).unwrap();
+            let Ok(kernel) = mra_codegen::generate(&s, Request { k, arch: sm90, dtype: DType::F64 }) else { continue };
+            let what = format!("K={k} {}", mra_codegen::tune::describe(&cfg));
+            let out = nvrtc.compile(&kernel.source, &kernel.entry, "sm_90", &cache).unwrap_or_else(|e| panic!("{what}: {e}"));
+            let r = out.resources.expect("ptxas report in the NVRTC log");
+            if cfg.get("unroll_rows") == Some(&1) {
+                assert!(!r.spills() && r.stack_frame_bytes == 0, "{what} spills: {r:?}");
+            }
+            compiled += 1;
+        }
+    }
+    assert!(compiled >= 20, "too few cluster kernels compiled: {compiled}");
+}

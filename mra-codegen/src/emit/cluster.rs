@@ -39,7 +39,7 @@ impl Emitter<'_> {
         let cl = tp.cluster_slice_width(k);
         self.w.line(format!("constexpr int CLUSTER = {};  {note}: blocks sharing one tensor", tp.cluster));
         self.w.line(format!("constexpr int CL = {cl};  // values of b (then of x) per block: ceil(K / CLUSTER)"));
-        self.w.line(format!("constexpr int SLICE_STRIDE = K * CL + {};  // row stride of the three buffers", tp.shared_row_pad()));
+        self.w.line(format!("constexpr int SLICE_STRIDE = K * CL + {};  // row stride of every buffer", tp.shared_row_pad()));
         self.w.line("constexpr int SLICE_ROWS = K * CL;  // output rows of every pass");
         self.w.line("constexpr int SLICE_TILES = (SLICE_ROWS + FM - 1) / FM;");
         self.w.line("constexpr int SLICE = K * SLICE_STRIDE;  // elements of one buffer: K rows");
@@ -179,18 +179,27 @@ impl Emitter<'_> {
         let pipe = self.step_comment(|s| matches!(s, Step::Pipeline(_)));
         let buffers = self.step_comment(|s| matches!(s, Step::Buffers(_)));
         let call = |i: usize, input: &str, out: &str| passes[i].replace("{in}", input).replace("{out}", out);
+        let bulk = self.bulk(tp);
+        // buffers(4): two gather buffers, used by alternate tensors. Other blocks write a gather
+        // buffer (pass 0 of tensor n + 2) only after the cluster barrier of tensor n + 1, which
+        // this block reaches after reading it (pass 1 of tensor n): one cluster barrier per
+        // tensor instead of two.
+        let double = tp.shared_buffers == 4;
         let mut s = String::new();
         s += "const int lane = tid % LANES;\nconst int wave = tid / LANES;\n";
         s += &format!("{note}: block `rank` of the cluster holds b (and later x) in b0 .. b0 + CL.\n");
         s += "const int rank = (int)mra_cluster_rank();\nconst int b0 = rank * CL, x0 = rank * CL;\n";
         s += "// Clusters walk the batch: cluster q transforms tensors q, q + clusters, ...\n";
         s += "const int first = (int)mra_cluster_id();\nconst int stride = (int)mra_cluster_count();\n";
-        s += &format!("{buffers}: three buffers.\n");
+        s += &format!("{buffers}: {} buffers.\n", if double { "four" } else { "three" });
         s += &format!("{t}* ws = w0;  // this tensor's slice of A, from the end of pass 0 on the next tensor's\n");
-        s += &format!("{t}* wg = w0 + SLICE;  // the gather buffer: every block's pass 0 stores into it\n");
-        s += &format!("{t}* wt = w0 + 2 * SLICE;  // the second intermediate\n");
-        if self.bulk(tp) {
-            s += &format!("void* mbar = w0 + 3 * SLICE;  // the mbarrier of the bulk copies\n");
+        s += &format!("{t}* wt = w0 + SLICE;  // the second intermediate\n");
+        s += &format!("{t}* wg = w0 + 2 * SLICE;  // the gather buffer: every block's pass 0 stores into it\n");
+        if double {
+            s += &format!("{t}* wg_next = w0 + 3 * SLICE;  // the gather buffer of the next tensor\n");
+        }
+        if bulk {
+            s += &format!("void* mbar = w0 + {} * SLICE;  // the mbarrier of the bulk copies\n", tp.shared_buffers);
             s += "unsigned phase = 0;\n";
             s += "if (tid == 0) mra_mbar_init(mbar);\n";
             s += &format!("{barrier}  // the mbarrier is initialised\n");
@@ -199,22 +208,31 @@ impl Emitter<'_> {
         s += "if (first < nfuncs) {\n";
         s += &indent(&self.slice_copies(tp, "(a + (long long)first * K3)", "ws"), 4);
         s += "}\n";
-        s += "mra_cluster_arrive();  // every block has started (its shared memory may be written)\n";
+        if double {
+            s += "mra_cluster_arrive();\nmra_cluster_wait();  // every block has started (its shared memory may be written)\n";
+        } else {
+            s += "mra_cluster_arrive();  // every block has started (its shared memory may be written)\n";
+        }
         s += "for (int n = first; n < nfuncs; n += stride) {\n";
         s += &indent(&self.slice_wait(tp), 4);
-        s += "    mra_cluster_wait();  // every block is done reading its gather buffer (previous tensor)\n";
+        if !double {
+            s += "    mra_cluster_wait();  // every block is done reading its gather buffer (previous tensor)\n";
+        }
         s += &format!("    {}  // pass 0: ws -> the gather buffers of the cluster\n", call(0, "ws", "wg"));
+        if double && bulk {
+            s += "    if (tid == 0) mra_bulk_wait_read();  // the bulk store from wg_next (previous tensor) has read it\n";
+        }
         s += "    mra_cluster_arrive();\n";
         s += "    mra_cluster_wait();  // every gather buffer is complete; every thread is done with ws\n";
         s += "    if (n + stride < nfuncs) {\n";
         s += &format!("        {pipe}: the next tensor's slice arrives in ws during passes 1 and 2.\n");
-        if self.bulk(tp) {
+        if bulk {
             s += "        if (wave == 0) mra_fence_proxy_async();  // pass 0's reads of ws before the copies' writes\n";
         }
         s += &indent(&self.slice_copies(tp, "(a + (long long)(n + stride) * K3)", "ws"), 8);
         s += "    }\n";
         s += &format!("    {}  // pass 1: wg -> wt\n", call(1, "wg", "wt"));
-        if self.bulk(tp) {
+        if bulk {
             s += &format!("    {barrier}  // pass 2 reads what every wave of pass 1 wrote; wg is free\n");
             s += &format!("    {}  // pass 2: wt -> this block's rows of C, staged in wg\n", call(2, "wt", "wg"));
             s += "    mra_fence_proxy_async();  // this thread's writes of wg before the bulk store reads them\n";
@@ -222,17 +240,28 @@ impl Emitter<'_> {
             s += "    if (tid == 0) {\n";
             s += "        const int rows = K - x0 < CL ? K - x0 : CL;  // values of x this block holds\n";
             s += "        mra_bulk_store(c + (long long)n * K3 + x0 * K2, wg, (unsigned)(rows * K2 * sizeof(*c)));  // one contiguous range of C\n";
-            s += "        mra_bulk_wait_read();  // wg may be written again\n";
+            if !double {
+                s += "        mra_bulk_wait_read();  // wg may be written again\n";
+            }
             s += "    }\n";
-            s += "    mra_cluster_arrive_relaxed();  // this block's gather buffer may be overwritten\n";
+            if !double {
+                s += "    mra_cluster_arrive_relaxed();  // this block's gather buffer may be overwritten\n";
+            }
         } else {
-            s += "    mra_cluster_arrive_relaxed();  // this block's gather buffer may be overwritten\n";
+            if !double {
+                s += "    mra_cluster_arrive_relaxed();  // this block's gather buffer may be overwritten\n";
+            }
             s += &format!("    {barrier}  // pass 2 reads what every wave of pass 1 wrote\n");
             s += &format!("    {}  // pass 2: wt -> this block's rows of C\n", call(2, "wt", "(c + (long long)n * K3 + x0 * K2)"));
         }
+        if double {
+            s += &format!("    {t}* used = wg;\n    wg = wg_next;\n    wg_next = used;\n");
+        }
         s += "}\n";
-        s += "mra_cluster_wait();  // pairs the last arrive\n";
-        if self.bulk(tp) {
+        if !double {
+            s += "mra_cluster_wait();  // pairs the last arrive\n";
+        }
+        if bulk {
             s += "if (tid == 0) mra_bulk_wait();  // the last stores are complete\n";
         } else {
             s += "mra_cp_async_wait_all();  // nothing is in flight at exit\n";

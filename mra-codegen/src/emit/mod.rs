@@ -371,9 +371,14 @@ impl Emitter<'_> {
             arrays.push(("c_stage", "WAVES * FM * NP"));
         }
         if tp.workspace == Memory::Shared && tp.cluster > 1 {
-            // Three buffers; with bulk copies one more element holds their mbarrier.
+            // Three or four buffers; with bulk copies one more element holds their mbarrier.
             let bulk = tp.cluster_bulk_copies(self.plan.request.k, self.plan.request.arch);
-            arrays.push(("w_shared", if bulk { "3 * SLICE + 1" } else { "3 * SLICE" }));
+            arrays.push(("w_shared", match (tp.shared_buffers, bulk) {
+                (4, true) => "4 * SLICE + 1",
+                (4, false) => "4 * SLICE",
+                (_, true) => "3 * SLICE + 1",
+                _ => "3 * SLICE",
+            }));
         } else if tp.workspace == Memory::Shared {
             let buffers = match tp.shared_buffers {
                 2 if !tp.stages_whole_tensor() => "2 * K3",
