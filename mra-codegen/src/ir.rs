@@ -178,11 +178,13 @@ pub enum Step {
     /// groups; each group walks its own tensors and synchronises on its own named barrier, so
     /// the barrier waits of one group overlap the passes of another.
     Tensors(Value),
-    /// `cluster(N)`: each tensor is split along its last index over the N blocks of a
-    /// thread-block cluster (NVIDIA sm_90), each block holding a slice of about K/N of those
-    /// index values. The passes contracting the first two indices are block-local; the last
-    /// pass reads the other blocks' slices through distributed shared memory. One tensor needs
-    /// about 1/N of the shared memory a block of `buffers(2)` needs, so K = 25..32 fit.
+    /// `cluster(N)`: each tensor is split over the N blocks of a thread-block cluster (NVIDIA
+    /// sm_90): a block holds about K/N values of the tensor's second index, and after the first
+    /// pass as many of the new first index. The first pass stores its output into the shared
+    /// memory of the block that owns it (distributed shared memory); every pass is then a GEMM
+    /// on the block's own slice. A tensor needs about 1/N of the shared memory per block, so
+    /// K = 25..32 fit. `buffers(3)` or `buffers(4)` (two gather buffers, one cluster barrier
+    /// per tensor).
     Cluster(Value),
 }
 

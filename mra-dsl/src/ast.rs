@@ -155,9 +155,8 @@ pub enum PrimKind {
     /// `tensors(N)`: tensors a block works on at once, one per warp group with its own named
     /// barrier, so one group's barrier waits overlap another group's work.
     Tensors(Val),
-    /// `cluster(N)`: each tensor is split along its last index over the N blocks of a
-    /// thread-block cluster; the last pass reads the other blocks' slices through distributed
-    /// shared memory.
+    /// `cluster(N)`: each tensor is split over the N blocks of a thread-block cluster, which
+    /// exchange through distributed shared memory.
     Cluster(Val),
 }
 

@@ -342,8 +342,6 @@ impl Emitter<'_> {
         let dtype = self.plan.request.dtype;
         let zero = dtype.zero();
         let k = self.k();
-        // The gather reads block (ks * FK) / CL: a constant only in a fully unrolled k loop
-        // (else `parts` is indexed at run time and goes to local memory).
         let unroll = if tp.unroll_k { format!("{}  {}", super::pragma_unroll(tp.unroll_k_by), self.step_comment(|s| matches!(s, Step::Unroll(Loop::K, _)))) } else { String::new() };
         if tp.wmma {
             return Box::new(wmma_body(k, tp.wmma_stages_c(k), unroll, zero));
