@@ -186,6 +186,10 @@ pub enum Step {
     /// K = 25..32 fit. `buffers(3)` or `buffers(4)` (two gather buffers, one cluster barrier
     /// per tensor).
     Cluster(Value),
+    /// `split_cols(N)`: the columns of a row tile are split over N warps (waves w with the
+    /// same w / N share a tile); each holds the B fragments and accumulators of its columns
+    /// only (1/N of the registers) and loads the tile's A fragments itself.
+    SplitCols(Value),
 }
 
 impl Step {
@@ -208,6 +212,7 @@ impl Step {
             Step::Pipeline(_) => "pipeline",
             Step::Tensors(_) => "tensors",
             Step::Cluster(_) => "cluster",
+            Step::SplitCols(_) => "split_cols",
         }
     }
 }
@@ -320,6 +325,7 @@ impl fmt::Display for Step {
             Step::Pipeline(v) => write!(f, "pipeline({v})"),
             Step::Tensors(v) => write!(f, "tensors({v})"),
             Step::Cluster(v) => write!(f, "cluster({v})"),
+            Step::SplitCols(v) => write!(f, "split_cols({v})"),
         }
     }
 }

@@ -64,6 +64,9 @@ pub struct TransformPlan {
     /// Row tiles a wave computes at once (`unroll(rows, by = N)`, default 1): their k loops
     /// are interleaved, so N times the independent matrix instructions and loads per k-step.
     pub jam: u32,
+    /// Warps sharing one row tile, each with 1/N of its column fragments (`split_cols(N)`,
+    /// default 1): 1/N of the B fragments and accumulators per thread.
+    pub col_split: u32,
 }
 
 impl TransformPlan {
@@ -444,10 +447,36 @@ impl Schedule {
                     return Err(malformed("unroll(rows, by = N) jams the row tiles of tensorize(mma) passes that read their input where it lies (not chunk-staged, not buffers(1)); 1 <= N <= 4"));
                 }
             }
+            let col_split = self
+                .iter_steps()
+                .find_map(|s| match s {
+                    Step::SplitCols(v) => Some(v.default_value()),
+                    _ => None,
+                })
+                .unwrap_or(1);
+            if col_split != 1 {
+                let direct = a.memory == Memory::Global || (a.memory == Memory::Shared && workspace == Memory::Shared);
+                let Some(f) = fragment.filter(|_| !wmma) else {
+                    return Err(malformed("split_cols(N) shares the row tiles of tensorize(mma) passes between warps"));
+                };
+                let frags = TransformPlan::padded(k, f.n) / f.n;
+                let waves = threads / f.lanes;
+                if !(1..=4).contains(&col_split) || b.memory != Memory::Registers || !direct || shared_buffers == 1 || tensors != 1 || jam != 1 {
+                    return Err(malformed("split_cols(N) splits the B fragments held in registers (cache_read(B, registers)) of passes that read their input where it lies, without buffers(1), tensors(..) or unroll(rows); 1 <= N <= 4"));
+                }
+                if frags % col_split != 0 || waves % col_split != 0 {
+                    return Err(PlanError::KUnsupported {
+                        level: self.name.clone(),
+                        k,
+                        why: format!("split_cols({col_split}) needs the {frags} column fragments and the {waves} waves of a block to split evenly"),
+                    });
+                }
+            }
             if shared_buffers > 2 && pipeline == 1 {
                 return Err(malformed("buffers(N > 2) hold the tensors in flight of pipeline(N - 1): add pipeline(..)"));
             }
             let plan = TransformPlan {
+                col_split,
                 jam,
                 cluster,
                 pipeline,

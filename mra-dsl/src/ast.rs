@@ -83,6 +83,7 @@ impl Prim {
             PrimKind::Pipeline(v) => out.push((named("pipeline".into(), v), v)),
             PrimKind::Tensors(v) => out.push((named("tensors".into(), v), v)),
             PrimKind::Cluster(v) => out.push((named("cluster".into(), v), v)),
+            PrimKind::SplitCols(v) => out.push((named("split_cols".into(), v), v)),
             _ => {}
         }
         out
@@ -107,6 +108,7 @@ impl Prim {
             PrimKind::Pipeline(_) => "pipeline",
             PrimKind::Tensors(_) => "tensors",
             PrimKind::Cluster(_) => "cluster",
+            PrimKind::SplitCols(_) => "split_cols",
         }
     }
 }
@@ -158,6 +160,9 @@ pub enum PrimKind {
     /// `cluster(N)`: each tensor is split over the N blocks of a thread-block cluster, which
     /// exchange through distributed shared memory.
     Cluster(Val),
+    /// `split_cols(N)`: the columns of a row tile are split over N warps, each holding the B
+    /// fragments of its columns only.
+    SplitCols(Val),
 }
 
 /// A numeric argument: `N`, or `tune([N, ...], default = N[, name = ident])` (for threads

@@ -97,7 +97,7 @@ fn check_values(prim: &Prim, errors: &mut Errors) {
     }
     match &prim.kind {
         PrimKind::Threads(v) => for_each_value(v, |n| thread_count(n, errors)),
-        PrimKind::Buffers(v) | PrimKind::Pipeline(v) | PrimKind::Tensors(v) | PrimKind::Cluster(v) => {
+        PrimKind::Buffers(v) | PrimKind::Pipeline(v) | PrimKind::Tensors(v) | PrimKind::Cluster(v) | PrimKind::SplitCols(v) => {
             let what = prim.name();
             let max = match what {
                 "buffers" => 9,
@@ -105,6 +105,8 @@ fn check_values(prim: &Prim, errors: &mut Errors) {
                 "tensors" => 4,
                 // The portable cluster size limit (CUDA: 8 blocks without opting in).
                 "cluster" => 8,
+                // A tile has at most 4 column fragments (K = 32, 8-wide fragments).
+                "split_cols" => 4,
                 _ => 8,
             };
             for_each_value(v, |n| {
@@ -423,7 +425,7 @@ fn check_combination(level: &Level, errors: &mut Errors) {
             }
         }
     }
-    for b in ["buffers", "pipeline", "tensors", "cluster"].into_iter().filter_map(|name| find(name)) {
+    for b in ["buffers", "pipeline", "tensors", "cluster", "split_cols"].into_iter().filter_map(|name| find(name)) {
         let shared_workspace = level.prims.iter().any(|p| matches!(&p.kind, PrimKind::Workspace(m) if m.value == Memory::Shared));
         let staged_a = level.prims.iter().any(|p| matches!(&p.kind, PrimKind::CacheRead { operand, into, .. } if operand.value == crate::ast::Operand::A && into.value == Memory::Shared));
         if tensorize.is_none() || !shared_workspace || !staged_a {

@@ -208,6 +208,10 @@ fn step(prim: &Prim, fixed: &HashMap<String, u32>) -> TokenStream {
             let v = nth_value(prim, 0);
             quote!(#ir::Step::Tensors(#v))
         }
+        PrimKind::SplitCols(_) => {
+            let v = nth_value(prim, 0);
+            quote!(#ir::Step::SplitCols(#v))
+        }
         PrimKind::Cluster(_) => {
             let v = nth_value(prim, 0);
             quote!(#ir::Step::Cluster(#v))

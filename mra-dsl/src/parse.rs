@@ -20,6 +20,7 @@
 //!            | "pipeline"      "(" VALUE ")"
 //!            | "tensors"       "(" VALUE ")"
 //!            | "cluster"       "(" VALUE ")"
+//!            | "split_cols"    "(" VALUE ")"
 //! ```
 //!
 //! A VALUE may be tuned: `tune([0, 1, 4], default = 4)` declares a parameter the auto-tuner
@@ -189,6 +190,7 @@ fn parse_prim(input: ParseStream) -> Result<Prim> {
         "pipeline" => PrimKind::Pipeline(numeric(&mut args, "pipeline depth")?),
         "tensors" => PrimKind::Tensors(numeric(&mut args, "tensors per block")?),
         "cluster" => PrimKind::Cluster(numeric(&mut args, "blocks per cluster")?),
+        "split_cols" => PrimKind::SplitCols(numeric(&mut args, "warps per row tile")?),
         "bind" => {
             let unit = args.word("bound unit", words::BIND_UNITS)?;
             let map = match unit.value {

@@ -567,6 +567,8 @@ fn cluster_and_unroll_rows() {
         5,
         "cluster",
     );
+    parse(&format!("{fused} split_cols(tune([1, 2, 4], default = 2));\n}}"));
+    assert_error(&format!("{fused} split_cols(8);\n}}"), "split_cols(8): takes 1 to 4", 7, "8");
     // unroll(rows) names how many tiles a wave jams: `by` is required, 1..=4.
     assert_error(&format!("{fused} unroll(rows);\n}}"), "unroll(rows) needs `by = N`", 7, "rows");
     assert_error(&format!("{fused} unroll(rows, by = 8);\n}}"), "unroll(rows, by = 8): a wave computes 1 to 4 row tiles at once", 7, "8");

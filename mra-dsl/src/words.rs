@@ -23,6 +23,7 @@ pub const PRIMITIVES: &[&str] = &[
     "pipeline",
     "tensors",
     "cluster",
+    "split_cols",
 ];
 
 /// How each primitive is written, for "missing/extra argument" messages.
@@ -45,6 +46,7 @@ pub fn signature(prim: &str) -> &'static str {
         "pipeline" => "pipeline(N), 1 <= N <= 8, or pipeline(tune([N, ...], default = N))",
         "tensors" => "tensors(N), 1 <= N <= 4, or tensors(tune([N, ...], default = N))",
         "cluster" => "cluster(N), 1 <= N <= 8, or cluster(tune([N, ...], default = N))",
+        "split_cols" => "split_cols(N), 1 <= N <= 4, or split_cols(tune([N, ...], default = N))",
         _ => unreachable!("not a primitive: {prim}"),
     }
 }

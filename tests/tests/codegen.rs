@@ -256,3 +256,29 @@ fn unroll_rows_jams_tiles_only_where_a_wave_reads_its_own_rows() {
     let e = jammed("fused-pipe", 5).unwrap_err().to_string();
     assert!(e.contains("1 <= N <= 4"), "{e}");
 }
+
+/// `split_cols(N)`: N waves share a row tile, each with the B fragments of 1/N of the columns;
+/// only where B is in registers, the fragments and waves split evenly, and no jam.
+#[test]
+fn split_cols_shares_tiles_where_columns_and_waves_split_evenly() {
+    let sm90 = mra_codegen::arch::find("sm_90").unwrap();
+    let cluster = levels::find("fused-cluster").unwrap();
+    let with = |cfg: &str, k: u32| {
+        let s = cluster.with_config(&mra_codegen::tune::parse_config(cfg).unwrap()).unwrap();
+        mra_codegen::generate(&s, Request { k, arch: sm90, dtype: DType::F64 })
+    };
+    // K = 32: 4 column fragments of 8, 8 waves: two waves per tile, two fragments each.
+    let k = with("cluster=8,split_cols=2,threads=256", 32).unwrap();
+    for part in ["constexpr int SPLIT = 2;", "WARP_FRAGS = N_FRAGS / SPLIT", "BFrags[K_STEPS][WARP_FRAGS]", "tile = wave / SPLIT", "const int j = (nf0 + nf) * FN + (lane >> 2);", "const int j = (nf0 + nf) * FN + (lane & 3) * 2"] {
+        assert!(k.source.contains(part), "no `{part}`");
+    }
+    // K = 20: 3 column fragments do not split in two.
+    let e = with("cluster=4,split_cols=2", 20).unwrap_err();
+    assert!(matches!(e, PlanError::KUnsupported { k: 20, .. }) && e.to_string().contains("split evenly"), "{e}");
+    // With unroll(rows, by = 2), or B in shared memory (L4), it is refused.
+    assert!(with("cluster=8,split_cols=2,unroll_rows=2", 32).unwrap_err().to_string().contains("split_cols(N)"));
+    let mut l4 = levels::find("L4").unwrap();
+    l4.steps.push(mra_codegen::ir::Located { item: mra_codegen::ir::Step::SplitCols(mra_codegen::ir::Value::Fixed(2)), line: 0 });
+    let e = mra_codegen::generate(&l4, Request { k: 32, arch: sm90, dtype: DType::F64 }).unwrap_err().to_string();
+    assert!(e.contains("cache_read(B, registers)"), "{e}");
+}

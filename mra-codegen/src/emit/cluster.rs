@@ -111,12 +111,16 @@ impl Emitter<'_> {
         let t = self.t();
         let b = if tp.b.memory == Memory::Registers { "b_frag" } else { "bm" };
         let b_param = match tp.b.memory {
-            Memory::Registers => format!("const {} (&b_frag)[K_STEPS][N_FRAGS]", self.d.mma_operand_type(f, self.plan.request.dtype, f.b.regs)),
+            Memory::Registers => format!("const {} (&b_frag)[K_STEPS][{}]", self.d.mma_operand_type(f, self.plan.request.dtype, f.b.regs), if tp.col_split > 1 { "WARP_FRAGS" } else { "N_FRAGS" }),
             _ => format!("const {t}* bm"),
         };
         let bind = self.step_comment(|s| matches!(s, Step::Bind(_)));
         let inline = self.d.inline_device();
-        let step = if tp.jam > 1 { "JAM * WAVES" } else { "WAVES" };
+        let (first, step) = match (tp.jam, tp.col_split) {
+            (j, _) if j > 1 => ("wave", "JAM * WAVES"),
+            (_, s) if s > 1 => ("wave / SPLIT", "TILE_WAVES"),
+            _ => ("wave", "WAVES"),
+        };
         let passes = [
             (SlicePass::First, "// Pass 0: the slice of A, rows a, columns (b - b0, c), to T1(b, c, x), each element stored\n// into the gather buffer `out` (the same offset in every block) of the block owning x.", "int b0"),
             (SlicePass::Second, "// Pass 1: the gather buffer, rows b, columns (c, x - x0), to T2: rows c, columns (x - x0, y).", "int"),
@@ -130,7 +134,7 @@ impl Emitter<'_> {
             self.w.block(format!("{inline} void {}(const {t}* in, {b_param}, {t}* out, int lane, int wave, {tail})", v.name()), "", |w| {
                 w.line(format!("{bind}: wave w owns the slice's row tiles w, w + WAVES, ..."));
                 w.line("const int end = SLICE_TILES;");
-                w.block(format!("for (int tile = wave; tile < end; tile += {step})"), "", |w| body(w));
+                w.block(format!("for (int tile = {first}; tile < end; tile += {step})"), "", |w| body(w));
             });
         }
         [

@@ -405,7 +405,7 @@ impl Emitter<'_> {
             let f = tp.fragment.expect("B in registers is a fragment level");
             let b_ty = self.d.mma_operand_type(&f, self.plan.request.dtype, f.b.regs);
             self.w.line("// B fragments in registers: one set per lane, for every pass of every tensor.");
-            self.w.line(format!("typedef {b_ty} BFrags[K_STEPS][N_FRAGS];"));
+            self.w.line(format!("typedef {b_ty} BFrags[K_STEPS][{}];", if tp.col_split > 1 { "WARP_FRAGS" } else { "N_FRAGS" }));
             self.w.block(format!("{inline} void load_b(const {t}* b, int tid, BFrags& b_frag)"), "", |w| {
                 w.line("const int lane = tid % LANES;");
                 w.lines(&body);

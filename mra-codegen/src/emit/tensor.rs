@@ -116,6 +116,16 @@ impl Emitter<'_> {
         }
         self.w.line("constexpr int K_STEPS = KP / FK;");
         self.w.line("constexpr int N_FRAGS = NP / FN;");
+        let split_note = self.step_comment(|s| matches!(s, Step::SplitCols(_)));
+        if tp.col_split == 1 && !split_note.is_empty() {
+            self.w.line(format!("{split_note}: one wave per row tile"));
+        }
+        if tp.col_split > 1 {
+            let note = split_note;
+            self.w.line(format!("constexpr int SPLIT = {};  {note}: waves sharing one row tile", tp.col_split));
+            self.w.line("constexpr int WARP_FRAGS = N_FRAGS / SPLIT;  // column fragments (and B fragments) per wave");
+            self.w.line("constexpr int TILE_WAVES = WAVES / SPLIT;  // row tiles in flight per block");
+        }
         if tp.b.memory == Memory::Shared {
             let cache = self.step_comment(|s| matches!(s, Step::CacheRead { operand: Operand::B, .. }));
             self.w.line(format!("constexpr int B_STRIDE = NP + {};  {cache}: row stride of the padded B in shared memory", tp.b.pad));
@@ -161,11 +171,18 @@ impl Emitter<'_> {
                 let value = if guard.is_empty() { value } else { format!("({}) ? {value} : 0", guard.join(" && ")) };
                 // `b_frag` is declared by the caller (kernel or transform_block) and passed in.
                 s += &format!("{cache}: each lane keeps its B fragments for the whole kernel.\n");
+                let (nfr, col0) = if tp.col_split > 1 {
+                    let note = self.step_comment(|s| matches!(s, Step::SplitCols(_)));
+                    s += &format!("const int nf0 = (tid / LANES % SPLIT) * WARP_FRAGS;  {note}: this wave's column fragments only\n");
+                    ("WARP_FRAGS", "(nf0 + nf) * FN")
+                } else {
+                    ("N_FRAGS", "nf * FN")
+                };
                 s += "#pragma unroll\nfor (int ks = 0; ks < K_STEPS; ++ks) {\n";
-                s += "    #pragma unroll\n    for (int nf = 0; nf < N_FRAGS; ++nf) {\n";
+                s += &format!("    #pragma unroll\n    for (int nf = 0; nf < {nfr}; ++nf) {{\n");
                 let mut body = String::new();
                 body += &format!("const int k = ks * FK + {};\n", f.b.row.cpp("lane", reg, f.lanes));
-                body += &format!("const int j = nf * FN + {};\n", f.b.col.cpp("lane", reg, f.lanes));
+                body += &format!("const int j = {col0} + {};\n", f.b.col.cpp("lane", reg, f.lanes));
                 body += &format!("{slot} = {value};\n");
                 if f.b.regs == 1 {
                     s += &indent(&body, 2);
@@ -233,7 +250,7 @@ impl Emitter<'_> {
         let t = self.t();
         let k = self.k();
         let b_param = match tp.b.memory {
-            Memory::Registers => format!("const {} (&b_frag)[K_STEPS][N_FRAGS]", self.d.mma_operand_type(f, self.plan.request.dtype, f.b.regs)),
+            Memory::Registers => format!("const {} (&b_frag)[K_STEPS][{}]", self.d.mma_operand_type(f, self.plan.request.dtype, f.b.regs), if tp.col_split > 1 { "WARP_FRAGS" } else { "N_FRAGS" }),
             _ => format!("const {t}* bm"),
         };
         let bind = self.step_comment(|s| matches!(s, Step::Bind(_)));
@@ -277,13 +294,17 @@ impl Emitter<'_> {
                 });
                 let head = format!("{} void {}(const {t}* in, {b_param}, {t}* out, int lane, int wave)", self.d.inline_device(), v.name());
                 let body = self.tile_body(tp, f, v, TileMode::Whole);
-                let step = if tp.jam > 1 { "JAM * WAVES" } else { "WAVES" };
+                let (first, step) = match (tp.jam, tp.col_split) {
+                    (j, _) if j > 1 => ("wave", "JAM * WAVES"),
+                    (_, s) if s > 1 => ("wave / SPLIT", "TILE_WAVES"),
+                    _ => ("wave", "WAVES"),
+                };
                 self.w.block(head, "", |w| {
                     w.line(format!("{bind}: wave w owns row tiles w, w + WAVES, ... (FM rows x all columns each)"));
                     if tp.jam > 1 {
                         w.line("const int end = ROW_TILES;");
                     }
-                    w.block(format!("for (int tile = wave; tile < ROW_TILES; tile += {step})"), "", |w| body(w));
+                    w.block(format!("for (int tile = {first}; tile < ROW_TILES; tile += {step})"), "", |w| body(w));
                 });
             }
             ASource::Staged => {
@@ -342,6 +363,10 @@ impl Emitter<'_> {
         let dtype = self.plan.request.dtype;
         let zero = dtype.zero();
         let k = self.k();
+        // split_cols(N): this wave's WARP_FRAGS column fragments, from nf0 on.
+        let split = tp.col_split > 1;
+        let nfr = if split { "WARP_FRAGS" } else { "N_FRAGS" };
+        let col0 = if split { "(nf0 + nf) * FN" } else { "nf * FN" };
         let unroll = if tp.unroll_k { format!("{}  {}", super::pragma_unroll(tp.unroll_k_by), self.step_comment(|s| matches!(s, Step::Unroll(Loop::K, _)))) } else { String::new() };
         if tp.wmma {
             return Box::new(wmma_body(k, tp.wmma_stages_c(k), unroll, zero));
@@ -352,7 +377,7 @@ impl Emitter<'_> {
             _ => (k * k, "K2"),
         };
         let rows_pad = rows % f.m != 0;
-        let acc_decl = self.d.mma_acc_decl(f, "acc", "N_FRAGS");
+        let acc_decl = self.d.mma_acc_decl(f, "acc", nfr);
         let mma = self.d.mma_call(f, dtype, "acc[nf]", "a", "b");
         // unroll(rows, by = J): J tiles at once, each with its own accumulators and A fragments.
         let jam = if mode == TileMode::Whole { tp.jam } else { 1 };
@@ -433,14 +458,14 @@ impl Emitter<'_> {
         let (pi, pj) = (f.c.row.cpp("lane", "(2 * q)", f.lanes), f.c.col.cpp("lane", "(2 * q)", f.lanes));
         let store_tile = move |w: &mut Writer| {
             if paired {
-                w.line(format!("// D fragment: registers 2q, 2q + 1 of this lane are D(i0 + {c_i}, nf * FN + {c_j}) for r = 2q, 2q + 1:"));
+                w.line(format!("// D fragment: registers 2q, 2q + 1 of this lane are D(i0 + {c_i}, {col0} + {c_j}) for r = 2q, 2q + 1:"));
                 w.line("// adjacent columns of one row, stored as one 16-byte access.");
                 w.line("#pragma unroll");
-                w.block("for (int nf = 0; nf < N_FRAGS; ++nf)", "", |w| {
+                w.block(format!("for (int nf = 0; nf < {nfr}; ++nf)"), "", |w| {
                     w.line("#pragma unroll");
                     w.block(format!("for (int q = 0; q < {}; ++q)", c_regs / 2), "", |w| {
                         w.line(format!("const int i = i0 + {pi};"));
-                        w.line(format!("const int j = nf * FN + {pj};"));
+                        w.line(format!("const int j = {col0} + {pj};"));
                         let st = format!("*reinterpret_cast<double2*>(&{out_at}) = make_double2(acc[nf][2 * q], acc[nf][2 * q + 1]);");
                         if pair_guard.is_empty() {
                             w.line(st);
@@ -451,13 +476,13 @@ impl Emitter<'_> {
                 });
                 return;
             }
-            w.line(format!("// D fragment: register r of this lane is D(i0 + {c_i}, nf * FN + {c_j})."));
+            w.line(format!("// D fragment: register r of this lane is D(i0 + {c_i}, {col0} + {c_j})."));
             w.line("#pragma unroll");
-            w.block("for (int nf = 0; nf < N_FRAGS; ++nf)", "", |w| {
+            w.block(format!("for (int nf = 0; nf < {nfr}; ++nf)"), "", |w| {
                 w.line("#pragma unroll");
                 w.block(format!("for (int r = 0; r < {c_regs}; ++r)"), "", |w| {
                     w.line(format!("const int i = i0 + {c_i};"));
-                    w.line(format!("const int j = nf * FN + {c_j};"));
+                    w.line(format!("const int j = {col0} + {c_j};"));
                     if c_guard.is_empty() {
                         w.line(format!("{out_at} = {store};"));
                     } else {
@@ -535,6 +560,9 @@ impl Emitter<'_> {
         }
         Box::new(move |w: &mut Writer| {
             w.line("const int i0 = tile * FM;");
+            if split {
+                w.line("const int nf0 = (wave % SPLIT) * WARP_FRAGS;  // this wave's column fragments");
+            }
             if mode != TileMode::Whole {
                 w.line("auto& acc = acc_all[t];  // this tile's held accumulators");
             }
@@ -546,7 +574,7 @@ impl Emitter<'_> {
                 w.line(&acc_decl);
             }
             w.line("#pragma unroll");
-            w.line(format!("for (int nf = 0; nf < N_FRAGS; ++nf) for (int r = 0; r < {c_regs}; ++r) acc[nf][r] = 0;"));
+            w.line(format!("for (int nf = 0; nf < {nfr}; ++nf) for (int r = 0; r < {c_regs}; ++r) acc[nf][r] = 0;"));
             if !unroll.is_empty() {
                 w.line(&unroll);
             }
@@ -566,7 +594,7 @@ impl Emitter<'_> {
                     });
                 }
                 w.line("#pragma unroll");
-                w.block("for (int nf = 0; nf < N_FRAGS; ++nf)", "", |w| {
+                w.block(format!("for (int nf = 0; nf < {nfr}; ++nf)"), "", |w| {
                     b_fragment(w);
                     w.line(&mma);
                 });

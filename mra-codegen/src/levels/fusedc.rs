@@ -8,7 +8,7 @@ mra_dsl::schedule! {
     /// alternates two gather buffers: one cluster barrier per tensor instead of two.
     /// Elsewhere: run fused-pipe (K <= 24) or L7-breg.
     level fused_cluster "fused-cluster" {
-        threads(tune([128, 256], default = 256));
+        threads(tune([128, 256, 512], default = 256));
         bind(warps, tiles);
         tensorize(mma);
         cache_read(A, shared, pad = tune([0, 2, 4, 8], default = 4));
@@ -17,6 +17,7 @@ mra_dsl::schedule! {
         buffers(tune([3, 4], default = 3));
         pipeline(2);
         unroll(rows, by = tune([1, 2], default = 1));
+        split_cols(tune([1, 2, 4], default = 1));
         cluster(tune([2, 3, 4, 8], default = 4));
         launch_bounds(min_blocks = tune([1, 2], default = 1));
     }
