@@ -178,7 +178,7 @@ pub struct TransformArgs {
     /// gfx1151 or gfx1201. Only with --emulate (on a GPU the arch is the GPU's).
     #[arg(long, value_parser = arch_values(), ignore_case = true)]
     pub arch: Option<String>,
-    /// Maximum blocks per launch (the kernel cache follows $MRA_KERNEL_CACHE; `off` disables it).
+    /// Maximum blocks per launch (M), rounded up to whole clusters for a thread-block-cluster level.
     #[arg(short = 'M', long = "max-blocks", default_value_t = 512)]
     pub max_blocks: usize,
 }
@@ -230,7 +230,8 @@ pub struct SweepArgs {
     /// Tensors per task (N).
     #[arg(short = 'N', long = "nfuncs", default_value_t = 2048)]
     pub nfuncs: usize,
-    /// Maximum blocks per launch (M); a launch uses min(N, M).
+    /// Maximum blocks per launch (M); a launch uses min(N, M), rounded up to whole clusters for a
+    /// thread-block-cluster level (fused-cluster).
     #[arg(short = 'M', long = "max-blocks", default_value_t = 512)]
     pub max_blocks: usize,
     /// Tasks per repetition (levels slower than 10 ms per task run fewer, at least 3).
@@ -285,7 +286,8 @@ pub struct RunArgs {
     /// Tensors per task (N).
     #[arg(short = 'N', long = "nfuncs", default_value_t = 2048)]
     pub nfuncs: usize,
-    /// Maximum blocks per launch (M); a launch uses min(N, M).
+    /// Maximum blocks per launch (M); a launch uses min(N, M), rounded up to whole clusters for a
+    /// thread-block-cluster level (fused-cluster).
     #[arg(short = 'M', long = "max-blocks", default_value_t = 512)]
     pub max_blocks: usize,
     /// Tasks (kernel submissions) per timed repetition.
@@ -364,7 +366,7 @@ pub struct ValidateArgs {
     /// Comma-separated N values (tensors per launch; default 1,3,2048, with --emulate 1,3).
     #[arg(short = 'N', long = "nfuncs", value_name = "N,...")]
     pub ns: Option<String>,
-    /// Maximum blocks per launch (M).
+    /// Maximum blocks per launch (M), rounded up to whole clusters for a thread-block-cluster level.
     #[arg(short = 'M', long = "max-blocks", default_value_t = 512)]
     pub max_blocks: usize,
     /// Element type: f64, f32, or f16/bf16 (RDNA matrix-core levels); a comma-separated list
