@@ -68,6 +68,17 @@ impl DType {
     /// and the rounding grows through the next passes; the CPU model of the tiled WMMA pass with
     /// that rounding (simulate::tests) reaches 6.8e-4 (f16) and 5.3e-3 (bf16) for K in 1..32,
     /// under a third of these bounds. Not yet confirmed on AMD hardware.
+    /// The smallest positive normal number: below it a value keeps fewer significant bits, so a
+    /// result that small cannot be held to `tolerance` relative to itself.
+    pub fn min_normal(self) -> f64 {
+        match self {
+            DType::F64 => f64::MIN_POSITIVE,
+            DType::F32 => f32::MIN_POSITIVE as f64,
+            DType::F16 => 6.103515625e-5, // 2^-14
+            DType::Bf16 => f32::MIN_POSITIVE as f64, // bf16 has f32's exponent range
+        }
+    }
+
     pub fn tolerance(self) -> f64 {
         match self {
             DType::F64 => 1e-10,

@@ -439,7 +439,7 @@ pub fn validate<B: Backend>(gpu: &B, p: &Prepared<B>, bufs: &Buffers<B>, inputs:
     p.set_b(gpu, bufs)?;
     let got = run_once(gpu, p, bufs, &gpu.stream()?)?;
     let want = if p.kernel.plan.is_copy() { &inputs.a } else { &inputs.reference };
-    Ok(Comparison::of(&got, want))
+    Ok(Comparison::of_in(&got, want, bufs.dtype))
 }
 
 /// Untimed repetitions run until at least this long has passed, so the GPU has left its idle
