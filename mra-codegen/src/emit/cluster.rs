@@ -18,8 +18,11 @@
 //! Pass 0 stores into other blocks' shared memory (distributed shared memory: `mapa` gives
 //! the generic address of the same offset in another block; stores need no reply). Two
 //! cluster barriers order the exchange: after pass 0 (every gather buffer complete) and
-//! before the next pass 0 (every block has read its gather buffer), the latter split into an
-//! arrive after pass 1 and a wait before pass 0, by when it is normally over.
+//! before the next pass 0 (every block has read its gather buffer), the latter split into a
+//! relaxed arrive after the block is done with its gather buffer and a wait before pass 0,
+//! by when it is normally over. With `buffers(4)` tensors alternate two gather buffers and the
+//! second barrier goes away (a gather buffer is written again two tensors later, after a
+//! barrier its reader has passed).
 
 use super::tensor::{SlicePass, TileMode, Variant};
 use super::Emitter;
