@@ -75,8 +75,7 @@ impl TransformPlan {
     /// pass 0's stores into other blocks stay 16-byte pairs: 8-byte ones made K = 28's pass 0
     /// 2.6x slower, NOTES run 22); the last block may hold fewer.
     pub fn cluster_slice_width(&self, k: u32) -> u32 {
-        let w = k.div_ceil(self.cluster.max(1));
-        if k % 2 == 0 { w.div_ceil(2) * 2 } else { w }
+        slice_width(k, self.cluster.max(1))
     }
 
     /// `cluster(N)`: elements of one of a block's three buffers: K rows of K·CL values, padded.
@@ -339,13 +338,11 @@ impl Schedule {
             if workspace == Memory::Registers {
                 return Err(malformed("workspace(registers) cannot hold a K^3 intermediate"));
             }
-            let shared_buffers = self
-                .iter_steps()
-                .find_map(|s| match s {
-                    Step::Buffers(v) => Some(v.default_value()),
-                    _ => None,
-                })
-                .unwrap_or(2);
+            let shared_buffers = self.step_value(|s| match s {
+                Step::Buffers(v) => Some(v),
+                _ => None,
+            })
+            .unwrap_or(2);
             if shared_buffers == 1 {
                 let whole = a.memory == Memory::Shared && workspace == Memory::Shared && fragment.is_some() && !wmma;
                 if !whole {
@@ -355,13 +352,11 @@ impl Schedule {
             if !(1..=9).contains(&shared_buffers) {
                 return Err(malformed("buffers(N) takes 1 to 9"));
             }
-            let pipeline = self
-                .iter_steps()
-                .find_map(|s| match s {
-                    Step::Pipeline(v) => Some(v.default_value()),
-                    _ => None,
-                })
-                .unwrap_or(1);
+            let pipeline = self.step_value(|s| match s {
+                Step::Pipeline(v) => Some(v),
+                _ => None,
+            })
+            .unwrap_or(1);
             if pipeline != 1 {
                 let whole = a.memory == Memory::Shared && workspace == Memory::Shared && fragment.is_some() && !wmma;
                 // pipeline(2) with buffers(2): the next tensor goes to the buffer pass 2 does not
@@ -380,13 +375,11 @@ impl Schedule {
                     });
                 }
             }
-            let tensors = self
-                .iter_steps()
-                .find_map(|s| match s {
-                    Step::Tensors(v) => Some(v.default_value()),
-                    _ => None,
-                })
-                .unwrap_or(1);
+            let tensors = self.step_value(|s| match s {
+                Step::Tensors(v) => Some(v),
+                _ => None,
+            })
+            .unwrap_or(1);
             if tensors != 1 {
                 let lanes = fragment.map_or(32, |f| f.lanes);
                 if !(2..=4).contains(&tensors) || pipeline != 2 || shared_buffers != 2 || threads % (tensors * lanes) != 0 {
@@ -400,13 +393,11 @@ impl Schedule {
                     });
                 }
             }
-            let cluster = self
-                .iter_steps()
-                .find_map(|s| match s {
-                    Step::Cluster(v) => Some(v.default_value()),
-                    _ => None,
-                })
-                .unwrap_or(1);
+            let cluster = self.step_value(|s| match s {
+                Step::Cluster(v) => Some(v),
+                _ => None,
+            })
+            .unwrap_or(1);
             if cluster != 1 {
                 let whole = a.memory == Memory::Shared && workspace == Memory::Shared && fragment.is_some() && !wmma;
                 if !(2..=8).contains(&cluster) || !whole || pipeline != 2 || !(3..=4).contains(&shared_buffers) || tensors != 1 {
@@ -420,9 +411,8 @@ impl Schedule {
                     };
                     return Err(PlanError::ArchUnsupported { level: self.name.clone(), arch: arch.name, why });
                 }
-                // Every block of the cluster must hold part of the second index (the width as
-                // TransformPlan::cluster_slice_width computes it).
-                let width = if k % 2 == 0 { k.div_ceil(cluster).div_ceil(2) * 2 } else { k.div_ceil(cluster) };
+                // Every block of the cluster must hold part of the second index.
+                let width = slice_width(k, cluster);
                 if (cluster - 1) * width >= k {
                     return Err(PlanError::KUnsupported {
                         level: self.name.clone(),
@@ -434,26 +424,22 @@ impl Schedule {
                     });
                 }
             }
-            let jam = self
-                .iter_steps()
-                .find_map(|s| match s {
-                    Step::Unroll(Loop::Rows, by) => Some(by.default_value()),
-                    _ => None,
-                })
-                .unwrap_or(1);
+            let jam = self.step_value(|s| match s {
+                Step::Unroll(Loop::Rows, by) => Some(by),
+                _ => None,
+            })
+            .unwrap_or(1);
             if jam != 1 {
                 let direct = a.memory == Memory::Global || (a.memory == Memory::Shared && workspace == Memory::Shared);
                 if !(1..=4).contains(&jam) || fragment.is_none() || wmma || shared_buffers == 1 || !direct {
                     return Err(malformed("unroll(rows, by = N) jams the row tiles of tensorize(mma) passes that read their input where it lies (not chunk-staged, not buffers(1)); 1 <= N <= 4"));
                 }
             }
-            let col_split = self
-                .iter_steps()
-                .find_map(|s| match s {
-                    Step::SplitCols(v) => Some(v.default_value()),
-                    _ => None,
-                })
-                .unwrap_or(1);
+            let col_split = self.step_value(|s| match s {
+                Step::SplitCols(v) => Some(v),
+                _ => None,
+            })
+            .unwrap_or(1);
             if col_split != 1 {
                 let direct = a.memory == Memory::Global || (a.memory == Memory::Shared && workspace == Memory::Shared);
                 let Some(f) = fragment.filter(|_| !wmma) else {
@@ -537,13 +523,11 @@ impl Schedule {
         }
         let dynamic_shared = shared > arch.shared_bytes_default as u64;
         self.check_constraints(k, arch, dtype).map_err(|why| PlanError::Constraint { level: self.name.clone(), why })?;
-        let min_blocks = self
-            .iter_steps()
-            .find_map(|s| match s {
-                Step::LaunchBounds { min_blocks } => Some(min_blocks.default_value()),
-                _ => None,
-            })
-            .filter(|&m| m > 1);
+        let min_blocks = self.step_value(|s| match s {
+            Step::LaunchBounds { min_blocks } => Some(min_blocks),
+            _ => None,
+        })
+        .filter(|&m| m > 1);
         Ok(Plan {
             request: req,
             threads,
@@ -554,6 +538,19 @@ impl Schedule {
             dynamic_shared,
             min_blocks,
         })
+    }
+}
+
+/// See [`TransformPlan::cluster_slice_width`].
+fn slice_width(k: u32, cluster: u32) -> u32 {
+    let w = k.div_ceil(cluster);
+    if k % 2 == 0 { w.div_ceil(2) * 2 } else { w }
+}
+
+impl Schedule {
+    /// The default value of the first step `pick` takes a numeric argument from.
+    fn step_value(&self, pick: impl Fn(&Step) -> Option<&crate::ir::Value>) -> Option<u32> {
+        self.iter_steps().find_map(pick).map(|v| v.default_value())
     }
 }
 

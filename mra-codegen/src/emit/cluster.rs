@@ -113,17 +113,10 @@ impl Emitter<'_> {
     pub(super) fn cluster_passes(&mut self, tp: &TransformPlan, f: &Fragment) -> [String; 3] {
         let t = self.t();
         let b = if tp.b.memory == Memory::Registers { "b_frag" } else { "bm" };
-        let b_param = match tp.b.memory {
-            Memory::Registers => format!("const {} (&b_frag)[K_STEPS][{}]", self.d.mma_operand_type(f, self.plan.request.dtype, f.b.regs), if tp.col_split > 1 { "WARP_FRAGS" } else { "N_FRAGS" }),
-            _ => format!("const {t}* bm"),
-        };
+        let b_param = self.pass_b_param(tp, f);
         let bind = self.step_comment(|s| matches!(s, Step::Bind(_)));
         let inline = self.d.inline_device();
-        let (first, step) = match (tp.jam, tp.col_split) {
-            (j, _) if j > 1 => ("wave", "JAM * WAVES"),
-            (_, s) if s > 1 => ("wave / SPLIT", "TILE_WAVES"),
-            _ => ("wave", "WAVES"),
-        };
+        let (first, step) = super::tensor::tile_walk(tp);
         let passes = [
             (SlicePass::First, "// Pass 0: the slice of A, rows a, columns (b - b0, c), to T1(b, c, x), each element stored\n// into the gather buffer `out` (the same offset in every block) of the block owning x.", "int b0"),
             (SlicePass::Second, "// Pass 1: the gather buffer, rows b, columns (c, x - x0), to T2: rows c, columns (x - x0, y).", "int"),

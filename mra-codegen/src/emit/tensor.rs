@@ -249,10 +249,7 @@ impl Emitter<'_> {
         let src = v.src;
         let t = self.t();
         let k = self.k();
-        let b_param = match tp.b.memory {
-            Memory::Registers => format!("const {} (&b_frag)[K_STEPS][{}]", self.d.mma_operand_type(f, self.plan.request.dtype, f.b.regs), if tp.col_split > 1 { "WARP_FRAGS" } else { "N_FRAGS" }),
-            _ => format!("const {t}* bm"),
-        };
+        let b_param = self.pass_b_param(tp, f);
         let bind = self.step_comment(|s| matches!(s, Step::Bind(_)));
         let barrier = self.d.barrier();
         let zero = self.plan.request.dtype.zero();
@@ -294,11 +291,7 @@ impl Emitter<'_> {
                 });
                 let head = format!("{} void {}(const {t}* in, {b_param}, {t}* out, int lane, int wave)", self.d.inline_device(), v.name());
                 let body = self.tile_body(tp, f, v, TileMode::Whole);
-                let (first, step) = match (tp.jam, tp.col_split) {
-                    (j, _) if j > 1 => ("wave", "JAM * WAVES"),
-                    (_, s) if s > 1 => ("wave / SPLIT", "TILE_WAVES"),
-                    _ => ("wave", "WAVES"),
-                };
+                let (first, step) = tile_walk(tp);
                 self.w.block(head, "", |w| {
                     w.line(format!("{bind}: wave w owns row tiles w, w + WAVES, ... (FM rows x all columns each)"));
                     if tp.jam > 1 {
@@ -352,6 +345,18 @@ impl Emitter<'_> {
                     });
                 });
             }
+        }
+    }
+
+    /// The B parameter of a pass function: the lane's B fragments (its columns' only with
+    /// `split_cols`), or a pointer to B.
+    pub(super) fn pass_b_param(&self, tp: &TransformPlan, f: &Fragment) -> String {
+        match tp.b.memory {
+            Memory::Registers => {
+                let frags = if tp.col_split > 1 { "WARP_FRAGS" } else { "N_FRAGS" };
+                format!("const {} (&b_frag)[K_STEPS][{frags}]", self.d.mma_operand_type(f, self.plan.request.dtype, f.b.regs))
+            }
+            _ => format!("const {}* bm", self.t()),
         }
     }
 
@@ -647,6 +652,16 @@ fn wmma_body(k: u32, stage_c: bool, unroll: String, zero: &'static str) -> impl 
             w.line("#pragma unroll");
             w.line("for (int nf = 0; nf < N_FRAGS; ++nf) __dmma_m8n8k4_st_c_f64(out + i0 * K + nf * FN, acc[nf], K, 0);  // store_matrix_sync, row-major");
         }
+    }
+}
+
+/// A wave's first row tile and the step to its next, as C++ expressions: waves stride over the
+/// tiles, JAM tiles at a time with `unroll(rows)`, SPLIT waves per tile with `split_cols`.
+pub(super) fn tile_walk(tp: &TransformPlan) -> (&'static str, &'static str) {
+    match (tp.jam, tp.col_split) {
+        (j, _) if j > 1 => ("wave", "JAM * WAVES"),
+        (_, s) if s > 1 => ("wave / SPLIT", "TILE_WAVES"),
+        _ => ("wave", "WAVES"),
     }
 }
 
