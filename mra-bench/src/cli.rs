@@ -426,6 +426,11 @@ pub struct TuneArgs {
     /// At most this many candidates per (level, K), counting those already in the database.
     #[arg(long)]
     pub max_configs: Option<usize>,
+    /// Tune only the candidates with these parameter values (`name=value,...`, e.g.
+    /// `cluster=8,threads=256`): the others of the space are not tried. To compare a few
+    /// configurations in one process, with the copy floor of the same run.
+    #[arg(long, value_name = "NAME=VALUE,...")]
+    pub fix: Option<String>,
     /// Print the tuning space (parameters, choices, constraints, candidates per K) and exit.
     #[arg(long)]
     pub list: bool,

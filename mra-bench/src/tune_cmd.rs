@@ -29,7 +29,15 @@ pub fn run(args: &TuneArgs) -> CmdResult {
         Some(p) => Db::open(p)?,
         None => Db::open_default()?,
     };
-    let plan = Plan { schedules, ks, dtype, strategy, budget, max_configs: args.max_configs, seed: args.seed, top: args.top, start: Instant::now() };
+    let fix = match &args.fix {
+        Some(f) => mra_codegen::tune::parse_config(f).map_err(|e| format!("--fix: {e}"))?,
+        None => Config::new(),
+    };
+    for s in &schedules {
+        // Names the level does not declare, or values not among its choices.
+        s.with_config(&fix).map_err(|e| format!("--fix: {e}"))?;
+    }
+    let plan = Plan { schedules, ks, dtype, strategy, budget, max_configs: args.max_configs, seed: args.seed, top: args.top, start: Instant::now(), fix };
     if args.compile_only {
         let arch = arch.ok_or_else(|| format!("tune --compile-only needs --arch (one of: {})", mra_codegen::arch::names().join(", ")))?;
         return compile_only(args, &plan, arch, &mut db);
@@ -50,6 +58,8 @@ struct Plan {
     strategy: Strategy,
     budget: Option<Duration>,
     max_configs: Option<usize>,
+    /// `--fix`: the parameter values every candidate must have (empty: the whole space).
+    fix: Config,
     seed: Option<u64>,
     top: usize,
     start: Instant,
@@ -64,6 +74,16 @@ impl Plan {
     }
 
     /// The search seed: --seed, else 0 so that a rerun retraces (and skips) the same steps.
+    /// The candidates of `s` at `k` that `--fix` keeps, the defaults (`None` if `--fix`
+    /// excludes them), and how many configurations the level declares.
+    fn space(&self, s: &Schedule, k: u32, arch: &'static Arch) -> (Vec<Config>, Option<Config>, usize) {
+        let (space, declared) = tuning::space(s, k, arch, self.dtype);
+        let defaults = space.first().cloned();
+        let space: Vec<Config> = space.into_iter().filter(|c| self.fix.iter().all(|(n, v)| c.get(n) == Some(v))).collect();
+        let defaults = defaults.filter(|d| space.first() == Some(d));
+        (space, defaults, declared)
+    }
+
     fn search_seed(&self) -> u64 {
         self.seed.unwrap_or(0)
     }
@@ -173,10 +193,11 @@ fn tune_on<B: Backend>(session: &Session<B>, args: &TuneArgs, plan: &Plan, harne
         for s in &plan.schedules {
             let i = case_i;
             case_i += 1;
-            let (space, declared) = tuning::space(s, k, arch, plan.dtype);
+            let (space, defaults, declared) = plan.space(s, k, arch);
             if space.is_empty() {
                 let why = match s.plan(Request { k, arch, dtype: plan.dtype }) {
                     Err(e) => e.to_string(),
+                    Ok(_) if !plan.fix.is_empty() => format!("no configuration with --fix {} meets the constraints and plans", describe(&plan.fix)),
                     Ok(_) => "no configuration meets the constraints".into(),
                 };
                 println!("{} K={k}: not tuned: none of the {declared} configurations can run on {}: {why}", s.name, arch.name);
@@ -221,14 +242,15 @@ fn tune_on<B: Backend>(session: &Session<B>, args: &TuneArgs, plan: &Plan, harne
                 summary.measured(),
                 summary.tried.len() - summary.measured()
             );
-            let default_us = summary.tried.iter().find(|(r, _)| r.config == space[0]).and_then(|(r, _)| r.outcome.us());
+            let default_us = defaults.as_ref().and_then(|d| summary.tried.iter().find(|(r, _)| r.config == *d)).and_then(|(r, _)| r.outcome.us());
             for (rank, r) in ranked.iter().take(plan.top).enumerate() {
                 let us = r.outcome.us().unwrap();
                 println!("  #{} {:<50} {us:>9.2} us/task  copy/level {:.3}", rank + 1, describe(&r.config), copy_us / us);
             }
-            match default_us {
-                Some(d) => println!("  defaults {:<46} {d:>9.2} us/task  copy/level {:.3}", describe(&space[0]), copy_us / d),
-                None => println!("  defaults {}: no valid time in this run", describe(&space[0])),
+            match (&defaults, default_us) {
+                (Some(c), Some(d)) => println!("  defaults {:<46} {d:>9.2} us/task  copy/level {:.3}", describe(c), copy_us / d),
+                (Some(c), None) => println!("  defaults {}: no valid time in this run", describe(c)),
+                (None, _) => println!("  defaults: not among the candidates --fix {} keeps", describe(&plan.fix)),
             }
             if ranked.is_empty() {
                 failures += 1;
@@ -348,7 +370,7 @@ fn compile_only(args: &TuneArgs, plan: &Plan, arch: &'static Arch, db: &mut Db) 
     let mut i = 0;
     for &k in &plan.ks {
         for s in &plan.schedules {
-            let (space, declared) = tuning::space(s, k, arch, plan.dtype);
+            let (space, _, declared) = plan.space(s, k, arch);
             i += 1;
             if space.is_empty() {
                 println!("{} K={k}: none of the {declared} configurations can run on {}", s.name, arch.name);

@@ -190,6 +190,12 @@ pub enum Step {
     /// same w / N share a tile); each holds the B fragments and accumulators of its columns
     /// only (1/N of the registers) and loads the tile's A fragments itself.
     SplitCols(Value),
+    /// `async_exchange(0|1)`: how `cluster(N)`'s pass 0 hands each output element to the block
+    /// owning it. 0: stores to distributed shared memory, then a cluster barrier (release/acquire)
+    /// before pass 1. 1: asynchronous stores (`st.async`, sm_90) that complete on an mbarrier
+    /// of the receiving block, which expects the bytes it will receive and waits on that
+    /// mbarrier alone: no cluster barrier between pass 0 and pass 1.
+    AsyncExchange(Value),
 }
 
 impl Step {
@@ -213,6 +219,7 @@ impl Step {
             Step::Tensors(_) => "tensors",
             Step::Cluster(_) => "cluster",
             Step::SplitCols(_) => "split_cols",
+            Step::AsyncExchange(_) => "async_exchange",
         }
     }
 }
@@ -326,6 +333,7 @@ impl fmt::Display for Step {
             Step::Tensors(v) => write!(f, "tensors({v})"),
             Step::Cluster(v) => write!(f, "cluster({v})"),
             Step::SplitCols(v) => write!(f, "split_cols({v})"),
+            Step::AsyncExchange(v) => write!(f, "async_exchange({v})"),
         }
     }
 }

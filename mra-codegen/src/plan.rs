@@ -67,6 +67,10 @@ pub struct TransformPlan {
     /// Warps sharing one row tile, each with 1/N of its column fragments (`split_cols(N)`,
     /// default 1): 1/N of the B fragments and accumulators per thread.
     pub col_split: u32,
+    /// `async_exchange(1)`: `cluster(N)`'s pass 0 sends with `st.async`, completing on an
+    /// mbarrier of the receiving block (one per gather buffer), instead of stores and a
+    /// cluster barrier.
+    pub async_exchange: bool,
 }
 
 impl TransformPlan {
@@ -88,6 +92,23 @@ impl TransformPlan {
     /// rows and runs are 16-byte aligned (K and the pad even); else 8-byte `cp.async`s.
     pub fn cluster_bulk_copies(&self, k: u32, arch: &Arch) -> bool {
         self.cluster > 1 && arch.bulk_async_copy && k % 2 == 0 && self.shared_row_pad() % 2 == 0
+    }
+
+    /// `cluster(N)`: the 8-byte mbarriers after the buffers: one for the bulk copies of the
+    /// slice, and with `async_exchange(1)` one per gather buffer.
+    pub fn cluster_mbarriers(&self, k: u32, arch: &Arch) -> u32 {
+        let bulk = self.cluster_bulk_copies(k, arch) as u32;
+        let gather = if self.async_exchange { self.shared_buffers - 2 } else { 0 };
+        bulk + gather
+    }
+
+    /// `cluster(N)` with `async_exchange(1)`: the bytes block `rank` receives per tensor, which
+    /// its gather mbarrier expects: every (b, c) row of T1 for the values x0 .. x0 + CL of x
+    /// it owns (fewer in the last block when CL does not divide K).
+    pub fn cluster_gather_bytes(&self, k: u32, rank: u32, elem_bytes: u32) -> u32 {
+        let cl = self.cluster_slice_width(k);
+        let owned = cl.min(k.saturating_sub(rank * cl));
+        k * k * owned * elem_bytes
     }
 
     /// A WMMA level whose K is not a multiple of the fragment's 8 columns stages each tile's
@@ -424,6 +445,28 @@ impl Schedule {
                     });
                 }
             }
+            let async_exchange = self.step_value(|s| match s {
+                Step::AsyncExchange(v) => Some(v),
+                _ => None,
+            })
+            .unwrap_or(0);
+            if async_exchange > 1 {
+                return Err(malformed("async_exchange(N) takes 0 (stores and a cluster barrier) or 1 (asynchronous stores)"));
+            }
+            if async_exchange == 1 {
+                if cluster == 1 {
+                    return Err(malformed("async_exchange(1) is how the blocks of cluster(N) exchange pass 0's output: it needs cluster(N) with N >= 2"));
+                }
+                // The emitter sends f64 (st.async has 32- and 64-bit types; the mbarriers are
+                // elements of the f64 buffers); a phase's tx-count must stay under 2^20 bytes.
+                if dtype != DType::F64 || k * k * slice_width(k, cluster) * dtype.bytes() >= 1 << 20 {
+                    return Err(PlanError::KUnsupported {
+                        level: self.name.clone(),
+                        k,
+                        why: format!("async_exchange(1) sends f64 values with st.async, at most 2^20 - 1 bytes per mbarrier phase ({dtype} here); use async_exchange(0)"),
+                    });
+                }
+            }
             let jam = self.step_value(|s| match s {
                 Step::Unroll(Loop::Rows, by) => Some(by),
                 _ => None,
@@ -462,6 +505,7 @@ impl Schedule {
                 return Err(malformed("buffers(N > 2) hold the tensors in flight of pipeline(N - 1): add pipeline(..)"));
             }
             let plan = TransformPlan {
+                async_exchange: async_exchange == 1,
                 col_split,
                 jam,
                 cluster,
@@ -488,9 +532,9 @@ impl Schedule {
             };
             let b_shared = if b.memory == Memory::Shared { b_rows as u64 * (b_cols + b.pad) as u64 * elem } else { 0 };
             let (w_shared, w_global) = if workspace == Memory::Shared && plan.cluster > 1 {
-                // Three buffers, and the 8-byte mbarrier of the bulk copies.
-                let mbarrier = if plan.cluster_bulk_copies(k, arch) { 8 } else { 0 };
-                (plan.shared_buffers as u64 * plan.cluster_slice_elems(k) * elem + mbarrier, 0)
+                // Three or four buffers, and the 8-byte mbarriers (bulk copies, gather buffers).
+                let mbarriers = 8 * plan.cluster_mbarriers(k, arch) as u64;
+                (plan.shared_buffers as u64 * plan.cluster_slice_elems(k) * elem + mbarriers, 0)
             } else if workspace == Memory::Shared {
                 let buffers = if plan.stages_whole_tensor() { plan.shared_buffers } else { 2 } as u64;
                 (plan.tensors as u64 * buffers * k as u64 * ((k * k + plan.shared_row_pad()) as u64) * elem, 0)

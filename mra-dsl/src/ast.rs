@@ -84,6 +84,7 @@ impl Prim {
             PrimKind::Tensors(v) => out.push((named("tensors".into(), v), v)),
             PrimKind::Cluster(v) => out.push((named("cluster".into(), v), v)),
             PrimKind::SplitCols(v) => out.push((named("split_cols".into(), v), v)),
+            PrimKind::AsyncExchange(v) => out.push((named("async_exchange".into(), v), v)),
             _ => {}
         }
         out
@@ -109,6 +110,7 @@ impl Prim {
             PrimKind::Tensors(_) => "tensors",
             PrimKind::Cluster(_) => "cluster",
             PrimKind::SplitCols(_) => "split_cols",
+            PrimKind::AsyncExchange(_) => "async_exchange",
         }
     }
 }
@@ -163,6 +165,9 @@ pub enum PrimKind {
     /// `split_cols(N)`: the columns of a row tile are split over N warps, each holding the B
     /// fragments of its columns only.
     SplitCols(Val),
+    /// `async_exchange(0|1)`: 1: `cluster(N)`'s exchange uses asynchronous stores that
+    /// complete on an mbarrier of the receiving block, instead of stores and a cluster barrier.
+    AsyncExchange(Val),
 }
 
 /// A numeric argument: `N`, or `tune([N, ...], default = N[, name = ident])` (for threads

@@ -115,6 +115,11 @@ fn check_values(prim: &Prim, errors: &mut Errors) {
                 }
             });
         }
+        PrimKind::AsyncExchange(v) => for_each_value(v, |n| {
+            if n.value > 1 {
+                errors.push(n.span, format!("async_exchange({}): takes 0 (stores and a cluster barrier) or 1 (asynchronous stores)", n.value));
+            }
+        }),
         PrimKind::CacheRead {
             into,
             pad: Some((word, pad)),
@@ -434,6 +439,9 @@ fn check_combination(level: &Level, errors: &mut Errors) {
                 format!("`{}` shapes the fused passes: it needs tensorize(mma), cache_read(A, shared) and workspace(shared)", b.name()),
             );
         }
+    }
+    if let (Some(x), None) = (find("async_exchange"), find("cluster")) {
+        errors.push(x.ident.span(), "async_exchange(..) chooses how the blocks of cluster(N) exchange pass 0's output: add cluster(N)");
     }
     if let (Some(write), None) = (find("cache_write"), find("register_tile")) {
         errors.push(

@@ -21,6 +21,7 @@
 //!            | "tensors"       "(" VALUE ")"
 //!            | "cluster"       "(" VALUE ")"
 //!            | "split_cols"    "(" VALUE ")"
+//!            | "async_exchange" "(" VALUE ")"
 //! ```
 //!
 //! A VALUE may be tuned: `tune([0, 1, 4], default = 4)` declares a parameter the auto-tuner
@@ -191,6 +192,7 @@ fn parse_prim(input: ParseStream) -> Result<Prim> {
         "tensors" => PrimKind::Tensors(numeric(&mut args, "tensors per block")?),
         "cluster" => PrimKind::Cluster(numeric(&mut args, "blocks per cluster")?),
         "split_cols" => PrimKind::SplitCols(numeric(&mut args, "warps per row tile")?),
+        "async_exchange" => PrimKind::AsyncExchange(numeric(&mut args, "0 (stores and a cluster barrier) or 1 (asynchronous stores)")?),
         "bind" => {
             let unit = args.word("bound unit", words::BIND_UNITS)?;
             let map = match unit.value {

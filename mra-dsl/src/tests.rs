@@ -569,6 +569,10 @@ fn cluster_and_unroll_rows() {
     );
     parse(&format!("{fused} split_cols(tune([1, 2, 4], default = 2));\n}}"));
     assert_error(&format!("{fused} split_cols(8);\n}}"), "split_cols(8): takes 1 to 4", 7, "8");
+    // async_exchange(0|1) chooses cluster(N)'s exchange: a boolean, and only with cluster(N).
+    parse(&format!("{fused} pipeline(2);\n cluster(4);\n async_exchange(tune([0, 1], default = 0));\n}}"));
+    assert_error(&format!("{fused} pipeline(2);\n cluster(4);\n async_exchange(2);\n}}"), "async_exchange(2): takes 0", 9, "2");
+    assert_error(&format!("{fused} async_exchange(1);\n}}"), "async_exchange(..) chooses how the blocks of cluster(N) exchange", 7, "async_exchange");
     // unroll(rows) names how many tiles a wave jams: `by` is required, 1..=4.
     assert_error(&format!("{fused} unroll(rows);\n}}"), "unroll(rows) needs `by = N`", 7, "rows");
     assert_error(&format!("{fused} unroll(rows, by = 8);\n}}"), "unroll(rows, by = 8): a wave computes 1 to 4 row tiles at once", 7, "8");

@@ -24,6 +24,7 @@ pub const PRIMITIVES: &[&str] = &[
     "tensors",
     "cluster",
     "split_cols",
+    "async_exchange",
 ];
 
 /// How each primitive is written, for "missing/extra argument" messages.
@@ -47,6 +48,7 @@ pub fn signature(prim: &str) -> &'static str {
         "tensors" => "tensors(N), 1 <= N <= 4, or tensors(tune([N, ...], default = N))",
         "cluster" => "cluster(N), 1 <= N <= 8, or cluster(tune([N, ...], default = N))",
         "split_cols" => "split_cols(N), 1 <= N <= 4, or split_cols(tune([N, ...], default = N))",
+        "async_exchange" => "async_exchange(0|1) or async_exchange(tune([0, 1], default = N))",
         _ => unreachable!("not a primitive: {prim}"),
     }
 }

@@ -282,3 +282,89 @@ fn split_cols_shares_tiles_where_columns_and_waves_split_evenly() {
     let e = mra_codegen::generate(&l4, Request { k: 32, arch: sm90, dtype: DType::F64 }).unwrap_err().to_string();
     assert!(e.contains("cache_read(B, registers)"), "{e}");
 }
+
+/// `async_exchange(1)`: pass 0 sends with `st.async` (16-byte pairs where CL is even, 8-byte
+/// values at odd K) and each block arms its gather mbarrier with exactly the bytes it receives:
+/// K·K rows (b, c) times the values of x it owns, min(CL, K - rank·CL), 8 bytes each; no
+/// cluster barrier between pass 0 and pass 1. Without a cluster it is refused.
+#[test]
+fn async_exchange_expects_exactly_the_bytes_each_block_receives() {
+    let sm90 = mra_codegen::arch::find("sm_90").unwrap();
+    let cluster = levels::find("fused-cluster").unwrap();
+    let with = |cfg: &str, k: u32| {
+        let s = cluster.with_config(&mra_codegen::tune::parse_config(cfg).unwrap()).unwrap();
+        mra_codegen::generate(&s, Request { k, arch: sm90, dtype: DType::F64 })
+    };
+    let mut checked = 0;
+    for k in [32, 28, 25] {
+        for blocks in [2u32, 3, 4, 8] {
+            for buffers in [3, 4] {
+                let kernel = match with(&format!("cluster={blocks},async_exchange=1,buffers={buffers}"), k) {
+                    Ok(kernel) => kernel,
+                    // A block that would hold no value of b (K = 25, cluster 8: slices of 4).
+                    Err(e @ PlanError::KUnsupported { .. }) => {
+                        assert!(e.to_string().contains("would hold none"), "K={k} cluster={blocks}: {e}");
+                        continue;
+                    }
+                    // Large slices (few blocks, four buffers) need more shared memory than a block has.
+                    Err(PlanError::SharedTooLarge { .. }) => continue,
+                    Err(e) => panic!("K={k} cluster={blocks}: {e}"),
+                };
+                let src = &kernel.source;
+                // The slice width, independently: ceil(K / N), rounded up to even at even K.
+                let cl = if k % 2 == 0 { k.div_ceil(blocks).div_ceil(2) * 2 } else { k.div_ceil(blocks) };
+                assert!(src.contains(&format!("constexpr int CL = {cl};")), "K={k} cluster={blocks}");
+                // The expected bytes, for every rank, from the source's own expression.
+                let expr = "const unsigned gather_bytes = (unsigned)(K * K * (K - x0 < CL ? K - x0 : CL) * sizeof(double));";
+                assert!(src.contains(expr), "K={k} cluster={blocks}: no `{expr}`");
+                for rank in 0..blocks {
+                    // Count the elements that land in block `rank` by walking every output
+                    // element (b, c, x) of pass 0 and its owner x / CL.
+                    let mut received = 0u32;
+                    for _b in 0..k {
+                        for _c in 0..k {
+                            received += (0..k).filter(|x| x / cl == rank).count() as u32;
+                        }
+                    }
+                    let x0 = rank * cl;
+                    let formula = k * k * (if k - x0 < cl { k - x0 } else { cl }) * 8;
+                    assert_eq!(formula, received * 8, "K={k} cluster={blocks} rank {rank}");
+                    let tp = match &kernel.plan.body {
+                        mra_codegen::plan::Body::Transform(tp) => tp.clone(),
+                        _ => unreachable!(),
+                    };
+                    assert_eq!(tp.cluster_gather_bytes(k, rank, 8), received * 8, "K={k} cluster={blocks} rank {rank}");
+                }
+                assert!(src.contains("if (tid == 0) mra_mbar_expect(gather_bar, gather_bytes);"), "K={k} cluster={blocks}: no arming");
+                assert!(src.contains("mra_mbar_wait_cluster(gather_bar, gather_phase);"), "K={k} cluster={blocks}: no wait");
+                assert!(src.contains("mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64"), "K={k}: not an acquire at cluster scope");
+                // Pairs (16-byte st.async) exactly where CL is even; never a plain remote store.
+                let pair = "st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.f64";
+                let single = "st.async.shared::cluster.mbarrier::complete_tx::bytes.f64";
+                assert!(src.contains(pair) && src.contains(single), "K={k}: st.async helpers");
+                let body = &src[src.find("void gemm_pass_scatter(").unwrap()..src.find("void gemm_pass_slice(").unwrap()];
+                assert_eq!(body.contains("mra_send_pair("), k % 2 == 0 && cl % 2 == 0, "K={k} cluster={blocks}");
+                assert!(body.contains("mra_send") && !body.contains("mra_cluster_map_rw"), "K={k} cluster={blocks}");
+                // Padding columns (j >= K) are not sent: they would not be counted.
+                if k % 8 != 0 {
+                    assert!(body.contains("j < K"), "K={k}: padding columns would be sent");
+                }
+                // No release cluster barrier between pass 0 and the wait for the gather buffer.
+                let loop_ = &src[src.find("for (int n = first;").unwrap()..];
+                let between = &loop_[loop_.find("gemm_pass_scatter(").unwrap()..loop_.find("mra_mbar_wait_cluster(").unwrap()];
+                assert!(!between.contains("mra_cluster_arrive") && !between.contains("mra_cluster_wait"), "K={k} cluster={blocks}: {between}");
+                // The mbarriers (bulk copies at even K, one per gather buffer) are in the shared bytes.
+                let bulk = k % 2 == 0;
+                let bars = bulk as u64 + (buffers - 2) as u64;
+                assert_eq!(kernel.plan.shared_bytes as u64, buffers as u64 * k as u64 * (k * cl + 4) as u64 * 8 + 8 * bars, "K={k} cluster={blocks} buffers={buffers}");
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked >= 10, "{checked}");
+    // Where there is no cluster it is refused, in one line that says why.
+    let mut fused = levels::find("fused-pipe").unwrap();
+    fused.steps.push(mra_codegen::ir::Located { item: mra_codegen::ir::Step::AsyncExchange(mra_codegen::ir::Value::Fixed(1)), line: 0 });
+    let e = mra_codegen::generate(&fused, Request { k: 16, arch: sm90, dtype: DType::F64 }).unwrap_err().to_string();
+    assert!(e.contains("async_exchange(1)") && e.contains("needs cluster(N)") && !e.contains('\n'), "{e}");
+}

@@ -74,9 +74,13 @@ impl Emitter<'_> {
              \x20   asm volatile(\"mapa.u64 %0, %1, %2;\" : \"=l\"(r) : \"l\"(p), \"r\"(rank));\n\
              \x20   return reinterpret_cast<{t}*>(r);\n}}\n"
         );
-        if self.bulk(tp) {
-            s += &format!("{pipe}: bulk asynchronous copies (PTX cp.async.bulk, the TMA unit of sm_90) that\n");
-            s += "// complete on an mbarrier in shared memory: one phase per tensor.\n";
+        if self.bulk(tp) || tp.async_exchange {
+            if self.bulk(tp) {
+                s += &format!("{pipe}: bulk asynchronous copies (PTX cp.async.bulk, the TMA unit of sm_90) that\n");
+                s += "// complete on an mbarrier in shared memory: one phase per tensor.\n";
+            } else {
+                s += &format!("{}: mbarriers in shared memory, one phase per tensor.\n", self.step_comment(|s| matches!(s, Step::AsyncExchange(_))));
+            }
             s += "__device__ __forceinline__ unsigned mra_smem_addr(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }\n";
             s += "__device__ __forceinline__ void mra_mbar_init(void* bar) {\n";
             s += "    asm volatile(\"mbarrier.init.shared::cta.b64 [%0], 1;\" :: \"r\"(mra_smem_addr(bar)) : \"memory\");\n";
@@ -90,6 +94,11 @@ impl Emitter<'_> {
             s += "        asm volatile(\"{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }\"\n";
             s += "                     : \"=r\"(done) : \"r\"(mra_smem_addr(bar)), \"r\"(parity) : \"memory\");\n";
             s += "    }\n}\n";
+        }
+        if tp.async_exchange {
+            s += &self.async_exchange_helpers();
+        }
+        if self.bulk(tp) {
             s += "// `bytes` (a multiple of 16) from global `src` to shared `dst` (both 16-byte aligned).\n";
             s += "__device__ __forceinline__ void mra_bulk_copy(void* dst, const void* src, unsigned bytes, void* bar) {\n";
             s += "    asm volatile(\"cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\"\n";
@@ -109,6 +118,38 @@ impl Emitter<'_> {
         s
     }
 
+    /// `async_exchange(1)`: pass 0's asynchronous stores into other blocks (PTX ISA 8.1, sm_90).
+    fn async_exchange_helpers(&self) -> String {
+        let note = self.step_comment(|s| matches!(s, Step::AsyncExchange(_)));
+        let mut s = format!("{note}: pass 0 sends with st.async; each store performs a complete-tx of its\n");
+        s += "// bytes (with release semantics at cluster scope) on the receiving block's gather mbarrier,\n";
+        s += "// whose phase completes once the block has armed it (arrive.expect_tx of all the bytes it\n";
+        s += "// receives) and every byte has landed; early stores take its tx-count below zero, which the\n";
+        s += "// ISA allows (-(2^20 - 1) .. 2^20 - 1).\n";
+        s += "// The shared::cluster address of `p`'s counterpart in block `rank` (no side effects: not volatile).\n";
+        s += "__device__ __forceinline__ unsigned mra_cluster_map_shared(const void* p, unsigned rank) {\n";
+        s += "    unsigned r;\n";
+        s += "    asm(\"mapa.shared::cluster.u32 %0, %1, %2;\" : \"=r\"(r) : \"r\"(mra_smem_addr(p)), \"r\"(rank));\n";
+        s += "    return r;\n}\n";
+        s += "// Stores `v` at `p`'s counterpart in block `rank`, completing 8 bytes on that block's `bar`.\n";
+        s += "__device__ __forceinline__ void mra_send(double* p, unsigned rank, double v, void* bar) {\n";
+        s += "    asm volatile(\"st.async.shared::cluster.mbarrier::complete_tx::bytes.f64 [%0], %1, [%2];\"\n";
+        s += "                 :: \"r\"(mra_cluster_map_shared(p, rank)), \"d\"(v), \"r\"(mra_cluster_map_shared(bar, rank)) : \"memory\");\n}\n";
+        s += "// The same for a 16-byte aligned pair: one 16-byte store.\n";
+        s += "__device__ __forceinline__ void mra_send_pair(double* p, unsigned rank, double v0, double v1, void* bar) {\n";
+        s += "    asm volatile(\"st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.f64 [%0], {%1, %2}, [%3];\"\n";
+        s += "                 :: \"r\"(mra_cluster_map_shared(p, rank)), \"d\"(v0), \"d\"(v1), \"r\"(mra_cluster_map_shared(bar, rank)) : \"memory\");\n}\n";
+        s += "// Waits for a phase of the gather mbarrier with acquire semantics at cluster scope: the other\n";
+        s += "// blocks' st.async (released at cluster scope by their complete-tx) are visible after it.\n";
+        s += "__device__ __forceinline__ void mra_mbar_wait_cluster(void* bar, unsigned parity) {\n";
+        s += "    unsigned done = 0;\n";
+        s += "    while (!done) {\n";
+        s += "        asm volatile(\"{ .reg .pred p; mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }\"\n";
+        s += "                     : \"=r\"(done) : \"r\"(mra_smem_addr(bar)), \"r\"(parity) : \"memory\");\n";
+        s += "    }\n}\n";
+        s
+    }
+
     /// The three pass functions; returns the calls, as `tile_gemm_passes` does.
     pub(super) fn cluster_passes(&mut self, tp: &TransformPlan, f: &Fragment) -> [String; 3] {
         let t = self.t();
@@ -122,7 +163,9 @@ impl Emitter<'_> {
             (SlicePass::Second, "// Pass 1: the gather buffer, rows b, columns (c, x - x0), to T2: rows c, columns (x - x0, y).", "int"),
             (SlicePass::Third, "// Pass 2: T2, rows c, columns (x - x0, y), to this block's rows of C, laid out as in C at `out`\n// (C + x0 K^2, or the gather buffer that a bulk copy stores to C).", "int x0"),
         ];
+        let send = tp.async_exchange;
         for (pass, doc, tail) in passes {
+            let tail = if send && pass == SlicePass::First { "int b0, void* bar" } else { tail };
             let v = Variant::slice(pass);
             let body = self.tile_body(tp, f, v, TileMode::Whole);
             self.w.line("");
@@ -134,7 +177,7 @@ impl Emitter<'_> {
             });
         }
         [
-            format!("{}({{in}}, {b}, {{out}}, lane, wave, b0);", Variant::slice(SlicePass::First).name()),
+            format!("{}({{in}}, {b}, {{out}}, lane, wave, b0{});", Variant::slice(SlicePass::First).name(), if send { ", gather_bar" } else { "" }),
             format!("{}({{in}}, {b}, {{out}}, lane, wave, 0);", Variant::slice(SlicePass::Second).name()),
             format!("{}({{in}}, {b}, {{out}}, lane, wave, x0);", Variant::slice(SlicePass::Third).name()),
         ]
@@ -178,6 +221,7 @@ impl Emitter<'_> {
         let note = self.step_comment(|s| matches!(s, Step::Cluster(_)));
         let pipe = self.step_comment(|s| matches!(s, Step::Pipeline(_)));
         let buffers = self.step_comment(|s| matches!(s, Step::Buffers(_)));
+        let exchange = self.step_comment(|s| matches!(s, Step::AsyncExchange(_)));
         let call = |i: usize, input: &str, out: &str| passes[i].replace("{in}", input).replace("{out}", out);
         let bulk = self.bulk(tp);
         // buffers(4): two gather buffers, used by alternate tensors. Other blocks write a gather
@@ -185,6 +229,13 @@ impl Emitter<'_> {
         // this block reaches after reading it (pass 1 of tensor n): one cluster barrier per
         // tensor instead of two.
         let double = tp.shared_buffers == 4;
+        // async_exchange(1): pass 0's stores complete on the receiving block's gather mbarrier
+        // (one per gather buffer), so no cluster barrier follows pass 0. "Done reading" stays a
+        // relaxed arrive and a wait: with one gather buffer the wait precedes the next pass 0;
+        // with two, it precedes the next arrival (the buffer is written again two tensors on).
+        let send = tp.async_exchange;
+        // Is there a relaxed "done reading" arrival at the end of each tensor?
+        let done_arrive = !double || send;
         let mut s = String::new();
         s += "const int lane = tid % LANES;\nconst int wave = tid / LANES;\n";
         s += &format!("{note}: block `rank` of the cluster holds b (and later x) in b0 .. b0 + CL.\n");
@@ -198,11 +249,42 @@ impl Emitter<'_> {
         if double {
             s += &format!("{t}* wg_next = w0 + 3 * SLICE;  // the gather buffer of the next tensor\n");
         }
-        if bulk {
+        if bulk && !send {
             s += &format!("void* mbar = w0 + {} * SLICE;  // the mbarrier of the bulk copies\n", tp.shared_buffers);
             s += "unsigned phase = 0;\n";
             s += "if (tid == 0) mra_mbar_init(mbar);\n";
             s += &format!("{barrier}  // the mbarrier is initialised\n");
+        }
+        if send {
+            s += &format!("unsigned long long* bars = reinterpret_cast<unsigned long long*>(w0 + {} * SLICE);  // the mbarriers, after the buffers\n", tp.shared_buffers);
+        }
+        if bulk && send {
+            s += "void* mbar = bars;  // the mbarrier of the bulk copies\n";
+            s += "unsigned phase = 0;\n";
+        }
+        if send {
+            let at = if bulk { "bars + 1" } else { "bars" };
+            s += &format!("{exchange}: the mbarrier the st.async into wg complete on.\n");
+            s += &format!("void* gather_bar = {at};\nunsigned gather_phase = 0;\n");
+            if double {
+                s += &format!("void* gather_bar_next = {at} + 1;  // wg_next's\nunsigned gather_phase_next = 0;\n");
+            }
+            s += "// The bytes this block receives per tensor: all (b, c) rows of T1 for the values of x it owns.\n";
+            s += &format!("const unsigned gather_bytes = (unsigned)(K * K * (K - x0 < CL ? K - x0 : CL) * sizeof({t}));\n");
+        }
+        if send {
+            s += "if (tid == 0) {\n";
+            if bulk {
+                s += "    mra_mbar_init(mbar);\n";
+            }
+            if send {
+                s += "    mra_mbar_init(gather_bar);\n";
+                if double {
+                    s += "    mra_mbar_init(gather_bar_next);\n";
+                }
+            }
+            s += "}\n";
+            s += &format!("{barrier}  // the mbarriers are initialised (the cluster barrier below publishes them to the other blocks)\n");
         }
         s += &format!("{pipe}: the first slice.\n");
         s += "if (first < nfuncs) {\n";
@@ -218,12 +300,21 @@ impl Emitter<'_> {
         if !double {
             s += "    mra_cluster_wait();  // every block is done reading its gather buffer (previous tensor)\n";
         }
-        s += &format!("    {}  // pass 0: ws -> the gather buffers of the cluster\n", call(0, "ws", "wg"));
-        if double && bulk {
-            s += "    if (tid == 0) mra_bulk_wait_read();  // the bulk store from wg_next (previous tensor) has read it\n";
+        if send {
+            s += &format!("    if (tid == 0) mra_mbar_expect(gather_bar, gather_bytes);  {exchange}: this tensor's phase of wg's mbarrier\n");
+            s += &format!("    {}  // pass 0: ws -> the gather buffers of the cluster (st.async)\n", call(0, "ws", "wg"));
+            s += &format!("    {barrier}  // every thread is done reading ws\n");
+        } else {
+            s += &format!("    {}  // pass 0: ws -> the gather buffers of the cluster\n", call(0, "ws", "wg"));
+            if !exchange.is_empty() {
+                s += &format!("    {exchange}: pass 0 stored into the other blocks; the cluster barrier publishes it.\n");
+            }
+            if double && bulk {
+                s += "    if (tid == 0) mra_bulk_wait_read();  // the bulk store from wg_next (previous tensor) has read it\n";
+            }
+            s += "    mra_cluster_arrive();\n";
+            s += "    mra_cluster_wait();  // every gather buffer is complete; every thread is done with ws\n";
         }
-        s += "    mra_cluster_arrive();\n";
-        s += "    mra_cluster_wait();  // every gather buffer is complete; every thread is done with ws\n";
         s += "    if (n + stride < nfuncs) {\n";
         s += &format!("        {pipe}: the next tensor's slice arrives in ws during passes 1 and 2.\n");
         if bulk {
@@ -231,7 +322,18 @@ impl Emitter<'_> {
         }
         s += &indent(&self.slice_copies(tp, "(a + (long long)(n + stride) * K3)", "ws"), 8);
         s += "    }\n";
+        if send {
+            s += "    mra_mbar_wait_cluster(gather_bar, gather_phase);  // every byte of wg has landed\n";
+            s += "    gather_phase ^= 1;\n";
+        }
         s += &format!("    {}  // pass 1: wg -> wt\n", call(1, "wg", "wt"));
+        // The relaxed "done reading" arrival (with two gather buffers and st.async, after the
+        // wait for the previous tensor's, which every block has long passed).
+        let mut done = String::new();
+        if double && send {
+            done += "    if (n != first) mra_cluster_wait();  // every block is done with wg_next (previous tensor): the next pass 0 may write it\n";
+        }
+        done += "    mra_cluster_arrive_relaxed();  // this block's gather buffer may be overwritten\n";
         if bulk {
             s += &format!("    {barrier}  // pass 2 reads what every wave of pass 1 wrote; wg is free\n");
             s += &format!("    {}  // pass 2: wt -> this block's rows of C, staged in wg\n", call(2, "wt", "wg"));
@@ -240,25 +342,31 @@ impl Emitter<'_> {
             s += "    if (tid == 0) {\n";
             s += "        const int rows = K - x0 < CL ? K - x0 : CL;  // values of x this block holds\n";
             s += "        mra_bulk_store(c + (long long)n * K3 + x0 * K2, wg, (unsigned)(rows * K2 * sizeof(*c)));  // one contiguous range of C\n";
-            if !double {
+            if done_arrive {
                 s += "        mra_bulk_wait_read();  // wg may be written again\n";
             }
             s += "    }\n";
-            if !double {
-                s += "    mra_cluster_arrive_relaxed();  // this block's gather buffer may be overwritten\n";
+            if done_arrive {
+                s += &done;
             }
         } else {
-            if !double {
-                s += "    mra_cluster_arrive_relaxed();  // this block's gather buffer may be overwritten\n";
+            if done_arrive {
+                s += &done;
             }
             s += &format!("    {barrier}  // pass 2 reads what every wave of pass 1 wrote\n");
             s += &format!("    {}  // pass 2: wt -> this block's rows of C\n", call(2, "wt", "(c + (long long)n * K3 + x0 * K2)"));
         }
         if double {
             s += &format!("    {t}* used = wg;\n    wg = wg_next;\n    wg_next = used;\n");
+            if send {
+                s += "    void* used_bar = gather_bar;\n    gather_bar = gather_bar_next;\n    gather_bar_next = used_bar;\n";
+                s += "    const unsigned used_phase = gather_phase;\n    gather_phase = gather_phase_next;\n    gather_phase_next = used_phase;\n";
+            }
         }
         s += "}\n";
-        if !double {
+        if double && send {
+            s += "if (first < nfuncs) mra_cluster_wait();  // pairs the last arrive\n";
+        } else if !double {
             s += "mra_cluster_wait();  // pairs the last arrive\n";
         }
         if bulk {

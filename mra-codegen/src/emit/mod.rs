@@ -371,14 +371,12 @@ impl Emitter<'_> {
             arrays.push(("c_stage", "WAVES * FM * NP"));
         }
         if tp.workspace == Memory::Shared && tp.cluster > 1 {
-            // Three or four buffers; with bulk copies one more element holds their mbarrier.
-            let bulk = tp.cluster_bulk_copies(self.plan.request.k, self.plan.request.arch);
-            arrays.push(("w_shared", match (tp.shared_buffers, bulk) {
-                (4, true) => "4 * SLICE + 1",
-                (4, false) => "4 * SLICE",
-                (_, true) => "3 * SLICE + 1",
-                _ => "3 * SLICE",
-            }));
+            // Three or four buffers, then one element (8 bytes) per mbarrier: the bulk copies',
+            // and with async_exchange(1) one per gather buffer.
+            const THREE: [&str; 4] = ["3 * SLICE", "3 * SLICE + 1", "3 * SLICE + 2", "3 * SLICE + 3"];
+            const FOUR: [&str; 4] = ["4 * SLICE", "4 * SLICE + 1", "4 * SLICE + 2", "4 * SLICE + 3"];
+            let mbarriers = tp.cluster_mbarriers(self.plan.request.k, self.plan.request.arch) as usize;
+            arrays.push(("w_shared", if tp.shared_buffers == 4 { FOUR[mbarriers] } else { THREE[mbarriers] }));
         } else if tp.workspace == Memory::Shared {
             let buffers = match tp.shared_buffers {
                 2 if !tp.stages_whole_tensor() => "2 * K3",

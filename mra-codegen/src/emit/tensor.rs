@@ -444,6 +444,9 @@ impl Emitter<'_> {
             _ if v.out_shared => "out[(i / K) * W_STRIDE + (i % K) * K + j]",
             _ => "out[i * K + j]",
         };
+        // async_exchange(1): pass 0 sends each element (pair) to the same offset of block j / CL's
+        // gather buffer with st.async, completing on that block's gather mbarrier `bar`.
+        let send_at = (v.slice == Some(SlicePass::First) && tp.async_exchange).then_some("&out[(b0 + i / K) * SLICE_STRIDE + (i % K) * CL + j % CL], j / CL");
         let b_in_registers = tp.b.memory == Memory::Registers;
         let (a_regs, b_regs, c_regs) = (f.a.regs, f.b.regs, f.c.regs);
         // NVIDIA f64 D fragments hold column pairs (j, j + 1) in registers 2q, 2q + 1 of one
@@ -471,7 +474,10 @@ impl Emitter<'_> {
                     w.block(format!("for (int q = 0; q < {}; ++q)", c_regs / 2), "", |w| {
                         w.line(format!("const int i = i0 + {pi};"));
                         w.line(format!("const int j = {col0} + {pj};"));
-                        let st = format!("*reinterpret_cast<double2*>(&{out_at}) = make_double2(acc[nf][2 * q], acc[nf][2 * q + 1]);");
+                        let st = match send_at {
+                            Some(at) => format!("mra_send_pair({at}, acc[nf][2 * q], acc[nf][2 * q + 1], bar);"),
+                            None => format!("*reinterpret_cast<double2*>(&{out_at}) = make_double2(acc[nf][2 * q], acc[nf][2 * q + 1]);"),
+                        };
                         if pair_guard.is_empty() {
                             w.line(st);
                         } else {
@@ -488,10 +494,14 @@ impl Emitter<'_> {
                 w.block(format!("for (int r = 0; r < {c_regs}; ++r)"), "", |w| {
                     w.line(format!("const int i = i0 + {c_i};"));
                     w.line(format!("const int j = {col0} + {c_j};"));
+                    let st = match send_at {
+                        Some(at) => format!("mra_send({at}, {store}, bar);"),
+                        None => format!("{out_at} = {store};"),
+                    };
                     if c_guard.is_empty() {
-                        w.line(format!("{out_at} = {store};"));
+                        w.line(st);
                     } else {
-                        w.line(format!("if ({}) {out_at} = {store};  // padding is not stored", c_guard.join(" && ")));
+                        w.line(format!("if ({}) {st}  // padding is not stored", c_guard.join(" && ")));
                     }
                 });
             });

@@ -6,6 +6,8 @@ mra_dsl::schedule! {
     /// the shared memory of the block that owns it (distributed shared memory), passes 1 and 2
     /// are block-local, and one bulk copy stores the block's contiguous rows of C. buffers(4)
     /// alternates two gather buffers: one cluster barrier per tensor instead of two.
+    /// async_exchange(1) sends pass 0's output with st.async, counted by an mbarrier of the
+    /// receiving block, instead of stores and a cluster barrier.
     /// Elsewhere: run fused-pipe (K <= 24) or L7-breg.
     level fused_cluster "fused-cluster" {
         threads(tune([128, 256, 512], default = 256));
@@ -19,6 +21,7 @@ mra_dsl::schedule! {
         unroll(rows, by = tune([1, 2], default = 1));
         split_cols(tune([1, 2, 4], default = 1));
         cluster(tune([2, 3, 4, 8], default = 4));
+        async_exchange(tune([0, 1], default = 0));
         launch_bounds(min_blocks = tune([1, 2], default = 1));
     }
 }
