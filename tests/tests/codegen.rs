@@ -349,10 +349,16 @@ fn async_exchange_expects_exactly_the_bytes_each_block_receives() {
                 if k % 8 != 0 {
                     assert!(body.contains("j < K"), "K={k}: padding columns would be sent");
                 }
-                // No release cluster barrier between pass 0 and the wait for the gather buffer.
+                // No release cluster barrier between pass 0 and the wait for the gather buffer
+                // (with two gather buffers, only the relaxed "done with the previous one").
                 let loop_ = &src[src.find("for (int n = first;").unwrap()..];
                 let between = &loop_[loop_.find("gemm_pass_scatter(").unwrap()..loop_.find("mra_mbar_wait_cluster(").unwrap()];
-                assert!(!between.contains("mra_cluster_arrive") && !between.contains("mra_cluster_wait"), "K={k} cluster={blocks}: {between}");
+                assert!(!between.contains("mra_cluster_arrive()") && !between.contains("mra_cluster_wait"), "K={k} cluster={blocks}: {between}");
+                assert_eq!(between.contains("mra_cluster_arrive_relaxed()"), buffers == 4, "K={k} cluster={blocks}: {between}");
+                // One relaxed arrival and one wait per tensor, the wait before pass 0.
+                let body = &loop_[..loop_.find("mra_cluster_wait();  // pairs the last arrive").unwrap()];
+                assert_eq!((body.matches("mra_cluster_arrive_relaxed();").count(), body.matches("mra_cluster_wait();").count()), (1, 1), "K={k}: {body}");
+                assert!(body.find("mra_cluster_wait();").unwrap() < body.find("gemm_pass_scatter(").unwrap(), "K={k}");
                 // The mbarriers (bulk copies at even K, one per gather buffer) are in the shared bytes.
                 let bulk = k % 2 == 0;
                 let bars = bulk as u64 + (buffers - 2) as u64;

@@ -231,11 +231,14 @@ impl Emitter<'_> {
         let double = tp.shared_buffers == 4;
         // async_exchange(1): pass 0's stores complete on the receiving block's gather mbarrier
         // (one per gather buffer), so no cluster barrier follows pass 0. "Done reading" stays a
-        // relaxed arrive and a wait: with one gather buffer the wait precedes the next pass 0;
-        // with two, it precedes the next arrival (the buffer is written again two tensors on).
+        // relaxed arrive and a wait before the next pass 0: with one gather buffer the arrive
+        // ends the tensor; with two it follows the next tensor's pass 0 (the buffer is written
+        // again two tensors on), after the bulk store of C from it has read it.
         let send = tp.async_exchange;
         // Is there a relaxed "done reading" arrival at the end of each tensor?
-        let done_arrive = !double || send;
+        let done_arrive = !double;
+        // Does a cluster wait precede each pass 0 (pairing the previous "done reading")?
+        let wait_first = !double || send;
         let mut s = String::new();
         s += "const int lane = tid % LANES;\nconst int wave = tid / LANES;\n";
         s += &format!("{note}: block `rank` of the cluster holds b (and later x) in b0 .. b0 + CL.\n");
@@ -290,20 +293,28 @@ impl Emitter<'_> {
         s += "if (first < nfuncs) {\n";
         s += &indent(&self.slice_copies(tp, "(a + (long long)first * K3)", "ws"), 4);
         s += "}\n";
-        if double {
+        if double && !send {
             s += "mra_cluster_arrive();\nmra_cluster_wait();  // every block has started (its shared memory may be written)\n";
         } else {
             s += "mra_cluster_arrive();  // every block has started (its shared memory may be written)\n";
         }
         s += "for (int n = first; n < nfuncs; n += stride) {\n";
         s += &indent(&self.slice_wait(tp), 4);
-        if !double {
+        if double && send {
+            s += "    mra_cluster_wait();  // every block is done with wg (two tensors back)\n";
+        } else if wait_first {
             s += "    mra_cluster_wait();  // every block is done reading its gather buffer (previous tensor)\n";
         }
         if send {
             s += &format!("    if (tid == 0) mra_mbar_expect(gather_bar, gather_bytes);  {exchange}: this tensor's phase of wg's mbarrier\n");
             s += &format!("    {}  // pass 0: ws -> the gather buffers of the cluster (st.async)\n", call(0, "ws", "wg"));
+            if double && bulk {
+                s += "    if (tid == 0) mra_bulk_wait_read();  // the bulk store from wg_next (previous tensor) has read it\n";
+            }
             s += &format!("    {barrier}  // every thread is done reading ws\n");
+            if double {
+                s += "    mra_cluster_arrive_relaxed();  // this block is done with wg_next (previous tensor): the next pass 0 may write it\n";
+            }
         } else {
             s += &format!("    {}  // pass 0: ws -> the gather buffers of the cluster\n", call(0, "ws", "wg"));
             if !exchange.is_empty() {
@@ -327,13 +338,8 @@ impl Emitter<'_> {
             s += "    gather_phase ^= 1;\n";
         }
         s += &format!("    {}  // pass 1: wg -> wt\n", call(1, "wg", "wt"));
-        // The relaxed "done reading" arrival (with two gather buffers and st.async, after the
-        // wait for the previous tensor's, which every block has long passed).
-        let mut done = String::new();
-        if double && send {
-            done += "    if (n != first) mra_cluster_wait();  // every block is done with wg_next (previous tensor): the next pass 0 may write it\n";
-        }
-        done += "    mra_cluster_arrive_relaxed();  // this block's gather buffer may be overwritten\n";
+        // The relaxed "done reading" arrival at the end of a tensor (one gather buffer).
+        let done = "    mra_cluster_arrive_relaxed();  // this block's gather buffer may be overwritten\n";
         if bulk {
             s += &format!("    {barrier}  // pass 2 reads what every wave of pass 1 wrote; wg is free\n");
             s += &format!("    {}  // pass 2: wt -> this block's rows of C, staged in wg\n", call(2, "wt", "wg"));
@@ -347,11 +353,11 @@ impl Emitter<'_> {
             }
             s += "    }\n";
             if done_arrive {
-                s += &done;
+                s += done;
             }
         } else {
             if done_arrive {
-                s += &done;
+                s += done;
             }
             s += &format!("    {barrier}  // pass 2 reads what every wave of pass 1 wrote\n");
             s += &format!("    {}  // pass 2: wt -> this block's rows of C\n", call(2, "wt", "(c + (long long)n * K3 + x0 * K2)"));
@@ -364,9 +370,7 @@ impl Emitter<'_> {
             }
         }
         s += "}\n";
-        if double && send {
-            s += "if (first < nfuncs) mra_cluster_wait();  // pairs the last arrive\n";
-        } else if !double {
+        if wait_first {
             s += "mra_cluster_wait();  // pairs the last arrive\n";
         }
         if bulk {
