@@ -23,6 +23,17 @@
 //! by when it is normally over. With `buffers(4)` tensors alternate two gather buffers and the
 //! second barrier goes away (a gather buffer is written again two tensors later, after a
 //! barrier its reader has passed).
+//!
+//! With `async_exchange(1)` pass 0 sends with `st.async` (PTX ISA 8.1) to 32-bit
+//! `mapa.shared::cluster` addresses; each store performs a complete-tx of its bytes (release at
+//! cluster scope) on the receiving block's gather mbarrier (one per gather buffer, so its
+//! parity follows the buffer). Thread 0 arms it once per tensor with `arrive.expect_tx` of
+//! exactly the bytes the block receives, K·K·min(CL, K − x0) values (padding is not sent);
+//! stores that land before the arming take the tx-count below zero, which the ISA allows. Pass 1
+//! waits on that mbarrier (acquire, cluster scope) instead of the cluster barrier, and a block
+//! barrier orders the reuse of the slice buffer. "Done reading" stays a relaxed arrive and a
+//! wait before pass 0; with two gather buffers the arrive follows the next tensor's pass 0 (once
+//! the bulk store of C has read the buffer).
 
 use super::tensor::{SlicePass, TileMode, Variant};
 use super::Emitter;
