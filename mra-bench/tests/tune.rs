@@ -46,6 +46,9 @@ fn refuses_levels_without_parameters_and_bad_flags_in_one_line() {
         (vec!["tune", "--budget", "10 parsecs", "--arch", "sm_90", "--compile-only"], "--budget"),
         (vec!["tune", "--compile-only", "-K", "8"], "tune --compile-only needs --arch"),
         (vec!["--arch", "sm_90", "-K", "8", "-l", "best", "--emit-src"], "-l best: no tuned level at K=8"),
+        (vec!["tune", "-l", "fused-cluster", "--fix", "bogus=1", "--arch", "sm_90", "--compile-only"], "--fix: level fused-cluster has no tunable parameter `bogus`"),
+        (vec!["tune", "-l", "fused-cluster", "--fix", "async_exchange=2", "--arch", "sm_90", "--compile-only"], "async_exchange=2 is not among the declared choices [0, 1]"),
+        (vec!["tune", "-l", "fused-cluster", "--fix", "cluster", "--arch", "sm_90", "--compile-only"], "--fix: `cluster` is not name=value"),
     ] {
         let o = mra_bench(&args, &db);
         let err = text(&o.stderr);
@@ -170,6 +173,10 @@ fn compile_only_prunes_offline_and_resumes() {
     let again = mra_bench(&args, &db);
     assert!(again.status.success());
     assert_eq!(text(&again.stderr).matches("(database)").count(), 36, "{}", text(&again.stderr));
+    // --fix keeps the candidates with those values only: 36 / 4 thread counts = 9, 3 with unroll_k=0 too.
+    let fixed = mra_bench(&["tune", "--arch", "sm_90", "-K", "6", "-l", "L7", "--compile-only", "--fix", "threads=256,unroll_k=0"], &temp("offline-fix"));
+    assert!(fixed.status.success(), "{}", text(&fixed.stderr));
+    assert!(text(&fixed.stdout).contains("L7-breg K=6 on sm_90: 3 candidates (36 declared), 3 compiled"), "{}", text(&fixed.stdout));
     let _ = std::fs::remove_file(&db);
     let _ = std::fs::remove_file(&out);
 }
