@@ -282,3 +282,20 @@ fn split_cols_shares_tiles_where_columns_and_waves_split_evenly() {
     let e = mra_codegen::generate(&l4, Request { k: 32, arch: sm90, dtype: DType::F64 }).unwrap_err().to_string();
     assert!(e.contains("cache_read(B, registers)"), "{e}");
 }
+
+/// fused-pipe's block size follows K (`default = if K <= 16 { 128 } else { 384 }`): the kernel,
+/// its tunable-parameter line and the tuner's first (default) configuration agree at every K.
+#[test]
+fn fused_pipe_default_threads_follow_k() {
+    let pipe = mra_codegen::levels::find("fused-pipe").unwrap();
+    let sm90 = mra_codegen::arch::find("sm_90").unwrap();
+    for k in 1..=24 {
+        let want = if k <= 16 { 128 } else { 384 };
+        let req = Request { k, arch: sm90, dtype: DType::F64 };
+        let kernel = mra_codegen::generate(&pipe, req).unwrap();
+        assert!(kernel.source.contains(&format!("constexpr int THREADS = {want};")), "K={k}");
+        assert!(kernel.source.contains(&format!(" threads={want} ")), "K={k}");
+        let (space, _) = mra_runtime::tuning::space(&pipe, k, sm90, DType::F64);
+        assert_eq!(space[0]["threads"], want, "K={k}: the tuner measures the defaults first");
+    }
+}
