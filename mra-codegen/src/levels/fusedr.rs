@@ -4,14 +4,15 @@ mra_dsl::schedule! {
     /// pays the device-memory latency once instead of once per tensor. For small K, where that
     /// latency dominates: shared memory holds five K³ buffers (K ≤ 16 on sm_90). AMD: run `fused`.
     level fused_ring "fused-ring" {
-        threads(tune = [128, 256], default = 256);
+        threads(tune([128, 256], default = 256));
         bind(warps, tiles);
         tensorize(mma);
         cache_read(A, shared, pad = 4);
         cache_read(B, registers);
         workspace(shared);
-        buffers(5);
-        pipeline(4);
+        buffers(tune([3, 4, 5], default = 5));
+        pipeline(tune([2, 3, 4], default = 4));
+        constraint(buffers == pipeline + 1);
         unroll(k);
     }
 }
