@@ -126,7 +126,7 @@ fn list(schedules: &[Schedule], ks: &[u32], arch: Option<&'static Arch>, dtype: 
         println!("{} ({} parameters, {product} combinations):", s.name, params.len());
         for p in &params {
             let c: Vec<String> = p.choices.iter().map(u32::to_string).collect();
-            println!("  {:<12} [{}] default {}   ({}, line {})", p.name, c.join(", "), p.default, p.step, p.line);
+            println!("  {:<12} [{}] default {}   ({}, line {})", p.name, c.join(", "), mra_codegen::tune::default_text(p), p.step, p.line);
         }
         for st in s.iter_steps() {
             if let mra_codegen::ir::Step::Constraint(c) = st {

@@ -117,7 +117,40 @@ pub enum MatrixCore {
 pub enum Value {
     Fixed(u32),
     /// A parameter an auto-tuner may set: `name`, the allowed values, the default.
-    Tunable { name: String, choices: Vec<u32>, default: u32 },
+    Tunable {
+        name: String,
+        choices: Vec<u32>,
+        /// The default: the `else` value where `default_when` is not empty.
+        default: u32,
+        /// `default = if K <= 16 { 128 } else { 384 }`: the first condition that holds (over
+        /// K, bytes and the arch's limits, never over parameters) gives the default; see
+        /// [`Schedule::resolve_defaults`](crate::Schedule::resolve_defaults).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        default_when: Vec<DefaultWhen>,
+    },
+}
+
+/// One `if COND { N }` branch of a default that depends on the request.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DefaultWhen {
+    pub when: crate::tune::Constraint,
+    pub value: u32,
+}
+
+/// `128` or `if K <= 16 { 128 } else { 384 }`, as written in the DSL.
+pub struct DefaultText<'a>(pub u32, pub &'a [DefaultWhen]);
+
+impl fmt::Display for DefaultText<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for w in self.1 {
+            write!(f, "if {} {{ {} }} else ", w.when.text, w.value)?;
+        }
+        if self.1.is_empty() {
+            write!(f, "{}", self.0)
+        } else {
+            write!(f, "{{ {} }}", self.0)
+        }
+    }
 }
 
 impl Value {
@@ -271,9 +304,9 @@ impl fmt::Display for Value {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Value::Fixed(v) => write!(f, "{v}"),
-            Value::Tunable { choices, default, .. } => {
+            Value::Tunable { choices, default, default_when, .. } => {
                 let c: Vec<String> = choices.iter().map(u32::to_string).collect();
-                write!(f, "tune([{}], default = {default})", c.join(", "))
+                write!(f, "tune([{}], default = {})", c.join(", "), DefaultText(*default, default_when))
             }
         }
     }
@@ -285,9 +318,9 @@ struct Arg<'a>(&'a Value, String);
 impl fmt::Display for Arg<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.0 {
-            Value::Tunable { name, choices, default } if *name != self.1 => {
+            Value::Tunable { name, choices, default, default_when } if *name != self.1 => {
                 let c: Vec<String> = choices.iter().map(u32::to_string).collect();
-                write!(f, "tune([{}], default = {default}, name = {name})", c.join(", "))
+                write!(f, "tune([{}], default = {}, name = {name})", c.join(", "), DefaultText(*default, default_when))
             }
             v => write!(f, "{v}"),
         }
@@ -302,7 +335,7 @@ fn lower(x: impl fmt::Display) -> String {
 impl fmt::Display for Step {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Step::Threads(Value::Tunable { name, choices, default }) if name == "threads" => {
+            Step::Threads(Value::Tunable { name, choices, default, default_when }) if name == "threads" && default_when.is_empty() => {
                 let c: Vec<String> = choices.iter().map(u32::to_string).collect();
                 write!(f, "threads(tune = [{}], default = {default})", c.join(", "))
             }

@@ -197,6 +197,9 @@ pub enum PlanError {
 impl Schedule {
     /// Checks this schedule against `req` and resolves the decisions the emitter follows.
     pub fn plan(&self, req: Request) -> Result<Plan, PlanError> {
+        if self.has_conditional_defaults() {
+            return self.resolve_defaults(req.k, req.arch, req.dtype).plan(req);
+        }
         let Request { k, arch, dtype } = req;
         if !(1..=K_MAX).contains(&k) {
             return Err(PlanError::KOutOfRange(k));

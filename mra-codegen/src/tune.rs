@@ -9,7 +9,7 @@
 
 use crate::arch::Arch;
 use crate::dtype::DType;
-use crate::ir::{Schedule, Step, Value};
+use crate::ir::{DefaultText, DefaultWhen, Schedule, Step, Value};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -41,7 +41,12 @@ pub fn parse_config(s: &str) -> Result<Config, String> {
 pub struct Param {
     pub name: String,
     pub choices: Vec<u32>,
+    /// The default where no `default_when` condition holds.
     pub default: u32,
+    /// `if COND { N }` branches of the default, first match wins (see
+    /// [`Schedule::resolve_defaults`]); empty for a plain default.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub default_when: Vec<DefaultWhen>,
     /// The step that declares it, as written (`cache_read(A, shared, pad = tune(..))`).
     pub step: String,
     /// Its line in the schedule's file.
@@ -88,15 +93,16 @@ impl Schedule {
         for s in &self.steps {
             let mut v = step_json(&s.item);
             visit_tunables(&mut v, &mut |t| {
-                if let Ok(Value::Tunable { name, choices, default }) = serde_json::from_value(serde_json::json!({ "tunable": t.clone() })) {
-                    out.push(Param { name, choices, default, step: s.item.to_string(), line: s.line });
+                if let Ok(Value::Tunable { name, choices, default, default_when }) = serde_json::from_value(serde_json::json!({ "tunable": t.clone() })) {
+                    out.push(Param { name, choices, default, default_when, step: s.item.to_string(), line: s.line });
                 }
             });
         }
         out
     }
 
-    /// Every parameter at its default.
+    /// Every parameter at its default (the `else` value of a default that depends on the
+    /// request: call [`Schedule::resolve_defaults`] first where the request is known).
     pub fn defaults(&self) -> Config {
         self.params().into_iter().map(|p| (p.name, p.default)).collect()
     }
@@ -125,7 +131,9 @@ impl Schedule {
             visit_tunables(&mut v, &mut |t| {
                 let name = t["name"].as_str().unwrap_or_default().to_string();
                 if let Some(&value) = cfg.get(&name) {
+                    // A chosen value replaces the whole default, conditions included.
                     t.insert("default".into(), value.into());
+                    t.remove("default_when");
                     changed = true;
                 }
             });
@@ -134,6 +142,40 @@ impl Schedule {
             }
         }
         Ok(out)
+    }
+
+    /// Whether some default depends on the request (`default = if .. { .. } else { .. }`).
+    pub fn has_conditional_defaults(&self) -> bool {
+        self.params().iter().any(|p| !p.default_when.is_empty())
+    }
+
+    /// This schedule with every default that depends on the request (`default = if K <= 16
+    /// { 128 } else { 384 }`) replaced by its value at order `k` on `arch` for `dtype`: the
+    /// first condition that holds gives it, else the `else` value. Planning and code
+    /// generation see only resolved defaults; a schedule without conditions comes back equal.
+    /// A condition that cannot be evaluated (overflow) counts as false.
+    pub fn resolve_defaults(&self, k: u32, arch: &Arch, dtype: DType) -> Schedule {
+        if !self.has_conditional_defaults() {
+            return self.clone();
+        }
+        let env = |n: &str| builtin(n, k, arch, dtype);
+        let mut out = self.clone();
+        for s in &mut out.steps {
+            let mut v = step_json(&s.item);
+            let mut changed = false;
+            visit_tunables(&mut v, &mut |t| {
+                let Some(when) = t.remove("default_when") else { return };
+                let branches: Vec<DefaultWhen> = serde_json::from_value(when).expect("default_when is a list of branches");
+                if let Some(b) = branches.iter().find(|b| b.when.holds(&env) == Some(true)) {
+                    t.insert("default".into(), b.value.into());
+                }
+                changed = true;
+            });
+            if changed {
+                s.item = serde_json::from_value(v).expect("only a default changed");
+            }
+        }
+        out
     }
 
     /// Every combination of the declared choices (the defaults first), before any constraint
@@ -172,18 +214,8 @@ impl Schedule {
         if constraints.is_empty() {
             return Ok(());
         }
-        let params = self.defaults();
-        let env = |n: &str| -> Option<i64> {
-            Some(match n {
-                "K" => k as i64,
-                "bytes" => dtype.bytes() as i64,
-                "wave" => arch.wave_size as i64,
-                "shared" => arch.shared_bytes_max as i64,
-                "max_threads" => arch.max_threads_per_block as i64,
-                "registers" => arch.max_registers_per_thread as i64,
-                _ => *params.get(n)? as i64,
-            })
-        };
+        let params = self.resolve_defaults(k, arch, dtype).defaults();
+        let env = |n: &str| -> Option<i64> { builtin(n, k, arch, dtype).or_else(|| params.get(n).map(|&v| v as i64)) };
         for c in constraints {
             match c.holds(&env) {
                 Some(true) => {}
@@ -193,6 +225,25 @@ impl Schedule {
         }
         Ok(())
     }
+}
+
+/// The value of a built-in name of constraints and default conditions at order `k` on `arch`
+/// for `dtype`; `None` for any other name (a parameter).
+pub fn builtin(name: &str, k: u32, arch: &Arch, dtype: DType) -> Option<i64> {
+    Some(match name {
+        "K" => k as i64,
+        "bytes" => dtype.bytes() as i64,
+        "wave" => arch.wave_size as i64,
+        "shared" => arch.shared_bytes_max as i64,
+        "max_threads" => arch.max_threads_per_block as i64,
+        "registers" => arch.max_registers_per_thread as i64,
+        _ => return None,
+    })
+}
+
+/// How `tune --list` shows a parameter's default: `128` or `if K <= 16 { 128 } else { 384 }`.
+pub fn default_text(p: &Param) -> String {
+    DefaultText(p.default, &p.default_when).to_string()
 }
 
 /// `lhs op rhs`, as written in `constraint(..)`.
@@ -346,9 +397,66 @@ mod tests {
 
     #[test]
     fn every_level_prints_and_its_defaults_plan_as_before() {
+        let sm90 = arch::find("sm_90").unwrap();
         for l in levels::all() {
-            let d = l.with_config(&l.defaults()).unwrap();
-            assert_eq!(d, l, "{}", l.name);
+            if !l.has_conditional_defaults() {
+                let d = l.with_config(&l.defaults()).unwrap();
+                assert_eq!(d, l, "{}", l.name);
+            }
+            for k in [1, 8, 16, 17, 32] {
+                let r = l.resolve_defaults(k, sm90, DType::F64);
+                assert!(!r.has_conditional_defaults());
+                assert_eq!(r.with_config(&r.defaults()).unwrap(), r, "{} K={k}", l.name);
+            }
         }
+    }
+
+    mra_dsl::schedule! {
+        /// Defaults that depend on the request.
+        level cond "cond" {
+            threads(tune([64, 128, 256], default = if K <= 8 { 64 } else if K * bytes >= 128 { 256 } else { 128 }));
+            bind(threads, rows);
+            cache_read(B, shared, pad = tune([0, 1], default = if wave == 64 { 0 } else { 1 }));
+            register_tile(cols);
+        }
+    }
+
+    #[test]
+    fn conditional_defaults_take_the_first_branch_that_holds() {
+        let s = cond();
+        assert!(s.has_conditional_defaults());
+        let (sm90, gfx90a) = (arch::find("sm_90").unwrap(), arch::find("gfx90a").unwrap());
+        // Expected by hand from the conditions written above.
+        for (k, dtype, arch, threads, pad) in [
+            (8, DType::F64, sm90, 64, 1),
+            (9, DType::F64, sm90, 128, 1),
+            (15, DType::F64, sm90, 128, 1),
+            (16, DType::F64, sm90, 256, 1),
+            (16, DType::F32, sm90, 128, 1),
+            (32, DType::F32, gfx90a, 256, 0),
+        ] {
+            let r = s.resolve_defaults(k, arch, dtype);
+            assert_eq!(r.defaults(), Config::from([("threads".into(), threads), ("pad_b".into(), pad)]), "K={k} {dtype} {}", arch.name);
+            // Planning and code generation see the same values without resolving first.
+            let req = crate::Request { k, arch, dtype };
+            assert_eq!(s.plan(req).unwrap().threads, threads);
+            let src = crate::generate(&s, req).unwrap().source;
+            assert!(src.contains(&format!("constexpr int THREADS = {threads};")), "K={k}");
+            assert!(src.contains(&format!("pad_b={pad} threads={threads}")), "K={k}");
+        }
+        // A chosen value replaces the whole default, conditions included.
+        let t = s.with_config(&parse_config("threads=128").unwrap()).unwrap();
+        assert_eq!(t.resolve_defaults(4, sm90, DType::F64).defaults()["threads"], 128);
+        assert_eq!(t.plan(crate::Request { k: 4, arch: sm90, dtype: DType::F64 }).unwrap().threads, 128);
+        // Printed as written; the IR round-trips through serde.
+        let printed = s.to_string();
+        assert!(printed.contains("threads(tune([64, 128, 256], default = if K <= 8 { 64 } else if K * bytes >= 128 { 256 } else { 128 }))"), "{printed}");
+        assert!(printed.contains("pad = tune([0, 1], default = if wave == 64 { 0 } else { 1 })"), "{printed}");
+        let json = serde_json::to_string(&s).unwrap();
+        assert_eq!(serde_json::from_str::<Schedule>(&json).unwrap(), s);
+        // A schedule without conditions serializes as before (no empty `default_when`).
+        assert!(!serde_json::to_string(&synth()).unwrap().contains("default_when"));
+        let p = &s.params()[0];
+        assert_eq!(default_text(p), "if K <= 8 { 64 } else if K * bytes >= 128 { 256 } else { 128 }");
     }
 }

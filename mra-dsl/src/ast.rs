@@ -170,8 +170,9 @@ pub enum PrimKind {
     AsyncExchange(Val),
 }
 
-/// A numeric argument: `N`, or `tune([N, ...], default = N[, name = ident])` (for threads
-/// also the older `tune = [N, ...], default = N`).
+/// A numeric argument: `N`, or `tune([N, ...], default = D[, name = ident])` (for threads
+/// also the older `tune = [N, ...], default = N`), where the default D is `N` or depends on
+/// the request: `if K <= 16 { 128 } else { 384 }` (any number of `else if`).
 pub enum Val {
     Fixed(Sp<u32>),
     Tune {
@@ -180,7 +181,10 @@ pub enum Val {
         /// The whole `[..]` list, for errors about the list as a whole (e.g. empty).
         list: Span,
         choices: Vec<Sp<u32>>,
+        /// The default: the final `else` value where `default_when` is not empty.
         default: Sp<u32>,
+        /// The `if COND { N } else` branches of the default, in order (first match wins).
+        default_when: Vec<(Cond, Sp<u32>)>,
         /// `name = ident` if written; otherwise the parameter is named after its position
         /// (`threads`, `pad_a`, `unroll_k`, `min_blocks`, ...: see [`Prim::param_names`]).
         name: Option<Ident>,

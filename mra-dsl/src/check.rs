@@ -170,20 +170,38 @@ fn check_values(prim: &Prim, errors: &mut Errors) {
 fn for_each_value(v: &Val, mut f: impl FnMut(Sp<u32>)) {
     match v {
         Val::Fixed(n) => f(*n),
-        Val::Tune { choices, default, .. } => {
+        Val::Tune { choices, default, default_when, .. } => {
             for c in choices {
                 f(*c);
             }
-            if !choices.iter().any(|c| c.value == default.value) {
-                f(*default);
+            for d in default_when.iter().map(|(_, d)| d).chain([default]) {
+                if !choices.iter().any(|c| c.value == d.value) {
+                    f(*d);
+                }
             }
         }
     }
 }
 
-/// A tuning declaration: a non-empty list without repeats that contains the default.
+/// A tuning declaration: a non-empty list without repeats that contains the default (every
+/// value of a conditional default), whose conditions name only built-ins.
 fn check_tune(v: &Val, errors: &mut Errors) {
-    let Val::Tune { list, choices, default, .. } = v else { return };
+    let Val::Tune { list, choices, default, default_when, .. } = v else { return };
+    for (cond, value) in default_when {
+        let mut names = Vec::new();
+        visit_names(&cond.lhs, &mut |id| names.push(id.clone()));
+        visit_names(&cond.rhs, &mut |id| names.push(id.clone()));
+        for id in names {
+            let n = id.to_string();
+            if n != "K" && !BUILTINS.iter().any(|(b, _)| *b == n) {
+                errors.push(id.span(), format!("a default's condition may name K, bytes, wave, shared, max_threads and registers only, not `{n}`: defaults cannot depend on other parameters"));
+            }
+        }
+        if !choices.is_empty() && !choices.iter().any(|c| c.value == value.value) {
+            let list: Vec<String> = choices.iter().map(|c| c.value.to_string()).collect();
+            errors.push(value.span, format!("the default {} is not among the choices [{}]", value.value, list.join(", ")));
+        }
+    }
     if choices.is_empty() {
         errors.push(*list, "the list of values to tune over is empty; e.g. `[64, 128, 256]`");
     }
@@ -211,7 +229,7 @@ const BUILTINS: &[(&str, &[i64])] = &[
 
 /// Parameter names are unique; constraints name known things and hold for the defaults.
 fn check_params(level: &Level, errors: &mut Errors) {
-    let mut names: HashMap<String, (Span, u32)> = HashMap::new();
+    let mut names: HashMap<String, (Span, &Val)> = HashMap::new();
     let mut tunable: Vec<String> = Vec::new();
     for prim in &level.prims {
         for (name, v) in prim.values() {
@@ -230,7 +248,7 @@ fn check_params(level: &Level, errors: &mut Errors) {
                 if matches!(v, Val::Tune { .. }) {
                     tunable.push(name.clone());
                 }
-                names.insert(name, (span, v.default_value()));
+                names.insert(name, (span, v));
             }
         }
     }
@@ -245,14 +263,15 @@ fn check_params(level: &Level, errors: &mut Errors) {
         let holds_somewhere = (1..=32i64).any(|k| {
             BUILTINS[0].1.iter().any(|&bytes| {
                 BUILTINS[1].1.iter().any(|&wave| {
-                    let env = |n: &str| -> Option<i64> {
+                    let builtin = |n: &str| -> Option<i64> {
                         match n {
                             "K" => Some(k),
                             "bytes" => Some(bytes),
                             "wave" => Some(wave),
-                            _ => BUILTINS.iter().find(|(b, _)| *b == n).map(|(_, v)| v[0]).or_else(|| names.get(n).map(|(_, d)| *d as i64)),
+                            _ => BUILTINS.iter().find(|(b, _)| *b == n).map(|(_, v)| v[0]),
                         }
                     };
+                    let env = |n: &str| -> Option<i64> { builtin(n).or_else(|| names.get(n).map(|(_, v)| default_at(v, &builtin) as i64)) };
                     holds(cond, &env) == Some(true)
                 })
             })
@@ -263,7 +282,16 @@ fn check_params(level: &Level, errors: &mut Errors) {
     }
 }
 
-fn known_name(id: &proc_macro2::Ident, names: &HashMap<String, (Span, u32)>, errors: &mut Errors) -> bool {
+/// A value's default where the built-in names have the values `builtin` gives (the first
+/// branch whose condition holds, else the plain default).
+fn default_at(v: &Val, builtin: &dyn Fn(&str) -> Option<i64>) -> u32 {
+    match v {
+        Val::Tune { default_when, .. } => default_when.iter().find(|(c, _)| holds(c, builtin) == Some(true)).map_or(v.default_value(), |(_, d)| d.value),
+        Val::Fixed(_) => v.default_value(),
+    }
+}
+
+fn known_name(id: &proc_macro2::Ident, names: &HashMap<String, (Span, &Val)>, errors: &mut Errors) -> bool {
     let n = id.to_string();
     if n == "K" || BUILTINS.iter().any(|(b, _)| *b == n) || names.contains_key(&n) {
         return true;

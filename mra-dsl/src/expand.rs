@@ -3,7 +3,7 @@
 //! Every path is absolute (`::mra_codegen`, `::core`, `::std`) so the output works in any module,
 //! including mra-codegen itself (it has `extern crate self as mra_codegen;`).
 
-use crate::ast::{BinOp, CmpOp, Level, Levels, LibraryCall, Loop, MatrixCore, Memory, Operand, Prim, PrimKind, Term, ThreadMap, Val};
+use crate::ast::{BinOp, CmpOp, Cond, Level, Levels, LibraryCall, Loop, MatrixCore, Memory, Operand, Prim, PrimKind, Term, ThreadMap, Val};
 use std::collections::HashMap;
 use proc_macro2::{Ident, TokenStream};
 use quote::quote;
@@ -61,16 +61,44 @@ fn value(name: &str, v: &Val) -> TokenStream {
             let n = n.value;
             quote!(#ir::Value::Fixed(#n))
         }
-        Val::Tune { choices, default, .. } => {
+        Val::Tune { choices, default, default_when, .. } => {
             let choices = choices.iter().map(|c| c.value);
             let default = default.value;
+            // Conditions name built-ins only (check.rs), so no fixed values to substitute.
+            let branches = default_when.iter().map(|(c, v)| {
+                let when = constraint(c, &HashMap::new());
+                let v = v.value;
+                quote!(#ir::DefaultWhen { when: #when, value: #v })
+            });
             quote!(#ir::Value::Tunable {
                 name: ::std::string::String::from(#name),
                 choices: ::std::vec![#(#choices),*],
                 default: #default,
+                default_when: ::std::vec![#(#branches),*],
             })
         }
     }
+}
+
+/// The `::mra_codegen::tune::Constraint` of a condition (`fixed` values substituted).
+fn constraint(c: &Cond, fixed: &HashMap<String, u32>) -> TokenStream {
+    let tune = quote!(::mra_codegen::tune);
+    let (lhs, rhs) = (term(&c.lhs, fixed), term(&c.rhs, fixed));
+    let op = match c.op.value {
+        CmpOp::Le => quote!(Le),
+        CmpOp::Lt => quote!(Lt),
+        CmpOp::Ge => quote!(Ge),
+        CmpOp::Gt => quote!(Gt),
+        CmpOp::Eq => quote!(Eq),
+        CmpOp::Ne => quote!(Ne),
+    };
+    let text = &c.text;
+    quote!(#tune::Constraint {
+        lhs: #lhs,
+        op: #tune::CmpOp::#op,
+        rhs: #rhs,
+        text: ::std::string::String::from(#text),
+    })
 }
 
 /// The value of the `i`-th numeric argument of `prim` (see [`Prim::values`]).
@@ -125,23 +153,8 @@ fn step(prim: &Prim, fixed: &HashMap<String, u32>) -> TokenStream {
             quote!(#ir::Step::LaunchBounds { min_blocks: #v })
         }
         PrimKind::Constraint(c) => {
-            let tune = quote!(::mra_codegen::tune);
-            let (lhs, rhs) = (term(&c.lhs, fixed), term(&c.rhs, fixed));
-            let op = match c.op.value {
-                CmpOp::Le => quote!(Le),
-                CmpOp::Lt => quote!(Lt),
-                CmpOp::Ge => quote!(Ge),
-                CmpOp::Gt => quote!(Gt),
-                CmpOp::Eq => quote!(Eq),
-                CmpOp::Ne => quote!(Ne),
-            };
-            let text = &c.text;
-            quote!(#ir::Step::Constraint(#tune::Constraint {
-                lhs: #lhs,
-                op: #tune::CmpOp::#op,
-                rhs: #rhs,
-                text: ::std::string::String::from(#text),
-            }))
+            let c = constraint(c, fixed);
+            quote!(#ir::Step::Constraint(#c))
         }
         PrimKind::Bind { map, .. } => {
             // The map implies the unit (tiles are bound to warps, the others to threads), so

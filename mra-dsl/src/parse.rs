@@ -12,7 +12,9 @@
 //!            | "copy"          "(" "vector" "=" INT ")"
 //!            | "launch_bounds" "(" "min_blocks" "=" VALUE ")"
 //!            | "constraint"    "(" expr ("<=" | "<" | ">=" | ">" | "==" | "!=") expr ")"
-//! VALUE     := INT | "tune" "(" "[" ints "]" "," "default" "=" INT ("," "name" "=" IDENT)? ","? ")"
+//! VALUE     := INT | "tune" "(" "[" ints "]" "," "default" "=" DEFAULT ("," "name" "=" IDENT)? ","? ")"
+//! DEFAULT   := INT | ("if" cond "{" INT "}" "else")+ "{" INT "}"      (cond as in `constraint`,
+//!              naming K, bytes and the arch's limits only)
 //! ints      := (INT ("," INT)* ","?)?
 //! expr      := term (("+" | "-") term)*      term := power (("*" | "/" | "%") power)*
 //! power     := atom ("^" power)?             atom := INT | IDENT | "(" expr ")"
@@ -40,9 +42,9 @@
 use crate::ast::{BinOp, BindUnit, CmpOp, Cond, Level, Levels, Prim, PrimKind, Sp, Term, Val};
 use crate::words::{self, Table};
 use proc_macro2::{Ident, Span, TokenTree};
-use syn::parse::{Parse, ParseStream};
+use syn::parse::{Parse, ParseStream, Parser};
 use syn::{
-    bracketed, parenthesized, token, Attribute, Error, Expr, Lit, LitInt, LitStr, Meta, Result,
+    braced, bracketed, parenthesized, token, Attribute, Error, Expr, Lit, LitInt, LitStr, Meta, Result,
     Token,
 };
 
@@ -290,12 +292,13 @@ fn numeric(args: &mut Args, what: &str) -> Result<Val> {
     let word = args.key("tune")?;
     let (list, choices) = args.int_list(what)?;
     args.key("default")?;
-    let default = args.int(&format!("default {what}"))?;
+    let (default_when, default) = args.default(&format!("default {what}"))?;
     Ok(Val::Tune {
         word,
         list,
         choices,
         default,
+        default_when,
         name: None,
     })
 }
@@ -561,7 +564,7 @@ impl Args<'_> {
         let mut inner = Args { input: &content, prim: "tune", parens: parens.span.join(), count: 0, after_key: false };
         let (list, choices) = inner.int_list(what)?;
         inner.key("default")?;
-        let default = inner.int(&format!("default {what}"))?;
+        let (default_when, default) = inner.default(&format!("default {what}"))?;
         let name = if inner.at_end() {
             None
         } else {
@@ -573,7 +576,47 @@ impl Args<'_> {
             Some(inner.input.parse::<Ident>()?)
         };
         inner.finish()?;
-        Ok(Val::Tune { word: word.span(), list, choices, default, name })
+        Ok(Val::Tune { word: word.span(), list, choices, default, default_when, name })
+    }
+
+    /// The next argument as a default: `N`, or `if COND { N } else ... { N }` (the branches,
+    /// then the final `else` value).
+    fn default(&mut self, what: &str) -> Result<(Vec<(Cond, Sp<u32>)>, Sp<u32>)> {
+        self.separator()?;
+        if self.input.is_empty() {
+            return Err(self.missing(what));
+        }
+        let mut branches = Vec::new();
+        if !self.input.peek(Token![if]) {
+            return Ok((branches, int_literal(self.input, what, self.prim)?));
+        }
+        loop {
+            let word = self.input.parse::<Token![if]>()?;
+            // The condition is every token up to the `{ N }` block.
+            let mut tokens = proc_macro2::TokenStream::new();
+            while !self.input.is_empty() && !self.input.peek(token::Brace) && !self.input.peek(Token![,]) {
+                tokens.extend([self.input.parse::<TokenTree>()?]);
+            }
+            if tokens.is_empty() {
+                return Err(Error::new(word.span, "expected a condition after `if`, e.g. `if K <= 16 { 128 } else { 256 }`"));
+            }
+            let cond = (|input: ParseStream| {
+                let cond = condition(input)?;
+                if !input.is_empty() {
+                    return Err(input.error("expected `{ N }` after the condition of `if`"));
+                }
+                Ok(cond)
+            })
+            .parse2(tokens)?;
+            branches.push((cond, braced_int(self.input, what, self.prim)?));
+            if !self.input.peek(Token![else]) {
+                return Err(self.input.error("expected `else` after `if COND { N }`: the default needs a value where no condition holds, e.g. `else { 256 }`"));
+            }
+            self.input.parse::<Token![else]>()?;
+            if !self.input.peek(Token![if]) {
+                return Ok((branches, braced_int(self.input, what, self.prim)?));
+            }
+        }
     }
 
     /// The next argument as an integer literal.
@@ -621,6 +664,20 @@ fn lookup<T: Copy>(ident: &Ident, what: &str, prim: &str, table: Table<T>) -> Re
             ),
         )),
     }
+}
+
+/// `{ N }`: one branch value of a default.
+fn braced_int(input: ParseStream, what: &str, prim: &str) -> Result<Sp<u32>> {
+    if !input.peek(token::Brace) {
+        return Err(input.error(format!("expected `{{ N }}`, the {what} in this branch")));
+    }
+    let content;
+    braced!(content in input);
+    let v = int_literal(&content, what, prim)?;
+    if !content.is_empty() {
+        return Err(content.error("expected only the number in `{ N }`"));
+    }
+    Ok(v)
 }
 
 /// An unsuffixed integer literal that fits in u32.

@@ -164,7 +164,7 @@ fn expands_to_ir() {
         "file : :: std :: string :: String :: from (:: core :: file ! ())",
         "pub fn copy ()",
         "number : :: core :: option :: Option :: None",
-        "Value :: Tunable { name : :: std :: string :: String :: from (\"threads\") , choices : :: std :: vec ! [64u32 , 128u32 , 256u32] , default : 128u32 , }",
+        "Value :: Tunable { name : :: std :: string :: String :: from (\"threads\") , choices : :: std :: vec ! [64u32 , 128u32 , 256u32] , default : 128u32 , default_when : :: std :: vec ! [] , }",
         "Step :: Copy { vector : 2u32 }",
         "# [doc = \" Each thread owns a whole output row:\"]",
     ] {
@@ -577,4 +577,38 @@ fn cluster_and_unroll_rows() {
     assert_error(&format!("{fused} unroll(rows);\n}}"), "unroll(rows) needs `by = N`", 7, "rows");
     assert_error(&format!("{fused} unroll(rows, by = 8);\n}}"), "unroll(rows, by = 8): a wave computes 1 to 4 row tiles at once", 7, "8");
     assert_error("level f \"f\" {\n threads(256);\n bind(threads, rows);\n unroll(rows, by = 2);\n}", "it needs bind(warps, tiles) and tensorize(mma)", 4, "rows");
+}
+
+#[test]
+fn defaults_that_depend_on_k() {
+    let src = "level L1 \"L1\" {
+    threads(tune([64, 128, 256], default = if K <= 8 { 64 } else if K * bytes > 100 { 256 } else { 128 }));
+    bind(threads, rows);
+    cache_read(B, shared, pad = tune([0, 1], default = if wave == 64 { 0 } else { 1 }));
+    constraint(threads <= max_threads);
+}";
+    let levels = parse(src);
+    let Val::Tune { default, default_when, .. } = &levels.0[0].prims[0].values()[0].1 else { panic!("threads is tuned") };
+    let branches: Vec<(String, u32)> = default_when.iter().map(|(c, v)| (c.text.clone(), v.value)).collect();
+    assert_eq!(branches, [("K <= 8".to_string(), 64), ("K * bytes > 100".to_string(), 256)]);
+    assert_eq!(default.value, 128);
+    let out = crate::expand::expand(&levels).to_string();
+    assert!(out.contains("default_when : :: std :: vec ! [:: mra_codegen :: ir :: DefaultWhen { when : :: mra_codegen :: tune :: Constraint"), "{out}");
+
+    let lvl = |d: &str| format!("level L1 \"L1\" {{\n    threads(tune([64, 128], default = {d}));\n    bind(threads, rows);\n}}");
+    assert_error(&lvl("if K <= 8 { 64 }"), "expected `else`", 2, "))");
+    assert_error(&lvl("if K <= 8 { 96 } else { 64 }"), "the default 96 is not among the choices [64, 128]", 2, "96");
+    assert_error(&lvl("if K <= 8 { 64 } else { 96 }"), "the default 96 is not among the choices [64, 128]", 2, "96");
+    assert_error(&lvl("if threads <= 8 { 64 } else { 128 }"), "may name K, bytes, wave, shared, max_threads and registers only, not `threads`", 2, "threads <=");
+    assert_error(&lvl("if K <= 8 64 else { 128 }"), "expected `{ N }` after the condition", 2, "64 else");
+    assert_error(&lvl("if { 64 } else { 128 }"), "expected a condition after `if`", 2, "if {");
+    assert_error(&lvl("if K <= 8 { 64 } else 128"), "expected `{ N }`", 2, "128))");
+    // A constraint sees the default at each K: 256 threads above K = 8 breaks it, 64 at K <= 8 meets it.
+    parse("level L1 \"L1\" {\n    threads(tune([64, 256], default = if K <= 8 { 64 } else { 256 }));\n    bind(threads, rows);\n    constraint(threads * K <= 512);\n}");
+    assert_error(
+        "level L1 \"L1\" {\n    threads(tune([64, 256], default = if K <= 1 { 256 } else { 256 }));\n    bind(threads, rows);\n    constraint(threads * K <= 128);\n}",
+        "is false for the schedule's defaults",
+        4,
+        "<=",
+    );
 }

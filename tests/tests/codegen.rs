@@ -373,4 +373,20 @@ fn async_exchange_expects_exactly_the_bytes_each_block_receives() {
     fused.steps.push(mra_codegen::ir::Located { item: mra_codegen::ir::Step::AsyncExchange(mra_codegen::ir::Value::Fixed(1)), line: 0 });
     let e = mra_codegen::generate(&fused, Request { k: 16, arch: sm90, dtype: DType::F64 }).unwrap_err().to_string();
     assert!(e.contains("async_exchange(1)") && e.contains("needs cluster(N)") && !e.contains('\n'), "{e}");
+
+/// fused-pipe's block size follows K (`default = if K <= 16 { 128 } else { 384 }`): the kernel,
+/// its tunable-parameter line and the tuner's first (default) configuration agree at every K.
+#[test]
+fn fused_pipe_default_threads_follow_k() {
+    let pipe = mra_codegen::levels::find("fused-pipe").unwrap();
+    let sm90 = mra_codegen::arch::find("sm_90").unwrap();
+    for k in 1..=24 {
+        let want = if k <= 16 { 128 } else { 384 };
+        let req = Request { k, arch: sm90, dtype: DType::F64 };
+        let kernel = mra_codegen::generate(&pipe, req).unwrap();
+        assert!(kernel.source.contains(&format!("constexpr int THREADS = {want};")), "K={k}");
+        assert!(kernel.source.contains(&format!(" threads={want} ")), "K={k}");
+        let (space, _) = mra_runtime::tuning::space(&pipe, k, sm90, DType::F64);
+        assert_eq!(space[0]["threads"], want, "K={k}: the tuner measures the defaults first");
+    }
 }

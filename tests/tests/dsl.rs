@@ -105,7 +105,8 @@ fn tunable_and_level_zero() {
             Step::Threads(Value::Tunable {
                 name: "threads".into(),
                 choices: vec![64, 128, 256],
-                default: 128
+                default: 128,
+                default_when: vec![],
             }),
             Step::Bind(ThreadMap::Elements),
             Step::CacheRead {

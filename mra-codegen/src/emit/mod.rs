@@ -49,6 +49,8 @@ pub const KERNEL_PARAMS: &str = "a, b, c, workspace, nfuncs, nblocks";
 
 /// Generates the kernel for `schedule` at `req`, or says why the level cannot run as asked.
 pub fn generate(schedule: &Schedule, req: Request) -> Result<Kernel, PlanError> {
+    // The plan resolves defaults written `if K <= 16 { .. } else { .. }` for this request; the
+    // comments keep quoting the schedule as written.
     let plan = schedule.plan(req)?;
     let dialect = dialect::for_vendor(req.arch.vendor);
     let entry = entry_name(schedule, &req);
@@ -154,7 +156,7 @@ impl Emitter<'_> {
         self.w.line("constexpr int K2 = K * K;");
         self.w.line("constexpr int K3 = K * K * K;");
         self.w.line(format!("constexpr int THREADS = {};  {threads_note}", self.plan.threads));
-        let params = self.s.defaults();
+        let params = self.s.resolve_defaults(req.k, req.arch, req.dtype).defaults();
         if !params.is_empty() {
             self.w.line(format!("// tunable parameters of this kernel: {}", crate::tune::describe(&params)));
         }

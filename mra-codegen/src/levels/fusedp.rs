@@ -5,9 +5,10 @@ mra_dsl::schedule! {
     /// buffers swap roles each tensor; no extra shared memory. AMD: run `fused`.
     /// Tunable (`mra-bench tune`): threads, the shared-row pad, the k-loop unrolling, a minimum
     /// of resident blocks per SM and a third buffer (a ring of two tensors in flight), which
-    /// must all fit in shared memory.
+    /// must all fit in shared memory. The default block size follows K: on an H200 four warps
+    /// are fastest up to K = 16 and twelve above (one block per SM), NOTES.md run 28.
     level fused_pipe "fused-pipe" {
-        threads(tune([128, 256, 384], default = 256));
+        threads(tune([128, 256, 384], default = if K <= 16 { 128 } else { 384 }));
         launch_bounds(min_blocks = tune([1, 2], default = 1));
         bind(warps, tiles);
         tensorize(mma);

@@ -2,16 +2,19 @@ mra_dsl::schedule! {
     /// Fused with a ring of input buffers: as `fused`, and the copies of the block's next three
     /// tensors (cp.async, NVIDIA sm_80+) are in flight while a tensor's passes run, so a block
     /// pays the device-memory latency once instead of once per tensor. For small K, where that
-    /// latency dominates: shared memory holds five K³ buffers (K ≤ 16 on sm_90). AMD: run `fused`.
+    /// latency dominates: shared memory holds five K³ buffers (K ≤ 16 on sm_90). The depth is
+    /// tunable (pipeline(2..4), buffers one more); on an H200 the tuner picks the shallowest
+    /// (NOTES.md run 33: the copies wait for bandwidth, not latency). AMD: run `fused`.
     level fused_ring "fused-ring" {
-        threads(tune = [128, 256], default = 256);
+        threads(tune([128, 256], default = 256));
         bind(warps, tiles);
         tensorize(mma);
         cache_read(A, shared, pad = 4);
         cache_read(B, registers);
         workspace(shared);
-        buffers(5);
-        pipeline(4);
+        buffers(tune([3, 4, 5], default = 5));
+        pipeline(tune([2, 3, 4], default = 4));
+        constraint(buffers == pipeline + 1);
         unroll(k);
     }
 }

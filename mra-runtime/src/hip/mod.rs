@@ -129,11 +129,8 @@ impl ScratchDir {
             let n = COUNTER.fetch_add(1, Ordering::Relaxed);
             let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0);
             let path = base.join(format!("mra-{purpose}-{}-{n}-{nanos}", std::process::id()));
-            match std::fs::create_dir(&path) {
-                Ok(()) => {
-                    crate::scratch::register(path.clone());
-                    return Ok(ScratchDir { path });
-                }
+            match crate::scratch::create(&path) {
+                Ok(()) => return Ok(ScratchDir { path }),
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
                 Err(source) => return Err(HipError::Io { what: "creating a temporary directory", path, source }),
             }
