@@ -373,6 +373,7 @@ fn async_exchange_expects_exactly_the_bytes_each_block_receives() {
     fused.steps.push(mra_codegen::ir::Located { item: mra_codegen::ir::Step::AsyncExchange(mra_codegen::ir::Value::Fixed(1)), line: 0 });
     let e = mra_codegen::generate(&fused, Request { k: 16, arch: sm90, dtype: DType::F64 }).unwrap_err().to_string();
     assert!(e.contains("async_exchange(1)") && e.contains("needs cluster(N)") && !e.contains('\n'), "{e}");
+}
 
 /// fused-pipe's block size follows K (`default = if K <= 16 { 128 } else { 384 }`): the kernel,
 /// its tunable-parameter line and the tuner's first (default) configuration agree at every K.
