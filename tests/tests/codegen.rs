@@ -201,8 +201,10 @@ fn cluster_levels_need_sm_90_and_a_slice_for_every_block() {
         assert!(matches!(e, PlanError::ArchUnsupported { .. }), "{arch}: {e}");
     }
     let sm90 = mra_codegen::arch::find("sm_90").unwrap();
+    // The configurations below name what they vary; the rest is pinned here (the level's
+    // defaults depend on K: async exchange, cluster(8) and split_cols(2) above K = 28).
     let with = |cfg: &str, k: u32| {
-        let s = level.with_config(&mra_codegen::tune::parse_config(cfg).unwrap()).unwrap();
+        let s = level.with_config(&mra_codegen::tune::parse_config(&format!("buffers=3,async_exchange=0,split_cols=1,threads=256,{cfg}")).unwrap()).unwrap();
         mra_codegen::generate(&s, Request { k, arch: sm90, dtype: DType::F64 })
     };
     // K = 5 over 4 blocks: slices of 2 leave block 3 empty.
