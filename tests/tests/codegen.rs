@@ -377,19 +377,24 @@ fn async_exchange_expects_exactly_the_bytes_each_block_receives() {
     assert!(e.contains("async_exchange(1)") && e.contains("needs cluster(N)") && !e.contains('\n'), "{e}");
 }
 
-/// fused-pipe's block size follows K (`default = if K <= 16 { 128 } else { 384 }`): the kernel,
-/// its tunable-parameter line and the tuner's first (default) configuration agree at every K.
+/// fused-pipe's block size and buffers follow K (`default = if K <= 16 { 128 } else if K <= 21
+/// { 416 } else { 384 }`, buffers 3 for K = 17..21): the kernel, its tunable-parameter line
+/// and the tuner's first (default) configuration agree at every K.
 #[test]
 fn fused_pipe_default_threads_follow_k() {
     let pipe = mra_codegen::levels::find("fused-pipe").unwrap();
     let sm90 = mra_codegen::arch::find("sm_90").unwrap();
     for k in 1..=24 {
-        let want = if k <= 16 { 128 } else { 384 };
+        let (want, buffers) = match k {
+            ..=16 => (128, 2),
+            17..=21 => (416, 3),
+            _ => (384, 2),
+        };
         let req = Request { k, arch: sm90, dtype: DType::F64 };
         let kernel = mra_codegen::generate(&pipe, req).unwrap();
         assert!(kernel.source.contains(&format!("constexpr int THREADS = {want};")), "K={k}");
-        assert!(kernel.source.contains(&format!(" threads={want} ")), "K={k}");
+        assert!(kernel.source.contains(&format!("buffers={buffers} ")) && kernel.source.contains(&format!(" threads={want} ")), "K={k}");
         let (space, _) = mra_runtime::tuning::space(&pipe, k, sm90, DType::F64);
-        assert_eq!(space[0]["threads"], want, "K={k}: the tuner measures the defaults first");
+        assert_eq!((space[0]["threads"], space[0]["buffers"]), (want, buffers), "K={k}: the tuner measures the defaults first");
     }
 }
