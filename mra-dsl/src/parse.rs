@@ -329,7 +329,7 @@ fn condition(input: ParseStream) -> Result<Cond> {
         CmpOp::Gt
     } else {
         let list: Vec<&str> = ops.iter().map(|(w, _)| *w).collect();
-        return Err(input.error(format!("expected a comparison ({}) in `constraint`", list.join(" "))));
+        return Err(input.error(format!("expected a comparison ({}) in the condition", list.join(" "))));
     };
     let rhs = sum(input)?;
     Ok(Cond { lhs, op: Sp { value: op, span }, rhs, text })
@@ -402,10 +402,10 @@ fn atom(input: ParseStream) -> Result<Term> {
         return Ok(Term::Int(int_literal(input, "operand", "constraint")?));
     }
     if input.is_empty() {
-        return Err(input.error("`constraint` ends too early: expected a number, a name or `(`"));
+        return Err(input.error("the condition ends too early: expected a number, a name or `(`"));
     }
     let tt: TokenTree = input.parse()?;
-    Err(Error::new(tt.span(), format!("expected a number, a parameter name or `(` in `constraint`, found `{tt}`")))
+    Err(Error::new(tt.span(), format!("expected a number, a parameter name or `(` in the condition, found `{tt}`")))
 }
 
 /// Reads the comma-separated arguments of one primitive, with messages that name it.
