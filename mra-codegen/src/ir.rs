@@ -229,10 +229,6 @@ pub enum Step {
     /// of the receiving block, which expects the bytes it will receive and waits on that
     /// mbarrier alone: no cluster barrier between pass 0 and pass 1.
     AsyncExchange(Value),
-    /// `overlap_passes(0|1)`: 1: with `pipeline(2)` and `buffers(3)`, a tensor's last pass and
-    /// the next tensor's first pass run between the same two block barriers (they touch
-    /// different buffers), so a tensor costs two barriers instead of three.
-    OverlapPasses(Value),
 }
 
 impl Step {
@@ -257,7 +253,6 @@ impl Step {
             Step::Cluster(_) => "cluster",
             Step::SplitCols(_) => "split_cols",
             Step::AsyncExchange(_) => "async_exchange",
-            Step::OverlapPasses(_) => "overlap_passes",
         }
     }
 }
@@ -372,7 +367,6 @@ impl fmt::Display for Step {
             Step::Cluster(v) => write!(f, "cluster({v})"),
             Step::SplitCols(v) => write!(f, "split_cols({v})"),
             Step::AsyncExchange(v) => write!(f, "async_exchange({v})"),
-            Step::OverlapPasses(v) => write!(f, "overlap_passes({v})"),
         }
     }
 }

@@ -71,9 +71,6 @@ pub struct TransformPlan {
     /// mbarrier of the receiving block (one per gather buffer), instead of stores and a
     /// cluster barrier.
     pub async_exchange: bool,
-    /// `overlap_passes(1)`: with `pipeline(2)` and `buffers(3)`, pass 2 of a tensor and pass 0
-    /// of the block's next tensor run between the same two barriers (two per tensor).
-    pub overlap_passes: bool,
 }
 
 impl TransformPlan {
@@ -510,16 +507,7 @@ impl Schedule {
             if shared_buffers > 2 && pipeline == 1 {
                 return Err(malformed("buffers(N > 2) hold the tensors in flight of pipeline(N - 1): add pipeline(..)"));
             }
-            let overlap_passes = self.step_value(|s| match s {
-                Step::OverlapPasses(v) => Some(v),
-                _ => None,
-            })
-            .unwrap_or(0);
-            if overlap_passes > 1 || (overlap_passes == 1 && (pipeline != 2 || shared_buffers != 3 || tensors != 1 || cluster != 1)) {
-                return Err(malformed("overlap_passes(1) rotates the three buffers of pipeline(2) with buffers(3) (one block per tensor, no tensors(..) or cluster(..)); overlap_passes takes 0 or 1"));
-            }
             let plan = TransformPlan {
-                overlap_passes: overlap_passes == 1,
                 async_exchange: async_exchange == 1,
                 col_split,
                 jam,

@@ -85,7 +85,6 @@ impl Prim {
             PrimKind::Cluster(v) => out.push((named("cluster".into(), v), v)),
             PrimKind::SplitCols(v) => out.push((named("split_cols".into(), v), v)),
             PrimKind::AsyncExchange(v) => out.push((named("async_exchange".into(), v), v)),
-            PrimKind::OverlapPasses(v) => out.push((named("overlap_passes".into(), v), v)),
             _ => {}
         }
         out
@@ -112,7 +111,6 @@ impl Prim {
             PrimKind::Cluster(_) => "cluster",
             PrimKind::SplitCols(_) => "split_cols",
             PrimKind::AsyncExchange(_) => "async_exchange",
-            PrimKind::OverlapPasses(_) => "overlap_passes",
         }
     }
 }
@@ -170,9 +168,6 @@ pub enum PrimKind {
     /// `async_exchange(0|1)`: 1: `cluster(N)`'s exchange uses asynchronous stores that
     /// complete on an mbarrier of the receiving block, instead of stores and a cluster barrier.
     AsyncExchange(Val),
-    /// `overlap_passes(0|1)`: 1: a tensor's last pass and the next tensor's first pass share
-    /// one barrier interval (`pipeline(2)` with `buffers(3)`).
-    OverlapPasses(Val),
 }
 
 /// A numeric argument: `N`, or `tune([N, ...], default = D[, name = ident])` (for threads

@@ -115,11 +115,6 @@ fn check_values(prim: &Prim, errors: &mut Errors) {
                 }
             });
         }
-        PrimKind::OverlapPasses(v) => for_each_value(v, |n| {
-            if n.value > 1 {
-                errors.push(n.span, format!("overlap_passes({}): takes 0 (a barrier after every pass) or 1 (the last pass and the next tensor's first share one)", n.value));
-            }
-        }),
         PrimKind::AsyncExchange(v) => for_each_value(v, |n| {
             if n.value > 1 {
                 errors.push(n.span, format!("async_exchange({}): takes 0 (stores and a cluster barrier) or 1 (asynchronous stores)", n.value));
@@ -472,9 +467,6 @@ fn check_combination(level: &Level, errors: &mut Errors) {
                 format!("`{}` shapes the fused passes: it needs tensorize(mma), cache_read(A, shared) and workspace(shared)", b.name()),
             );
         }
-    }
-    if let (Some(x), None) = (find("overlap_passes"), find("pipeline")) {
-        errors.push(x.ident.span(), "overlap_passes(..) overlaps the passes of consecutive tensors of pipeline(2) with buffers(3): add pipeline(2)");
     }
     if let (Some(x), None) = (find("async_exchange"), find("cluster")) {
         errors.push(x.ident.span(), "async_exchange(..) chooses how the blocks of cluster(N) exchange pass 0's output: add cluster(N)");

@@ -229,10 +229,6 @@ fn step(prim: &Prim, fixed: &HashMap<String, u32>) -> TokenStream {
             let v = nth_value(prim, 0);
             quote!(#ir::Step::Cluster(#v))
         }
-        PrimKind::OverlapPasses(_) => {
-            let v = nth_value(prim, 0);
-            quote!(#ir::Step::OverlapPasses(#v))
-        }
         PrimKind::AsyncExchange(_) => {
             let v = nth_value(prim, 0);
             quote!(#ir::Step::AsyncExchange(#v))

@@ -24,7 +24,6 @@
 //!            | "cluster"       "(" VALUE ")"
 //!            | "split_cols"    "(" VALUE ")"
 //!            | "async_exchange" "(" VALUE ")"
-//!            | "overlap_passes" "(" VALUE ")"
 //! ```
 //!
 //! A VALUE may be tuned: `tune([0, 1, 4], default = 4)` declares a parameter the auto-tuner
@@ -195,7 +194,6 @@ fn parse_prim(input: ParseStream) -> Result<Prim> {
         "tensors" => PrimKind::Tensors(numeric(&mut args, "tensors per block")?),
         "cluster" => PrimKind::Cluster(numeric(&mut args, "blocks per cluster")?),
         "split_cols" => PrimKind::SplitCols(numeric(&mut args, "warps per row tile")?),
-        "overlap_passes" => PrimKind::OverlapPasses(numeric(&mut args, "0 (a barrier after every pass) or 1 (a tensor's last pass and the next one's first share a barrier interval)")?),
         "async_exchange" => PrimKind::AsyncExchange(numeric(&mut args, "0 (stores and a cluster barrier) or 1 (asynchronous stores)")?),
         "bind" => {
             let unit = args.word("bound unit", words::BIND_UNITS)?;

@@ -573,10 +573,6 @@ fn cluster_and_unroll_rows() {
     parse(&format!("{fused} pipeline(2);\n cluster(4);\n async_exchange(tune([0, 1], default = 0));\n}}"));
     assert_error(&format!("{fused} pipeline(2);\n cluster(4);\n async_exchange(2);\n}}"), "async_exchange(2): takes 0", 9, "2");
     assert_error(&format!("{fused} async_exchange(1);\n}}"), "async_exchange(..) chooses how the blocks of cluster(N) exchange", 7, "async_exchange");
-    // overlap_passes(0|1): a boolean, and only with pipeline(..).
-    parse(&format!("{fused} buffers(3);\n pipeline(2);\n overlap_passes(tune([0, 1], default = 1));\n}}"));
-    assert_error(&format!("{fused} buffers(3);\n pipeline(2);\n overlap_passes(2);\n}}"), "overlap_passes(2): takes 0", 9, "2");
-    assert_error(&format!("{fused} overlap_passes(1);\n}}"), "overlap_passes(..) overlaps the passes of consecutive tensors", 7, "overlap_passes");
     // unroll(rows) names how many tiles a wave jams: `by` is required, 1..=4.
     assert_error(&format!("{fused} unroll(rows);\n}}"), "unroll(rows) needs `by = N`", 7, "rows");
     assert_error(&format!("{fused} unroll(rows, by = 8);\n}}"), "unroll(rows, by = 8): a wave computes 1 to 4 row tiles at once", 7, "8");

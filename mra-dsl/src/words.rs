@@ -25,7 +25,6 @@ pub const PRIMITIVES: &[&str] = &[
     "cluster",
     "split_cols",
     "async_exchange",
-    "overlap_passes",
 ];
 
 /// How each primitive is written, for "missing/extra argument" messages.
@@ -50,7 +49,6 @@ pub fn signature(prim: &str) -> &'static str {
         "cluster" => "cluster(N), 1 <= N <= 8, or cluster(tune([N, ...], default = N))",
         "split_cols" => "split_cols(N), 1 <= N <= 4, or split_cols(tune([N, ...], default = N))",
         "async_exchange" => "async_exchange(0|1) or async_exchange(tune([0, 1], default = N))",
-        "overlap_passes" => "overlap_passes(0|1) or overlap_passes(tune([0, 1], default = N))",
         _ => unreachable!("not a primitive: {prim}"),
     }
 }

@@ -398,38 +398,3 @@ fn fused_pipe_default_threads_follow_k() {
         assert_eq!((space[0]["threads"], space[0]["buffers"]), (want, buffers), "K={k}: the tuner measures the defaults first");
     }
 }
-
-/// `overlap_passes(1)`: pass 2 of a tensor and pass 0 of the next run between the same two
-/// barriers, so the batch loop holds two block barriers per tensor instead of three; it needs
-/// pipeline(2) with buffers(3).
-#[test]
-fn overlap_passes_shares_a_barrier_between_a_tensors_last_pass_and_the_next_ones_first() {
-    let pipe = levels::find("fused-pipe").unwrap();
-    let sm90 = mra_codegen::arch::find("sm_90").unwrap();
-    let with = |cfg: &str, k: u32| {
-        let s = pipe.with_config(&mra_codegen::tune::parse_config(cfg).unwrap()).unwrap();
-        mra_codegen::generate(&s, Request { k, arch: sm90, dtype: DType::F64 })
-    };
-    let batch_loop = |src: &str| -> String {
-        let start = src.find("for (int n = ").expect("batch loop");
-        let end = start + src[start..].find("\n}\n").expect("loop end");
-        src[start..end].to_string()
-    };
-    for k in [7u32, 13, 20] {
-        let before = with("overlap_passes=0,buffers=3,threads=128", k).unwrap();
-        let after = with("overlap_passes=1,buffers=3,threads=128", k).unwrap();
-        let (b, a) = (batch_loop(&before.source), batch_loop(&after.source));
-        // The ring of buffers(3): the copy's wait, then after passes 0, 1 and 2.
-        assert_eq!(b.matches("__syncthreads();").count(), 4, "K={k} ring:\n{b}");
-        assert_eq!(a.matches("__syncthreads();").count(), 2, "K={k} overlapped:\n{a}");
-        // Pass 2 (to C) is followed by the next tensor's pass 0 with no barrier between.
-        let p2 = a.find("gemm_pass_to_global(").unwrap();
-        let p0 = a.find("gemm_pass_shared(wx, b_frag, wz").unwrap();
-        assert!(p2 < p0 && !a[p2..p0].contains("__syncthreads"), "{a}");
-        assert_eq!(after.plan.shared_bytes, before.plan.shared_bytes, "the same three buffers");
-    }
-    for cfg in ["overlap_passes=1,buffers=2"] {
-        let e = with(cfg, 13).unwrap_err();
-        assert!(matches!(e, PlanError::Malformed { .. } | PlanError::Constraint { .. }), "{cfg}: {e}");
-    }
-}

@@ -73,20 +73,15 @@ impl Emitter<'_> {
     /// The batch loop of a pipelined fused level; `passes` are the three pass calls with
     /// `{in}`/`{out}` placeholders.
     pub(super) fn pipelined_batch_loop(&self, tp: &TransformPlan, passes: &[String; 3]) -> String {
-        if tp.overlap_passes {
-            return self.overlapped_batch_loop(tp, passes);
-        }
-        let overlap = self.step_comment(|s| matches!(s, Step::OverlapPasses(_)));
-        let off = if overlap.is_empty() { String::new() } else { format!("{overlap}: off, a barrier ends every pass.\n") };
         if tp.shared_buffers == tp.pipeline + 1 {
-            return off + &self.ring_batch_loop(tp, passes);
+            return self.ring_batch_loop(tp, passes);
         }
         let t = self.t();
         let grouped = tp.tensors > 1;
         let barrier = if grouped { "mra_group_barrier(group);" } else { self.d.barrier() };
         let note = self.step_comment(|s| matches!(s, Step::Pipeline(_)));
         let call = |i: usize, input: &str, out: &str| passes[i].replace("{in}", input).replace("{out}", out);
-        let mut s = off + "const int lane = tid % LANES;\n";
+        let mut s = "const int lane = tid % LANES;\n".to_string();
         let (first, stride) = if grouped {
             let tensors = self.step_comment(|s| matches!(s, Step::Tensors(_)));
             s += &format!("{tensors}: warp group `group` transforms its own tensors in its own two buffers.\n");
@@ -130,99 +125,6 @@ impl Emitter<'_> {
         s += &format!("    {barrier}  // the next tensor is in wb for every thread; pass 2 is done with wa\n");
         s += &format!("    {t}* swap = wa;\n    wa = wb;\n    wb = swap;\n");
         s += "}\n";
-        s
-    }
-
-    /// `overlap_passes(1)` (pipeline(2), buffers(3)): three buffers rotate so that pass 2 of
-    /// tensor n (reading `wy`) and pass 0 of tensor n + 1 (reading `wx`, writing `wz`) share one
-    /// barrier interval; pass 1 of n + 1 (`wz` -> `wx`) shares the next with the copy of tensor
-    /// n + 2 into `wy`. Two barriers per tensor instead of three.
-    fn overlapped_batch_loop(&self, tp: &TransformPlan, passes: &[String; 3]) -> String {
-        let t = self.t();
-        let barrier = self.d.barrier();
-        let note = self.step_comment(|s| matches!(s, Step::OverlapPasses(_)));
-        let buffers = self.step_comment(|s| matches!(s, Step::Buffers(_)));
-        let call = |i: usize, input: &str, out: &str| passes[i].replace("{in}", input).replace("{out}", out);
-        let copy = |src: &str, dst: &str, spaces: usize| indent(self.async_tensor_stage(tp, src, dst), spaces);
-        let mut s = "const int lane = tid % LANES;
-const int wave = tid / LANES;
-".to_string();
-        s += &format!("{buffers}: three buffers whose roles rotate.
-");
-        s += &format!("{note}: pass 2 of a tensor and pass 0 of the next share a barrier interval.
-");
-        s += &format!("{t}* wx = w1 + K * W_STRIDE;  // the next tensor's A, then its pass-1 output
-");
-        s += &format!("{t}* wy = w1;  // the current tensor's pass-1 output, then the tensor after next's A
-");
-        s += &format!("{t}* wz = w0;  // pass 0's output
-");
-        s += "// Blocks walk the batch: block b transforms tensors b, b + nblocks, b + 2 nblocks, ...
-";
-        s += "const int first = block;
-const int stride = nblocks;
-";
-        s += "if (first < nfuncs) {
-";
-        s += &indent(self.async_tensor_stage(tp, "(a + (long long)first * K3)", "wx"), 4);
-        s += "    mra_cp_async_wait_all();
-";
-        s += "}
-";
-        s += &format!("{barrier}  // the first tensor is in wx
-");
-        s += "if (first < nfuncs) {
-";
-        s += &format!("    {}  // pass 0 of the first tensor: wx -> wz
-", call(0, "wx", "wz"));
-        s += "}
-";
-        s += &format!("{barrier}  // wx is free
-");
-        s += "if (first + stride < nfuncs) {
-";
-        s += &copy("(a + (long long)(first + stride) * K3)", "wx", 4);
-        s += "}
-";
-        s += "if (first < nfuncs) {
-";
-        s += &format!("    {}  // pass 1 of the first tensor: wz -> wy
-", call(1, "wz", "wy"));
-        s += "}
-";
-        s += "mra_cp_async_wait_all();
-";
-        s += &format!("{barrier}  // wy holds tensor `first` after pass 1, wx the next tensor
-");
-        s += "for (int n = first; n < nfuncs; n += stride) {
-";
-        s += "    const int next = n + stride;
-";
-        s += &format!("    {t}* c_n = c + (long long)n * K3;
-");
-        s += &format!("    {}  // pass 2 of tensor n: wy -> C
-", call(2, "wy", "c_n"));
-        s += &format!("    if (next < nfuncs) {}  // pass 0 of the next tensor: wx -> wz, no barrier between
-", call(0, "wx", "wz"));
-        s += &format!("    {barrier}  // wy and wx are read, wz is written
-");
-        s += "    if (next + stride < nfuncs) {
-";
-        s += &copy("(a + (long long)(next + stride) * K3)", "wy", 8);
-        s += "    }
-";
-        s += &format!("    if (next < nfuncs) {}  // pass 1 of the next tensor: wz -> wx
-", call(1, "wz", "wx"));
-        s += "    mra_cp_async_wait_all();
-";
-        s += &format!("    {barrier}  // wx holds the next tensor after pass 1, wy the one after it
-");
-        s += &format!("    {t}* swap = wx;
-    wx = wy;
-    wy = swap;
-");
-        s += "}
-";
         s
     }
 

@@ -20,9 +20,7 @@ mra_dsl::schedule! {
         workspace(shared);
         buffers(tune([2, 3], default = if K <= 16 { 2 } else if K <= 21 { 3 } else { 2 }));
         pipeline(2);
-        overlap_passes(tune([0, 1], default = 0));
         unroll(k, by = tune([0, 1, 2], default = 0));
         constraint(min_blocks * buffers * K * (K * K + pad_a) * bytes <= shared);
-        constraint(overlap_passes + 2 <= buffers);
     }
 }
