@@ -377,17 +377,17 @@ fn async_exchange_expects_exactly_the_bytes_each_block_receives() {
     assert!(e.contains("async_exchange(1)") && e.contains("needs cluster(N)") && !e.contains('\n'), "{e}");
 }
 
-/// fused-pipe's block size and buffers follow K (`default = if K <= 16 { 128 } else if K <= 21
-/// { 416 } else { 384 }`, buffers 3 for K = 17..21): the kernel, its tunable-parameter line
-/// and the tuner's first (default) configuration agree at every K.
+/// fused-pipe's block size and buffers follow K (as written in levels/fusedp.rs: 128 threads
+/// up to K = 19 and at 21, 416 threads and three buffers at K = 20, 384 threads from 22): the
+/// kernel, its tunable-parameter line and the tuner's first (default) configuration agree.
 #[test]
 fn fused_pipe_default_threads_follow_k() {
     let pipe = mra_codegen::levels::find("fused-pipe").unwrap();
     let sm90 = mra_codegen::arch::find("sm_90").unwrap();
     for k in 1..=24 {
         let (want, buffers) = match k {
-            ..=16 => (128, 2),
-            17..=21 => (416, 3),
+            20 => (416, 3),
+            ..=21 => (128, 2),
             _ => (384, 2),
         };
         let req = Request { k, arch: sm90, dtype: DType::F64 };

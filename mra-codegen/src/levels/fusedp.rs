@@ -5,20 +5,20 @@ mra_dsl::schedule! {
     /// buffers swap roles each tensor; no extra shared memory. AMD: run `fused`.
     /// Tunable (`mra-bench tune`): threads, the shared-row pad, the k-loop unrolling, a minimum
     /// of resident blocks per SM and a third buffer (a ring of two tensors in flight), which
-    /// must all fit in shared memory. The defaults follow K as an H200 measured (NOTES.md runs
-    /// 29, 30): four warps up to K = 16; above, one block per SM, with thirteen warps and the
-    /// third buffer while it fits (K <= 21), twelve warps and two buffers beyond. (Thirteen
+    /// must all fit in shared memory. The defaults follow K as an H200 measured at every K from
+    /// 10 to 24 (NOTES.md runs 29, 30, 37): four warps up to K = 19 and at K = 21, twelve from
+    /// K = 22; at K = 20 thirteen warps (25 row tiles, two each) and the third buffer. (Thirteen
     /// warps are no whole number of 64-wide wavefronts: the condition on `wave` keeps AMD's
     /// refusal the one that matters, cp.async.)
     level fused_pipe "fused-pipe" {
-        threads(tune([128, 256, 384, 416], default = if K <= 16 { 128 } else if K >= 22 { 384 } else if wave == 32 { 416 } else { 384 }));
+        threads(tune([128, 256, 384, 416], default = if K <= 19 { 128 } else if K >= 22 { 384 } else if K == 21 { 128 } else if wave == 32 { 416 } else { 384 }));
         launch_bounds(min_blocks = tune([1, 2], default = 1));
         bind(warps, tiles);
         tensorize(mma);
         cache_read(A, shared, pad = tune([0, 1, 2, 4], default = 4));
         cache_read(B, registers);
         workspace(shared);
-        buffers(tune([2, 3], default = if K <= 16 { 2 } else if K <= 21 { 3 } else { 2 }));
+        buffers(tune([2, 3], default = if K == 20 { 3 } else { 2 }));
         pipeline(2);
         unroll(k, by = tune([0, 1, 2], default = 0));
         constraint(min_blocks * buffers * K * (K * K + pad_a) * bytes <= shared);
