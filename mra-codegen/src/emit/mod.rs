@@ -203,12 +203,6 @@ impl Emitter<'_> {
             Body::Transform(tp) if tp.shared_buffers == 1 && self.plan.min_blocks.is_none() => {
                 self.d.launch_bounds_min_blocks(self.plan.threads, (65536 / (self.plan.threads * 128)).max(1), self.plan.request.arch)
             }
-            // tensors(N): a wave has several tiles per pass, which the compiler would keep in
-            // flight at once (96 registers at K = 10: 2 blocks per SM instead of fused-pipe's 4);
-            // 64 registers per thread keep the block count of one tile per wave.
-            Body::Transform(tp) if tp.tensors > 1 && self.plan.min_blocks.is_none() => {
-                self.d.launch_bounds_min_blocks(self.plan.threads, (65536 / (self.plan.threads * 64)).max(1), self.plan.request.arch)
-            }
             _ => self.d.launch_bounds(self.plan.threads, self.plan.min_blocks, self.plan.request.arch),
         };
         let bounds = bounds.map(|b| b + " ").unwrap_or_default();

@@ -3,9 +3,13 @@ mra_dsl::schedule! {
     /// split into groups that each transform their own tensors in their own two buffers and
     /// wait on their own named barrier (`bar.sync id, count`). A group's barrier waits overlap
     /// the other groups' passes, and each warp has more tiles between two barriers.
+    /// Launch bounds of 2 blocks per SM cap the registers at 255 / 128 (by threads), which
+    /// keeps the kernels free of spills (run 39: the earlier implicit 64-register cap spilled
+    /// at K = 9..16; 128 threads, two groups of two warps, were also the fastest at K = 8..12).
     /// AMD: run `fused`.
     level fused_groups "fused-groups" {
-        threads(tune = [256, 512], default = 256);
+        threads(tune([128, 256, 512], default = 128));
+        launch_bounds(min_blocks = tune([1, 2, 4], default = 2));
         bind(warps, tiles);
         tensorize(mma);
         cache_read(A, shared, pad = 4);
