@@ -165,6 +165,9 @@ pub struct Plan {
     pub dynamic_shared: bool,
     /// `launch_bounds(min_blocks = N)` with N > 1: blocks the compiler must fit on one SM/CU.
     pub min_blocks: Option<u32>,
+    /// The tunable parameters with the values this plan used (defaults resolved for the
+    /// request, or a tuned configuration's).
+    pub parameters: crate::tune::Config,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -362,13 +365,17 @@ impl Schedule {
             if workspace == Memory::Registers {
                 return Err(malformed("workspace(registers) cannot hold a K^3 intermediate"));
             }
+            // The fused form: the tensor and both intermediates in shared memory, matrix fragments
+            // indexed by lane (buffers(1), pipeline(N), cluster(N) build on it).
+            let whole = a.memory == Memory::Shared && workspace == Memory::Shared && fragment.is_some() && !wmma;
+            // Passes that read their input where it lies (not staged chunk by chunk).
+            let direct = a.memory == Memory::Global || (a.memory == Memory::Shared && workspace == Memory::Shared);
             let shared_buffers = self.step_value(|s| match s {
                 Step::Buffers(v) => Some(v),
                 _ => None,
             })
             .unwrap_or(2);
             if shared_buffers == 1 {
-                let whole = a.memory == Memory::Shared && workspace == Memory::Shared && fragment.is_some() && !wmma;
                 if !whole {
                     return Err(malformed("buffers(1) needs tensorize(mma), cache_read(A, shared) and workspace(shared)"));
                 }
@@ -382,7 +389,6 @@ impl Schedule {
             })
             .unwrap_or(1);
             if pipeline != 1 {
-                let whole = a.memory == Memory::Shared && workspace == Memory::Shared && fragment.is_some() && !wmma;
                 // pipeline(2) with buffers(2): the next tensor goes to the buffer pass 2 does not
                 // read; otherwise a ring of N input buffers plus one intermediate.
                 let ring = shared_buffers == pipeline + 1;
@@ -423,7 +429,6 @@ impl Schedule {
             })
             .unwrap_or(1);
             if cluster != 1 {
-                let whole = a.memory == Memory::Shared && workspace == Memory::Shared && fragment.is_some() && !wmma;
                 if !(2..=8).contains(&cluster) || !whole || pipeline != 2 || !(3..=4).contains(&shared_buffers) || tensors != 1 {
                     return Err(malformed("cluster(N) splits the fused passes of pipeline(2) with buffers(3) (slice, intermediate, gather buffer) or buffers(4) (two gather buffers) over N blocks: tensorize(mma), cache_read(A, shared), workspace(shared), no tensors(..); 2 <= N <= 8"));
                 }
@@ -476,7 +481,6 @@ impl Schedule {
             })
             .unwrap_or(1);
             if jam != 1 {
-                let direct = a.memory == Memory::Global || (a.memory == Memory::Shared && workspace == Memory::Shared);
                 if !(1..=4).contains(&jam) || fragment.is_none() || wmma || shared_buffers == 1 || !direct {
                     return Err(malformed("unroll(rows, by = N) jams the row tiles of tensorize(mma) passes that read their input where it lies (not chunk-staged, not buffers(1)); 1 <= N <= 4"));
                 }
@@ -487,7 +491,6 @@ impl Schedule {
             })
             .unwrap_or(1);
             if col_split != 1 {
-                let direct = a.memory == Memory::Global || (a.memory == Memory::Shared && workspace == Memory::Shared);
                 let Some(f) = fragment.filter(|_| !wmma) else {
                     return Err(malformed("split_cols(N) shares the row tiles of tensorize(mma) passes between warps"));
                 };
@@ -584,6 +587,7 @@ impl Schedule {
             workspace_elems_per_tensor: per_tensor,
             dynamic_shared,
             min_blocks,
+            parameters: self.defaults(),
         })
     }
 }

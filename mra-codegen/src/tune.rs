@@ -124,24 +124,29 @@ impl Schedule {
                 return Err(ConfigError::NotAChoice { level: self.name.clone(), name: name.clone(), value, choices: p.choices.clone() });
             }
         }
+        Ok(self.rewrite_defaults(|t| {
+            let name = t["name"].as_str().unwrap_or_default().to_string();
+            let Some(&value) = cfg.get(&name) else { return false };
+            // A chosen value replaces the whole default, conditions included.
+            t.insert("default".into(), value.into());
+            t.remove("default_when");
+            true
+        }))
+    }
+
+    /// This schedule with `f` applied to every tunable parameter's serde form; `f` says whether
+    /// it changed it (only the default may change).
+    fn rewrite_defaults(&self, mut f: impl FnMut(&mut serde_json::Map<String, serde_json::Value>) -> bool) -> Schedule {
         let mut out = self.clone();
         for s in &mut out.steps {
             let mut v = step_json(&s.item);
             let mut changed = false;
-            visit_tunables(&mut v, &mut |t| {
-                let name = t["name"].as_str().unwrap_or_default().to_string();
-                if let Some(&value) = cfg.get(&name) {
-                    // A chosen value replaces the whole default, conditions included.
-                    t.insert("default".into(), value.into());
-                    t.remove("default_when");
-                    changed = true;
-                }
-            });
+            visit_tunables(&mut v, &mut |t| changed |= f(t));
             if changed {
                 s.item = serde_json::from_value(v).expect("only a default changed");
             }
         }
-        Ok(out)
+        out
     }
 
     /// Whether some default depends on the request (`default = if .. { .. } else { .. }`).
@@ -159,23 +164,14 @@ impl Schedule {
             return self.clone();
         }
         let env = |n: &str| builtin(n, k, arch, dtype);
-        let mut out = self.clone();
-        for s in &mut out.steps {
-            let mut v = step_json(&s.item);
-            let mut changed = false;
-            visit_tunables(&mut v, &mut |t| {
-                let Some(when) = t.remove("default_when") else { return };
-                let branches: Vec<DefaultWhen> = serde_json::from_value(when).expect("default_when is a list of branches");
-                if let Some(b) = branches.iter().find(|b| b.when.holds(&env) == Some(true)) {
-                    t.insert("default".into(), b.value.into());
-                }
-                changed = true;
-            });
-            if changed {
-                s.item = serde_json::from_value(v).expect("only a default changed");
+        self.rewrite_defaults(|t| {
+            let Some(when) = t.remove("default_when") else { return false };
+            let branches: Vec<DefaultWhen> = serde_json::from_value(when).expect("default_when is a list of branches");
+            if let Some(b) = branches.iter().find(|b| b.when.holds(&env) == Some(true)) {
+                t.insert("default".into(), b.value.into());
             }
-        }
-        out
+            true
+        })
     }
 
     /// Every combination of the declared choices (the defaults first), before any constraint

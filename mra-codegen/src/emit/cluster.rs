@@ -99,12 +99,7 @@ impl Emitter<'_> {
             s += "// The one arrival of a phase, announcing the bytes the copies will deliver.\n";
             s += "__device__ __forceinline__ void mra_mbar_expect(void* bar, unsigned bytes) {\n";
             s += "    asm volatile(\"mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\" :: \"r\"(mra_smem_addr(bar)), \"r\"(bytes) : \"memory\");\n}\n";
-            s += "__device__ __forceinline__ void mra_mbar_wait(void* bar, unsigned parity) {\n";
-            s += "    unsigned done = 0;\n";
-            s += "    while (!done) {\n";
-            s += "        asm volatile(\"{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }\"\n";
-            s += "                     : \"=r\"(done) : \"r\"(mra_smem_addr(bar)), \"r\"(parity) : \"memory\");\n";
-            s += "    }\n}\n";
+            s += &mbar_wait("mra_mbar_wait", "");
         }
         if tp.async_exchange {
             s += &self.async_exchange_helpers();
@@ -152,12 +147,7 @@ impl Emitter<'_> {
         s += "                 :: \"r\"(mra_cluster_map_shared(p, rank)), \"d\"(v0), \"d\"(v1), \"r\"(mra_cluster_map_shared(bar, rank)) : \"memory\");\n}\n";
         s += "// Waits for a phase of the gather mbarrier with acquire semantics at cluster scope: the other\n";
         s += "// blocks' st.async (released at cluster scope by their complete-tx) are visible after it.\n";
-        s += "__device__ __forceinline__ void mra_mbar_wait_cluster(void* bar, unsigned parity) {\n";
-        s += "    unsigned done = 0;\n";
-        s += "    while (!done) {\n";
-        s += "        asm volatile(\"{ .reg .pred p; mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }\"\n";
-        s += "                     : \"=r\"(done) : \"r\"(mra_smem_addr(bar)), \"r\"(parity) : \"memory\");\n";
-        s += "    }\n}\n";
+        s += &mbar_wait("mra_mbar_wait_cluster", ".acquire.cluster");
         s
     }
 
@@ -410,6 +400,20 @@ impl Emitter<'_> {
             w.lines(&body);
         });
     }
+}
+
+/// The C++ of a function `name(bar, parity)` that spins until that phase of the mbarrier
+/// completes; `sem` is the try_wait's semantics qualifier ("" for its default, acquire at CTA
+/// scope).
+fn mbar_wait(name: &str, sem: &str) -> String {
+    format!(
+        "__device__ __forceinline__ void {name}(void* bar, unsigned parity) {{\n\
+         \x20   unsigned done = 0;\n\
+         \x20   while (!done) {{\n\
+         \x20       asm volatile(\"{{ .reg .pred p; mbarrier.try_wait.parity{sem}.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }}\"\n\
+         \x20                    : \"=r\"(done) : \"r\"(mra_smem_addr(bar)), \"r\"(parity) : \"memory\");\n\
+         \x20   }}\n}}\n"
+    )
 }
 
 /// `text` with every line indented by `spaces`.

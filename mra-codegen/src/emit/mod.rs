@@ -156,9 +156,8 @@ impl Emitter<'_> {
         self.w.line("constexpr int K2 = K * K;");
         self.w.line("constexpr int K3 = K * K * K;");
         self.w.line(format!("constexpr int THREADS = {};  {threads_note}", self.plan.threads));
-        let params = self.s.resolve_defaults(req.k, req.arch, req.dtype).defaults();
-        if !params.is_empty() {
-            self.w.line(format!("// tunable parameters of this kernel: {}", crate::tune::describe(&params)));
+        if !self.plan.parameters.is_empty() {
+            self.w.line(format!("// tunable parameters of this kernel: {}", crate::tune::describe(&self.plan.parameters)));
         }
         for s in &self.s.steps {
             match &s.item {
