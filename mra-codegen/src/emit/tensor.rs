@@ -518,10 +518,27 @@ impl Emitter<'_> {
             }
         };
         let b_fragment = std::rc::Rc::new(b_fragment);
+        // The A fragment's registers: `one` receives a one-register fragment, `each` register r.
+        let (frag_i, frag_k) = (a_i.clone(), a_k.clone());
+        let a_fragment = std::rc::Rc::new(move |w: &mut Writer, one: &str, each: &str| {
+            let (a_i, a_k) = (&frag_i, &frag_k);
+            if a_regs == 1 {
+                w.line(format!("const int a_i = i0 + {a_i};"));
+                w.line(format!("const int a_k = ks * FK + {a_k};"));
+                w.line(format!("{one} = {a_value};"));
+            } else {
+                w.line("#pragma unroll");
+                w.block(format!("for (int r = 0; r < {a_regs}; ++r)"), "", |w| {
+                    w.line(format!("const int a_i = i0 + {a_i};"));
+                    w.line(format!("const int a_k = ks * FK + {a_k};"));
+                    w.line(format!("{each} = {a_value};"));
+                });
+            }
+        });
         if jam > 1 {
             // The tiles tile, tile + WAVES, ..., tile + (JAM - 1) * WAVES of this wave; one past
             // `end` recomputes the first tile (same addresses, no guards) and is not stored.
-            let b_fragment = b_fragment.clone();
+            let (b_fragment, a_fragment) = (b_fragment.clone(), a_fragment.clone());
             return Box::new(move |w: &mut Writer| {
                 w.line(format!("{jam_note}: this wave's tiles tile + u * WAVES, u < JAM, at once."));
                 w.line("int i0s[JAM];");
@@ -543,18 +560,7 @@ impl Emitter<'_> {
                     w.line("#pragma unroll");
                     w.block("for (int u = 0; u < JAM; ++u)", "", |w| {
                         w.line("const int i0 = i0s[u];");
-                        if a_regs == 1 {
-                            w.line(format!("const int a_i = i0 + {a_i};"));
-                            w.line(format!("const int a_k = ks * FK + {a_k};"));
-                            w.line(format!("a_all[u] = {a_value};"));
-                        } else {
-                            w.line("#pragma unroll");
-                            w.block(format!("for (int r = 0; r < {a_regs}; ++r)"), "", |w| {
-                                w.line(format!("const int a_i = i0 + {a_i};"));
-                                w.line(format!("const int a_k = ks * FK + {a_k};"));
-                                w.line(format!("a_all[u][r] = {a_value};"));
-                            });
-                        }
+                        a_fragment(w, "a_all[u]", "a_all[u][r]");
                     });
                     w.line("#pragma unroll");
                     w.block("for (int nf = 0; nf < N_FRAGS; ++nf)", "", |w| {
@@ -595,19 +601,10 @@ impl Emitter<'_> {
             }
             w.block("for (int ks = 0; ks < K_STEPS; ++ks)", "", |w| {
                 w.line(format!("// A fragment: register {} of this lane is A(i0 + {a_i}, ks * FK + {a_k}) = in(k, i).", reg(a_regs)));
-                if a_regs == 1 {
-                    w.line(format!("const int a_i = i0 + {a_i};"));
-                    w.line(format!("const int a_k = ks * FK + {a_k};"));
-                    w.line(format!("const {a_ty} a = {a_value};"));
-                } else {
+                if a_regs > 1 {
                     w.line(format!("{a_ty} a;"));
-                    w.line("#pragma unroll");
-                    w.block(format!("for (int r = 0; r < {a_regs}; ++r)"), "", |w| {
-                        w.line(format!("const int a_i = i0 + {a_i};"));
-                        w.line(format!("const int a_k = ks * FK + {a_k};"));
-                        w.line(format!("a[r] = {a_value};"));
-                    });
                 }
+                a_fragment(w, &format!("const {a_ty} a"), "a[r]");
                 w.line("#pragma unroll");
                 w.block(format!("for (int nf = 0; nf < {nfr}; ++nf)"), "", |w| {
                     b_fragment(w);
