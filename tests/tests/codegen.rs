@@ -406,3 +406,36 @@ fn fused_pipe_default_threads_follow_k() {
         assert_eq!((space[0]["threads"], space[0]["buffers"]), (want, buffers), "K={k}: the tuner measures the defaults first");
     }
 }
+
+/// fused-cluster's defaults from K = 25 to 32 are the fastest configurations the H200 tuning
+/// runs measured (bench/NOTES.md runs 34 and 45; the table below is copied from those runs'
+/// winners, not from the level): the kernel and the tuner's first configuration agree with it.
+#[test]
+fn fused_cluster_defaults_follow_k() {
+    let level = mra_codegen::levels::find("fused-cluster").unwrap();
+    let sm90 = mra_codegen::arch::find("sm_90").unwrap();
+    // K, cluster, split_cols, buffers, threads, async_exchange
+    let table = [
+        (25, 2, 2, 3, 512, 0),
+        (26, 2, 1, 3, 256, 0),
+        (27, 3, 4, 4, 256, 0),
+        (28, 4, 1, 4, 512, 1),
+        (29, 3, 2, 3, 256, 0),
+        (30, 8, 2, 3, 256, 1),
+        (31, 4, 4, 3, 256, 0),
+        (32, 8, 2, 3, 256, 1),
+    ];
+    for (k, cluster, split, buffers, threads, exchange) in table {
+        let kernel = mra_codegen::generate(&level, Request { k, arch: sm90, dtype: DType::F64 }).unwrap();
+        assert!(kernel.source.contains(&format!("constexpr int CLUSTER = {cluster};")), "K={k}");
+        assert!(kernel.source.contains(&format!("constexpr int THREADS = {threads};")), "K={k}");
+        assert_eq!(kernel.source.contains("st.async"), exchange == 1, "K={k}");
+        let (space, _) = mra_runtime::tuning::space(&level, k, sm90, DType::F64);
+        let first = &space[0];
+        assert_eq!(
+            (first["cluster"], first["split_cols"], first["buffers"], first["threads"], first["async_exchange"]),
+            (cluster, split, buffers, threads, exchange),
+            "K={k}: the tuner measures the defaults first"
+        );
+    }
+}
