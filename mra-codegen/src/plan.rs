@@ -75,9 +75,10 @@ pub struct TransformPlan {
 
 impl TransformPlan {
     /// `cluster(N)`: the values of the tensor's second index b (and, after the exchange, of
-    /// the new first index x) one block holds: ceil(K / N), rounded up to even at even K (so
-    /// pass 0's stores into other blocks stay 16-byte pairs: 8-byte ones made K = 28's pass 0
-    /// 2.6x slower, NOTES run 22); the last block may hold fewer.
+    /// the new first index x) one block holds: ceil(K / N), rounded up to even (so pass 0's
+    /// stores into other blocks stay 16-byte pairs: 8-byte ones made K = 28's pass 0 2.6x
+    /// slower, NOTES run 22, and odd K 25..31 1.1-1.2x slower overall, runs 46-47); the last
+    /// block may hold fewer.
     pub fn cluster_slice_width(&self, k: u32) -> u32 {
         slice_width(k, self.cluster.max(1))
     }
@@ -594,8 +595,7 @@ impl Schedule {
 
 /// See [`TransformPlan::cluster_slice_width`].
 fn slice_width(k: u32, cluster: u32) -> u32 {
-    let w = k.div_ceil(cluster);
-    if k % 2 == 0 { w.div_ceil(2) * 2 } else { w }
+    k.div_ceil(cluster).div_ceil(2) * 2
 }
 
 impl Schedule {
