@@ -16,5 +16,8 @@ mra_dsl::schedule! {
         pipeline(tune([2, 3, 4], default = 4));
         constraint(buffers == pipeline + 1);
         unroll(k);
+        // At odd K each K-long output run of the shared intermediates lies K + 1 apart, so a
+        // lane's column pairs are 16-byte stores (NOTES.md runs 38, 42); even K: no change.
+        align_runs(tune([0, 1], default = 1));
     }
 }
