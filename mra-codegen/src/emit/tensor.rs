@@ -151,6 +151,14 @@ impl Emitter<'_> {
                 self.w.line(format!("constexpr int W_STRIDE = K * KR + {};  {cache}: row stride of the shared intermediates", tp.shared_row_pad()));
             } else {
                 self.w.line(format!("constexpr int W_STRIDE = K2 + {};  {cache}: row stride of the shared intermediates", tp.shared_row_pad()));
+                let align = self.step_comment(|s| matches!(s, Step::AlignRuns(_)));
+                if !align.is_empty() {
+                    self.w.line(if k % 2 == 0 {
+                        format!("{align}: K is even, so the output runs lie K apart and their column pairs are 16-byte aligned as they are")
+                    } else {
+                        format!("{align}: off: the output runs lie K apart, so at odd K the stores are element by element")
+                    });
+                }
             }
             if tp.shared_buffers == 1 {
                 let buffers = self.step_comment(|s| matches!(s, Step::Buffers(_)));
