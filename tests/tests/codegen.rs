@@ -476,6 +476,15 @@ fn align_runs_pairs_the_intermediate_stores_at_odd_k() {
     assert!(e.contains(&format!("needs {} bytes", 5 * 17 * (17 * 18 + 4) * 8)), "{e}");
     // fused-groups turns it off where two groups' padded buffers would not fit (K = 19 on sm_90).
     assert_eq!(with("fused-groups", "", 19, sm90).unwrap().plan.parameters["align_runs"], 0);
+    // A constraint's text is one line (the compiler's token printer breaks long ones; each is
+    // printed in a one-line C++ comment), e.g. fused-pipe's shared-memory constraint.
+    for level in levels::all() {
+        for step in level.iter_steps() {
+            if let mra_codegen::ir::Step::Constraint(c) = step {
+                assert!(!c.text.contains('\n'), "{}: `{}`", level.name, c.text);
+            }
+        }
+    }
     // cluster(N) keeps its slices: refused there, in one line.
     let mut cluster = levels::find("fused-cluster").unwrap();
     cluster.steps.push(mra_codegen::ir::Located { item: mra_codegen::ir::Step::AlignRuns(mra_codegen::ir::Value::Fixed(1)), line: 0 });
