@@ -357,10 +357,18 @@ fn async_exchange_expects_exactly_the_bytes_each_block_receives() {
                 let between = &loop_[loop_.find("gemm_pass_scatter(").unwrap()..loop_.find("mra_mbar_wait_cluster(").unwrap()];
                 assert!(!between.contains("mra_cluster_arrive()") && !between.contains("mra_cluster_wait"), "K={k} cluster={blocks}: {between}");
                 assert_eq!(between.contains("mra_cluster_arrive_relaxed()"), buffers == 4, "K={k} cluster={blocks}: {between}");
-                // One relaxed arrival and one wait per tensor, the wait before pass 0.
+                // One relaxed arrival per tensor in the loop; its wait is pass 0's, once per wave
+                // before the wave's first send (after its first tile is computed), or after the
+                // tile loop for a wave without tiles.
                 let body = &loop_[..loop_.find("mra_cluster_wait();  // pairs the last arrive").unwrap()];
-                assert_eq!((body.matches("mra_cluster_arrive_relaxed();").count(), body.matches("mra_cluster_wait();").count()), (1, 1), "K={k}: {body}");
-                assert!(body.find("mra_cluster_wait();").unwrap() < body.find("gemm_pass_scatter(").unwrap(), "K={k}");
+                assert_eq!((body.matches("mra_cluster_arrive_relaxed();").count(), body.matches("mra_cluster_wait();").count()), (1, 0), "K={k}: {body}");
+                let scatter = &src[src.find("void gemm_pass_scatter(").unwrap()..src.find("void gemm_pass_slice(").unwrap()];
+                let tiles = scatter.find("for (int tile =").unwrap();
+                let wait = scatter.find("if (!waited) {").unwrap();
+                let (first_mma, first_send) = (scatter.find("mma_m").unwrap(), scatter.find("mra_send").unwrap());
+                assert!(tiles < wait && first_mma < wait && wait < first_send, "K={k}: the wait must follow the tile's MMAs and precede its sends: {scatter}");
+                assert_eq!(scatter.matches("mra_cluster_wait();").count(), 2, "K={k}: {scatter}");
+                assert!(scatter.contains("bool waited = false;") && scatter.contains("if (!waited) mra_cluster_wait();"), "K={k}: {scatter}");
                 // The mbarriers (bulk copies at even K, one per gather buffer) are in the shared bytes.
                 let bulk = k % 2 == 0;
                 let bars = bulk as u64 + (buffers - 2) as u64;

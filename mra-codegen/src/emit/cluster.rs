@@ -171,10 +171,19 @@ impl Emitter<'_> {
             let body = self.tile_body(tp, f, v, TileMode::Whole);
             self.w.line("");
             self.w.lines(doc);
+            let late_wait = pass == SlicePass::First && waits_in_pass0(tp);
             self.w.block(format!("{inline} void {}(const {t}* in, {b_param}, {t}* out, int lane, int wave, {tail})", v.name()), "", |w| {
                 w.line(format!("{bind}: wave w owns the slice's row tiles w, w + WAVES, ..."));
                 w.line("const int end = SLICE_TILES;");
+                if late_wait {
+                    w.line("// The cluster wait that lets this block store into the others' gather buffers comes after");
+                    w.line("// this wave's first tile is computed: a late block's skew overlaps that work (run 43).");
+                    w.line("bool waited = false;");
+                }
                 w.block(format!("for (int tile = {first}; tile < end; tile += {step})"), "", |w| body(w));
+                if late_wait {
+                    w.line("if (!waited) mra_cluster_wait();  // a wave without tiles still pairs the arrive");
+                }
             });
         }
         [
@@ -238,8 +247,9 @@ impl Emitter<'_> {
         let send = tp.async_exchange;
         // Is there a relaxed "done reading" arrival at the end of each tensor?
         let done_arrive = !double;
-        // Does a cluster wait precede each pass 0 (pairing the previous "done reading")?
-        let wait_first = !double || send;
+        // Does a cluster wait precede each pass 0's stores (pairing the previous "done reading")?
+        // Pass 0 makes it, before each wave's first store (see `waits_in_pass0`).
+        let wait_first = waits_in_pass0(tp);
         let mut s = String::new();
         s += "const int lane = tid % LANES;\nconst int wave = tid / LANES;\n";
         s += &format!("{note}: block `rank` of the cluster holds b (and later x) in b0 .. b0 + CL.\n");
@@ -301,10 +311,9 @@ impl Emitter<'_> {
         }
         s += "for (int n = first; n < nfuncs; n += stride) {\n";
         s += &indent(&self.slice_wait(tp), 4);
-        if double && send {
-            s += "    mra_cluster_wait();  // every block is done with wg (two tensors back)\n";
-        } else if wait_first {
-            s += "    mra_cluster_wait();  // every block is done reading its gather buffer (previous tensor)\n";
+        if wait_first {
+            let what = if double { "is done with wg, two tensors back" } else { "is done reading its gather buffer" };
+            s += &format!("    // Pass 0 waits until every block of the cluster {what}, before each wave's first store.\n");
         }
         if send {
             s += &format!("    if (tid == 0) mra_mbar_expect(gather_bar, gather_bytes);  {exchange}: this tensor's phase of wg's mbarrier\n");
@@ -400,6 +409,15 @@ impl Emitter<'_> {
             w.lines(&body);
         });
     }
+}
+
+/// Does each tensor's pass 0 wait at the cluster barrier (pairing the "done reading" arrive of
+/// the previous tensor, or the first "started" arrive) before its stores into other blocks? Not
+/// with two gather buffers and plain stores, where the barrier after pass 0 orders the reuse.
+/// Every wave waits once, before its first store (or after its tiles, if it has none), so the
+/// wait overlaps the first tile's computation instead of preceding it.
+pub(super) fn waits_in_pass0(tp: &TransformPlan) -> bool {
+    tp.shared_buffers != 4 || tp.async_exchange
 }
 
 /// The C++ of a function `name(bar, parity)` that spins until that phase of the mbarrier

@@ -505,7 +505,14 @@ impl Emitter<'_> {
         let pair_guard = c_guard.clone();
         let into_runs = v.out_runs && k % 2 == 1;
         let (pi, pj) = (f.c.row.cpp("lane", "(2 * q)", f.lanes), f.c.col.cpp("lane", "(2 * q)", f.lanes));
+        let late_wait = v.slice == Some(SlicePass::First) && super::cluster::waits_in_pass0(tp);
         let store_tile = move |w: &mut Writer| {
+            if late_wait {
+                w.line("if (!waited) {  // this wave's first store into another block: the cluster may go on");
+                w.line("    mra_cluster_wait();");
+                w.line("    waited = true;");
+                w.line("}");
+            }
             if paired {
                 w.line(format!("// D fragment: registers 2q, 2q + 1 of this lane are D(i0 + {c_i}, {col0} + {c_j}) for r = 2q, 2q + 1:"));
                 w.line("// adjacent columns of one row, stored as one 16-byte access.");
