@@ -189,6 +189,47 @@ fn pair_stores_into_shared_rows_only_with_an_even_stride() {
     assert!(!pair_into_shared(1), "an odd pad must not pair stores into shared rows");
 }
 
+/// cluster(N)'s pass 0 pairs its remote stores at odd K too where that is sound: wherever the
+/// emitted scatter uses 16-byte stores, every pair (j even) must lie in one block and start at an
+/// even offset of that block's gather buffer, checked here by walking every output element of
+/// pass 0 with the layout's formula; st.async (which counts bytes) keeps single stores at odd K.
+#[test]
+fn cluster_pass0_pairs_only_where_every_pair_is_aligned_in_one_block() {
+    let sm90 = mra_codegen::arch::find("sm_90").unwrap();
+    let level = levels::find("fused-cluster").unwrap();
+    let mut paired_odd = 0;
+    for k in [13u32, 25, 27, 29, 31] {
+        for n in [2u32, 3, 4, 8] {
+            for (pad, exchange) in [(4u32, 0u32), (2, 0), (0, 0), (4, 1)] {
+                let cfg = mra_codegen::tune::parse_config(&format!("cluster={n},pad_a={pad},async_exchange={exchange},buffers=3,split_cols=1,threads=256")).unwrap();
+                let Ok(kernel) = mra_codegen::generate(&level.with_config(&cfg).unwrap(), Request { k, arch: sm90, dtype: DType::F64 }) else { continue };
+                let src = &kernel.source;
+                let scatter = &src[src.find("void gemm_pass_scatter(").unwrap()..src.find("void gemm_pass_slice(").unwrap()];
+                let paired = scatter.contains("make_double2") || scatter.contains("mra_send_pair(");
+                let cl = k.div_ceil(n);
+                let stride = k * cl + pad;
+                // Every pair (j, j + 1), j even, j < K, of every row (b, c) of pass 0's output.
+                let sound = (0..k).all(|b| {
+                    (0..k).all(|c| {
+                        (0..k).step_by(2).all(|j| {
+                            let at = b * stride + c * cl + j % cl;
+                            j / cl == (j + 1) / cl && at % 2 == 0 && j % cl + 1 < cl
+                        })
+                    })
+                });
+                if paired {
+                    assert!(sound, "K={k} cluster={n} pad={pad}: pairs that straddle blocks or are 8-byte aligned");
+                    assert_eq!(exchange, 0, "K={k} cluster={n}: st.async pairs would send padding it does not count");
+                    paired_odd += 1;
+                } else if exchange == 0 {
+                    assert!(!sound, "K={k} cluster={n} pad={pad}: pairs would be sound here but were not used");
+                }
+            }
+        }
+    }
+    assert!(paired_odd >= 4, "{paired_odd}");
+}
+
 /// `cluster(N)` (level fused-cluster): sm_90 only, and only where each block of the cluster
 /// holds part of the tensor's second index; the slices (CL = ceil(K / N) values) set the
 /// shared memory.
@@ -498,4 +539,37 @@ fn align_runs_pairs_the_intermediate_stores_at_odd_k() {
     cluster.steps.push(mra_codegen::ir::Located { item: mra_codegen::ir::Step::AlignRuns(mra_codegen::ir::Value::Fixed(1)), line: 0 });
     let e = mra_codegen::generate(&cluster, Request { k: 27, arch: sm90, dtype: DType::F64 }).unwrap_err().to_string();
     assert!(e.contains("align_runs(1)") && e.contains("cluster(N)") && !e.contains('\n'), "{e}");
+}
+
+/// fused-cluster's defaults from K = 25 to 32 are the fastest configurations the H200 tuning
+/// runs measured (bench/NOTES.md runs 34 and 45; the table below is copied from those runs'
+/// winners, not from the level): the kernel and the tuner's first configuration agree with it.
+#[test]
+fn fused_cluster_defaults_follow_k() {
+    let level = mra_codegen::levels::find("fused-cluster").unwrap();
+    let sm90 = mra_codegen::arch::find("sm_90").unwrap();
+    // K, cluster, split_cols, buffers, threads, async_exchange
+    let table = [
+        (25, 2, 2, 3, 512, 0),
+        (26, 2, 1, 3, 256, 0),
+        (27, 3, 4, 4, 256, 0),
+        (28, 4, 1, 4, 512, 1),
+        (29, 3, 2, 3, 256, 0),
+        (30, 8, 2, 3, 256, 1),
+        (31, 4, 4, 3, 256, 0),
+        (32, 8, 2, 3, 256, 1),
+    ];
+    for (k, cluster, split, buffers, threads, exchange) in table {
+        let kernel = mra_codegen::generate(&level, Request { k, arch: sm90, dtype: DType::F64 }).unwrap();
+        assert!(kernel.source.contains(&format!("constexpr int CLUSTER = {cluster};")), "K={k}");
+        assert!(kernel.source.contains(&format!("constexpr int THREADS = {threads};")), "K={k}");
+        assert_eq!(kernel.source.contains("st.async"), exchange == 1, "K={k}");
+        let (space, _) = mra_runtime::tuning::space(&level, k, sm90, DType::F64);
+        let first = &space[0];
+        assert_eq!(
+            (first["cluster"], first["split_cols"], first["buffers"], first["threads"], first["async_exchange"]),
+            (cluster, split, buffers, threads, exchange),
+            "K={k}: the tuner measures the defaults first"
+        );
+    }
 }

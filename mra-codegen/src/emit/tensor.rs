@@ -495,9 +495,15 @@ impl Emitter<'_> {
         // a pair starting at j < K ends at j + 1 <= K, slot K being the run's padding.
         // Into a shared intermediate the row stride K·KR + pad must be even too, or odd rows'
         // pairs are 8-byte aligned only (a tuned odd pad hit CUDA_ERROR_MISALIGNED_ADDRESS).
+        // cluster(N)'s pass 0 with plain stores at odd K: the gather buffers' offsets
+        // (b, c)·SLICE_STRIDE-rows + c·CL + x % CL are even for even x when CL and the stride are
+        // even, whatever K; a pair (K - 1, K) stays in one block (K odd, CL even: CL does not
+        // divide K) and its second value lands in the padding column x = K, which pass 1 reads
+        // only into rows that are never stored. (st.async counts the bytes it sends: not there.)
+        let odd_pairs = k % 2 == 1 && v.slice == Some(SlicePass::First) && !tp.async_exchange;
         let paired = dtype == crate::DType::F64
             && self.d.vendor() == crate::Vendor::Nvidia
-            && (k % 2 == 0 || v.out_runs)
+            && (k % 2 == 0 || v.out_runs || odd_pairs)
             && (!v.out_shared || tp.shared_row_pad() % 2 == 0)
             && (v.slice != Some(SlicePass::First) || tp.cluster_slice_width(k) % 2 == 0)
             && f.c.regs % 2 == 0

@@ -8,22 +8,25 @@ mra_dsl::schedule! {
     /// alternates two gather buffers: one cluster barrier per tensor instead of two.
     /// async_exchange(1) sends pass 0's output with st.async, counted by an mbarrier of the
     /// receiving block, instead of stores and a cluster barrier.
-    /// The defaults follow K as the H200 tuning runs found (NOTES.md runs 24-28): K = 29..32
-    /// cluster(8) with split_cols(2), K = 25..28 four buffers (512 threads at K = 28), in f64
-    /// the asynchronous exchange. Elsewhere: run fused-pipe (K <= 24) or L7-breg.
+    /// The defaults follow K as the H200 tuning runs found (NOTES.md runs 24-28, 34, 45), per K
+    /// from 25 to 32: odd K and K = 26 the fewest blocks whose three slices fit (cluster 2 at
+    /// K = 25, 26; 3 at 27, 29; 4 at 31) with plain remote stores, as many column splits as
+    /// registers ask for, and 512 threads at K = 25; K = 28 four buffers, 512 threads, cluster 4;
+    /// K = 30, 32 cluster(8) with split_cols(2); even K from 28 on the asynchronous exchange
+    /// (f64). Elsewhere: run fused-pipe (K <= 24).
     level fused_cluster "fused-cluster" {
-        threads(tune([128, 256, 512], default = if K >= 29 { 256 } else if K >= 28 { 512 } else { 256 }));
+        threads(tune([128, 256, 512], default = if K == 25 { 512 } else if K == 28 { 512 } else { 256 }));
         bind(warps, tiles);
         tensorize(mma);
         cache_read(A, shared, pad = tune([0, 2, 4, 8], default = 4));
         cache_read(B, registers);
         workspace(shared);
-        buffers(tune([3, 4], default = if K >= 29 { 3 } else if K >= 25 { 4 } else { 3 }));
+        buffers(tune([3, 4], default = if K == 27 { 4 } else if K == 28 { 4 } else { 3 }));
         pipeline(2);
         unroll(rows, by = tune([1, 2], default = 1));
-        split_cols(tune([1, 2, 4], default = if K >= 29 { 2 } else { 1 }));
-        cluster(tune([2, 3, 4, 8], default = if K >= 29 { 8 } else { 4 }));
-        async_exchange(tune([0, 1], default = if bytes != 8 { 0 } else if K >= 25 { 1 } else { 0 }));
+        split_cols(tune([1, 2, 4], default = if K == 27 { 4 } else if K == 31 { 4 } else if K == 25 { 2 } else if K >= 29 { 2 } else { 1 }));
+        cluster(tune([2, 3, 4, 8], default = if K <= 24 { 4 } else if K <= 26 { 2 } else if K == 28 { 4 } else if K <= 29 { 3 } else if K == 31 { 4 } else { 8 }));
+        async_exchange(tune([0, 1], default = if bytes != 8 { 0 } else if K % 2 == 1 { 0 } else if K >= 28 { 1 } else { 0 }));
         launch_bounds(min_blocks = tune([1, 2], default = 1));
     }
 }
