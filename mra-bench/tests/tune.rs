@@ -30,11 +30,19 @@ fn list_prints_parameters_constraints_and_candidates_per_k() {
     let o = mra_bench(&["tune", "--list", "-l", "fused", "-K", "16,20,32", "--arch", "sm_90"], &temp("list"));
     assert!(o.status.success(), "{}", text(&o.stderr));
     let out = text(&o.stdout);
-    assert!(out.contains("fused (4 parameters, 72 combinations)"), "{out}");
+    assert!(out.contains("fused (5 parameters, 144 combinations)"), "{out}");
     assert!(out.contains("pad_a        [0, 1, 2, 4] default 4"), "{out}");
-    assert!(out.contains("constraint   min_blocks * 2 * K * (K * K + pad_a) * bytes <= shared"), "{out}");
+    assert!(out.contains("align_runs   [0, 1] default if K % 2 == 1 { 1 } else { 0 }"), "{out}");
+    assert!(out.contains("constraint   min_blocks * 2 * K * (K * (K + align_runs) + pad_a) * bytes <= shared"), "{out}");
+    assert!(out.contains("constraint   align_runs <= K % 2"), "{out}");
     // K=20: 2·20·(400+pad)·8 > 227 KiB / 2, so min_blocks=2 goes; K=32 fits in no configuration.
+    // At even K align_runs is 0 only (the same kernel either way), so the counts are as before.
     assert!(out.contains("sm_90    candidates  K=16: 72, K=20: 36, K=32: 0"), "{out}");
+    // At odd K both layouts are candidates: at K=17 the largest configuration (min_blocks=2,
+    // pad 4, runs 18 apart) needs 2·2·17·(17·18 + 4)·8 = 168640 B <= 227 KiB, so all 72 × 2.
+    let o = mra_bench(&["tune", "--list", "-l", "fused-pipe,fused", "-K", "17", "--arch", "sm_90"], &temp("list-odd"));
+    let out = text(&o.stdout);
+    assert!(o.status.success() && out.contains("fused-pipe (6 parameters") && out.contains("sm_90    candidates  K=17: 144"), "{out}");
 }
 
 #[test]

@@ -229,6 +229,14 @@ pub enum Step {
     /// of the receiving block, which expects the bytes it will receive and waits on that
     /// mbarrier alone: no cluster barrier between pass 0 and pass 1.
     AsyncExchange(Value),
+    /// `align_runs(0|1)`: the layout of the shared intermediates of whole-tensor fused passes.
+    /// A pass's output element (i, j) lies in row i / K, run i % K, column j of the next pass's
+    /// input; 1: at odd K the K-long runs are KR = K + 1 apart (slot K is padding nobody reads),
+    /// so every column pair (j, j + 1), j even, is 16-byte aligned and stored as one access
+    /// (NVIDIA f64), and the next pass reads element a_i of its row at (a_i / K)·KR + a_i % K.
+    /// At even K, and with 0, the runs are K apart (KR = K). The first pass's input (the tensor
+    /// as copied in) keeps the plain layout.
+    AlignRuns(Value),
 }
 
 impl Step {
@@ -253,6 +261,7 @@ impl Step {
             Step::Cluster(_) => "cluster",
             Step::SplitCols(_) => "split_cols",
             Step::AsyncExchange(_) => "async_exchange",
+            Step::AlignRuns(_) => "align_runs",
         }
     }
 }
@@ -367,6 +376,7 @@ impl fmt::Display for Step {
             Step::Cluster(v) => write!(f, "cluster({v})"),
             Step::SplitCols(v) => write!(f, "split_cols({v})"),
             Step::AsyncExchange(v) => write!(f, "async_exchange({v})"),
+            Step::AlignRuns(v) => write!(f, "align_runs({v})"),
         }
     }
 }

@@ -71,6 +71,9 @@ pub struct TransformPlan {
     /// mbarrier of the receiving block (one per gather buffer), instead of stores and a
     /// cluster barrier.
     pub async_exchange: bool,
+    /// `align_runs(1)`: at odd K the K-long output runs of the shared intermediates lie
+    /// K + 1 apart (see [`TransformPlan::run_stride`]).
+    pub align_runs: bool,
 }
 
 impl TransformPlan {
@@ -130,6 +133,24 @@ impl TransformPlan {
     /// rows a fragment load touches fall in different banks.
     pub fn shared_row_pad(&self) -> u32 {
         if self.stages_whole_tensor() { self.a.pad } else { 0 }
+    }
+
+    /// KR: the distance between two K-long output runs (fixed i, j = 0..K-1) in a shared
+    /// intermediate. K, or with `align_runs(1)` at odd K, K + 1: even, so that every column
+    /// pair (j, j + 1) with j even starts 16 bytes aligned (slot K of a run is padding).
+    pub fn run_stride(&self, k: u32) -> u32 {
+        if self.runs_padded(k) { k + 1 } else { k }
+    }
+
+    /// Whether the shared intermediates (passes 0 → 1 and 1 → 2) hold padded runs at this K;
+    /// the first pass's input, copied in as it lies in device memory, never does.
+    pub fn runs_padded(&self, k: u32) -> bool {
+        self.align_runs && self.stages_whole_tensor() && k % 2 == 1
+    }
+
+    /// Elements of one row of a shared buffer (W_STRIDE): K runs of KR, then the row pad.
+    pub fn shared_row_elems(&self, k: u32) -> u32 {
+        k * self.run_stride(k) + self.shared_row_pad()
     }
 
     /// K rounded up to a multiple of `m`: fragments pad the contraction and the columns.
@@ -476,6 +497,17 @@ impl Schedule {
                     });
                 }
             }
+            let align_runs = self.step_value(|s| match s {
+                Step::AlignRuns(v) => Some(v),
+                _ => None,
+            })
+            .unwrap_or(0);
+            if align_runs > 1 {
+                return Err(malformed("align_runs(N) takes 0 (runs at stride K) or 1 (runs at an even stride at odd K)"));
+            }
+            if align_runs == 1 && (!whole || cluster != 1) {
+                return Err(malformed("align_runs(1) pads the runs of the whole-tensor shared intermediates of fused passes: it needs tensorize(mma), cache_read(A, shared) and workspace(shared), without cluster(N) (whose slices keep their layout)"));
+            }
             let jam = self.step_value(|s| match s {
                 Step::Unroll(Loop::Rows, by) => Some(by),
                 _ => None,
@@ -512,6 +544,7 @@ impl Schedule {
                 return Err(malformed("buffers(N > 2) hold the tensors in flight of pipeline(N - 1): add pipeline(..)"));
             }
             let plan = TransformPlan {
+                align_runs: align_runs == 1,
                 async_exchange: async_exchange == 1,
                 col_split,
                 jam,
@@ -544,7 +577,9 @@ impl Schedule {
                 (plan.shared_buffers as u64 * plan.cluster_slice_elems(k) * elem + mbarriers, 0)
             } else if workspace == Memory::Shared {
                 let buffers = if plan.stages_whole_tensor() { plan.shared_buffers } else { 2 } as u64;
-                (plan.tensors as u64 * buffers * k as u64 * ((k * k + plan.shared_row_pad()) as u64) * elem, 0)
+                // K rows of W_STRIDE elements (the runs K or K + 1 apart, then the row pad).
+                let row = if plan.stages_whole_tensor() { plan.shared_row_elems(k) } else { k * k };
+                (plan.tensors as u64 * buffers * k as u64 * row as u64 * elem, 0)
             } else {
                 (0, 2 * k3)
             };

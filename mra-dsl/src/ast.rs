@@ -85,6 +85,7 @@ impl Prim {
             PrimKind::Cluster(v) => out.push((named("cluster".into(), v), v)),
             PrimKind::SplitCols(v) => out.push((named("split_cols".into(), v), v)),
             PrimKind::AsyncExchange(v) => out.push((named("async_exchange".into(), v), v)),
+            PrimKind::AlignRuns(v) => out.push((named("align_runs".into(), v), v)),
             _ => {}
         }
         out
@@ -111,6 +112,7 @@ impl Prim {
             PrimKind::Cluster(_) => "cluster",
             PrimKind::SplitCols(_) => "split_cols",
             PrimKind::AsyncExchange(_) => "async_exchange",
+            PrimKind::AlignRuns(_) => "align_runs",
         }
     }
 }
@@ -168,6 +170,9 @@ pub enum PrimKind {
     /// `async_exchange(0|1)`: 1: `cluster(N)`'s exchange uses asynchronous stores that
     /// complete on an mbarrier of the receiving block, instead of stores and a cluster barrier.
     AsyncExchange(Val),
+    /// `align_runs(0|1)`: 1: at odd K each K-long output run of the shared intermediates
+    /// starts at an even offset (run stride K + 1), so column pairs are 16-byte stores.
+    AlignRuns(Val),
 }
 
 /// A numeric argument: `N`, or `tune([N, ...], default = D[, name = ident])` (for threads

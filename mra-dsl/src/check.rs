@@ -120,6 +120,11 @@ fn check_values(prim: &Prim, errors: &mut Errors) {
                 errors.push(n.span, format!("async_exchange({}): takes 0 (stores and a cluster barrier) or 1 (asynchronous stores)", n.value));
             }
         }),
+        PrimKind::AlignRuns(v) => for_each_value(v, |n| {
+            if n.value > 1 {
+                errors.push(n.span, format!("align_runs({}): takes 0 (runs at stride K) or 1 (runs at an even stride at odd K)", n.value));
+            }
+        }),
         PrimKind::CacheRead {
             into,
             pad: Some((word, pad)),
@@ -458,7 +463,7 @@ fn check_combination(level: &Level, errors: &mut Errors) {
             }
         }
     }
-    for b in ["buffers", "pipeline", "tensors", "cluster", "split_cols"].into_iter().filter_map(|name| find(name)) {
+    for b in ["buffers", "pipeline", "tensors", "cluster", "split_cols", "align_runs"].into_iter().filter_map(|name| find(name)) {
         let shared_workspace = level.prims.iter().any(|p| matches!(&p.kind, PrimKind::Workspace(m) if m.value == Memory::Shared));
         let staged_a = level.prims.iter().any(|p| matches!(&p.kind, PrimKind::CacheRead { operand, into, .. } if operand.value == crate::ast::Operand::A && into.value == Memory::Shared));
         if tensorize.is_none() || !shared_workspace || !staged_a {
@@ -470,6 +475,12 @@ fn check_combination(level: &Level, errors: &mut Errors) {
     }
     if let (Some(x), None) = (find("async_exchange"), find("cluster")) {
         errors.push(x.ident.span(), "async_exchange(..) chooses how the blocks of cluster(N) exchange pass 0's output: add cluster(N)");
+    }
+    if let (Some(x), Some(c)) = (find("align_runs"), find("cluster")) {
+        errors.push(
+            x.ident.span(),
+            format!("align_runs(..) pads the runs of whole-tensor intermediates; cluster(N) (line {}) keeps its slices' layout", c.ident.span().start().line),
+        );
     }
     if let (Some(write), None) = (find("cache_write"), find("register_tile")) {
         errors.push(

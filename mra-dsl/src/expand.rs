@@ -233,6 +233,10 @@ fn step(prim: &Prim, fixed: &HashMap<String, u32>) -> TokenStream {
             let v = nth_value(prim, 0);
             quote!(#ir::Step::AsyncExchange(#v))
         }
+        PrimKind::AlignRuns(_) => {
+            let v = nth_value(prim, 0);
+            quote!(#ir::Step::AlignRuns(#v))
+        }
         PrimKind::Buffers(_) => {
             let v = nth_value(prim, 0);
             quote!(#ir::Step::Buffers(#v))

@@ -24,6 +24,7 @@
 //!            | "cluster"       "(" VALUE ")"
 //!            | "split_cols"    "(" VALUE ")"
 //!            | "async_exchange" "(" VALUE ")"
+//!            | "align_runs"    "(" VALUE ")"
 //! ```
 //!
 //! A VALUE may be tuned: `tune([0, 1, 4], default = 4)` declares a parameter the auto-tuner
@@ -195,6 +196,7 @@ fn parse_prim(input: ParseStream) -> Result<Prim> {
         "cluster" => PrimKind::Cluster(numeric(&mut args, "blocks per cluster")?),
         "split_cols" => PrimKind::SplitCols(numeric(&mut args, "warps per row tile")?),
         "async_exchange" => PrimKind::AsyncExchange(numeric(&mut args, "0 (stores and a cluster barrier) or 1 (asynchronous stores)")?),
+        "align_runs" => PrimKind::AlignRuns(numeric(&mut args, "0 (runs at stride K) or 1 (runs at an even stride)")?),
         "bind" => {
             let unit = args.word("bound unit", words::BIND_UNITS)?;
             let map = match unit.value {
@@ -305,7 +307,9 @@ fn numeric(args: &mut Args, what: &str) -> Result<Val> {
 
 /// `lhs op rhs` of a `constraint(..)`.
 fn condition(input: ParseStream) -> Result<Cond> {
-    let text = input.fork().parse::<proc_macro2::TokenStream>()?.to_string();
+    // One line whatever its length: the compiler's token printer breaks long streams, and the
+    // text is printed in one-line comments of the generated C++.
+    let text = input.fork().parse::<proc_macro2::TokenStream>()?.to_string().split_whitespace().collect::<Vec<_>>().join(" ");
     let lhs = sum(input)?;
     let ops: [(&str, CmpOp); 6] = [("<=", CmpOp::Le), (">=", CmpOp::Ge), ("==", CmpOp::Eq), ("!=", CmpOp::Ne), ("<", CmpOp::Lt), (">", CmpOp::Gt)];
     let span = input.span();

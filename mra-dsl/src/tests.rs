@@ -573,6 +573,16 @@ fn cluster_and_unroll_rows() {
     parse(&format!("{fused} pipeline(2);\n cluster(4);\n async_exchange(tune([0, 1], default = 0));\n}}"));
     assert_error(&format!("{fused} pipeline(2);\n cluster(4);\n async_exchange(2);\n}}"), "async_exchange(2): takes 0", 9, "2");
     assert_error(&format!("{fused} async_exchange(1);\n}}"), "async_exchange(..) chooses how the blocks of cluster(N) exchange", 7, "async_exchange");
+    // align_runs(0|1) lays out the fused intermediates: a boolean, with the fused steps, without cluster(N).
+    parse(&format!("{fused} align_runs(tune([0, 1], default = if K % 2 == 1 {{ 1 }} else {{ 0 }}));\n constraint(align_runs <= K % 2);\n}}"));
+    assert_error(&format!("{fused} align_runs(2);\n}}"), "align_runs(2): takes 0 (runs at stride K) or 1", 7, "2");
+    assert_error(
+        "level f \"f\" {\n threads(256);\n bind(warps, tiles);\n tensorize(mma);\n align_runs(1);\n}",
+        "`align_runs` shapes the fused passes: it needs tensorize(mma), cache_read(A, shared) and workspace(shared)",
+        5,
+        "align_runs",
+    );
+    assert_error(&format!("{fused} pipeline(2);\n cluster(4);\n align_runs(1);\n}}"), "align_runs(..) pads the runs of whole-tensor intermediates; cluster(N) (line 8) keeps", 9, "align_runs");
     // unroll(rows) names how many tiles a wave jams: `by` is required, 1..=4.
     assert_error(&format!("{fused} unroll(rows);\n}}"), "unroll(rows) needs `by = N`", 7, "rows");
     assert_error(&format!("{fused} unroll(rows, by = 8);\n}}"), "unroll(rows, by = 8): a wave computes 1 to 4 row tiles at once", 7, "8");

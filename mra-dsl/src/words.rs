@@ -25,6 +25,7 @@ pub const PRIMITIVES: &[&str] = &[
     "cluster",
     "split_cols",
     "async_exchange",
+    "align_runs",
 ];
 
 /// How each primitive is written, for "missing/extra argument" messages.
@@ -49,6 +50,7 @@ pub fn signature(prim: &str) -> &'static str {
         "cluster" => "cluster(N), 1 <= N <= 8, or cluster(tune([N, ...], default = N))",
         "split_cols" => "split_cols(N), 1 <= N <= 4, or split_cols(tune([N, ...], default = N))",
         "async_exchange" => "async_exchange(0|1) or async_exchange(tune([0, 1], default = N))",
+        "align_runs" => "align_runs(0|1) or align_runs(tune([0, 1], default = N))",
         _ => unreachable!("not a primitive: {prim}"),
     }
 }

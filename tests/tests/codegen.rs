@@ -448,6 +448,99 @@ fn fused_pipe_default_threads_follow_k() {
     }
 }
 
+/// The text of the device function `name` in `src`: from its signature to its closing brace.
+fn function<'a>(src: &'a str, name: &str) -> &'a str {
+    let start = src.find(&format!(" void {name}(")).unwrap_or_else(|| panic!("no function {name}"));
+    let len = src[start..].find("\n}\n").expect("the function's end");
+    &src[start..start + len]
+}
+
+/// `align_runs(1)`, the default of the fused levels at odd K: each K-long output run of the
+/// shared intermediates lies KR = K + 1 apart, so on NVIDIA (f64) passes 0 and 1 store every
+/// D column pair (j, j + 1), j even, as one 16-byte access into them (slot K of a run is
+/// padding), and passes 1 and 2 read through a column computed once per tile. The first pass
+/// reads the tensor as copied in (plain runs); the last stores C element by element. At even
+/// K, and with align_runs(0), the runs stay K apart. Shared memory follows the row stride.
+#[test]
+fn align_runs_pairs_the_intermediate_stores_at_odd_k() {
+    let sm90 = mra_codegen::arch::find("sm_90").unwrap();
+    let with = |level: &str, cfg: &str, k: u32, arch: &'static mra_codegen::arch::Arch| {
+        let s = levels::find(level).unwrap();
+        let s = if cfg.is_empty() { s } else { s.with_config(&mra_codegen::tune::parse_config(cfg).unwrap()).unwrap() };
+        mra_codegen::generate(&s, Request { k, arch, dtype: DType::F64 })
+    };
+    let paired = "*reinterpret_cast<double2*>(&out[(i / K) * W_STRIDE + (i % K) * KR + j]) = make_double2(acc[nf][2 * q], acc[nf][2 * q + 1]);";
+    for k in [5u32, 7, 9, 13, 15, 17, 19, 21, 23] {
+        let kernel = with("fused-pipe", "", k, sm90).unwrap();
+        let src = &kernel.source;
+        let pad = kernel.plan.parameters["pad_a"];
+        let buffers = kernel.plan.parameters["buffers"];
+        assert_eq!(kernel.plan.parameters["align_runs"], 1, "K={k}: on by default at odd K");
+        // The row stride K·(K + 1) + pad is even (pads are even by default), so with the even
+        // run stride every pair starts 16-byte aligned in every row of every buffer.
+        assert!(src.contains("constexpr int KR = K + 1;") && src.contains(&format!("constexpr int W_STRIDE = K * KR + {pad};")), "K={k}");
+        assert!(pad % 2 == 0 && (k * (k + 1) + pad) % 2 == 0, "K={k} pad {pad}");
+        assert_eq!(kernel.plan.shared_bytes, buffers * k * (k * (k + 1) + pad) * 8, "K={k}: shared bytes follow W_STRIDE");
+        let first = function(src, "gemm_pass_shared_from_plain");
+        let middle = function(src, "gemm_pass_shared");
+        let last = function(src, "gemm_pass_to_global");
+        // Stores: pairs into the padded runs (guarded by the pair's start only), C element-wise.
+        for (name, f) in [("first", first), ("middle", middle)] {
+            assert!(f.contains(&format!("if (i < K2 && j < K) {paired}")), "K={k} {name} pass: {f}");
+            assert!(!f.contains("= acc[nf][r];"), "K={k} {name} pass stores elements");
+        }
+        assert!(last.contains("if (i < K2 && j < K) out[i * K + j] = acc[nf][r];") && !last.contains("double2"), "K={k}: {last}");
+        // Reads: the first pass the plain copy, the others through a_col, never dividing in the k loop.
+        assert!(first.contains("in[a_k * W_STRIDE + a_i]") && !first.contains("a_col"), "K={k}: {first}");
+        for f in [middle, last] {
+            assert!(f.contains("a_col[r] = (a_i / K) * KR + a_i % K;") && f.contains("in[a_k * W_STRIDE + a_col[r]]"), "K={k}: {f}");
+            let k_loop = &f[f.find("for (int ks = 0;").unwrap()..];
+            let k_loop = &k_loop[..k_loop.find("// D fragment").unwrap()];
+            assert!(!k_loop.contains("/ K") && !k_loop.contains("% K"), "K={k}: the k loop divides: {k_loop}");
+        }
+        assert!(!src.contains("(i % K) * K + j"), "K={k}: a store into plain runs is left");
+        // align_runs(0): the plain runs, element by element (a pair is 8-byte aligned in every other row).
+        let off = with("fused-pipe", "align_runs=0", k, sm90).unwrap();
+        assert!(!off.source.contains("KR") && !off.source.contains("double2") && off.source.contains("out[(i / K) * W_STRIDE + (i % K) * K + j] = acc[nf][r];"), "K={k}");
+        assert_eq!(off.plan.shared_bytes, buffers * k * (k * k + pad) * 8, "K={k}");
+    }
+    // Even K: the runs are K apart already; the pairs were there before (no KR, one pass function
+    // for passes 0 and 1), and align_runs(1) is not a configuration (constraint align_runs <= K % 2).
+    for k in [6u32, 8, 16, 20] {
+        let kernel = with("fused-pipe", "", k, sm90).unwrap();
+        assert!(!kernel.source.contains("KR") && !kernel.source.contains("from_plain") && kernel.source.contains("double2*>(&out[(i / K) * W_STRIDE + (i % K) * K + j])"), "K={k}");
+        let e = with("fused-pipe", "align_runs=1", k, sm90).unwrap_err().to_string();
+        assert!(e.contains("align_runs <= K % 2"), "K={k}: {e}");
+    }
+    // The other fused levels share the pass functions; on AMD the layout is the same, without
+    // pairs (no 16-byte stores there).
+    for level in ["fused", "fused-groups", "fused-ring"] {
+        let src = with(level, "", 13, sm90).unwrap().source;
+        assert!(src.contains("constexpr int KR = K + 1;") && function(&src, "gemm_pass_shared").contains(paired), "{level}");
+    }
+    let hip = with("fused", "", 13, mra_codegen::arch::find("gfx90a").unwrap()).unwrap().source;
+    assert!(hip.contains("out[(i / K) * W_STRIDE + (i % K) * KR + j] = acc[nf][r];") && !hip.contains("double2"), "{hip}");
+    // The refusal names the bytes of the padded layout: fused-ring, five buffers of 17 rows of 17·18 + 4.
+    let e = with("fused-ring", "", 17, mra_codegen::arch::find("sm_80").unwrap()).unwrap_err().to_string();
+    assert!(e.contains(&format!("needs {} bytes", 5 * 17 * (17 * 18 + 4) * 8)), "{e}");
+    // fused-groups turns it off where two groups' padded buffers would not fit (K = 19 on sm_90).
+    assert_eq!(with("fused-groups", "", 19, sm90).unwrap().plan.parameters["align_runs"], 0);
+    // A constraint's text is one line (the compiler's token printer breaks long ones; each is
+    // printed in a one-line C++ comment), e.g. fused-pipe's shared-memory constraint.
+    for level in levels::all() {
+        for step in level.iter_steps() {
+            if let mra_codegen::ir::Step::Constraint(c) = step {
+                assert!(!c.text.contains('\n'), "{}: `{}`", level.name, c.text);
+            }
+        }
+    }
+    // cluster(N) keeps its slices: refused there, in one line.
+    let mut cluster = levels::find("fused-cluster").unwrap();
+    cluster.steps.push(mra_codegen::ir::Located { item: mra_codegen::ir::Step::AlignRuns(mra_codegen::ir::Value::Fixed(1)), line: 0 });
+    let e = mra_codegen::generate(&cluster, Request { k: 27, arch: sm90, dtype: DType::F64 }).unwrap_err().to_string();
+    assert!(e.contains("align_runs(1)") && e.contains("cluster(N)") && !e.contains('\n'), "{e}");
+}
+
 /// fused-cluster's defaults from K = 25 to 32 are the fastest configurations the H200 tuning
 /// runs measured (bench/NOTES.md runs 34, 45 and 47; the table below is copied from those runs'
 /// winners, not from the level): the kernel and the tuner's first configuration agree with it.

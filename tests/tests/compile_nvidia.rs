@@ -88,3 +88,63 @@ fn every_cluster_configuration_compiles_for_sm90() {
     }
     assert!(compiled >= 20, "too few cluster kernels compiled: {compiled}");
 }
+
+/// nvdisasm on PATH (`.ci/run` installs it from PyPI).
+fn nvdisasm() -> Result<std::path::PathBuf, String> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path).map(|d| d.join("nvdisasm")).find(|p| p.is_file()).ok_or_else(|| "no nvdisasm on PATH (`pip install nvidia-cuda-nvdisasm`)".into())
+}
+
+/// Shared-memory store instructions in the SASS of `cubin`, by width: (STS.128, STS.64, other STS).
+fn shared_stores(tool: &std::path::Path, cubin: &[u8], name: &str) -> (usize, usize, usize) {
+    let file = std::env::temp_dir().join(format!("mra-sts-{}-{name}.cubin", std::process::id()));
+    std::fs::write(&file, cubin).unwrap();
+    let out = std::process::Command::new(tool).arg(&file).output().unwrap();
+    let _ = std::fs::remove_file(&file);
+    assert!(out.status.success(), "nvdisasm: {}", String::from_utf8_lossy(&out.stderr));
+    let sass = String::from_utf8_lossy(&out.stdout);
+    let mut counts = (0, 0, 0);
+    for line in sass.lines() {
+        // The opcode: the first word after the address comment and an optional predicate.
+        let code = line.split("*/").nth(1).unwrap_or(line);
+        let op = code.split_whitespace().find(|w| !w.starts_with('@')).unwrap_or("");
+        match op {
+            "STS.128" => counts.0 += 1,
+            "STS.64" => counts.1 += 1,
+            o if o.starts_with("STS") => counts.2 += 1,
+            _ => {}
+        }
+    }
+    counts
+}
+
+/// `align_runs(1)`, fused-pipe's default at odd K: in the SASS ptxas makes of it, every store
+/// into the shared intermediates is one 16-byte STS.128 (a D column pair), none 8-byte, and
+/// the kernel does not spill from K = 5 to K = 23; with align_runs(0) they are 8-byte STS.64
+/// (the kernel has no other shared stores: the tensors arrive by cp.async, LDGSTS).
+#[test]
+#[ignore = "needs NVRTC and nvdisasm (run with --include-ignored; .ci/run does)"]
+fn odd_k_fused_pipe_stores_its_intermediates_as_16_byte_pairs() {
+    let Some(nvrtc) = require("NVRTC (libnvrtc)", Nvrtc::load()) else { return };
+    let Some(tool) = require("nvdisasm", nvdisasm()) else { return };
+    let cache = KernelCache::disabled();
+    let sm90 = arch::find("sm_90").unwrap();
+    let pipe = levels::find("fused-pipe").unwrap();
+    for k in [5u32, 7, 9, 11, 13, 15, 17, 19, 21, 23] {
+        for align in [1, 0] {
+            let s = pipe.with_config(&mra_codegen::tune::parse_config(&format!("align_runs={align}")).unwrap()).unwrap();
+            let kernel = mra_codegen::generate(&s, Request { k, arch: sm90, dtype: DType::F64 }).unwrap();
+            let out = nvrtc.compile(&kernel.source, &kernel.entry, "sm_90", &cache).unwrap_or_else(|e| panic!("K={k} align_runs={align}: {e}"));
+            let r = out.resources.expect("ptxas report in the NVRTC log");
+            let (wide, narrow, other) = shared_stores(&tool, &out.cubin, &format!("k{k}-a{align}"));
+            println!("K={k} align_runs={align}: {} registers, STS.128 {wide}, STS.64 {narrow}, other STS {other}", r.registers);
+            assert!(!r.spills() && r.stack_frame_bytes == 0, "K={k} align_runs={align} spills: {r:?}");
+            assert_eq!(other, 0, "K={k} align_runs={align}");
+            if align == 1 {
+                assert!(wide > 0 && narrow == 0, "K={k}: {wide} STS.128, {narrow} STS.64");
+            } else {
+                assert!(wide == 0 && narrow > 0, "K={k} align_runs=0: {wide} STS.128, {narrow} STS.64");
+            }
+        }
+    }
+}

@@ -105,3 +105,65 @@ fn a_barrier_some_threads_skip_is_reported() {
     println!("{err}");
     assert!(err.contains("divergent barrier") || err.contains("deadlock"), "{err}");
 }
+
+/// Emulated validation of `schedule` (as given: tuned or altered) against the FP64 reference.
+fn validate_schedule(s: &EmulatorSession, schedule: &mra_codegen::Schedule, k: u32, n: usize, alter: impl Fn(&str) -> String) -> (f64, bool) {
+    use mra_runtime::backend::Backend;
+    use mra_runtime::harness::{Prepared, Task};
+    let mut kernel = mra_codegen::generate(schedule, Request { k, arch: s.gpu.arch(), dtype: DType::F64 }).unwrap();
+    kernel.source = alter(&kernel.source);
+    let compiled = s.gpu.compile(&s.compiler, &kernel.source, &kernel.entry, &s.cache).unwrap();
+    let f = s.gpu.load(&compiled, &kernel.entry, 0).unwrap();
+    let p = Prepared { kernel, compiled: Some(compiled), task: Task::Kernel(f) };
+    let cfg = HarnessConfig { nfuncs: n, max_blocks: 512, tasks: 1, streams: 1, reps: 1 };
+    let bufs = s.allocate(&cfg, &p.kernel.plan).unwrap();
+    let cmp = harness::validate(&s.gpu, &p, &bufs, &Inputs::random(DType::F64, k, n, rand_seed())).unwrap();
+    (cmp.max_rel, cmp.passes(DType::F64.tolerance()))
+}
+
+/// `align_runs(1)` (the fused levels' default at odd K): the intermediates' K-long runs K + 1
+/// apart, executed as generated HIP (level fused on gfx90a; fused-1buf with the step added,
+/// whose passes write over their input; jammed row tiles) against the FP64 CPU reference at odd
+/// K and N, and align_runs(0) beside it. A read of the padded layout as if it were plain must fail.
+#[test]
+#[ignore = "needs clang++ with AddressSanitizer (run with --include-ignored; .ci/run does)"]
+fn padded_runs_of_the_fused_intermediates_pass_at_odd_k() {
+    use mra_codegen::ir::{Located, Step, Value};
+    let Some(s) = session("gfx90a", Sabotage::None) else { return };
+    let fused = levels::find("fused").unwrap();
+    let t = std::time::Instant::now();
+    for k in [5, 7, 13] {
+        for align in [1, 0] {
+            let cfg = mra_codegen::tune::parse_config(&format!("align_runs={align}")).unwrap();
+            let schedule = fused.with_config(&cfg).unwrap();
+            let src = mra_codegen::generate(&schedule, Request { k, arch: arch::find("gfx90a").unwrap(), dtype: DType::F64 }).unwrap().source;
+            assert_eq!(src.contains("constexpr int KR = K + 1;"), align == 1, "K={k} align_runs={align}");
+            let (rel, pass) = validate_schedule(&s, &schedule, k, 3, |src| src.to_string());
+            println!("fused K={k} align_runs={align}: rel {rel:e} {:.1}s", t.elapsed().as_secs_f64());
+            assert!(pass, "fused K={k} align_runs={align}: {rel:e}");
+        }
+    }
+    let mut one_buffer = levels::find("fused-1buf").unwrap();
+    one_buffer.steps.push(Located { item: Step::AlignRuns(Value::Fixed(1)), line: 0 });
+    let (rel, pass) = validate_schedule(&s, &one_buffer, 7, 3, |src| {
+        assert!(src.contains("gemm_pass_in_place_from_plain(") && src.contains("constexpr int KR = K + 1;"), "{src}");
+        src.to_string()
+    });
+    println!("fused-1buf + align_runs(1) K=7: rel {rel:e}");
+    assert!(pass, "fused-1buf with align_runs(1) K=7: {rel:e}");
+    // Jammed row tiles (unroll(rows, by = 2)) read the padded runs with the column inline.
+    let mut jammed = fused.clone();
+    jammed.steps.push(Located { item: Step::Unroll(mra_codegen::ir::Loop::Rows, Value::Fixed(2)), line: 0 });
+    let (rel, pass) = validate_schedule(&s, &jammed, 7, 3, |src| {
+        assert!(src.contains("constexpr int JAM = 2;") && src.contains("in[a_k * W_STRIDE + (a_i / K) * KR + a_i % K]"), "{src}");
+        src.to_string()
+    });
+    assert!(pass, "fused with unroll(rows, by = 2) and align_runs(1) K=7: {rel:e}");
+    // The read mapping matters: padded runs read as plain ones give wrong results.
+    let (rel, pass) = validate_schedule(&s, &fused, 7, 3, |src| {
+        let broken = src.replace("a_col[0] = (a_i / K) * KR + a_i % K;", "a_col[0] = a_i;");
+        assert!(broken != src, "no per-tile column to break");
+        broken
+    });
+    assert!(!pass, "padded runs read as plain runs passed (max rel err {rel:e})");
+}

@@ -26,6 +26,8 @@ enum ASource {
 /// intermediates in the padded layout (row x of the K x K² view at x · W_STRIDE).
 /// `in_place`: the output overwrites the input (`buffers(1)`), so tiles wait in registers.
 /// `slice`: a pass of `cluster(N)`, on one block's slice of the tensor.
+/// `in_runs`, `out_runs`: the input, the output is a shared intermediate whose K-long runs lie
+/// KR apart (`align_runs(1)` at odd K); the first pass's input (the copied tensor) never is.
 #[derive(Clone, Copy, PartialEq)]
 pub(super) struct Variant {
     src: ASource,
@@ -33,6 +35,8 @@ pub(super) struct Variant {
     out_shared: bool,
     in_place: bool,
     slice: Option<SlicePass>,
+    in_runs: bool,
+    out_runs: bool,
 }
 
 /// The three passes of `cluster(N)` (lowered in `cluster.rs`), each on K rows of K·CL values
@@ -53,7 +57,7 @@ pub(super) enum SlicePass {
 
 impl Variant {
     pub(super) fn slice(pass: SlicePass) -> Variant {
-        Variant { src: ASource::Direct, in_shared: true, out_shared: pass != SlicePass::Third, in_place: false, slice: Some(pass) }
+        Variant { src: ASource::Direct, in_shared: true, out_shared: pass != SlicePass::Third, in_place: false, slice: Some(pass), in_runs: false, out_runs: false }
     }
 }
 
@@ -74,8 +78,14 @@ impl Variant {
             Some(SlicePass::Third) => return "gemm_pass_slice_out",
             None => {}
         }
+        // align_runs(1): the first pass reads the tensor as copied in and writes padded runs,
+        // unlike the second (padded runs to padded runs): two functions.
+        let from_plain = self.out_runs && !self.in_runs;
         if self.in_place {
-            return "gemm_pass_in_place";
+            return if from_plain { "gemm_pass_in_place_from_plain" } else { "gemm_pass_in_place" };
+        }
+        if from_plain && self.src == ASource::Direct {
+            return "gemm_pass_shared_from_plain";
         }
         match (self.src, self.in_shared, self.out_shared) {
             (ASource::Staged, _, _) => "gemm_pass_staged",
@@ -134,7 +144,22 @@ impl Emitter<'_> {
         }
         if tp.stages_whole_tensor() {
             let cache = self.step_comment(|s| matches!(s, Step::CacheRead { operand: Operand::A, .. }));
-            self.w.line(format!("constexpr int W_STRIDE = K2 + {};  {cache}: row stride of the shared intermediates", tp.shared_row_pad()));
+            if tp.runs_padded(k) {
+                let align = self.step_comment(|s| matches!(s, Step::AlignRuns(_)));
+                self.w.line(format!("constexpr int KR = K + 1;  {align}: the K-long output runs of the shared intermediates lie KR apart"));
+                self.w.line("// (even: every column pair j, j + 1 with j even is 16-byte aligned; slot K of a run is padding).");
+                self.w.line(format!("constexpr int W_STRIDE = K * KR + {};  {cache}: row stride of the shared intermediates", tp.shared_row_pad()));
+            } else {
+                self.w.line(format!("constexpr int W_STRIDE = K2 + {};  {cache}: row stride of the shared intermediates", tp.shared_row_pad()));
+                let align = self.step_comment(|s| matches!(s, Step::AlignRuns(_)));
+                if !align.is_empty() {
+                    self.w.line(if k % 2 == 0 {
+                        format!("{align}: K is even, so the output runs lie K apart and their column pairs are 16-byte aligned as they are")
+                    } else {
+                        format!("{align}: off: the output runs lie K apart, so at odd K the stores are element by element")
+                    });
+                }
+            }
             if tp.shared_buffers == 1 {
                 let buffers = self.step_comment(|s| matches!(s, Step::Buffers(_)));
                 self.w.line(format!("constexpr int TILES_PER_WAVE = (ROW_TILES + WAVES - 1) / WAVES;  {buffers}: tiles a wave holds"));
@@ -218,6 +243,8 @@ impl Emitter<'_> {
         // The padded layout applies to the shared intermediates of whole-tensor staging: every
         // pass reads one, passes 0 and 1 write one, pass 2 writes C.
         let padded = tp.stages_whole_tensor();
+        // align_runs(1) at odd K: the intermediates (outputs of passes 0, 1) hold padded runs.
+        let runs = tp.runs_padded(self.k());
         let variants: Vec<Variant> = (0..3)
             .map(|p| Variant {
                 src: if staged(p) { ASource::Staged } else { ASource::Direct },
@@ -225,6 +252,8 @@ impl Emitter<'_> {
                 out_shared: padded && p < 2,
                 in_place: tp.shared_buffers == 1 && p < 2,
                 slice: None,
+                in_runs: runs && p > 0,
+                out_runs: runs && p < 2,
             })
             .collect();
         let mut emitted: Vec<Variant> = Vec::new();
@@ -286,7 +315,10 @@ impl Emitter<'_> {
             ASource::Direct => {
                 self.w.line(match (v.in_shared, v.out_shared) {
                     (false, _) => "// One GEMM pass: out(i,j) = sum_k in(k,i) * B(k,j), on matrix fragments.",
+                    (true, true) if v.out_runs && !v.in_runs => "// The first GEMM pass: the tensor as copied in (padded rows) to a shared intermediate (padded rows and runs).",
+                    (true, true) if v.in_runs => "// One GEMM pass on matrix fragments, shared intermediate to shared intermediate (padded rows and runs).",
                     (true, true) => "// One GEMM pass on matrix fragments, shared intermediate to shared intermediate (padded rows).",
+                    (true, false) if v.in_runs => "// The last GEMM pass: shared intermediate (padded rows and runs) to C in device memory.",
                     (true, false) => "// The last GEMM pass: shared intermediate (padded rows) to C in device memory.",
                 });
                 let head = format!("{} void {}(const {t}* in, {b_param}, {t}* out, int lane, int wave)", self.d.inline_device(), v.name());
@@ -423,6 +455,11 @@ impl Emitter<'_> {
             // Row c = a_k of the gathered input lies in block (ks * FK) / CL (a k-step never
             // straddles two blocks: CL is a whole number of k-steps), row a_k % CL there.
             _ if v.slice.is_some() => "in[a_k * SLICE_STRIDE + a_i]",
+            // Padded runs: element a_i of row a_k is run a_i / K, slot a_i % K. The column is
+            // computed once per tile (a_col, before the k loop), except for jammed tiles.
+            ASource::Direct if v.in_runs && jam > 1 => "in[a_k * W_STRIDE + (a_i / K) * KR + a_i % K]",
+            ASource::Direct if v.in_runs && f.a.regs == 1 => "in[a_k * W_STRIDE + a_col[0]]",
+            ASource::Direct if v.in_runs => "in[a_k * W_STRIDE + a_col[r]]",
             ASource::Direct if v.in_shared => "in[a_k * W_STRIDE + a_i]",
             ASource::Direct => "in[a_k * K2 + a_i]",
             ASource::Staged => "a_stage[a_k * A_STRIDE + wave * FM + (a_i - i0)]",
@@ -441,6 +478,7 @@ impl Emitter<'_> {
             Some(SlicePass::First) => "(*mra_cluster_map_rw(&out[(b0 + i / K) * SLICE_STRIDE + (i % K) * CL + j % CL], j / CL))",
             // Row (c, x) = (i / CL, i % CL), column y = j: row c, column (x, y) of T2.
             Some(SlicePass::Second) => "out[(i / CL) * SLICE_STRIDE + (i % CL) * K + j]",
+            _ if v.out_runs => "out[(i / K) * W_STRIDE + (i % K) * KR + j]",
             _ if v.out_shared => "out[(i / K) * W_STRIDE + (i % K) * K + j]",
             _ => "out[i * K + j]",
         };
@@ -452,8 +490,10 @@ impl Emitter<'_> {
         // NVIDIA f64 D fragments hold column pairs (j, j + 1) in registers 2q, 2q + 1 of one
         // row: stored as one 16-byte access (half the store instructions; the 8-byte stores of a
         // shared intermediate were 8-way bank conflicts at K = 16, ncu run 7). Needs even K so
-        // that j < K implies j + 1 < K and every pair is 16-byte aligned.
-        // Into a shared intermediate the row stride K² + pad must be even too, or odd rows'
+        // that j < K implies j + 1 < K and every pair is 16-byte aligned; or, into a shared
+        // intermediate of padded runs (align_runs(1), odd K), the even run stride KR = K + 1:
+        // a pair starting at j < K ends at j + 1 <= K, slot K being the run's padding.
+        // Into a shared intermediate the row stride K·KR + pad must be even too, or odd rows'
         // pairs are 8-byte aligned only (a tuned odd pad hit CUDA_ERROR_MISALIGNED_ADDRESS).
         // cluster(N)'s pass 0 with plain stores at odd K: the gather buffers' offsets
         // (b, c)·SLICE_STRIDE-rows + c·CL + x % CL are even for even x when CL and the stride are
@@ -463,12 +503,13 @@ impl Emitter<'_> {
         let odd_pairs = k % 2 == 1 && v.slice == Some(SlicePass::First) && !tp.async_exchange;
         let paired = dtype == crate::DType::F64
             && self.d.vendor() == crate::Vendor::Nvidia
-            && (k % 2 == 0 || odd_pairs)
+            && (k % 2 == 0 || v.out_runs || odd_pairs)
             && (!v.out_shared || tp.shared_row_pad() % 2 == 0)
             && (v.slice != Some(SlicePass::First) || tp.cluster_slice_width(k) % 2 == 0)
             && f.c.regs % 2 == 0
             && (0..f.lanes).all(|l| (0..f.c.regs / 2).all(|q| f.c.row.at(l, 2 * q) == f.c.row.at(l, 2 * q + 1) && f.c.col.at(l, 2 * q) + 1 == f.c.col.at(l, 2 * q + 1)));
         let pair_guard = c_guard.clone();
+        let into_runs = v.out_runs && k % 2 == 1;
         let (pi, pj) = (f.c.row.cpp("lane", "(2 * q)", f.lanes), f.c.col.cpp("lane", "(2 * q)", f.lanes));
         let late_wait = v.slice == Some(SlicePass::First) && super::cluster::waits_in_pass0(tp);
         let store_tile = move |w: &mut Writer| {
@@ -494,7 +535,8 @@ impl Emitter<'_> {
                         if pair_guard.is_empty() {
                             w.line(st);
                         } else {
-                            w.line(format!("if ({}) {st}  // padding is not stored", pair_guard.join(" && ")));
+                            let why = if into_runs { "pairs start at j < K; the pair (K - 1, K) fills the run's padding slot" } else { "padding is not stored" };
+                            w.line(format!("if ({}) {st}  // {why}", pair_guard.join(" && ")));
                         }
                     });
                 });
@@ -531,6 +573,19 @@ impl Emitter<'_> {
             }
         };
         let b_fragment = std::rc::Rc::new(b_fragment);
+        // align_runs(1): the input column of each A register depends on the tile and the lane,
+        // not on the k-step: computed once per tile, so the k loop does not divide by K.
+        let a_cols = (v.in_runs && jam == 1).then(|| {
+            let note = self.step_comment(|s| matches!(s, Step::AlignRuns(_)));
+            let mut s = format!("int a_col[{a_regs}];  {note}: input element a_i lies in run a_i / K, slot a_i % K (once per tile)\n", a_regs = f.a.regs);
+            if f.a.regs == 1 {
+                s += &format!("{{\n    const int a_i = i0 + {a_i};\n    a_col[0] = (a_i / K) * KR + a_i % K;\n}}\n");
+            } else {
+                s += "#pragma unroll\n";
+                s += &format!("for (int r = 0; r < {}; ++r) {{\n    const int a_i = i0 + {a_i};\n    a_col[r] = (a_i / K) * KR + a_i % K;\n}}\n", f.a.regs);
+            }
+            s
+        });
         // The A fragment's registers: `one` receives a one-register fragment, `each` register r.
         let (frag_i, frag_k) = (a_i.clone(), a_k.clone());
         let a_fragment = std::rc::Rc::new(move |w: &mut Writer, one: &str, each: &str| {
@@ -603,6 +658,9 @@ impl Emitter<'_> {
             if mode == TileMode::Store {
                 store_tile(w);
                 return;
+            }
+            if let Some(a_cols) = &a_cols {
+                w.lines(a_cols);
             }
             if mode == TileMode::Whole {
                 w.line(&acc_decl);

@@ -189,10 +189,11 @@ mod tests {
         let fused = mra_codegen::levels::find("fused").unwrap();
         let sm90 = mra_codegen::arch::find("sm_90").unwrap();
         let (ok, all) = space(&fused, 20, sm90, DType::F64);
-        // min_blocks * 2 * K * (K*K + pad) * 8 <= 227 KiB: at K = 20 only min_blocks = 1 fits.
-        assert_eq!(all, 3 * 2 * 4 * 3);
-        assert_eq!(ok.len(), all / 2, "{ok:?}");
-        assert!(ok.iter().all(|c| c["min_blocks"] == 1));
+        // min_blocks * 2 * K * (K*K + pad) * 8 <= 227 KiB: at K = 20 only min_blocks = 1 fits;
+        // align_runs <= K % 2: at even K only align_runs = 0.
+        assert_eq!(all, 3 * 2 * 4 * 3 * 2);
+        assert_eq!(ok.len(), all / 4, "{ok:?}");
+        assert!(ok.iter().all(|c| c["min_blocks"] == 1 && c["align_runs"] == 0));
         // K = 32 does not fit in shared memory at all. On gfx90a's 64 KiB LDS, K = 16 fits
         // only unpadded (2 * 16 * 256 * 8 = 65536 bytes) and with one block per CU.
         assert!(space(&fused, 32, sm90, DType::F64).0.is_empty());
@@ -209,7 +210,7 @@ mod tests {
     #[test]
     fn a_failing_candidate_is_recorded_and_never_chosen() {
         let space = fused_space();
-        let wrong = parse_config("threads=256 pad_a=0 unroll_k=0 min_blocks=1").unwrap();
+        let wrong = parse_config("threads=256 pad_a=0 unroll_k=0 min_blocks=1 align_runs=0").unwrap();
         assert!(space.contains(&wrong));
         let path = temp_db("invalid");
         let mut db = Db::open(&path).unwrap();
@@ -221,7 +222,7 @@ mod tests {
         assert_ne!(best.config, wrong);
         // By hand from the fake's formula: 10 + 0.25·min_blocks + 0.5·pad_a at threads=256,
         // unroll_k=0; with (pad 0, min_blocks 1) wrong, next is (pad 0, min_blocks 2): 10.5.
-        assert_eq!(best.config, parse_config("threads=256 pad_a=0 unroll_k=0 min_blocks=2").unwrap());
+        assert_eq!(best.config, parse_config("threads=256 pad_a=0 unroll_k=0 min_blocks=2 align_runs=0").unwrap());
         assert!(matches!(db.find(&case, &wrong).unwrap().outcome, Outcome::Invalid { .. }));
         assert_eq!(lookup_in(&db, &case.device, "fused", 8, DType::F64, None).unwrap().config, best.config);
         let _ = std::fs::remove_file(&path);
