@@ -32,7 +32,7 @@ fn list_prints_parameters_constraints_and_candidates_per_k() {
     let out = text(&o.stdout);
     assert!(out.contains("fused (5 parameters, 144 combinations)"), "{out}");
     assert!(out.contains("pad_a        [0, 1, 2, 4] default 4"), "{out}");
-    assert!(out.contains("align_runs   [0, 1] default if K % 2 == 1 { 1 } else { 0 }"), "{out}");
+    assert!(out.contains("align_runs   [0, 1] default 0"), "{out}");
     assert!(out.contains("constraint   min_blocks * 2 * K * (K * (K + align_runs) + pad_a) * bytes <= shared"), "{out}");
     assert!(out.contains("constraint   align_runs <= K % 2"), "{out}");
     // K=20: 2·20·(400+pad)·8 > 227 KiB / 2, so min_blocks=2 goes; K=32 fits in no configuration.

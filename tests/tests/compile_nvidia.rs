@@ -118,7 +118,7 @@ fn shared_stores(tool: &std::path::Path, cubin: &[u8], name: &str) -> (usize, us
     counts
 }
 
-/// `align_runs(1)`, fused-pipe's default at odd K: in the SASS ptxas makes of it, every store
+/// `align_runs(1)`, fused-pipe's default at K = 15, 17, 21: in the SASS ptxas makes of it, every store
 /// into the shared intermediates is one 16-byte STS.128 (a D column pair), none 8-byte, and
 /// the kernel does not spill from K = 5 to K = 23; with align_runs(0) they are 8-byte STS.64
 /// (the kernel has no other shared stores: the tensors arrive by cp.async, LDGSTS).

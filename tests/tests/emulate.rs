@@ -121,7 +121,7 @@ fn validate_schedule(s: &EmulatorSession, schedule: &mra_codegen::Schedule, k: u
     (cmp.max_rel, cmp.passes(DType::F64.tolerance()))
 }
 
-/// `align_runs(1)` (the fused levels' default at odd K): the intermediates' K-long runs K + 1
+/// `align_runs(1)` (a choice of the fused levels at odd K): the intermediates' K-long runs K + 1
 /// apart, executed as generated HIP (level fused on gfx90a; fused-1buf with the step added,
 /// whose passes write over their input; jammed row tiles) against the FP64 CPU reference at odd
 /// K and N, and align_runs(0) beside it. A read of the padded layout as if it were plain must fail.
@@ -151,8 +151,10 @@ fn padded_runs_of_the_fused_intermediates_pass_at_odd_k() {
     });
     println!("fused-1buf + align_runs(1) K=7: rel {rel:e}");
     assert!(pass, "fused-1buf with align_runs(1) K=7: {rel:e}");
+    // Fused's default is align_runs(0) (run 48); the cases below name align_runs(1).
+    let aligned = fused.with_config(&mra_codegen::tune::parse_config("align_runs=1").unwrap()).unwrap();
     // Jammed row tiles (unroll(rows, by = 2)) read the padded runs with the column inline.
-    let mut jammed = fused.clone();
+    let mut jammed = aligned.clone();
     jammed.steps.push(Located { item: Step::Unroll(mra_codegen::ir::Loop::Rows, Value::Fixed(2)), line: 0 });
     let (rel, pass) = validate_schedule(&s, &jammed, 7, 3, |src| {
         assert!(src.contains("constexpr int JAM = 2;") && src.contains("in[a_k * W_STRIDE + (a_i / K) * KR + a_i % K]"), "{src}");
@@ -160,7 +162,7 @@ fn padded_runs_of_the_fused_intermediates_pass_at_odd_k() {
     });
     assert!(pass, "fused with unroll(rows, by = 2) and align_runs(1) K=7: {rel:e}");
     // The read mapping matters: padded runs read as plain ones give wrong results.
-    let (rel, pass) = validate_schedule(&s, &fused, 7, 3, |src| {
+    let (rel, pass) = validate_schedule(&s, &aligned, 7, 3, |src| {
         let broken = src.replace("a_col[0] = (a_i / K) * KR + a_i % K;", "a_col[0] = a_i;");
         assert!(broken != src, "no per-tile column to break");
         broken
