@@ -207,6 +207,28 @@ pub fn fragment(instr: MatrixInstr) -> Fragment {
     }
 }
 
+impl Fragment {
+    /// `pair_rows(1)`: the same instruction with the rows of its 16-row tile permuted, tile row
+    /// g + 8x (x = 0, 1; the lane's group g = lane >> 2) placed at 2g + x, in A and in C/D
+    /// alike. The hardware still computes D(m) from A(m) row by row, so reading A and writing
+    /// D through one permutation is exact; a lane's A registers become two adjacent rows of
+    /// one column, one 16-byte access where the rows are contiguous. `None` for instructions
+    /// whose rows are not laid out as g + 8x (one A register per lane: m8n8k4, AMD's MFMA and
+    /// WMMA), which keep their rows.
+    pub fn with_row_pairs(&self) -> Option<Fragment> {
+        let paired = |axis: Axis, regs: u32| {
+            let g_plus_8x = axis.lane_div == 4 && axis.lane_mod == 8 && axis.lane_scale == 1 && axis.reg_scale == 8 && axis.reg_hi.is_none();
+            let x = |r: u32| (axis.at(0, r)) / 8;
+            (g_plus_8x && (0..regs).all(|r| x(r) <= 1)).then_some(Axis { lane_scale: 2, reg_scale: 1, ..axis })
+        };
+        if self.m != 16 {
+            return None;
+        }
+        let (a_row, c_row) = (paired(self.a.row, self.a.regs)?, paired(self.c.row, self.c.regs)?);
+        Some(Fragment { a: OperandLayout { row: a_row, ..self.a }, c: OperandLayout { row: c_row, ..self.c }, ..*self })
+    }
+}
+
 /// Per-lane registers of one operand: `regs[lane][r]`.
 pub type Registers = Vec<Vec<f64>>;
 
@@ -286,8 +308,8 @@ mod tests {
 
     #[test]
     fn every_layout_covers_its_matrix_and_fits_the_wave() {
-        for instr in ALL {
-            let f = fragment(instr);
+        for f in ALL.iter().flat_map(|&i| [Some(fragment(i)), fragment(i).with_row_pairs()]).flatten() {
+            let instr = f.instr;
             for (name, l, rows, cols) in [("A", f.a, f.m, f.k), ("B", f.b, f.k, f.n), ("C", f.c, f.m, f.n)] {
                 let mut seen = vec![0u32; (rows * cols) as usize];
                 for lane in 0..f.lanes {
@@ -316,6 +338,39 @@ mod tests {
                     assert_eq!(d[lane as usize][r as usize], want, "{instr:?} lane {lane} reg {r}");
                 }
             }
+        }
+    }
+
+    /// `pair_rows(1)`: A loaded and D read through the permuted rows, the instruction executed
+    /// with its own (PTX ISA) layout, gives the plain GEMM in the permuted coordinates; a lane's
+    /// A registers are adjacent rows of one column. Permuting A's rows without D's must fail.
+    #[test]
+    fn row_pairs_multiply_like_a_plain_gemm_and_pair_the_a_registers() {
+        for instr in [MmaSyncM16n8k4F64, MmaSyncM16n8k8F64] {
+            let f = fragment(instr);
+            let p = f.with_row_pairs().unwrap();
+            let (am, bm, cm) = (matrix(f.m, f.k, 4), matrix(f.k, f.n, 5), matrix(f.m, f.n, 6));
+            let (b, c) = (scatter(&f.b, f.lanes, f.n, &bm), scatter(&p.c, f.lanes, f.n, &cm));
+            let d = execute(&f, &scatter(&p.a, f.lanes, f.k, &am), &b, &c).unwrap();
+            let plain = |i: u32, j: u32| cm[(i * f.n + j) as usize] + (0..f.k).map(|k| am[(i * f.k + k) as usize] * bm[(k * f.n + j) as usize]).sum::<f64>();
+            for lane in 0..f.lanes {
+                for r in 0..f.c.regs {
+                    let (i, j) = (p.c.row.at(lane, r), p.c.col.at(lane, r));
+                    assert_eq!(d[lane as usize][r as usize], plain(i, j), "{instr:?} lane {lane} reg {r}");
+                }
+                for q in 0..f.a.regs / 2 {
+                    let (r0, r1) = (2 * q, 2 * q + 1);
+                    assert_eq!(p.a.row.at(lane, r0) % 2, 0, "{instr:?} lane {lane}");
+                    assert_eq!((p.a.row.at(lane, r1), p.a.col.at(lane, r1)), (p.a.row.at(lane, r0) + 1, p.a.col.at(lane, r0)), "{instr:?} lane {lane}");
+                }
+            }
+            // Only A permuted: some D element differs from the GEMM at the coordinates read.
+            let d = execute(&f, &scatter(&p.a, f.lanes, f.k, &am), &b, &scatter(&f.c, f.lanes, f.n, &cm)).unwrap();
+            let wrong = (0..f.lanes).any(|l| (0..f.c.regs).any(|r| d[l as usize][r as usize] != plain(f.c.row.at(l, r), f.c.col.at(l, r))));
+            assert!(wrong, "{instr:?}: A's rows permuted without D's went unnoticed");
+        }
+        for instr in [MmaSyncM8n8k4F64, WmmaM8n8k4F64, MfmaF64_16x16x4, WmmaF32_16x16x16Gfx11, WmmaF32_16x16x16Gfx12] {
+            assert!(fragment(instr).with_row_pairs().is_none(), "{instr:?}");
         }
     }
 
@@ -408,8 +463,8 @@ mod tests {
     /// a plain GEMM in `simulate`).
     #[test]
     fn emitted_index_expressions_evaluate_to_the_layouts() {
-        for instr in ALL {
-            let f = fragment(instr);
+        for f in ALL.iter().flat_map(|&i| [Some(fragment(i)), fragment(i).with_row_pairs()]).flatten() {
+            let instr = f.instr;
             for (name, l) in [("A", f.a), ("B", f.b), ("C", f.c)] {
                 for axis in [l.row, l.col] {
                     let text = axis.cpp("lane", "r", f.lanes);

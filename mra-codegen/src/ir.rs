@@ -237,6 +237,14 @@ pub enum Step {
     /// At even K, and with 0, the runs are K apart (KR = K). The first pass's input (the tensor
     /// as copied in) keeps the plain layout.
     AlignRuns(Value),
+    /// `pair_rows(0|1)`: the rows of each tile of the fused passes, permuted. 1: on matrix
+    /// instructions whose A fragment gives a lane rows g and g + 8 of a 16-row tile (NVIDIA
+    /// `mma.m16n8k4/k8 .f64`), tile row g is placed at 2g and row g + 8 at 2g + 1, in A and in
+    /// D alike (a GEMM computes each row alone, so any row permutation applied to both is
+    /// exact). A lane's two A registers are then adjacent elements of one shared-memory row,
+    /// read as one 16-byte access where the row stride is even. Other instructions (one A
+    /// register per lane: m8n8k4, AMD MFMA f64) keep their rows.
+    PairRows(Value),
 }
 
 impl Step {
@@ -262,6 +270,7 @@ impl Step {
             Step::SplitCols(_) => "split_cols",
             Step::AsyncExchange(_) => "async_exchange",
             Step::AlignRuns(_) => "align_runs",
+            Step::PairRows(_) => "pair_rows",
         }
     }
 }
@@ -377,6 +386,7 @@ impl fmt::Display for Step {
             Step::SplitCols(v) => write!(f, "split_cols({v})"),
             Step::AsyncExchange(v) => write!(f, "async_exchange({v})"),
             Step::AlignRuns(v) => write!(f, "align_runs({v})"),
+            Step::PairRows(v) => write!(f, "pair_rows({v})"),
         }
     }
 }

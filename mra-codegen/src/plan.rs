@@ -74,6 +74,9 @@ pub struct TransformPlan {
     /// `align_runs(1)`: at odd K the K-long output runs of the shared intermediates lie
     /// K + 1 apart (see [`TransformPlan::run_stride`]).
     pub align_runs: bool,
+    /// `pair_rows(1)` on an instruction that has row pairs: `fragment` is
+    /// [`Fragment::with_row_pairs`] of the instruction's layout.
+    pub row_pairs: bool,
 }
 
 impl TransformPlan {
@@ -508,6 +511,21 @@ impl Schedule {
             if align_runs == 1 && (!whole || cluster != 1) {
                 return Err(malformed("align_runs(1) pads the runs of the whole-tensor shared intermediates of fused passes: it needs tensorize(mma), cache_read(A, shared) and workspace(shared), without cluster(N) (whose slices keep their layout)"));
             }
+            let pair_rows = self.step_value(|s| match s {
+                Step::PairRows(v) => Some(v),
+                _ => None,
+            })
+            .unwrap_or(0);
+            if pair_rows > 1 {
+                return Err(malformed("pair_rows(N) takes 0 (rows as the instruction lays them) or 1 (row pairs per lane)"));
+            }
+            if pair_rows == 1 && !whole {
+                return Err(malformed("pair_rows(1) permutes the tile rows of fused passes: it needs tensorize(mma), cache_read(A, shared) and workspace(shared)"));
+            }
+            // pair_rows(1): the emitter indexes A and D through the permuted rows where the
+            // instruction has them (NVIDIA m16n8k*), and through the instruction's own elsewhere.
+            let row_pairs = if pair_rows == 1 { fragment.and_then(|f| f.with_row_pairs()) } else { None };
+            let fragment = row_pairs.or(fragment);
             let jam = self.step_value(|s| match s {
                 Step::Unroll(Loop::Rows, by) => Some(by),
                 _ => None,
@@ -545,6 +563,7 @@ impl Schedule {
             }
             let plan = TransformPlan {
                 align_runs: align_runs == 1,
+                row_pairs: row_pairs.is_some(),
                 async_exchange: async_exchange == 1,
                 col_split,
                 jam,

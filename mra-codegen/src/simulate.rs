@@ -10,6 +10,15 @@ use crate::plan::TransformPlan;
 /// One pass `out(i,j) = Σ_k input(k,i)·b(k,j)` of order `k` (input K×K², out K²×K, b K×K),
 /// computed wave tile by wave tile with fragment `f`. Elements no lane stores stay NaN.
 pub fn tile_pass(f: &Fragment, k: u32, input: &[f64], b: &[f64]) -> Result<Vec<f64>, ModelError> {
+    tile_pass_indexed(f, f, k, input, b)
+}
+
+/// [`tile_pass`] with the elements indexed through `layout` (the emitter's: e.g.
+/// [`Fragment::with_row_pairs`] for `pair_rows(1)`) and each instruction executed by the model
+/// of `f`, the instruction as the hardware lays it out.
+pub fn tile_pass_indexed(layout: &Fragment, f: &Fragment, k: u32, input: &[f64], b: &[f64]) -> Result<Vec<f64>, ModelError> {
+    let hw = f;
+    let f = layout;
     let (k2, k3) = (k * k, k * k * k);
     let kp = TransformPlan::padded(k, f.k);
     let np = TransformPlan::padded(k, f.n);
@@ -34,7 +43,7 @@ pub fn tile_pass(f: &Fragment, k: u32, input: &[f64], b: &[f64]) -> Result<Vec<f
                 let bf: Registers = (0..f.lanes)
                     .map(|lane| (0..f.b.regs).map(|r| b_padded(ks * f.k + f.b.row.at(lane, r), nf as u32 * f.n + f.b.col.at(lane, r))).collect())
                     .collect();
-                *acc_nf = execute(f, &a, &bf, acc_nf)?;
+                *acc_nf = execute(hw, &a, &bf, acc_nf)?;
             }
         }
         for (nf, acc_nf) in acc.iter().enumerate() {
@@ -78,6 +87,27 @@ mod tests {
                 let b: Vec<f64> = (0..k * k).map(|e| ((e * 3 + 1) % 5) as f64 - 2.0).collect();
                 let got = tile_pass(&f, k, &input, &b).unwrap();
                 assert_eq!(got, plain_pass(k, &input, &b), "{instr:?} K={k}");
+            }
+        }
+    }
+
+    /// `pair_rows(1)`: the tiles indexed through the permuted rows (A read, D stored, the
+    /// padding guards of the last tile) and executed by the instruction's own layout give the
+    /// plain pass at every K; with A's rows permuted but D's not, they do not.
+    #[test]
+    fn row_pairs_compute_the_pass_for_every_k() {
+        for instr in [MmaSyncM16n8k4F64, MmaSyncM16n8k8F64] {
+            let f = fragment(instr);
+            let p = f.with_row_pairs().unwrap();
+            let half = crate::fragment::Fragment { c: f.c, ..p };
+            for k in 1..=32u32 {
+                let input: Vec<f64> = (0..k * k * k).map(|e| ((e * 5 + 3) % 7) as f64 - 3.0).collect();
+                let b: Vec<f64> = (0..k * k).map(|e| ((e * 3 + 1) % 5) as f64 - 2.0).collect();
+                let want = plain_pass(k, &input, &b);
+                assert_eq!(tile_pass_indexed(&p, &f, k, &input, &b).unwrap(), want, "{instr:?} K={k}");
+                if k >= 2 {
+                    assert_ne!(tile_pass_indexed(&half, &f, k, &input, &b).unwrap(), want, "{instr:?} K={k}: A permuted alone passed");
+                }
             }
         }
     }

@@ -86,6 +86,7 @@ impl Prim {
             PrimKind::SplitCols(v) => out.push((named("split_cols".into(), v), v)),
             PrimKind::AsyncExchange(v) => out.push((named("async_exchange".into(), v), v)),
             PrimKind::AlignRuns(v) => out.push((named("align_runs".into(), v), v)),
+            PrimKind::PairRows(v) => out.push((named("pair_rows".into(), v), v)),
             _ => {}
         }
         out
@@ -113,6 +114,7 @@ impl Prim {
             PrimKind::SplitCols(_) => "split_cols",
             PrimKind::AsyncExchange(_) => "async_exchange",
             PrimKind::AlignRuns(_) => "align_runs",
+            PrimKind::PairRows(_) => "pair_rows",
         }
     }
 }
@@ -173,6 +175,9 @@ pub enum PrimKind {
     /// `align_runs(0|1)`: 1: at odd K each K-long output run of the shared intermediates
     /// starts at an even offset (run stride K + 1), so column pairs are 16-byte stores.
     AlignRuns(Val),
+    /// `pair_rows(0|1)`: 1: the rows of each matrix-fragment tile interleaved so that a lane's
+    /// A registers are pairs of adjacent rows, loaded from shared memory as one 16-byte access.
+    PairRows(Val),
 }
 
 /// A numeric argument: `N`, or `tune([N, ...], default = D[, name = ident])` (for threads

@@ -125,6 +125,11 @@ fn check_values(prim: &Prim, errors: &mut Errors) {
                 errors.push(n.span, format!("align_runs({}): takes 0 (runs at stride K) or 1 (runs at an even stride at odd K)", n.value));
             }
         }),
+        PrimKind::PairRows(v) => for_each_value(v, |n| {
+            if n.value > 1 {
+                errors.push(n.span, format!("pair_rows({}): takes 0 (rows as the instruction lays them) or 1 (row pairs per lane)", n.value));
+            }
+        }),
         PrimKind::CacheRead {
             into,
             pad: Some((word, pad)),
@@ -463,7 +468,7 @@ fn check_combination(level: &Level, errors: &mut Errors) {
             }
         }
     }
-    for b in ["buffers", "pipeline", "tensors", "cluster", "split_cols", "align_runs"].into_iter().filter_map(|name| find(name)) {
+    for b in ["buffers", "pipeline", "tensors", "cluster", "split_cols", "align_runs", "pair_rows"].into_iter().filter_map(|name| find(name)) {
         let shared_workspace = level.prims.iter().any(|p| matches!(&p.kind, PrimKind::Workspace(m) if m.value == Memory::Shared));
         let staged_a = level.prims.iter().any(|p| matches!(&p.kind, PrimKind::CacheRead { operand, into, .. } if operand.value == crate::ast::Operand::A && into.value == Memory::Shared));
         if tensorize.is_none() || !shared_workspace || !staged_a {

@@ -583,6 +583,16 @@ fn cluster_and_unroll_rows() {
         "align_runs",
     );
     assert_error(&format!("{fused} pipeline(2);\n cluster(4);\n align_runs(1);\n}}"), "align_runs(..) pads the runs of whole-tensor intermediates; cluster(N) (line 8) keeps", 9, "align_runs");
+    // pair_rows(0|1) permutes the fused passes' tile rows: a boolean, with the fused steps (cluster(N) too).
+    parse(&format!("{fused} pair_rows(tune([0, 1], default = 0));\n}}"));
+    parse(&format!("{fused} pipeline(2);\n cluster(4);\n pair_rows(1);\n}}"));
+    assert_error(&format!("{fused} pair_rows(2);\n}}"), "pair_rows(2): takes 0 (rows as the instruction lays them) or 1 (row pairs per lane)", 7, "2");
+    assert_error(
+        "level f \"f\" {\n threads(256);\n bind(warps, tiles);\n tensorize(mma);\n pair_rows(1);\n}",
+        "`pair_rows` shapes the fused passes: it needs tensorize(mma), cache_read(A, shared) and workspace(shared)",
+        5,
+        "pair_rows",
+    );
     // unroll(rows) names how many tiles a wave jams: `by` is required, 1..=4.
     assert_error(&format!("{fused} unroll(rows);\n}}"), "unroll(rows) needs `by = N`", 7, "rows");
     assert_error(&format!("{fused} unroll(rows, by = 8);\n}}"), "unroll(rows, by = 8): a wave computes 1 to 4 row tiles at once", 7, "8");

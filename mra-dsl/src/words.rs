@@ -26,6 +26,7 @@ pub const PRIMITIVES: &[&str] = &[
     "split_cols",
     "async_exchange",
     "align_runs",
+    "pair_rows",
 ];
 
 /// How each primitive is written, for "missing/extra argument" messages.
@@ -51,6 +52,7 @@ pub fn signature(prim: &str) -> &'static str {
         "split_cols" => "split_cols(N), 1 <= N <= 4, or split_cols(tune([N, ...], default = N))",
         "async_exchange" => "async_exchange(0|1) or async_exchange(tune([0, 1], default = N))",
         "align_runs" => "align_runs(0|1) or align_runs(tune([0, 1], default = N))",
+        "pair_rows" => "pair_rows(0|1) or pair_rows(tune([0, 1], default = N))",
         _ => unreachable!("not a primitive: {prim}"),
     }
 }

@@ -542,6 +542,60 @@ fn align_runs_pairs_the_intermediate_stores_at_odd_k() {
     assert!(e.contains("align_runs(1)") && e.contains("cluster(N)") && !e.contains('\n'), "{e}");
 }
 
+/// `pair_rows(1)`: on sm_90's m16n8k4 the tile rows are permuted in A and D alike (the CPU model
+/// of that permutation is `fragment::tests` and `simulate::tests`) and, where a pass's input rows
+/// have an even stride and count, a lane's A registers are one 16-byte load; instructions with
+/// one A register per lane (sm_80's m8n8k4, gfx90a's MFMA) generate the same code as without it.
+#[test]
+fn pair_rows_loads_a_fragment_pairs_where_rows_allow() {
+    let with = |level: &str, cfg: &str, k: u32, arch: &str| {
+        let s = levels::find(level).unwrap().with_config(&mra_codegen::tune::parse_config(cfg).unwrap()).unwrap();
+        mra_codegen::generate(&s, Request { k, arch: mra_codegen::arch::find(arch).unwrap(), dtype: DType::F64 })
+    };
+    let code = |src: &str| src.lines().filter(|l| !l.trim_start().starts_with("//")).map(|l| l.split("  //").next().unwrap().to_string()).collect::<Vec<_>>();
+    let load = "*reinterpret_cast<const double2*>(&in[a_k * W_STRIDE + a_i])";
+    let permuted = "const int i = i0 + (lane >> 2) * 2 + ((2 * q) >> 1);";
+    for k in [6u32, 10, 12, 20, 24] {
+        let on = with("fused-pipe", "pair_rows=1", k, "sm_90").unwrap().source;
+        let off = with("fused-pipe", "pair_rows=0", k, "sm_90").unwrap().source;
+        assert!(on.contains("const double2 pair = ") && on.contains(load) && on.contains(permuted) && !on.contains("a[r] = in["), "K={k}");
+        assert!(!off.contains("double2 pair") && !off.contains(permuted), "K={k}");
+        // Rows with padding (K=6, 10: K² not a multiple of 16): the pair's guard is its first row's.
+        if (k * k) % 16 != 0 {
+            assert!(on.contains("(a_i < K2) ? *reinterpret_cast<const double2*>") || on.contains("(a_k < K && a_i < K2) ? *reinterpret_cast<const double2*>"), "K={k}");
+        }
+    }
+    // Odd K: an odd row stride (or the padded runs) leaves pairs 8-byte aligned: rows permuted, loads single.
+    let odd = with("fused-pipe", "pair_rows=1", 13, "sm_90").unwrap().source;
+    assert!(odd.contains("const int a_i = i0 + (lane >> 2) * 2 + r;") && odd.contains("const int i = i0 + (lane >> 2) * 2 + (r >> 1);") && !odd.contains("double2 pair"), "{odd}");
+    // fused-cluster's slices: pairs at every K (K·CL rows, CL even).
+    for k in [25u32, 28, 32] {
+        let src = with("fused-cluster", "pair_rows=1", k, "sm_90").unwrap().source;
+        assert!(src.contains("*reinterpret_cast<const double2*>(&in[a_k * SLICE_STRIDE + a_i])"), "K={k}");
+    }
+    // One A register per lane: the same code either way.
+    // (fused, the level AMD runs, with the step added.)
+    let fused_with = |pair: u32, arch: &str| {
+        let mut s = levels::find("fused").unwrap();
+        s.steps.push(mra_codegen::ir::Located { item: mra_codegen::ir::Step::PairRows(mra_codegen::ir::Value::Fixed(pair)), line: 0 });
+        mra_codegen::generate(&s, Request { k: 12, arch: mra_codegen::arch::find(arch).unwrap(), dtype: DType::F64 }).unwrap().source
+    };
+    for arch in ["sm_80", "gfx90a", "gfx942"] {
+        let (on, off) = if arch == "sm_80" {
+            (with("fused-pipe", "pair_rows=1", 12, arch).unwrap().source, with("fused-pipe", "pair_rows=0", 12, arch).unwrap().source)
+        } else {
+            (fused_with(1, arch), fused_with(0, arch))
+        };
+        assert_eq!(code(&on), code(&off), "{arch}");
+        assert!(on.contains("): rows as ") && !on.contains("double2 pair"), "{arch}: the comment says why nothing changed");
+    }
+    // Only the fused passes take it: one line naming what it needs.
+    let mut l7 = levels::find("L7").unwrap();
+    l7.steps.push(mra_codegen::ir::Located { item: mra_codegen::ir::Step::PairRows(mra_codegen::ir::Value::Fixed(1)), line: 0 });
+    let e = mra_codegen::generate(&l7, Request { k: 12, arch: mra_codegen::arch::find("sm_90").unwrap(), dtype: DType::F64 }).unwrap_err().to_string();
+    assert!(e.contains("pair_rows(1)") && e.contains("cache_read(A, shared)") && !e.contains('\n'), "{e}");
+}
+
 /// fused-cluster's defaults from K = 25 to 32 are the fastest configurations the H200 tuning
 /// runs measured (bench/NOTES.md runs 34, 45 and 47; the table below is copied from those runs'
 /// winners, not from the level): the kernel and the tuner's first configuration agree with it.

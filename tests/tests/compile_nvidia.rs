@@ -97,6 +97,11 @@ fn nvdisasm() -> Result<std::path::PathBuf, String> {
 
 /// Shared-memory store instructions in the SASS of `cubin`, by width: (STS.128, STS.64, other STS).
 fn shared_stores(tool: &std::path::Path, cubin: &[u8], name: &str) -> (usize, usize, usize) {
+    shared_accesses(tool, cubin, name, "STS")
+}
+
+/// Shared-memory instructions `op` (STS, LDS) in the SASS of `cubin`, by width: (op.128, op.64, other op).
+fn shared_accesses(tool: &std::path::Path, cubin: &[u8], name: &str, op_name: &str) -> (usize, usize, usize) {
     let file = std::env::temp_dir().join(format!("mra-sts-{}-{name}.cubin", std::process::id()));
     std::fs::write(&file, cubin).unwrap();
     let out = std::process::Command::new(tool).arg(&file).output().unwrap();
@@ -108,10 +113,10 @@ fn shared_stores(tool: &std::path::Path, cubin: &[u8], name: &str) -> (usize, us
         // The opcode: the first word after the address comment and an optional predicate.
         let code = line.split("*/").nth(1).unwrap_or(line);
         let op = code.split_whitespace().find(|w| !w.starts_with('@')).unwrap_or("");
-        match op {
-            "STS.128" => counts.0 += 1,
-            "STS.64" => counts.1 += 1,
-            o if o.starts_with("STS") => counts.2 += 1,
+        match op.strip_prefix(op_name) {
+            Some(".128") => counts.0 += 1,
+            Some(".64") => counts.1 += 1,
+            Some(w) if w.is_empty() || w.starts_with('.') => counts.2 += 1,
             _ => {}
         }
     }
@@ -145,6 +150,42 @@ fn odd_k_fused_pipe_stores_its_intermediates_as_16_byte_pairs() {
             } else {
                 assert!(wide == 0 && narrow > 0, "K={k} align_runs=0: {wide} STS.128, {narrow} STS.64");
             }
+        }
+    }
+}
+
+/// `pair_rows(1)` at even K: in the SASS, a lane's A fragment is one 16-byte LDS.128 per k-step
+/// (none with pair_rows(0), whose A registers are two 8-byte LDS.64), the 8-byte loads drop by
+/// at least the A fragments' share, and nothing spills: fused-pipe at K = 10, 12, 16, 20, 24 and
+/// fused-cluster at K = 28, 29, 32 (slice passes, an even number of rows at every K). fused-pipe
+/// at odd K: the rows are permuted but a pair can be 8-byte aligned only, so no LDS.128 there.
+#[test]
+#[ignore = "needs NVRTC and nvdisasm (run with --include-ignored; .ci/run does)"]
+fn pair_rows_loads_a_fragments_as_16_byte_pairs() {
+    let Some(nvrtc) = require("NVRTC (libnvrtc)", Nvrtc::load()) else { return };
+    let Some(tool) = require("nvdisasm", nvdisasm()) else { return };
+    let cache = KernelCache::disabled();
+    let sm90 = arch::find("sm_90").unwrap();
+    let cases = [("fused-pipe", 10u32), ("fused-pipe", 12), ("fused-pipe", 16), ("fused-pipe", 20), ("fused-pipe", 24), ("fused-cluster", 28), ("fused-cluster", 32), ("fused-pipe", 13), ("fused-cluster", 29)];
+    for (level, k) in cases {
+        let mut loads = Vec::new();
+        for pair in [0, 1] {
+            let s = levels::find(level).unwrap().with_config(&mra_codegen::tune::parse_config(&format!("pair_rows={pair}")).unwrap()).unwrap();
+            let kernel = mra_codegen::generate(&s, Request { k, arch: sm90, dtype: DType::F64 }).unwrap();
+            let out = nvrtc.compile(&kernel.source, &kernel.entry, "sm_90", &cache).unwrap_or_else(|e| panic!("{level} K={k} pair_rows={pair}: {e}"));
+            let r = out.resources.expect("ptxas report in the NVRTC log");
+            let counts = shared_accesses(&tool, &out.cubin, &format!("{level}-k{k}-p{pair}"), "LDS");
+            println!("{level} K={k} pair_rows={pair}: {} registers, LDS.128 {}, LDS.64 {}, other LDS {}", r.registers, counts.0, counts.1, counts.2);
+            assert!(!r.spills() && r.stack_frame_bytes == 0, "{level} K={k} pair_rows={pair} spills: {r:?}");
+            loads.push(counts);
+        }
+        let (plain, paired) = (loads[0], loads[1]);
+        // fused-cluster's slices hold an even number of values at every K (K·CL rows, CL even).
+        if k % 2 == 0 || level == "fused-cluster" {
+            assert!(plain.0 == 0 && paired.0 > 0, "{level} K={k}: LDS.128 {} -> {}", plain.0, paired.0);
+            assert!(paired.1 < plain.1, "{level} K={k}: LDS.64 {} -> {} with {} LDS.128", plain.1, paired.1, paired.0);
+        } else {
+            assert_eq!(paired.0, plain.0, "{level} K={k}: odd K has no aligned pairs");
         }
     }
 }

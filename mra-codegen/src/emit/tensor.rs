@@ -126,6 +126,14 @@ impl Emitter<'_> {
         }
         self.w.line("constexpr int K_STEPS = KP / FK;");
         self.w.line("constexpr int N_FRAGS = NP / FN;");
+        let pair_note = self.step_comment(|s| matches!(s, Step::PairRows(_)));
+        if tp.row_pairs {
+            self.w.line(format!("{pair_note}: tile row g + 8x of the instruction (g = lane >> 2, x = 0, 1) is row 2g + x of"));
+            self.w.line("// the tile, in A and in D alike (exact: D's rows depend on A's rows one by one), so a lane's A");
+            self.w.line("// registers are adjacent rows of one column.");
+        } else if !pair_note.is_empty() {
+            self.w.line(format!("{pair_note}: rows as {} lays them", f.instr.name()));
+        }
         let split_note = self.step_comment(|s| matches!(s, Step::SplitCols(_)));
         if tp.col_split == 1 && !split_note.is_empty() {
             self.w.line(format!("{split_note}: one wave per row tile"));
@@ -586,11 +594,48 @@ impl Emitter<'_> {
             }
             s
         });
+        // pair_rows(1) (NVIDIA f64 m16n8k*): a lane's A registers 2q, 2q + 1 are rows 2g, 2g + 1
+        // of one column, adjacent in a shared row of the pass's input: one 16-byte load where
+        // that row's stride is even (and so every pair 16-byte aligned) and the rows are an even
+        // count (a pair is all valid or all padding). Padded runs (align_runs(1)) may split a pair.
+        let in_stride = match v.slice {
+            Some(_) => k * tp.cluster_slice_width(k) + tp.shared_row_pad(),
+            None => tp.shared_row_elems(k),
+        };
+        let a_pairs = tp.row_pairs
+            && dtype == crate::DType::F64
+            && self.d.vendor() == crate::Vendor::Nvidia
+            && src == ASource::Direct
+            && v.in_shared
+            && !v.in_runs
+            && in_stride % 2 == 0
+            && rows % 2 == 0
+            && f.a.regs % 2 == 0
+            && (0..f.lanes).all(|l| {
+                (0..f.a.regs / 2).all(|q| {
+                    let (r0, r1) = (2 * q, 2 * q + 1);
+                    f.a.row.at(l, r0) % 2 == 0 && f.a.row.at(l, r1) == f.a.row.at(l, r0) + 1 && f.a.col.at(l, r1) == f.a.col.at(l, r0)
+                })
+            });
+        let pair_note = self.step_comment(|s| matches!(s, Step::PairRows(_)));
+        let (pair_i, pair_k) = (f.a.row.cpp("lane", "(2 * q)", f.lanes), f.a.col.cpp("lane", "(2 * q)", f.lanes));
+        let pair_load = format!("*reinterpret_cast<const double2*>(&{a_src})");
+        let pair_load = if a_guard.is_empty() { pair_load } else { format!("({}) ? {pair_load} : make_double2(0, 0)", a_guard.join(" && ")) };
         // The A fragment's registers: `one` receives a one-register fragment, `each` register r.
         let (frag_i, frag_k) = (a_i.clone(), a_k.clone());
         let a_fragment = std::rc::Rc::new(move |w: &mut Writer, one: &str, each: &str| {
             let (a_i, a_k) = (&frag_i, &frag_k);
-            if a_regs == 1 {
+            if a_pairs {
+                w.line(format!("{pair_note}: registers 2q, 2q + 1 are rows i0 + {pair_i} and the next, one 16-byte load"));
+                w.line("#pragma unroll");
+                w.block(format!("for (int q = 0; q < {}; ++q)", a_regs / 2), "", |w| {
+                    w.line(format!("const int a_i = i0 + {pair_i};"));
+                    w.line(format!("const int a_k = ks * FK + {pair_k};"));
+                    w.line(format!("const double2 pair = {pair_load};"));
+                    w.line(format!("{} = pair.x;", each.replace("[r]", "[2 * q]")));
+                    w.line(format!("{} = pair.y;", each.replace("[r]", "[2 * q + 1]")));
+                });
+            } else if a_regs == 1 {
                 w.line(format!("const int a_i = i0 + {a_i};"));
                 w.line(format!("const int a_k = ks * FK + {a_k};"));
                 w.line(format!("{one} = {a_value};"));

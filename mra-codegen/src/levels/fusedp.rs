@@ -33,5 +33,8 @@ mra_dsl::schedule! {
         // (K = 19: two blocks of 115520 B instead of one of 116736; K = 13: six, not five).
         align_runs(tune([0, 1], default = if K == 15 { 1 } else if K == 17 { 1 } else if K == 21 { 1 } else { 0 }));
         constraint(align_runs <= K % 2);
+        // pair_rows(1): a lane's two A registers are adjacent rows, one 16-byte shared load per
+        // k-step instead of two 8-byte ones (NOTES.md run 49).
+        pair_rows(tune([0, 1], default = 0));
     }
 }
