@@ -5,7 +5,7 @@ mra_dsl::schedule! {
     /// buffers swap roles each tensor; no extra shared memory. AMD: run `fused`.
     /// Tunable (`mra-bench tune`): threads, the shared-row pad, the k-loop unrolling, a minimum
     /// of resident blocks per SM and a third buffer (a ring of two tensors in flight), which
-    /// must all fit in shared memory. The defaults follow K as an H200 measured at every K from
+    /// must all fit in shared memory; the layout choices `align_runs` (odd K) and `pair_rows`. The defaults follow K as an H200 measured at every K from
     /// 10 to 24 (NOTES.md runs 29, 30, 37): four warps up to K = 19 and at K = 21, twelve from
     /// K = 22; at K = 20 thirteen warps (25 row tiles, two each) and the third buffer. (Thirteen
     /// warps are no whole number of 64-wide wavefronts: the condition on `wave` keeps AMD's
@@ -15,7 +15,7 @@ mra_dsl::schedule! {
         launch_bounds(min_blocks = tune([1, 2], default = 1));
         bind(warps, tiles);
         tensorize(mma);
-        cache_read(A, shared, pad = tune([0, 1, 2, 4], default = if K % 8 == 1 { 2 } else if K % 8 == 3 { 0 } else if K % 8 == 5 { 0 } else { 4 }));
+        cache_read(A, shared, pad = tune([0, 1, 2, 4], default = if K % 8 == 1 { 2 } else if K % 8 == 3 { 0 } else if K % 8 == 5 { 0 } else if K == 6 { 4 } else if K % 4 == 2 { 0 } else { 4 }));
         cache_read(B, registers);
         workspace(shared);
         buffers(tune([2, 3], default = if K == 20 { 3 } else { 2 }));
@@ -27,6 +27,9 @@ mra_dsl::schedule! {
         // they are already: the parameter is 0 there (one kernel to tune, not two identical
         // ones). On by default where it measured faster on an H200 (run 42: K = 15 -10%, 17
         // -3.5%, 21 -8%); at K = 13, 19, 23 the plain runs were 2-5% faster.
+        // The pad makes the row stride 4 mod 8 doubles (A-fragment loads without bank
+        // conflicts): 4 where K² is 0 mod 8, 0 where K = 2 mod 4 (K² = 4 mod 8: run 50 measured
+        // pad 0 faster by 1-3% at K = 10, 14, 18, 22; K = 6, launch-bound, keeps 4).
         // With the runs K + 1 apart the row stride is K(K + 1) + pad_a; at odd K the pad's
         // default makes it 4 mod 8 doubles where an even pad can (A-fragment loads without
         // bank conflicts: K % 8 = 1, 3, 7) and keeps the blocks per SM where 4 would lose one
@@ -34,7 +37,8 @@ mra_dsl::schedule! {
         align_runs(tune([0, 1], default = if K == 15 { 1 } else if K == 17 { 1 } else if K == 21 { 1 } else { 0 }));
         constraint(align_runs <= K % 2);
         // pair_rows(1): a lane's two A registers are adjacent rows, one 16-byte shared load per
-        // k-step instead of two 8-byte ones (NOTES.md run 49).
-        pair_rows(tune([0, 1], default = 0));
+        // k-step instead of two 8-byte ones. On by default where an H200 measured it faster
+        // (NOTES.md runs 49, 50: K = 12 -2.7%, 18 -2%, 20 -2.1%); slower at K = 10, 24.
+        pair_rows(tune([0, 1], default = if K == 12 { 1 } else if K == 18 { 1 } else if K == 20 { 1 } else { 0 }));
     }
 }
