@@ -245,6 +245,12 @@ pub enum Step {
     /// read as one 16-byte access where the row stride is even. Other instructions (one A
     /// register per lane: m8n8k4, AMD MFMA f64) keep their rows.
     PairRows(Value),
+    /// `late_wait(0|1)`: where `cluster(N)`'s pass 0 waits at the cluster barrier (every block
+    /// done with the gather buffer it is about to write). 0: the whole block, before pass 0.
+    /// 1: each wave after computing its first tile, before its first store, so a late block's
+    /// skew overlaps that work. Only where pass 0 waits at all (one gather buffer, or the
+    /// asynchronous exchange).
+    LateWait(Value),
 }
 
 impl Step {
@@ -271,6 +277,7 @@ impl Step {
             Step::AsyncExchange(_) => "async_exchange",
             Step::AlignRuns(_) => "align_runs",
             Step::PairRows(_) => "pair_rows",
+            Step::LateWait(_) => "late_wait",
         }
     }
 }
@@ -387,6 +394,7 @@ impl fmt::Display for Step {
             Step::AsyncExchange(v) => write!(f, "async_exchange({v})"),
             Step::AlignRuns(v) => write!(f, "align_runs({v})"),
             Step::PairRows(v) => write!(f, "pair_rows({v})"),
+            Step::LateWait(v) => write!(f, "late_wait({v})"),
         }
     }
 }

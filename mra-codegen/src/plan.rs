@@ -77,6 +77,9 @@ pub struct TransformPlan {
     /// `pair_rows(1)` on an instruction that has row pairs: `fragment` is
     /// [`Fragment::with_row_pairs`] of the instruction's layout.
     pub row_pairs: bool,
+    /// `late_wait(1)`: `cluster(N)`'s pass 0 waits at the cluster barrier after each wave's
+    /// first tile instead of before pass 0 (where it waits at all).
+    pub late_wait: bool,
 }
 
 impl TransformPlan {
@@ -500,6 +503,17 @@ impl Schedule {
                     });
                 }
             }
+            let late_wait = self.step_value(|s| match s {
+                Step::LateWait(v) => Some(v),
+                _ => None,
+            })
+            .unwrap_or(0);
+            if late_wait > 1 {
+                return Err(malformed("late_wait(N) takes 0 (the block waits before pass 0) or 1 (each wave after its first tile)"));
+            }
+            if late_wait == 1 && cluster == 1 {
+                return Err(malformed("late_wait(1) places the cluster barrier wait of cluster(N)'s pass 0: it needs cluster(N) with N >= 2"));
+            }
             let align_runs = self.step_value(|s| match s {
                 Step::AlignRuns(v) => Some(v),
                 _ => None,
@@ -564,6 +578,7 @@ impl Schedule {
             let plan = TransformPlan {
                 align_runs: align_runs == 1,
                 row_pairs: row_pairs.is_some(),
+                late_wait: late_wait == 1,
                 async_exchange: async_exchange == 1,
                 col_split,
                 jam,

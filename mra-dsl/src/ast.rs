@@ -87,6 +87,7 @@ impl Prim {
             PrimKind::AsyncExchange(v) => out.push((named("async_exchange".into(), v), v)),
             PrimKind::AlignRuns(v) => out.push((named("align_runs".into(), v), v)),
             PrimKind::PairRows(v) => out.push((named("pair_rows".into(), v), v)),
+            PrimKind::LateWait(v) => out.push((named("late_wait".into(), v), v)),
             _ => {}
         }
         out
@@ -115,6 +116,7 @@ impl Prim {
             PrimKind::AsyncExchange(_) => "async_exchange",
             PrimKind::AlignRuns(_) => "align_runs",
             PrimKind::PairRows(_) => "pair_rows",
+            PrimKind::LateWait(_) => "late_wait",
         }
     }
 }
@@ -178,6 +180,9 @@ pub enum PrimKind {
     /// `pair_rows(0|1)`: 1: the rows of each matrix-fragment tile interleaved so that a lane's
     /// A registers are pairs of adjacent rows, loaded from shared memory as one 16-byte access.
     PairRows(Val),
+    /// `late_wait(0|1)`: 1: `cluster(N)`'s pass 0 waits at the cluster barrier after each
+    /// wave's first tile, before its first store, instead of the whole block before pass 0.
+    LateWait(Val),
 }
 
 /// A numeric argument: `N`, or `tune([N, ...], default = D[, name = ident])` (for threads

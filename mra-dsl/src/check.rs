@@ -125,6 +125,11 @@ fn check_values(prim: &Prim, errors: &mut Errors) {
                 errors.push(n.span, format!("align_runs({}): takes 0 (runs at stride K) or 1 (runs at an even stride at odd K)", n.value));
             }
         }),
+        PrimKind::LateWait(v) => for_each_value(v, |n| {
+            if n.value > 1 {
+                errors.push(n.span, format!("late_wait({}): takes 0 (the block waits before pass 0) or 1 (each wave after its first tile)", n.value));
+            }
+        }),
         PrimKind::PairRows(v) => for_each_value(v, |n| {
             if n.value > 1 {
                 errors.push(n.span, format!("pair_rows({}): takes 0 (rows as the instruction lays them) or 1 (row pairs per lane)", n.value));
@@ -477,6 +482,9 @@ fn check_combination(level: &Level, errors: &mut Errors) {
                 format!("`{}` shapes the fused passes: it needs tensorize(mma), cache_read(A, shared) and workspace(shared)", b.name()),
             );
         }
+    }
+    if let (Some(x), None) = (find("late_wait"), find("cluster")) {
+        errors.push(x.ident.span(), "late_wait(..) places the cluster barrier wait of cluster(N)'s pass 0: add cluster(N)");
     }
     if let (Some(x), None) = (find("async_exchange"), find("cluster")) {
         errors.push(x.ident.span(), "async_exchange(..) chooses how the blocks of cluster(N) exchange pass 0's output: add cluster(N)");

@@ -237,6 +237,10 @@ fn step(prim: &Prim, fixed: &HashMap<String, u32>) -> TokenStream {
             let v = nth_value(prim, 0);
             quote!(#ir::Step::AlignRuns(#v))
         }
+        PrimKind::LateWait(_) => {
+            let v = nth_value(prim, 0);
+            quote!(#ir::Step::LateWait(#v))
+        }
         PrimKind::PairRows(_) => {
             let v = nth_value(prim, 0);
             quote!(#ir::Step::PairRows(#v))

@@ -26,6 +26,7 @@
 //!            | "async_exchange" "(" VALUE ")"
 //!            | "align_runs"    "(" VALUE ")"
 //!            | "pair_rows"     "(" VALUE ")"
+//!            | "late_wait"     "(" VALUE ")"
 //! ```
 //!
 //! A VALUE may be tuned: `tune([0, 1, 4], default = 4)` declares a parameter the auto-tuner
@@ -198,6 +199,7 @@ fn parse_prim(input: ParseStream) -> Result<Prim> {
         "split_cols" => PrimKind::SplitCols(numeric(&mut args, "warps per row tile")?),
         "async_exchange" => PrimKind::AsyncExchange(numeric(&mut args, "0 (stores and a cluster barrier) or 1 (asynchronous stores)")?),
         "align_runs" => PrimKind::AlignRuns(numeric(&mut args, "0 (runs at stride K) or 1 (runs at an even stride)")?),
+        "late_wait" => PrimKind::LateWait(numeric(&mut args, "0 (the block waits before pass 0) or 1 (each wave after its first tile)")?),
         "pair_rows" => PrimKind::PairRows(numeric(&mut args, "0 (rows as the instruction lays them) or 1 (row pairs per lane)")?),
         "bind" => {
             let unit = args.word("bound unit", words::BIND_UNITS)?;

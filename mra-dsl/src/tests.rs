@@ -593,6 +593,10 @@ fn cluster_and_unroll_rows() {
         5,
         "pair_rows",
     );
+    // late_wait(0|1) places cluster(N)'s pass-0 wait: a boolean, only with cluster(N).
+    parse(&format!("{fused} pipeline(2);\n cluster(4);\n late_wait(tune([0, 1], default = 1));\n}}"));
+    assert_error(&format!("{fused} pipeline(2);\n cluster(4);\n late_wait(2);\n}}"), "late_wait(2): takes 0 (the block waits before pass 0) or 1", 9, "2");
+    assert_error(&format!("{fused} late_wait(1);\n}}"), "late_wait(..) places the cluster barrier wait of cluster(N)'s pass 0: add cluster(N)", 7, "late_wait");
     // unroll(rows) names how many tiles a wave jams: `by` is required, 1..=4.
     assert_error(&format!("{fused} unroll(rows);\n}}"), "unroll(rows) needs `by = N`", 7, "rows");
     assert_error(&format!("{fused} unroll(rows, by = 8);\n}}"), "unroll(rows, by = 8): a wave computes 1 to 4 row tiles at once", 7, "8");

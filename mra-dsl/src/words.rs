@@ -27,6 +27,7 @@ pub const PRIMITIVES: &[&str] = &[
     "async_exchange",
     "align_runs",
     "pair_rows",
+    "late_wait",
 ];
 
 /// How each primitive is written, for "missing/extra argument" messages.
@@ -53,6 +54,7 @@ pub fn signature(prim: &str) -> &'static str {
         "async_exchange" => "async_exchange(0|1) or async_exchange(tune([0, 1], default = N))",
         "align_runs" => "align_runs(0|1) or align_runs(tune([0, 1], default = N))",
         "pair_rows" => "pair_rows(0|1) or pair_rows(tune([0, 1], default = N))",
+        "late_wait" => "late_wait(0|1) or late_wait(tune([0, 1], default = N))",
         _ => unreachable!("not a primitive: {prim}"),
     }
 }

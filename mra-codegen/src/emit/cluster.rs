@@ -171,13 +171,14 @@ impl Emitter<'_> {
             let body = self.tile_body(tp, f, v, TileMode::Whole);
             self.w.line("");
             self.w.lines(doc);
-            let late_wait = pass == SlicePass::First && waits_in_pass0(tp);
+            let late_wait = pass == SlicePass::First && waits_late(tp);
+            let late_note = self.step_comment(|s| matches!(s, Step::LateWait(_)));
             self.w.block(format!("{inline} void {}(const {t}* in, {b_param}, {t}* out, int lane, int wave, {tail})", v.name()), "", |w| {
                 w.line(format!("{bind}: wave w owns the slice's row tiles w, w + WAVES, ..."));
                 w.line("const int end = SLICE_TILES;");
                 if late_wait {
-                    w.line("// The cluster wait that lets this block store into the others' gather buffers comes after");
-                    w.line("// this wave's first tile is computed: a late block's skew overlaps that work (run 43).");
+                    w.line(format!("{late_note}: the cluster wait that lets this block store into the others'"));
+                    w.line("// gather buffers comes after this wave's first tile is computed: a late block's skew overlaps that work.");
                     w.line("bool waited = false;");
                 }
                 w.block(format!("for (int tile = {first}; tile < end; tile += {step})"), "", |w| body(w));
@@ -311,9 +312,17 @@ impl Emitter<'_> {
         }
         s += "for (int n = first; n < nfuncs; n += stride) {\n";
         s += &indent(&self.slice_wait(tp), 4);
+        let late_note = self.step_comment(|s| matches!(s, Step::LateWait(_)));
+        let late_note = if late_note.is_empty() { "//".to_string() } else { late_note };
         if wait_first {
             let what = if double { "is done with wg, two tensors back" } else { "is done reading its gather buffer" };
-            s += &format!("    // Pass 0 waits until every block of the cluster {what}, before each wave's first store.\n");
+            if waits_late(tp) {
+                s += &format!("    {late_note}: pass 0 waits until every block of the cluster {what}, before each wave's first store.\n");
+            } else {
+                s += &format!("    mra_cluster_wait();  {late_note}: every block of the cluster {what} (previous tensor)\n");
+            }
+        } else {
+            s += &format!("    {late_note}: pass 0 does not wait (two gather buffers, plain stores: the barrier after pass 0 orders their reuse)\n");
         }
         if send {
             s += &format!("    if (tid == 0) mra_mbar_expect(gather_bar, gather_bytes);  {exchange}: this tensor's phase of wg's mbarrier\n");
@@ -418,6 +427,13 @@ impl Emitter<'_> {
 /// wait overlaps the first tile's computation instead of preceding it.
 pub(super) fn waits_in_pass0(tp: &TransformPlan) -> bool {
     tp.shared_buffers != 4 || tp.async_exchange
+}
+
+/// Is that wait inside pass 0, after each wave's first tile (so a late block's skew overlaps
+/// it), rather than before pass 0? `late_wait(1)`: an H200 measured it faster at K=32 (-1.5%,
+/// run 43) and K=26 (-4.5%), slower at K=16 (+18%), 24 (+42%) and 25 (+3%) (run 52).
+pub(super) fn waits_late(tp: &TransformPlan) -> bool {
+    waits_in_pass0(tp) && tp.late_wait
 }
 
 /// The C++ of a function `name(bar, parity)` that spins until that phase of the mbarrier

@@ -519,7 +519,7 @@ impl Emitter<'_> {
         let pair_guard = c_guard.clone();
         let into_runs = v.out_runs && k % 2 == 1;
         let (pi, pj) = (f.c.row.cpp("lane", "(2 * q)", f.lanes), f.c.col.cpp("lane", "(2 * q)", f.lanes));
-        let late_wait = v.slice == Some(SlicePass::First) && super::cluster::waits_in_pass0(tp);
+        let late_wait = v.slice == Some(SlicePass::First) && super::cluster::waits_late(tp);
         let store_tile = move |w: &mut Writer| {
             if late_wait {
                 w.line("if (!waited) {  // this wave's first store into another block: the cluster may go on");

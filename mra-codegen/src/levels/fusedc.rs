@@ -26,6 +26,11 @@ mra_dsl::schedule! {
         cluster(tune([2, 3, 4, 8], default = if K <= 24 { 4 } else if K <= 26 { 2 } else if K <= 28 { 4 } else if K == 31 { 4 } else { 8 }));
         async_exchange(tune([0, 1], default = if bytes != 8 { 0 } else if K % 2 == 1 { 0 } else if K >= 28 { 1 } else { 0 }));
         launch_bounds(min_blocks = tune([1, 2], default = if K == 29 { 2 } else { 1 }));
+        // late_wait(1): pass 0's cluster wait after each wave's first tile, not before pass 0;
+        // by default where an H200 measured it faster (NOTES.md runs 43, 52: K = 20, 26, 32),
+        // before pass 0 at K = 16, 24, 25 (18%, 42%, 3% faster so). Without effect where pass 0
+        // does not wait (four buffers with plain stores, K = 27's default).
+        late_wait(tune([0, 1], default = if K == 20 { 1 } else if K <= 25 { 0 } else if K == 27 { 0 } else { 1 }));
         // pair_rows(1): one 16-byte shared load per lane and k-step for the A fragment (run 49).
         pair_rows(tune([0, 1], default = 0));
     }
