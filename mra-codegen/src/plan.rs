@@ -481,15 +481,10 @@ impl Schedule {
                     });
                 }
             }
-            let async_exchange = self.step_value(|s| match s {
-                Step::AsyncExchange(v) => Some(v),
-                _ => None,
-            })
-            .unwrap_or(0);
-            if async_exchange > 1 {
-                return Err(malformed("async_exchange(N) takes 0 (stores and a cluster barrier) or 1 (asynchronous stores)"));
-            }
-            if async_exchange == 1 {
+            let async_exchange = self
+                .switch(|s| if let Step::AsyncExchange(v) = s { Some(v) } else { None }, "async_exchange", "0 (stores and a cluster barrier) or 1 (asynchronous stores)")
+                .map_err(|e| malformed(&e))?;
+            if async_exchange {
                 if cluster == 1 {
                     return Err(malformed("async_exchange(1) is how the blocks of cluster(N) exchange pass 0's output: it needs cluster(N) with N >= 2"));
                 }
@@ -503,42 +498,27 @@ impl Schedule {
                     });
                 }
             }
-            let late_wait = self.step_value(|s| match s {
-                Step::LateWait(v) => Some(v),
-                _ => None,
-            })
-            .unwrap_or(0);
-            if late_wait > 1 {
-                return Err(malformed("late_wait(N) takes 0 (the block waits before pass 0) or 1 (each wave after its first tile)"));
-            }
-            if late_wait == 1 && cluster == 1 {
+            let late_wait = self
+                .switch(|s| if let Step::LateWait(v) = s { Some(v) } else { None }, "late_wait", "0 (the block waits before pass 0) or 1 (each wave after its first tile)")
+                .map_err(|e| malformed(&e))?;
+            if late_wait && cluster == 1 {
                 return Err(malformed("late_wait(1) places the cluster barrier wait of cluster(N)'s pass 0: it needs cluster(N) with N >= 2"));
             }
-            let align_runs = self.step_value(|s| match s {
-                Step::AlignRuns(v) => Some(v),
-                _ => None,
-            })
-            .unwrap_or(0);
-            if align_runs > 1 {
-                return Err(malformed("align_runs(N) takes 0 (runs at stride K) or 1 (runs at an even stride at odd K)"));
-            }
-            if align_runs == 1 && (!whole || cluster != 1) {
+            let align_runs = self
+                .switch(|s| if let Step::AlignRuns(v) = s { Some(v) } else { None }, "align_runs", "0 (runs at stride K) or 1 (runs at an even stride at odd K)")
+                .map_err(|e| malformed(&e))?;
+            if align_runs && (!whole || cluster != 1) {
                 return Err(malformed("align_runs(1) pads the runs of the whole-tensor shared intermediates of fused passes: it needs tensorize(mma), cache_read(A, shared) and workspace(shared), without cluster(N) (whose slices keep their layout)"));
             }
-            let pair_rows = self.step_value(|s| match s {
-                Step::PairRows(v) => Some(v),
-                _ => None,
-            })
-            .unwrap_or(0);
-            if pair_rows > 1 {
-                return Err(malformed("pair_rows(N) takes 0 (rows as the instruction lays them) or 1 (row pairs per lane)"));
-            }
-            if pair_rows == 1 && !whole {
+            let pair_rows = self
+                .switch(|s| if let Step::PairRows(v) = s { Some(v) } else { None }, "pair_rows", "0 (rows as the instruction lays them) or 1 (row pairs per lane)")
+                .map_err(|e| malformed(&e))?;
+            if pair_rows && !whole {
                 return Err(malformed("pair_rows(1) permutes the tile rows of fused passes: it needs tensorize(mma), cache_read(A, shared) and workspace(shared)"));
             }
             // pair_rows(1): the emitter indexes A and D through the permuted rows where the
             // instruction has them (NVIDIA m16n8k*), and through the instruction's own elsewhere.
-            let row_pairs = if pair_rows == 1 { fragment.and_then(|f| f.with_row_pairs()) } else { None };
+            let row_pairs = if pair_rows { fragment.and_then(|f| f.with_row_pairs()) } else { None };
             let fragment = row_pairs.or(fragment);
             let jam = self.step_value(|s| match s {
                 Step::Unroll(Loop::Rows, by) => Some(by),
@@ -576,10 +556,10 @@ impl Schedule {
                 return Err(malformed("buffers(N > 2) hold the tensors in flight of pipeline(N - 1): add pipeline(..)"));
             }
             let plan = TransformPlan {
-                align_runs: align_runs == 1,
+                align_runs,
                 row_pairs: row_pairs.is_some(),
-                late_wait: late_wait == 1,
-                async_exchange: async_exchange == 1,
+                late_wait,
+                async_exchange,
                 col_split,
                 jam,
                 cluster,
@@ -671,6 +651,16 @@ impl Schedule {
     /// The default value of the first step `pick` takes a numeric argument from.
     fn step_value(&self, pick: impl Fn(&Step) -> Option<&crate::ir::Value>) -> Option<u32> {
         self.iter_steps().find_map(pick).map(|v| v.default_value())
+    }
+
+    /// A 0|1 step (`async_exchange`, `align_runs`, `pair_rows`, `late_wait`): false where the
+    /// schedule does not name it; another number is refused, `meaning` saying what 0 and 1 are.
+    fn switch(&self, pick: impl Fn(&Step) -> Option<&crate::ir::Value>, name: &str, meaning: &str) -> Result<bool, String> {
+        match self.step_value(pick).unwrap_or(0) {
+            0 => Ok(false),
+            1 => Ok(true),
+            _ => Err(format!("{name}(N) takes {meaning}")),
+        }
     }
 }
 

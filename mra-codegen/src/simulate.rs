@@ -13,12 +13,10 @@ pub fn tile_pass(f: &Fragment, k: u32, input: &[f64], b: &[f64]) -> Result<Vec<f
     tile_pass_indexed(f, f, k, input, b)
 }
 
-/// [`tile_pass`] with the elements indexed through `layout` (the emitter's: e.g.
+/// [`tile_pass`] with the elements indexed through `f` (the emitter's layout: e.g.
 /// [`Fragment::with_row_pairs`] for `pair_rows(1)`) and each instruction executed by the model
-/// of `f`, the instruction as the hardware lays it out.
-pub fn tile_pass_indexed(layout: &Fragment, f: &Fragment, k: u32, input: &[f64], b: &[f64]) -> Result<Vec<f64>, ModelError> {
-    let hw = f;
-    let f = layout;
+/// of `hw`, the instruction as the hardware lays it out.
+pub fn tile_pass_indexed(f: &Fragment, hw: &Fragment, k: u32, input: &[f64], b: &[f64]) -> Result<Vec<f64>, ModelError> {
     let (k2, k3) = (k * k, k * k * k);
     let kp = TransformPlan::padded(k, f.k);
     let np = TransformPlan::padded(k, f.n);
