@@ -91,9 +91,11 @@ fn bench<B: Backend>(session: &Session<B>, args: &RunArgs, schedule: &Schedule, 
     }
 
     let streams = session.streams(cfg.streams)?;
-    let floor_times = harness::time_reps(gpu, &floor, &bufs, &streams, &cfg)?;
+    // The SM clock while each is timed, where NVML can read it (stderr: the seed's lines stay as they are).
+    let clocks = gpu.clock_source();
+    let (floor_times, floor_clock) = harness::time_reps_clocked(gpu, &floor, &bufs, &streams, &cfg, clocks.as_ref().ok())?;
     let floor_us = harness::median(&floor_times) / cfg.tasks as f64;
-    let times = harness::time_reps(gpu, &level, &bufs, &streams, &cfg)?;
+    let (times, clock) = harness::time_reps_clocked(gpu, &level, &bufs, &streams, &cfg, clocks.as_ref().ok())?;
     // GFlop counts what the level executes (the Kronecker GEMM's 2·K⁶, as the seed reports it).
     let gflop = level.kernel.plan.executed_flops_per_tensor() as f64 * cfg.nfuncs as f64 * cfg.tasks as f64 / 1e9;
     for (rep, &t) in times.iter().enumerate() {
@@ -130,5 +132,10 @@ fn bench<B: Backend>(session: &Session<B>, args: &RunArgs, schedule: &Schedule, 
         level.kernel.level,
         floor_us / med
     );
+    match (&clocks, clock, floor_clock) {
+        (Err(why), _, _) => eprintln!("# SM clock not read: {why}"),
+        (Ok(_), Some(c), Some(f)) => eprintln!("# SM clock while timed: {} {}, copy {}", level.kernel.level, c.describe(), f.describe()),
+        (Ok(_), _, _) => eprintln!("# SM clock: NVML gave no reading while timing"),
+    }
     Ok(0)
 }

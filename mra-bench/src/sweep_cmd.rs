@@ -6,7 +6,9 @@ use crate::select::{self, CmdResult};
 use crate::session::{self, Opened};
 use indicatif::{ProgressBar, ProgressStyle};
 use mra_codegen::{levels, plan::transform_flops, DType, Request, Schedule};
+use mra_runtime::clocks::{ClockSource, ClockStats};
 use mra_runtime::harness::{self, Backend, HarnessConfig, Inputs, Session};
+use std::sync::Arc;
 use serde::Serialize;
 use crate::outfile::Target;
 
@@ -29,6 +31,8 @@ struct Row {
     tasks: usize,
     best: bool,
     note: String,
+    /// The SM clock while this level was timed (None where nothing could read it).
+    sm_clock: Option<ClockStats>,
 }
 
 #[derive(Serialize)]
@@ -43,6 +47,8 @@ struct Report<'a> {
     reps: usize,
     dtype: String,
     fp64_gemm_peak_tflops: Option<f64>,
+    /// How `sm_clock` was read, or why it was not.
+    sm_clock_source: String,
     rows: &'a [Row],
 }
 
@@ -111,6 +117,13 @@ fn sweep_on<B: Backend>(session: &Session<B>, args: &SweepArgs, ks: &[u32], dtyp
         Some(p)
     };
 
+    let clocks = gpu.clock_source();
+    let clock_note = match &clocks {
+        Ok(_) => "NVML, every 10 ms while each level's timed repetitions run".to_string(),
+        Err(why) => format!("not read: {why}"),
+    };
+    eprintln!("# SM clock: {clock_note}");
+    let clocks = clocks.ok();
     let bar = ProgressBar::new((ks.len() * chosen.len()) as u64);
     bar.set_style(ProgressStyle::with_template("{bar:40} {pos}/{len} {msg}").expect("valid template"));
     let streams = session.streams(base.streams)?;
@@ -151,9 +164,11 @@ fn sweep_on<B: Backend>(session: &Session<B>, args: &SweepArgs, ks: &[u32], dtyp
                 tasks: 0,
                 best: false,
                 note: String::new(),
+                sm_clock: None,
             };
-            match measure(session, s, k, dtype, base, &inputs, &streams) {
-                Ok((us, tasks, rel)) => {
+            match measure(session, s, k, dtype, base, &inputs, &streams, clocks.as_ref()) {
+                Ok((us, tasks, rel, sm_clock)) => {
+                    row.sm_clock = sm_clock;
                     if s.name == copy.name {
                         floor_us = Some(us);
                     }
@@ -193,6 +208,7 @@ fn sweep_on<B: Backend>(session: &Session<B>, args: &SweepArgs, ks: &[u32], dtyp
         reps: base.reps,
         dtype: dtype.to_string(),
         fp64_gemm_peak_tflops: peak,
+        sm_clock_source: clock_note,
         rows: &rows,
     };
     // Files first (each on its own: one failing never keeps the other from being written),
@@ -204,14 +220,16 @@ fn sweep_on<B: Backend>(session: &Session<B>, args: &SweepArgs, ks: &[u32], dtyp
         }
     }
     if let Some(t) = &targets.csv {
-        let mut csv = String::from("level,K,us_per_task,useful_gflops,effective_gbps,fraction_of_floor,fraction_of_fp64_peak,max_rel_err,tasks,best,note\n");
+        let mut csv = String::from("level,K,us_per_task,useful_gflops,effective_gbps,fraction_of_floor,fraction_of_fp64_peak,max_rel_err,tasks,best,note,sm_mhz_min,sm_mhz_median,sm_clock_reasons\n");
         let f = |v: Option<f64>| v.map(|x| format!("{x:.6}")).unwrap_or_default();
         for r in &rows {
+            let clock = |g: fn(&ClockStats) -> String| r.sm_clock.as_ref().map(g).unwrap_or_default();
             csv += &format!(
-                "{},{},{},{},{},{},{},{},{},{},\"{}\"\n",
+                "{},{},{},{},{},{},{},{},{},{},\"{}\",{},{},\"{}\"\n",
                 r.level, r.k, f(r.us_per_task), f(r.useful_gflops), f(r.effective_gbps), f(r.fraction_of_floor),
                 f(r.fraction_of_fp64_peak), r.max_rel_err.map(|x| format!("{x:.3e}")).unwrap_or_default(), r.tasks, r.best,
-                r.note.replace('"', "'")
+                r.note.replace('"', "'"),
+                clock(|c| c.sm_mhz_min.to_string()), clock(|c| c.sm_mhz_median.to_string()), clock(|c| c.reasons.join("; ")),
             );
         }
         if let Err(e) = t.write(&csv) {
@@ -243,7 +261,9 @@ fn sweep_on<B: Backend>(session: &Session<B>, args: &SweepArgs, ks: &[u32], dtyp
     Ok(if rows.iter().any(|r| r.note.starts_with("validation failed")) { 1 } else { 0 })
 }
 
-/// Prepares, validates and times one level; returns (median µs/task, tasks per rep, max rel error).
+/// Prepares, validates and times one level; returns (median µs/task, tasks per rep, max rel
+/// error, the SM clock while it was timed).
+#[allow(clippy::too_many_arguments)]
 fn measure<B: Backend>(
     session: &Session<B>,
     s: &Schedule,
@@ -252,7 +272,8 @@ fn measure<B: Backend>(
     base: &HarnessConfig,
     inputs: &Inputs,
     streams: &[B::Stream],
-) -> Result<(f64, usize, f64), Box<dyn std::error::Error>> {
+    clocks: Option<&Arc<dyn ClockSource>>,
+) -> Result<(f64, usize, f64, Option<ClockStats>), Box<dyn std::error::Error>> {
     let gpu = &session.gpu;
     let plan = s.plan(Request { k, arch: gpu.arch(), dtype })?;
     session.check_memory(base, &plan)?;
@@ -268,15 +289,15 @@ fn measure<B: Backend>(
     let probe = harness::time_reps(gpu, &p, &bufs, streams, &HarnessConfig { tasks: 1, reps: 1, ..*base })?;
     let tasks = if probe[0] > 10_000.0 { ((1e6 / probe[0]) as usize).clamp(3, base.tasks) } else { base.tasks };
     let cfg = HarnessConfig { tasks, ..*base };
-    let times = harness::time_reps(gpu, &p, &bufs, streams, &cfg)?;
-    Ok((harness::median(&times) / tasks as f64, tasks, cmp.max_rel))
+    let (times, clock) = harness::time_reps_clocked(gpu, &p, &bufs, streams, &cfg, clocks)?;
+    Ok((harness::median(&times) / tasks as f64, tasks, cmp.max_rel, clock))
 }
 
 /// The table; `peak`: the FP64 GEMM peak and the BLAS that measured it.
 fn table(rows: &[Row], peak: Option<(f64, &str)>) -> String {
     use std::fmt::Write as _;
     let mut out = String::new();
-    let _ = writeln!(out, "{:<14} {:>3} {:>12} {:>13} {:>10} {:>9} {:>9}  note", "level", "K", "us/task", "useful Gflop/s", "GB/s", "of floor", "of peak");
+    let _ = writeln!(out, "{:<14} {:>3} {:>12} {:>13} {:>10} {:>9} {:>9} {:>10}  note", "level", "K", "us/task", "useful Gflop/s", "GB/s", "of floor", "of peak", "SM MHz");
     let mut last_k = None;
     for r in rows {
         if last_k.is_some_and(|k| k != r.k) {
@@ -287,7 +308,7 @@ fn table(rows: &[Row], peak: Option<(f64, &str)>) -> String {
         match r.us_per_task {
             Some(us) => writeln!(
                 out,
-                "{:<14} {:>3} {:>12.1} {:>13.0} {:>10.0} {:>9.3} {:>9}{mark}",
+                "{:<14} {:>3} {:>12.1} {:>13.0} {:>10.0} {:>9.3} {:>9} {:>10}{mark}",
                 r.level,
                 r.k,
                 us,
@@ -295,6 +316,7 @@ fn table(rows: &[Row], peak: Option<(f64, &str)>) -> String {
                 r.effective_gbps.unwrap_or(0.0),
                 r.fraction_of_floor.unwrap_or(f64::NAN),
                 r.fraction_of_fp64_peak.map(|f| format!("{f:.3}")).unwrap_or_else(|| "-".into()),
+                r.sm_clock.as_ref().map(clock_cell).unwrap_or_else(|| "-".into()),
             ),
             None => writeln!(out, "{:<14} {:>3} {:>12}  {}", r.level, r.k, "-", r.note),
         }
@@ -303,7 +325,23 @@ fn table(rows: &[Row], peak: Option<(f64, &str)>) -> String {
     if let Some((p, blas)) = peak {
         let _ = writeln!(out, "\n* fastest at that K. Floor: copy level, same process. FP64 GEMM peak: {p:.1} TFLOP/s ({blas}).");
     }
+    if rows.iter().any(|r| r.sm_clock.is_some()) {
+        let _ = writeln!(out, "SM MHz: the SM clock while the level was timed, median (lowest/median where it moved).");
+    }
+    // A lowered clock slows compute-heavy levels more than the copy: name where it happened.
+    let lowered: Vec<String> = rows
+        .iter()
+        .filter_map(|r| r.sm_clock.as_ref().filter(|c| !c.reasons.is_empty()).map(|c| format!("{} K={} ({})", r.level, r.k, c.describe())))
+        .collect();
+    if !lowered.is_empty() {
+        let _ = writeln!(out, "SM clock lowered by the driver while timing: {}.", lowered.join(", "));
+    }
     out
+}
+
+/// The SM MHz column: the median, with the lowest reading where the clock moved.
+fn clock_cell(c: &ClockStats) -> String {
+    if c.sm_mhz_min == c.sm_mhz_median { format!("{}", c.sm_mhz_median) } else { format!("{}/{}", c.sm_mhz_min, c.sm_mhz_median) }
 }
 
 /// The chart's view of a report: the same JSON `mra-bench plot` reads from the --json file.
@@ -329,6 +367,7 @@ mod tests {
             tasks: 3,
             best: false,
             note: String::new(),
+            sm_clock: None,
         };
         let rows = [row("copy", Some(2.0)), row("L3-regblk", Some(5.0)), row("L4-mma", None)];
         let report = Report {
@@ -342,6 +381,7 @@ mod tests {
             reps: 1,
             dtype: "f64".into(),
             fp64_gemm_peak_tflops: None,
+            sm_clock_source: "not read: test".into(),
             rows: &rows,
         };
         let data = plot_data(&report).expect("the report reads as plot data");
@@ -350,5 +390,40 @@ mod tests {
         let file = std::env::temp_dir().join(format!("mra-sweep-unit-{}.json", std::process::id()));
         std::fs::write(&file, text).unwrap();
         assert!(crate::plot::load(file.to_str().unwrap()).is_ok(), "a --json file loads for `mra-bench plot`");
+    }
+
+    #[test]
+    fn the_table_shows_the_clock_each_level_ran_at_and_names_where_the_driver_lowered_it() {
+        use mra_runtime::clocks::{ClockSample, ClockStats};
+        let stats = |samples: &[(u32, u64)]| ClockStats::from_samples(&samples.iter().map(|&(sm_mhz, reasons)| ClockSample { sm_mhz, reasons }).collect::<Vec<_>>());
+        let row = |level: &str, sm_clock: Option<ClockStats>| Row {
+            level: level.into(),
+            k: 24,
+            us_per_task: Some(100.0),
+            useful_gflops: Some(1.0),
+            effective_gbps: Some(1.0),
+            fraction_of_floor: Some(1.0),
+            fraction_of_fp64_peak: None,
+            max_rel_err: Some(0.0),
+            tasks: 3,
+            best: false,
+            note: String::new(),
+            sm_clock,
+        };
+        let rows = [
+            row("copy", stats(&[(1980, 0x1), (1980, 0)])),
+            row("fused-pipe", stats(&[(1980, 0), (1470, 0x4), (1965, 0x4)])),
+            row("L7-breg", None),
+        ];
+        let t = table(&rows, None);
+        let lines: Vec<&str> = t.lines().collect();
+        assert!(lines[0].contains("SM MHz"), "{t}");
+        assert!(lines[1].trim_end().ends_with(" 1980"), "steady clock: one number\n{t}");
+        assert!(lines[2].trim_end().ends_with(" 1470/1965"), "moved: lowest/median\n{t}");
+        assert!(lines[3].trim_end().ends_with(" -"), "not read: a dash\n{t}");
+        assert!(t.contains("SM clock lowered by the driver while timing: fused-pipe K=24 (1470-1980 MHz (median 1965; sw power cap))."), "{t}");
+        assert!(!t.contains("copy K=24 ("), "idle between repetitions is not a lowered clock\n{t}");
+        let plain = table(&[row("copy", None)], None);
+        assert!(!plain.contains("SM MHz:") && !plain.contains("lowered"), "no clock, no footnote\n{plain}");
     }
 }

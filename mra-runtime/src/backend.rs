@@ -154,6 +154,11 @@ pub trait Backend: Sized {
     fn compiler_version(_compiler: &Self::Compiler) -> String {
         String::new()
     }
+    /// What reads this device's SM clock while levels are timed ([`crate::clocks`]), or why
+    /// nothing can (one line, for the report).
+    fn clock_source(&self) -> std::result::Result<std::sync::Arc<dyn crate::clocks::ClockSource>, String> {
+        Err("no clock source for this backend".into())
+    }
     /// Enqueues `g` (strided-batched) on `stream` in `dtype` (f64 or f32).
     fn gemm(&self, blas: &Self::Blas, stream: &Self::Stream, dtype: DType, g: &Gemm) -> Result<()>;
 }

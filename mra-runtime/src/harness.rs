@@ -449,19 +449,31 @@ pub const WARM_UP_MS: f64 = 200.0;
 /// Runs the timed harness: untimed repetitions (at least one, and at least [`WARM_UP_MS`]),
 /// then `cfg.reps` timed ones. Returns microseconds per repetition (all `cfg.tasks` tasks).
 pub fn time_reps<B: Backend>(gpu: &B, p: &Prepared<B>, bufs: &Buffers<B>, streams: &[B::Stream], cfg: &HarnessConfig) -> Result<Vec<f64>> {
+    time_reps_clocked(gpu, p, bufs, streams, cfg, None).map(|(times, _)| times)
+}
+
+/// [`time_reps`], with the SM clock read by `clocks` every 10 ms during the timed repetitions
+/// (not the warm-up): what the clock was while these times were taken.
+pub fn time_reps_clocked<B: Backend>(
+    gpu: &B,
+    p: &Prepared<B>,
+    bufs: &Buffers<B>,
+    streams: &[B::Stream],
+    cfg: &HarnessConfig,
+    clocks: Option<&std::sync::Arc<dyn crate::clocks::ClockSource>>,
+) -> Result<(Vec<f64>, Option<crate::clocks::ClockStats>)> {
     let events = RepEvents { start: gpu.event()?, end: gpu.event()?, joins: streams.iter().map(|_| gpu.event()).collect::<Result<_>>()? };
     p.set_b(gpu, bufs)?;
-    let mut times = Vec::with_capacity(cfg.reps);
     let mut warm_ms = 0.0;
     let mut warm_reps = 0;
     while warm_reps == 0 || warm_ms < WARM_UP_MS {
         warm_ms += one_rep(gpu, p, bufs, streams, cfg, &events)?;
         warm_reps += 1;
     }
-    for _ in 0..cfg.reps {
-        times.push(one_rep(gpu, p, bufs, streams, cfg, &events)? * 1000.0);
-    }
-    Ok(times)
+    let sampler = clocks.map(|c| crate::clocks::Sampler::start(c.clone(), std::time::Duration::from_millis(10)));
+    let timed = (0..cfg.reps).map(|_| one_rep(gpu, p, bufs, streams, cfg, &events).map(|ms| ms * 1000.0)).collect::<Result<Vec<f64>>>();
+    let stats = sampler.and_then(|s| s.finish());
+    Ok((timed?, stats))
 }
 
 /// The events of a repetition: start, end, and one join per stream (the first unused).

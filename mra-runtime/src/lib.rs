@@ -4,6 +4,7 @@
 
 pub mod backend;
 pub mod cache;
+pub mod clocks;
 pub mod cuda;
 pub mod emulate;
 pub mod error;

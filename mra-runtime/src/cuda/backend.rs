@@ -47,6 +47,10 @@ impl Backend for Gpu {
         format!("CUDA driver {}", self.driver_version)
     }
 
+    fn clock_source(&self) -> std::result::Result<std::sync::Arc<dyn crate::clocks::ClockSource>, String> {
+        super::nvml::Nvml::open(&self.pci_bus_id).map(|n| std::sync::Arc::new(n) as std::sync::Arc<dyn crate::clocks::ClockSource>)
+    }
+
     fn compiler_version(nvrtc: &Nvrtc) -> String {
         format!("NVRTC {}.{}", nvrtc.version.0, nvrtc.version.1)
     }

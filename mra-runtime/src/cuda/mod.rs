@@ -4,6 +4,7 @@
 
 mod backend;
 pub mod blas;
+pub mod nvml;
 pub mod nvrtc;
 pub mod occupancy;
 
@@ -93,6 +94,8 @@ pub struct Gpu {
     pub compute_capability: (i32, i32),
     pub multiprocessors: i32,
     pub driver_version: i32,
+    /// `00000000:00:06.0`: how NVML (and nvidia-smi) name this device.
+    pub pci_bus_id: String,
     dev: sys::CUdevice,
     ctx: sys::CUcontext,
 }
@@ -135,6 +138,7 @@ impl Gpu {
             compute_capability: cc,
             multiprocessors: attr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
             driver_version,
+            pci_bus_id: nvml::pci_bus_id(attr(CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID)?, attr(CU_DEVICE_ATTRIBUTE_PCI_BUS_ID)?, attr(CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID)?),
             dev,
             ctx,
         })

@@ -1,0 +1,179 @@
+//! The SM clock while levels are timed. A GPU that lowers its clock under a power or thermal
+//! limit runs compute-heavy levels slower and leaves a memory-bound copy nearly as fast, so the
+//! same binary's time / copy floor differs between machines of one pool (bench/NOTES.md run
+//! 57). A [`Sampler`] polls a [`ClockSource`] on its own thread while the timed repetitions run
+//! and reports the clocks it saw and why the driver said they were lowered.
+
+use serde::Serialize;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// One reading: the SM clock and the driver's bit mask of reasons it is below the maximum.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ClockSample {
+    pub sm_mhz: u32,
+    pub reasons: u64,
+}
+
+/// Where readings come from (NVML on NVIDIA; none on AMD yet). Called from the sampler's thread.
+pub trait ClockSource: Send + Sync {
+    /// The current reading, or None when the query failed (that sample is skipped).
+    fn sample(&self) -> Option<ClockSample>;
+}
+
+/// What a [`Sampler`] saw while the repetitions ran.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ClockStats {
+    pub samples: usize,
+    pub sm_mhz_min: u32,
+    pub sm_mhz_median: u32,
+    pub sm_mhz_max: u32,
+    /// The reasons the driver gave for a lowered clock in any sample, by name (NVML's
+    /// `nvmlClocksEventReason*`), without "idle": between repetitions the GPU is.
+    pub reasons: Vec<&'static str>,
+}
+
+impl ClockStats {
+    /// From readings; None without any.
+    pub fn from_samples(samples: &[ClockSample]) -> Option<ClockStats> {
+        let mut mhz: Vec<u32> = samples.iter().map(|s| s.sm_mhz).collect();
+        if mhz.is_empty() {
+            return None;
+        }
+        mhz.sort_unstable();
+        let bits = samples.iter().fold(0, |acc, s| acc | s.reasons);
+        Some(ClockStats {
+            samples: mhz.len(),
+            sm_mhz_min: mhz[0],
+            // The lower middle for an even count: a clock that was there, not an average.
+            sm_mhz_median: mhz[(mhz.len() - 1) / 2],
+            sm_mhz_max: mhz[mhz.len() - 1],
+            reasons: reason_names(bits & !IDLE),
+        })
+    }
+
+    /// `1980 MHz`, or `1470-1980 MHz (median 1965; sw power cap)` when it moved or was lowered.
+    pub fn describe(&self) -> String {
+        if self.sm_mhz_min == self.sm_mhz_max && self.reasons.is_empty() {
+            return format!("{} MHz", self.sm_mhz_max);
+        }
+        let why = if self.reasons.is_empty() { String::new() } else { format!("; {}", self.reasons.join(", ")) };
+        format!("{}-{} MHz (median {}{why})", self.sm_mhz_min, self.sm_mhz_max, self.sm_mhz_median)
+    }
+}
+
+const IDLE: u64 = 0x1;
+
+/// The reason bits of nvml.h (`nvmlClocksEventReason*`, formerly `nvmlClocksThrottleReason*`),
+/// CUDA 12/13 toolkits.
+const REASONS: [(u64, &str); 9] = [
+    (0x1, "idle"),
+    (0x2, "application clocks setting"),
+    (0x4, "sw power cap"),
+    (0x8, "hw slowdown"),
+    (0x10, "sync boost"),
+    (0x20, "sw thermal slowdown"),
+    (0x40, "hw thermal slowdown"),
+    (0x80, "hw power brake"),
+    (0x100, "display clock setting"),
+];
+
+/// The names of the set bits of `bits`, in nvml.h's order; a bit nvml.h (as of CUDA 13) does not
+/// define is named by its value.
+pub fn reason_names(bits: u64) -> Vec<&'static str> {
+    let mut out: Vec<&'static str> = REASONS.iter().filter(|(b, _)| bits & b != 0).map(|(_, n)| *n).collect();
+    let known = REASONS.iter().fold(0, |acc, (b, _)| acc | b);
+    if bits & !known != 0 {
+        out.push(Box::leak(format!("reason bits {:#x}", bits & !known).into_boxed_str()));
+    }
+    out
+}
+
+/// Polls a source every `period` on its own thread until [`Sampler::finish`].
+pub struct Sampler {
+    stop: Arc<AtomicBool>,
+    thread: JoinHandle<Vec<ClockSample>>,
+}
+
+impl Sampler {
+    pub fn start(source: Arc<dyn ClockSource>, period: Duration) -> Sampler {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::spawn(move || {
+            let mut seen = Vec::new();
+            while !flag.load(Ordering::Relaxed) {
+                seen.extend(source.sample());
+                std::thread::sleep(period);
+            }
+            seen
+        });
+        Sampler { stop, thread }
+    }
+
+    /// Stops polling (one more reading first) and summarises; None when nothing was read.
+    pub fn finish(self) -> Option<ClockStats> {
+        self.stop.store(true, Ordering::Relaxed);
+        let seen = self.thread.join().unwrap_or_default();
+        ClockStats::from_samples(&seen)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+
+    fn s(sm_mhz: u32, reasons: u64) -> ClockSample {
+        ClockSample { sm_mhz, reasons }
+    }
+
+    #[test]
+    fn stats_are_the_order_statistics_of_the_readings() {
+        // Expected values by hand: sorted 1470, 1905, 1980, 1980 -> min 1470, lower middle 1905, max 1980.
+        let st = ClockStats::from_samples(&[s(1980, 0), s(1470, 0x4), s(1980, 0x1), s(1905, 0x4)]).unwrap();
+        assert_eq!((st.samples, st.sm_mhz_min, st.sm_mhz_median, st.sm_mhz_max), (4, 1470, 1905, 1980));
+        assert_eq!(st.reasons, vec!["sw power cap"], "idle is not a reason worth reporting while timing");
+        assert_eq!(st.describe(), "1470-1980 MHz (median 1905; sw power cap)");
+        let steady = ClockStats::from_samples(&[s(1980, 0), s(1980, 0x1)]).unwrap();
+        assert_eq!(steady.describe(), "1980 MHz");
+        assert_eq!(ClockStats::from_samples(&[]), None);
+    }
+
+    #[test]
+    fn reason_bits_decode_as_nvml_h_defines_them() {
+        // nvml.h: nvmlClocksEventReasonGpuIdle 0x1, ...ApplicationsClocksSetting 0x2,
+        // ...SwPowerCap 0x4, nvmlClocksThrottleReasonHwSlowdown 0x8, ...SyncBoost 0x10,
+        // ...SwThermalSlowdown 0x20, ...HwThermalSlowdown 0x40, ...HwPowerBrakeSlowdown 0x80,
+        // ...DisplayClockSetting 0x100.
+        assert_eq!(reason_names(0x4), vec!["sw power cap"]);
+        assert_eq!(reason_names(0x48), vec!["hw slowdown", "hw thermal slowdown"]);
+        assert_eq!(reason_names(0x1a0), vec!["sw thermal slowdown", "hw power brake", "display clock setting"]);
+        assert_eq!(reason_names(0x2), vec!["application clocks setting"]);
+        assert_eq!(reason_names(0x10 | 0x1000), vec!["sync boost", "reason bits 0x1000"]);
+        assert!(reason_names(0).is_empty());
+    }
+
+    /// Hands out the readings it was given, then none.
+    struct Scripted(Mutex<Vec<ClockSample>>);
+    impl ClockSource for Scripted {
+        fn sample(&self) -> Option<ClockSample> {
+            self.0.lock().unwrap().pop()
+        }
+    }
+
+    #[test]
+    fn the_sampler_collects_what_its_source_reads_and_skips_failed_reads() {
+        let src = Arc::new(Scripted(Mutex::new(vec![s(1755, 0x4), s(1980, 0)])));
+        let sampler = Sampler::start(src.clone(), Duration::from_millis(1));
+        while !src.0.lock().unwrap().is_empty() {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        std::thread::sleep(Duration::from_millis(5));
+        let st = sampler.finish().unwrap();
+        assert_eq!((st.samples, st.sm_mhz_min, st.sm_mhz_max), (2, 1755, 1980));
+        let none = Sampler::start(Arc::new(Scripted(Mutex::new(vec![]))), Duration::from_millis(1)).finish();
+        assert_eq!(none, None);
+    }
+}

@@ -1,0 +1,95 @@
+//! NVML, loaded at run time like the driver: the SM clock and why it is lowered, for
+//! [`crate::clocks`]. Optional: a machine without libnvidia-ml still times, it only does not
+//! report clocks, and says why.
+
+use crate::clocks::{ClockSample, ClockSource};
+use std::ffi::{c_char, c_int, c_uint, c_ulonglong, c_void, CStr, CString};
+
+type Device = *mut c_void;
+type Init = unsafe extern "C" fn() -> c_int;
+type HandleByPci = unsafe extern "C" fn(*const c_char, *mut Device) -> c_int;
+type ClockInfo = unsafe extern "C" fn(Device, c_int, *mut c_uint) -> c_int;
+type Reasons = unsafe extern "C" fn(Device, *mut c_ulonglong) -> c_int;
+type ErrorString = unsafe extern "C" fn(c_int) -> *const c_char;
+
+/// nvml.h `NVML_CLOCK_SM`.
+const CLOCK_SM: c_int = 1;
+
+/// The NVML device of one CUDA device.
+pub struct Nvml {
+    // Keeps the library mapped while the function pointers below are used.
+    _lib: libloading::Library,
+    device: Device,
+    clock_info: ClockInfo,
+    reasons: Reasons,
+}
+
+// SAFETY: NVML's API is thread-safe (nvml.h: "all NVML functions are thread-safe"); the device
+// handle is an opaque pointer NVML owns for the life of the process.
+unsafe impl Send for Nvml {}
+unsafe impl Sync for Nvml {}
+
+impl Nvml {
+    /// NVML's handle of the device at `pci_bus_id` (`00000000:00:06.0`, as nvidia-smi prints
+    /// it), or why there is none, in one line.
+    pub fn open(pci_bus_id: &str) -> Result<Nvml, String> {
+        let names = ["libnvidia-ml.so.1", "libnvidia-ml.so"];
+        // SAFETY: loading libnvidia-ml runs no initialisers with preconditions.
+        let lib = names
+            .iter()
+            .find_map(|n| unsafe { libloading::Library::new(n) }.ok())
+            .ok_or_else(|| format!("NVML not found (looked for {})", names.join(", ")))?;
+        // SAFETY: each symbol is looked up with the signature nvml.h declares for it.
+        unsafe {
+            let sym = |name: &str| format!("{name} is not in libnvidia-ml");
+            let init: Init = *lib.get::<Init>(b"nvmlInit_v2").map_err(|_| sym("nvmlInit_v2"))?;
+            let by_pci: HandleByPci = *lib.get::<HandleByPci>(b"nvmlDeviceGetHandleByPciBusId_v2").map_err(|_| sym("nvmlDeviceGetHandleByPciBusId_v2"))?;
+            let clock_info: ClockInfo = *lib.get::<ClockInfo>(b"nvmlDeviceGetClockInfo").map_err(|_| sym("nvmlDeviceGetClockInfo"))?;
+            // Renamed in CUDA 12.2's NVML; the old name stays exported for older drivers.
+            let reasons: Reasons = *lib
+                .get::<Reasons>(b"nvmlDeviceGetCurrentClocksEventReasons")
+                .or_else(|_| lib.get::<Reasons>(b"nvmlDeviceGetCurrentClocksThrottleReasons"))
+                .map_err(|_| sym("nvmlDeviceGetCurrentClocksEventReasons"))?;
+            let error_string = lib.get::<ErrorString>(b"nvmlErrorString").ok().map(|f| *f);
+            let why = |call: &str, code: c_int| {
+                let text = error_string.map(|f| f(code)).filter(|p| !p.is_null()).map(|p| CStr::from_ptr(p).to_string_lossy().into_owned());
+                format!("{call} failed: {} (NVML error {code})", text.unwrap_or_else(|| "no message".into()))
+            };
+            let code = init();
+            if code != 0 {
+                return Err(why("nvmlInit_v2", code));
+            }
+            let bus = CString::new(pci_bus_id).map_err(|_| format!("PCI bus id {pci_bus_id:?} has a NUL byte"))?;
+            let mut device: Device = std::ptr::null_mut();
+            let code = by_pci(bus.as_ptr(), &mut device);
+            if code != 0 {
+                return Err(why(&format!("nvmlDeviceGetHandleByPciBusId_v2({pci_bus_id})"), code));
+            }
+            Ok(Nvml { _lib: lib, device, clock_info, reasons })
+        }
+    }
+}
+
+impl ClockSource for Nvml {
+    fn sample(&self) -> Option<ClockSample> {
+        let (mut mhz, mut bits): (c_uint, c_ulonglong) = (0, 0);
+        // SAFETY: a valid device handle and out-pointers.
+        let ok = unsafe { (self.clock_info)(self.device, CLOCK_SM, &mut mhz) == 0 && (self.reasons)(self.device, &mut bits) == 0 };
+        ok.then_some(ClockSample { sm_mhz: mhz, reasons: bits })
+    }
+}
+
+/// The PCI bus id NVML and nvidia-smi use for a CUDA device's PCI domain, bus and device.
+pub fn pci_bus_id(domain: i32, bus: i32, device: i32) -> String {
+    format!("{domain:08X}:{bus:02X}:{device:02X}.0")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn pci_bus_id_is_written_as_nvidia_smi_writes_it() {
+        // nvidia-smi --query-gpu=pci.bus_id on an H200 of the lent machines: 00000000:00:06.0.
+        assert_eq!(super::pci_bus_id(0, 0, 6), "00000000:00:06.0");
+        assert_eq!(super::pci_bus_id(1, 0xc1, 0x1f), "00000001:C1:1F.0");
+    }
+}
