@@ -167,8 +167,8 @@ fn sweep_on<B: Backend>(session: &Session<B>, args: &SweepArgs, ks: &[u32], dtyp
                 sm_clock: None,
             };
             match measure(session, s, k, dtype, base, &inputs, &streams, clocks.as_ref()) {
-                Ok((us, tasks, rel, sm_clock)) => {
-                    row.sm_clock = sm_clock;
+                Ok(Measured { us, tasks, max_rel: rel, clock }) => {
+                    row.sm_clock = clock;
                     if s.name == copy.name {
                         floor_us = Some(us);
                     }
@@ -261,8 +261,18 @@ fn sweep_on<B: Backend>(session: &Session<B>, args: &SweepArgs, ks: &[u32], dtyp
     Ok(if rows.iter().any(|r| r.note.starts_with("validation failed")) { 1 } else { 0 })
 }
 
-/// Prepares, validates and times one level; returns (median µs/task, tasks per rep, max rel
-/// error, the SM clock while it was timed).
+/// What [`measure`] found for one level at one K.
+struct Measured {
+    /// Median µs per task.
+    us: f64,
+    /// Tasks per timed repetition.
+    tasks: usize,
+    max_rel: f64,
+    /// The SM clock while it was timed.
+    clock: Option<ClockStats>,
+}
+
+/// Prepares, validates and times one level.
 #[allow(clippy::too_many_arguments)]
 fn measure<B: Backend>(
     session: &Session<B>,
@@ -273,7 +283,7 @@ fn measure<B: Backend>(
     inputs: &Inputs,
     streams: &[B::Stream],
     clocks: Option<&Arc<dyn ClockSource>>,
-) -> Result<(f64, usize, f64, Option<ClockStats>), Box<dyn std::error::Error>> {
+) -> Result<Measured, Box<dyn std::error::Error>> {
     let gpu = &session.gpu;
     let plan = s.plan(Request { k, arch: gpu.arch(), dtype })?;
     session.check_memory(base, &plan)?;
@@ -290,7 +300,7 @@ fn measure<B: Backend>(
     let tasks = if probe[0] > 10_000.0 { ((1e6 / probe[0]) as usize).clamp(3, base.tasks) } else { base.tasks };
     let cfg = HarnessConfig { tasks, ..*base };
     let (times, clock) = harness::time_reps_clocked(gpu, &p, &bufs, streams, &cfg, clocks)?;
-    Ok((harness::median(&times) / tasks as f64, tasks, cmp.max_rel, clock))
+    Ok(Measured { us: harness::median(&times) / tasks as f64, tasks, max_rel: cmp.max_rel, clock })
 }
 
 /// The table; `peak`: the FP64 GEMM peak and the BLAS that measured it.
