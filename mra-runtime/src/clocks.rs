@@ -54,13 +54,16 @@ impl ClockStats {
         })
     }
 
-    /// `1980 MHz`, or `1470-1980 MHz (median 1965; sw power cap)` when it moved or was lowered.
+    /// `1980 MHz`, `1680 MHz (sw power cap)`, or `1470-1980 MHz (median 1965; sw power cap)`
+    /// when it moved.
     pub fn describe(&self) -> String {
-        if self.sm_mhz_min == self.sm_mhz_max && self.reasons.is_empty() {
-            return format!("{} MHz", self.sm_mhz_max);
+        let why = self.reasons.join(", ");
+        match (self.sm_mhz_min == self.sm_mhz_max, why.is_empty()) {
+            (true, true) => format!("{} MHz", self.sm_mhz_max),
+            (true, false) => format!("{} MHz ({why})", self.sm_mhz_max),
+            (false, true) => format!("{}-{} MHz (median {})", self.sm_mhz_min, self.sm_mhz_max, self.sm_mhz_median),
+            (false, false) => format!("{}-{} MHz (median {}; {why})", self.sm_mhz_min, self.sm_mhz_max, self.sm_mhz_median),
         }
-        let why = if self.reasons.is_empty() { String::new() } else { format!("; {}", self.reasons.join(", ")) };
-        format!("{}-{} MHz (median {}{why})", self.sm_mhz_min, self.sm_mhz_max, self.sm_mhz_median)
     }
 }
 
@@ -138,6 +141,10 @@ mod tests {
         assert_eq!(st.describe(), "1470-1980 MHz (median 1905; sw power cap)");
         let steady = ClockStats::from_samples(&[s(1980, 0), s(1980, 0x1)]).unwrap();
         assert_eq!(steady.describe(), "1980 MHz");
+        let capped = ClockStats::from_samples(&[s(1680, 0x4)]).unwrap();
+        assert_eq!(capped.describe(), "1680 MHz (sw power cap)");
+        let moved = ClockStats::from_samples(&[s(1965, 0), s(1980, 0)]).unwrap();
+        assert_eq!(moved.describe(), "1965-1980 MHz (median 1965)");
         assert_eq!(ClockStats::from_samples(&[]), None);
     }
 
