@@ -147,10 +147,13 @@ fn list(schedules: &[Schedule], ks: &[u32], arch: Option<&'static Arch>, dtype: 
 /// One line per result under the progress bar.
 fn outcome_text(o: &Outcome, copy_us: Option<f64>) -> String {
     match o {
-        Outcome::Timed { us_per_task, .. } => match copy_us {
-            Some(c) => format!("{us_per_task:.2} us/task ({:.2} of copy)", c / us_per_task),
-            None => format!("{us_per_task:.2} us/task"),
-        },
+        Outcome::Timed { us_per_task, sm_clock, .. } => {
+            let at = sm_clock.as_ref().map(|c| format!(" at {}", c.describe())).unwrap_or_default();
+            match copy_us {
+                Some(c) => format!("{us_per_task:.2} us/task ({:.2} of copy){at}", c / us_per_task),
+                None => format!("{us_per_task:.2} us/task{at}"),
+            }
+        }
         Outcome::Compiled { resources, occupancy } => format!(
             "fits: {} registers, {} B shared, occupancy {:.2}",
             resources.map_or(0, |r| r.registers),

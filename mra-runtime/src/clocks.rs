@@ -4,7 +4,7 @@
 //! 57). A [`Sampler`] polls a [`ClockSource`] on its own thread while the timed repetitions run
 //! and reports the clocks it saw and why the driver said they were lowered.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -24,7 +24,7 @@ pub trait ClockSource: Send + Sync {
 }
 
 /// What a [`Sampler`] saw while the repetitions ran.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ClockStats {
     pub samples: usize,
     pub sm_mhz_min: u32,
@@ -32,7 +32,7 @@ pub struct ClockStats {
     pub sm_mhz_max: u32,
     /// The reasons the driver gave for a lowered clock in any sample, by name (NVML's
     /// `nvmlClocksEventReason*`), without "idle": between repetitions the GPU is.
-    pub reasons: Vec<&'static str>,
+    pub reasons: Vec<String>,
 }
 
 impl ClockStats {
@@ -50,7 +50,7 @@ impl ClockStats {
             // The lower middle for an even count: a clock that was there, not an average.
             sm_mhz_median: mhz[(mhz.len() - 1) / 2],
             sm_mhz_max: mhz[mhz.len() - 1],
-            reasons: reason_names(bits & !IDLE),
+            reasons: reason_names(bits & !IDLE).into_iter().map(String::from).collect(),
         })
     }
 

@@ -51,6 +51,9 @@ pub enum Outcome {
         copy_us_per_task: Option<f64>,
         max_rel_err: f64,
         resources: Option<crate::backend::Resources>,
+        /// The SM clock while it was timed (absent in results from before it was read).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        sm_clock: Option<crate::clocks::ClockStats>,
     },
     /// Compiled offline and fits (no spills, within shared memory): a survivor a tuning run
     /// on that arch starts from.
@@ -228,7 +231,7 @@ pub(crate) mod tests {
     }
 
     pub fn timed(us: f64) -> Outcome {
-        Outcome::Timed { us_per_task: us, copy_us_per_task: Some(3.0), max_rel_err: 1e-15, resources: None }
+        Outcome::Timed { us_per_task: us, copy_us_per_task: Some(3.0), max_rel_err: 1e-15, resources: None, sm_clock: None }
     }
 
     #[test]
@@ -258,5 +261,20 @@ pub(crate) mod tests {
         std::fs::write(&path, b"{ not json").unwrap();
         assert!(Db::open(&path).unwrap_err().to_string().contains("is not valid JSON"));
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_timed_result_keeps_its_clock_and_one_from_before_the_clock_still_reads() {
+        // Written by a build before the clock was read: no `sm_clock` key.
+        let old = r#"{"status":"timed","us_per_task":12.5,"copy_us_per_task":9.8,"max_rel_err":1e-15,"resources":null}"#;
+        let o: Outcome = serde_json::from_str(old).unwrap();
+        assert_eq!(o, Outcome::Timed { us_per_task: 12.5, copy_us_per_task: Some(9.8), max_rel_err: 1e-15, resources: None, sm_clock: None });
+        assert!(!serde_json::to_string(&o).unwrap().contains("sm_clock"), "nothing read, nothing written");
+        let clock = crate::clocks::ClockStats::from_samples(&[crate::clocks::ClockSample { sm_mhz: 1470, reasons: 0x4 }]);
+        let timed = Outcome::Timed { us_per_task: 13.1, copy_us_per_task: None, max_rel_err: 0.0, resources: None, sm_clock: clock };
+        let back: Outcome = serde_json::from_str(&serde_json::to_string(&timed).unwrap()).unwrap();
+        assert_eq!(back, timed);
+        let Outcome::Timed { sm_clock: Some(c), .. } = back else { panic!() };
+        assert_eq!((c.sm_mhz_median, c.reasons.as_slice()), (1470, ["sw power cap".to_string()].as_slice()));
     }
 }

@@ -31,6 +31,8 @@ pub struct GpuEvaluator<'a, B: Backend> {
     timing_a: Vec<u8>,
     timing_b: Vec<u8>,
     streams: Vec<B::Stream>,
+    /// Reads the SM clock while candidates are timed (None where nothing can).
+    clocks: Option<std::sync::Arc<dyn crate::clocks::ClockSource>>,
 }
 
 impl<'a, B: Backend> GpuEvaluator<'a, B> {
@@ -40,7 +42,8 @@ impl<'a, B: Backend> GpuEvaluator<'a, B> {
         let timing_a = harness::to_device_bytes(dtype, &harness::random_inputs(dtype, harness.nfuncs * (k as usize).pow(3), &mut rng));
         let timing_b = harness::to_device_bytes(dtype, &inputs.b);
         let streams = session.streams(harness.streams)?;
-        Ok(GpuEvaluator { session, schedule, k, dtype, harness, copy_us: None, inputs, timing_a, timing_b, streams })
+        let clocks = session.gpu.clock_source().ok();
+        Ok(GpuEvaluator { session, schedule, k, dtype, harness, copy_us: None, inputs, timing_a, timing_b, streams, clocks })
     }
 
     fn run(&mut self, config: &Config) -> crate::Result<Outcome> {
@@ -85,12 +88,13 @@ impl<'a, B: Backend> GpuEvaluator<'a, B> {
         let bufs: Buffers<B> = self.session.allocate(&self.harness, &p.kernel.plan)?;
         gpu.upload(&bufs.a, &self.timing_a)?;
         gpu.upload(&bufs.b, &self.timing_b)?;
-        let times = harness::time_reps(gpu, &p, &bufs, &self.streams, &self.harness)?;
+        let (times, sm_clock) = harness::time_reps_clocked(gpu, &p, &bufs, &self.streams, &self.harness, self.clocks.as_ref())?;
         Ok(Outcome::Timed {
             us_per_task: harness::median(&times) / self.harness.tasks as f64,
             copy_us_per_task: self.copy_us,
             max_rel_err: cmp.max_rel,
             resources,
+            sm_clock,
         })
     }
 }
