@@ -115,26 +115,14 @@ fn check_values(prim: &Prim, errors: &mut Errors) {
                 }
             });
         }
-        PrimKind::AsyncExchange(v) => for_each_value(v, |n| {
-            if n.value > 1 {
-                errors.push(n.span, format!("async_exchange({}): takes 0 (stores and a cluster barrier) or 1 (asynchronous stores)", n.value));
-            }
-        }),
-        PrimKind::AlignRuns(v) => for_each_value(v, |n| {
-            if n.value > 1 {
-                errors.push(n.span, format!("align_runs({}): takes 0 (runs at stride K) or 1 (runs at an even stride at odd K)", n.value));
-            }
-        }),
-        PrimKind::LateWait(v) => for_each_value(v, |n| {
-            if n.value > 1 {
-                errors.push(n.span, format!("late_wait({}): takes 0 (the block waits before pass 0) or 1 (each wave after its first tile)", n.value));
-            }
-        }),
-        PrimKind::PairRows(v) => for_each_value(v, |n| {
-            if n.value > 1 {
-                errors.push(n.span, format!("pair_rows({}): takes 0 (rows as the instruction lays them) or 1 (row pairs per lane)", n.value));
-            }
-        }),
+        PrimKind::AsyncExchange(v) | PrimKind::AlignRuns(v) | PrimKind::LateWait(v) | PrimKind::PairRows(v) => {
+            let what = prim.name();
+            for_each_value(v, |n| {
+                if n.value > 1 {
+                    errors.push(n.span, format!("{what}({}): takes {}", n.value, crate::words::switch_meaning(what)));
+                }
+            });
+        }
         PrimKind::CacheRead {
             into,
             pad: Some((word, pad)),

@@ -197,10 +197,10 @@ fn parse_prim(input: ParseStream) -> Result<Prim> {
         "tensors" => PrimKind::Tensors(numeric(&mut args, "tensors per block")?),
         "cluster" => PrimKind::Cluster(numeric(&mut args, "blocks per cluster")?),
         "split_cols" => PrimKind::SplitCols(numeric(&mut args, "warps per row tile")?),
-        "async_exchange" => PrimKind::AsyncExchange(numeric(&mut args, "0 (stores and a cluster barrier) or 1 (asynchronous stores)")?),
-        "align_runs" => PrimKind::AlignRuns(numeric(&mut args, "0 (runs at stride K) or 1 (runs at an even stride)")?),
-        "late_wait" => PrimKind::LateWait(numeric(&mut args, "0 (the block waits before pass 0) or 1 (each wave after its first tile)")?),
-        "pair_rows" => PrimKind::PairRows(numeric(&mut args, "0 (rows as the instruction lays them) or 1 (row pairs per lane)")?),
+        "async_exchange" => PrimKind::AsyncExchange(numeric(&mut args, words::switch_meaning(prim))?),
+        "align_runs" => PrimKind::AlignRuns(numeric(&mut args, words::switch_meaning(prim))?),
+        "late_wait" => PrimKind::LateWait(numeric(&mut args, words::switch_meaning(prim))?),
+        "pair_rows" => PrimKind::PairRows(numeric(&mut args, words::switch_meaning(prim))?),
         "bind" => {
             let unit = args.word("bound unit", words::BIND_UNITS)?;
             let map = match unit.value {

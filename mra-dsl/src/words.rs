@@ -59,6 +59,19 @@ pub fn signature(prim: &str) -> &'static str {
     }
 }
 
+/// The 0|1 steps and what each value means, for the parser's and the checker's messages.
+pub const SWITCHES: Table<&str> = &[
+    ("async_exchange", "0 (stores and a cluster barrier) or 1 (asynchronous stores)"),
+    ("align_runs", "0 (runs at stride K) or 1 (runs at an even stride at odd K)"),
+    ("late_wait", "0 (the block waits before pass 0) or 1 (each wave after its first tile)"),
+    ("pair_rows", "0 (rows as the instruction lays them) or 1 (row pairs per lane)"),
+];
+
+/// What `0` and `1` mean for the 0|1 step `prim`.
+pub fn switch_meaning(prim: &str) -> &'static str {
+    SWITCHES.iter().find(|(name, _)| *name == prim).map(|(_, meaning)| *meaning).unwrap_or_else(|| unreachable!("not a 0|1 step: {prim}"))
+}
+
 /// The most threads a block may have on every supported GPU.
 pub const MAX_THREADS: u32 = 1024;
 

@@ -50,7 +50,7 @@ impl ClockStats {
             // The lower middle for an even count: a clock that was there, not an average.
             sm_mhz_median: mhz[(mhz.len() - 1) / 2],
             sm_mhz_max: mhz[mhz.len() - 1],
-            reasons: reason_names(bits & !IDLE).into_iter().map(String::from).collect(),
+            reasons: reason_names(bits & !IDLE),
         })
     }
 
@@ -85,11 +85,11 @@ const REASONS: [(u64, &str); 9] = [
 
 /// The names of the set bits of `bits`, in nvml.h's order; a bit nvml.h (as of CUDA 13) does not
 /// define is named by its value.
-pub fn reason_names(bits: u64) -> Vec<&'static str> {
-    let mut out: Vec<&'static str> = REASONS.iter().filter(|(b, _)| bits & b != 0).map(|(_, n)| *n).collect();
+pub fn reason_names(bits: u64) -> Vec<String> {
+    let mut out: Vec<String> = REASONS.iter().filter(|(b, _)| bits & b != 0).map(|(_, n)| n.to_string()).collect();
     let known = REASONS.iter().fold(0, |acc, (b, _)| acc | b);
     if bits & !known != 0 {
-        out.push(Box::leak(format!("reason bits {:#x}", bits & !known).into_boxed_str()));
+        out.push(format!("reason bits {:#x}", bits & !known));
     }
     out
 }
