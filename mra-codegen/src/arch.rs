@@ -27,6 +27,8 @@ pub enum MatrixInstr {
     MmaSyncM16n8k4F64,
     /// PTX `mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64` (sm_90+), full rate on Hopper.
     MmaSyncM16n8k8F64,
+    /// PTX `mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64` (sm_90+), full rate on Hopper.
+    MmaSyncM16n8k16F64,
     /// `nvcuda::wmma` double fragments 8×8×4 (sm_80+).
     WmmaM8n8k4F64,
     /// `__builtin_amdgcn_mfma_f64_16x16x4f64` (CDNA2/CDNA3), one wave64.
@@ -43,6 +45,7 @@ impl MatrixInstr {
             MatrixInstr::MmaSyncM8n8k4F64 => "mma.sync.m8n8k4.f64",
             MatrixInstr::MmaSyncM16n8k4F64 => "mma.sync.m16n8k4.f64",
             MatrixInstr::MmaSyncM16n8k8F64 => "mma.sync.m16n8k8.f64",
+            MatrixInstr::MmaSyncM16n8k16F64 => "mma.sync.m16n8k16.f64",
             MatrixInstr::WmmaM8n8k4F64 => "wmma.m8n8k4.f64",
             MatrixInstr::MfmaF64_16x16x4 => "v_mfma_f64_16x16x4f64",
             MatrixInstr::WmmaF32_16x16x16Gfx11 => "v_wmma_f32_16x16x16_{f16,bf16} (gfx11)",
@@ -134,7 +137,7 @@ pub const ARCHS: &[Arch] = &[
         // Full-rate shapes first: a tensorized level takes the first f64 shape listed.
         max_cluster_blocks: 8,
         bulk_async_copy: true,
-        matrix: &[MmaSyncM16n8k4F64, MmaSyncM16n8k8F64, MmaSyncM8n8k4F64, WmmaM8n8k4F64],
+        matrix: &[MmaSyncM16n8k4F64, MmaSyncM16n8k8F64, MmaSyncM16n8k16F64, MmaSyncM8n8k4F64, WmmaM8n8k4F64],
     },
     Arch {
         name: "gfx90a",

@@ -16,6 +16,11 @@
 //!   (.tf32/.f64 layout): A (16×8, four registers): row = groupID + 8·(r & 1),
 //!   col = lane % 4 + 4·(r >> 1); B (8×8, two registers): row = lane % 4 + 4·r, col = groupID;
 //!   C/D as m16n8k4.
+//! - NVIDIA `mma.m16n8k16` `.f64` (sm_90): PTX ISA 8.x, "Matrix Fragments for mma.m16n8k16
+//!   with floating point type" (.f64): A (16×16, eight registers): row = groupID + 8·(r & 1),
+//!   col = lane % 4 + 4·(r >> 1); B (16×8, four registers): row = lane % 4 + 4·r,
+//!   col = groupID; C/D as m16n8k4. (CUTLASS's CuTe `SM90_16x8x16_F64F64F64F64_TN` traits say
+//!   the same; a test compares the tables with those layouts.)
 //! - AMD `v_mfma_f64_16x16x4f64` (CDNA2 gfx90a, CDNA3 gfx942): AMD Matrix Instruction
 //!   Calculator (`--detail-instruction`): A[i][k] in lane i + 16·k, B[k][j] in lane j + 16·k,
 //!   D[i][j] in register pair i / 4, lane 16·(i % 4) + j; so lane l, register r holds
@@ -172,6 +177,16 @@ pub fn fragment(instr: MatrixInstr) -> Fragment {
             b: OperandLayout { regs: 2, row: Axis::new(1, 4, 1, 4), col: Axis::new(4, 8, 1, 0) },
             c: OperandLayout { regs: 4, row: Axis::new(4, 8, 1, 0).with_reg(2, 0, 8), col: Axis::new(1, 4, 2, 0).with_reg(1, 2, 1) },
         },
+        MmaSyncM16n8k16F64 => Fragment {
+            instr,
+            m: 16,
+            n: 8,
+            k: 16,
+            lanes: 32,
+            a: OperandLayout { regs: 8, row: Axis::new(4, 8, 1, 0).with_reg(1, 2, 8), col: Axis::new(1, 4, 1, 0).with_reg(2, 0, 4) },
+            b: OperandLayout { regs: 4, row: Axis::new(1, 4, 1, 4), col: Axis::new(4, 8, 1, 0) },
+            c: OperandLayout { regs: 4, row: Axis::new(4, 8, 1, 0).with_reg(2, 0, 8), col: Axis::new(1, 4, 2, 0).with_reg(1, 2, 1) },
+        },
         MfmaF64_16x16x4 => Fragment {
             instr,
             m: 16,
@@ -227,6 +242,53 @@ impl Fragment {
         let (a_row, c_row) = (paired(self.a.row, self.a.regs)?, paired(self.c.row, self.c.regs)?);
         Some(Fragment { a: OperandLayout { row: a_row, ..self.a }, c: OperandLayout { row: c_row, ..self.c }, ..*self })
     }
+
+    /// `fuse_k(N)`: how `deep`, an instruction N times as deep in k, takes the operands of N
+    /// consecutive k-steps of this one, found from the two layouts: register r of `deep`'s A
+    /// is register `a[r].1` of k-step `a[r].0`'s A fragment (the same element, its column
+    /// moved by `a[r].0 · k`), likewise B's rows. `None` unless every register of `deep` is
+    /// such a register and both lay out C/D alike, i.e. unless one `deep` instruction computes
+    /// exactly what N chained instructions of this one compute from the same registers.
+    pub fn step_operands(&self, deep: &Fragment) -> Option<StepOperands> {
+        let depth = deep.k / self.k;
+        if deep.m != self.m || deep.n != self.n || deep.lanes != self.lanes || deep.k != depth * self.k || depth < 2 || deep.c != self.c {
+            return None;
+        }
+        let lanes = self.lanes;
+        let find = |deep_op: &OperandLayout, op: &OperandLayout, k_is_col: bool, r: u32| {
+            (0..depth).flat_map(|s| (0..op.regs).map(move |q| (s, q))).find(|&(s, q)| {
+                (0..lanes).all(|l| {
+                    let (row, col) = (op.row.at(l, q), op.col.at(l, q));
+                    let shifted = if k_is_col { (row, col + s * self.k) } else { (row + s * self.k, col) };
+                    (deep_op.row.at(l, r), deep_op.col.at(l, r)) == shifted
+                })
+            })
+        };
+        let a = (0..deep.a.regs).map(|r| find(&deep.a, &self.a, true, r)).collect::<Option<Vec<_>>>()?;
+        let b = (0..deep.b.regs).map(|r| find(&deep.b, &self.b, false, r)).collect::<Option<Vec<_>>>()?;
+        Some(StepOperands { depth, a, b })
+    }
+}
+
+/// The instruction `depth` k-steps deep in `instr`'s family, if the family has one: sm_90's
+/// f64 `mma.m16n8k4` → `m16n8k8` (2), `m16n8k16` (4). Others have no deeper form.
+pub fn deeper(instr: MatrixInstr, depth: u32) -> Option<MatrixInstr> {
+    use MatrixInstr::*;
+    match (instr, depth) {
+        (_, 1) => Some(instr),
+        (MmaSyncM16n8k4F64, 2) => Some(MmaSyncM16n8k8F64),
+        (MmaSyncM16n8k4F64, 4) => Some(MmaSyncM16n8k16F64),
+        _ => None,
+    }
+}
+
+/// See [`Fragment::step_operands`]: `(k-step, register)` of the shallow instruction for each
+/// register of the deep one's A and B.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct StepOperands {
+    pub depth: u32,
+    pub a: Vec<(u32, u32)>,
+    pub b: Vec<(u32, u32)>,
 }
 
 /// Per-lane registers of one operand: `regs[lane][r]`.
@@ -299,8 +361,16 @@ mod tests {
     use super::*;
     use MatrixInstr::*;
 
-    const ALL: [MatrixInstr; 7] =
-        [MmaSyncM8n8k4F64, MmaSyncM16n8k4F64, MmaSyncM16n8k8F64, WmmaM8n8k4F64, MfmaF64_16x16x4, WmmaF32_16x16x16Gfx11, WmmaF32_16x16x16Gfx12];
+    const ALL: [MatrixInstr; 8] = [
+        MmaSyncM8n8k4F64,
+        MmaSyncM16n8k4F64,
+        MmaSyncM16n8k8F64,
+        MmaSyncM16n8k16F64,
+        WmmaM8n8k4F64,
+        MfmaF64_16x16x4,
+        WmmaF32_16x16x16Gfx11,
+        WmmaF32_16x16x16Gfx12,
+    ];
 
     fn matrix(rows: u32, cols: u32, seed: u32) -> Vec<f64> {
         (0..rows * cols).map(|e| ((e * 7 + seed * 13) % 23) as f64 - 11.0).collect()
@@ -346,7 +416,7 @@ mod tests {
     /// A registers are adjacent rows of one column. Permuting A's rows without D's must fail.
     #[test]
     fn row_pairs_multiply_like_a_plain_gemm_and_pair_the_a_registers() {
-        for instr in [MmaSyncM16n8k4F64, MmaSyncM16n8k8F64] {
+        for instr in [MmaSyncM16n8k4F64, MmaSyncM16n8k8F64, MmaSyncM16n8k16F64] {
             let f = fragment(instr);
             let p = f.with_row_pairs().unwrap();
             let (am, bm, cm) = (matrix(f.m, f.k, 4), matrix(f.k, f.n, 5), matrix(f.m, f.n, 6));
@@ -492,6 +562,75 @@ mod tests {
         assert_eq!([0, 1, 2, 3].map(|r| (g.a.row.at(30, r), g.a.col.at(30, r))), [(7, 2), (15, 2), (7, 6), (15, 6)]);
         assert_eq!([0, 1].map(|r| (g.b.row.at(30, r), g.b.col.at(30, r))), [(2, 7), (6, 7)]);
         assert_eq!([0, 1, 2, 3].map(|r| (g.c.row.at(30, r), g.c.col.at(30, r))), [(7, 4), (7, 5), (15, 4), (15, 5)]);
+    }
+
+    /// The sm_90 f64 shapes against a second transcription: CUTLASS's CuTe MMA traits
+    /// (`SM90_16x8x{4,8,16}_F64F64F64F64_TN`) give each operand as a layout (thread, value) ->
+    /// index, column-major over the operand (A: m + 16·k, B: n + 8·k, C: m + 16·n):
+    /// A ((4,8),(2,V)):((16,1),(8,64)), B ((4,8),V):((8,1),32), C ((4,8),(2,2)):((32,1),(16,8)).
+    #[test]
+    fn m16n8_f64_layouts_agree_with_cute() {
+        for (instr, k) in [(MmaSyncM16n8k4F64, 4), (MmaSyncM16n8k8F64, 8), (MmaSyncM16n8k16F64, 16)] {
+            let f = fragment(instr);
+            assert_eq!((f.m, f.n, f.k, f.a.regs, f.b.regs, f.c.regs), (16, 8, k, k / 2, k / 4, 4), "{instr:?}");
+            for t in 0..32 {
+                let thr = |s0: u32, s1: u32| (t % 4) * s0 + (t / 4) * s1;
+                for v in 0..f.a.regs {
+                    let idx = thr(16, 1) + (v % 2) * 8 + (v / 2) * 64;
+                    assert_eq!((f.a.row.at(t, v), f.a.col.at(t, v)), (idx % 16, idx / 16), "{instr:?} A thread {t} value {v}");
+                }
+                for v in 0..f.b.regs {
+                    let idx = thr(8, 1) + v * 32;
+                    assert_eq!((f.b.row.at(t, v), f.b.col.at(t, v)), (idx / 8, idx % 8), "{instr:?} B thread {t} value {v}");
+                }
+                for v in 0..4 {
+                    let idx = thr(32, 1) + (v % 2) * 16 + (v / 2) * 8;
+                    assert_eq!((f.c.row.at(t, v), f.c.col.at(t, v)), (idx % 16, idx / 16), "{instr:?} C thread {t} value {v}");
+                }
+            }
+        }
+    }
+
+    /// `fuse_k`: m16n8k8 and m16n8k16 take the m16n8k4 fragments of 2 and 4 consecutive
+    /// k-steps side by side (registers 2s, 2s + 1 of A and s of B are k-step s's), with row
+    /// pairs or without; the model then computes with one deep instruction what the chain of
+    /// shallow ones computes. Instructions of another family, or a depth that is not a whole
+    /// multiple, have no step map.
+    #[test]
+    fn deep_instructions_take_consecutive_k_steps_side_by_side() {
+        let base = fragment(MmaSyncM16n8k4F64);
+        for depth in [2u32, 4] {
+            let deep = fragment(deeper(MmaSyncM16n8k4F64, depth).unwrap());
+            let map = base.step_operands(&deep).unwrap();
+            assert_eq!(map.a, (0..2 * depth).map(|r| (r / 2, r % 2)).collect::<Vec<_>>());
+            assert_eq!(map.b, (0..depth).map(|r| (r, 0)).collect::<Vec<_>>());
+            let (paired, deep_paired) = (base.with_row_pairs().unwrap(), deep.with_row_pairs().unwrap());
+            assert_eq!(paired.step_operands(&deep_paired), Some(map.clone()));
+            // One deep instruction from the shallow fragments of `depth` k-steps = the chain.
+            let (am, bm, cm) = (matrix(16, 4 * depth, 7), matrix(4 * depth, 8, 8), matrix(16, 8, 9));
+            let step = |s: u32| {
+                let a_s: Vec<f64> = (0..16).flat_map(|i| (0..4).map(move |kk| (i, kk))).map(|(i, kk)| am[(i * 4 * depth + 4 * s + kk) as usize]).collect();
+                let b_s: Vec<f64> = bm[(32 * s) as usize..(32 * (s + 1)) as usize].to_vec();
+                (scatter(&base.a, 32, 4, &a_s), scatter(&base.b, 32, 8, &b_s))
+            };
+            let mut chain = scatter(&base.c, 32, 8, &cm);
+            for s in 0..depth {
+                let (a, b) = step(s);
+                chain = execute(&base, &a, &b, &chain).unwrap();
+            }
+            let steps: Vec<_> = (0..depth).map(step).collect();
+            let a: Registers = (0..32).map(|l| map.a.iter().map(|&(s, q)| steps[s as usize].0[l][q as usize]).collect()).collect();
+            let b: Registers = (0..32).map(|l| map.b.iter().map(|&(s, q)| steps[s as usize].1[l][q as usize]).collect()).collect();
+            assert_eq!(execute(&deep, &a, &b, &scatter(&base.c, 32, 8, &cm)).unwrap(), chain, "depth {depth}");
+        }
+        assert!(deeper(MmaSyncM8n8k4F64, 2).is_none() && deeper(MfmaF64_16x16x4, 2).is_none() && deeper(MmaSyncM16n8k4F64, 3).is_none());
+        assert!(fragment(MmaSyncM16n8k8F64).step_operands(&fragment(MmaSyncM16n8k4F64)).is_none());
+        assert!(fragment(MmaSyncM8n8k4F64).step_operands(&fragment(MmaSyncM16n8k8F64)).is_none());
+        // A deep layout with two of its A registers swapped is no side-by-side copy's map.
+        let deep = fragment(MmaSyncM16n8k8F64);
+        let swapped = Fragment { a: OperandLayout { col: Axis::new(1, 4, 1, 0).with_reg(1, 2, 4), ..deep.a }, ..deep };
+        let map = base.step_operands(&swapped);
+        assert_ne!(map.map(|m| m.a), Some(vec![(0, 0), (0, 1), (1, 0), (1, 1)]));
     }
 
     #[test]

@@ -245,6 +245,15 @@ pub enum Step {
     /// read as one 16-byte access where the row stride is even. Other instructions (one A
     /// register per lane: m8n8k4, AMD MFMA f64) keep their rows.
     PairRows(Value),
+    /// `fuse_k(N)`: N consecutive k-steps of the tensorized instruction issued as one
+    /// instruction N times as deep, where the arch has it (sm_90 f64: `mma.m16n8k4` ×2 →
+    /// `m16n8k8`, ×4 → `m16n8k16`), whose A and B registers are the N steps' fragments side by
+    /// side (`Fragment::step_operands`). Same arithmetic, same layouts, same zero padding:
+    /// fewer instructions and accumulator round trips. Steps left over at the end of the
+    /// k loop (K_STEPS not a multiple of N) issue at the largest depth that fits (a K = 20
+    /// pass with N = 2: two m16n8k8 and one m16n8k4), so no k is padded beyond the shallow
+    /// instruction's. 1: every step its own instruction.
+    FuseK(Value),
     /// `late_wait(0|1)`: where `cluster(N)`'s pass 0 waits at the cluster barrier (every block
     /// done with the gather buffer it is about to write). 0: the whole block, before pass 0.
     /// 1: each wave after computing its first tile, before its first store, so a late block's
@@ -277,6 +286,7 @@ impl Step {
             Step::AsyncExchange(_) => "async_exchange",
             Step::AlignRuns(_) => "align_runs",
             Step::PairRows(_) => "pair_rows",
+            Step::FuseK(_) => "fuse_k",
             Step::LateWait(_) => "late_wait",
         }
     }
@@ -394,6 +404,7 @@ impl fmt::Display for Step {
             Step::AsyncExchange(v) => write!(f, "async_exchange({v})"),
             Step::AlignRuns(v) => write!(f, "align_runs({v})"),
             Step::PairRows(v) => write!(f, "pair_rows({v})"),
+            Step::FuseK(v) => write!(f, "fuse_k({v})"),
             Step::LateWait(v) => write!(f, "late_wait({v})"),
         }
     }

@@ -80,6 +80,10 @@ pub struct TransformPlan {
     /// `late_wait(1)`: `cluster(N)`'s pass 0 waits at the cluster barrier after each wave's
     /// first tile instead of before pass 0 (where it waits at all).
     pub late_wait: bool,
+    /// `fuse_k(N)`: k-steps of `fragment`'s instruction issued as one deeper instruction (1:
+    /// none). Checked at planning: the arch has the deeper instructions, and their registers
+    /// are the steps' fragments side by side ([`crate::fragment::Fragment::step_operands`]).
+    pub fuse_k: u32,
 }
 
 impl TransformPlan {
@@ -163,6 +167,42 @@ impl TransformPlan {
     pub fn padded(k: u32, m: u32) -> u32 {
         k.div_ceil(m) * m
     }
+
+    /// `fuse_k(N)`: a tile's `k_steps` k-steps as runs of instructions: `count` instructions
+    /// `depth` steps deep from step `start` on. As many N deep as fit, then what is left at the
+    /// largest power of two that fits (N = 4, 7 steps: one 4 deep, one 2, one 1), so the
+    /// contraction is never padded past the shallow instruction's k.
+    pub fn k_step_groups(&self, k_steps: u32) -> Vec<KStepGroup> {
+        k_step_groups(k_steps, self.fuse_k)
+    }
+}
+
+/// [`TransformPlan::k_step_groups`] for `fuse_k(n)`.
+pub fn k_step_groups(k_steps: u32, n: u32) -> Vec<KStepGroup> {
+    let n = n.max(1);
+    let mut groups = Vec::new();
+    if k_steps / n > 0 {
+        groups.push(KStepGroup { start: 0, depth: n, count: k_steps / n });
+    }
+    let (mut start, mut left) = (k_steps / n * n, k_steps % n);
+    let mut depth = n / 2;
+    while left > 0 {
+        if left >= depth {
+            groups.push(KStepGroup { start, depth, count: 1 });
+            start += depth;
+            left -= depth;
+        }
+        depth = (depth / 2).max(1);
+    }
+    groups
+}
+
+/// See [`TransformPlan::k_step_groups`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KStepGroup {
+    pub start: u32,
+    pub depth: u32,
+    pub count: u32,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -552,10 +592,43 @@ impl Schedule {
                     });
                 }
             }
+            let fuse_k = self.step_value(|s| match s {
+                Step::FuseK(v) => Some(v),
+                _ => None,
+            })
+            .unwrap_or(1);
+            if fuse_k != 1 {
+                if ![2, 4].contains(&fuse_k) {
+                    return Err(malformed("fuse_k(N) takes 1, 2 or 4 (k-steps per instruction)"));
+                }
+                let Some(f) = fragment.filter(|_| !wmma) else {
+                    return Err(malformed("fuse_k(N) issues N k-steps of the matrix instruction as one: it needs tensorize(mma)"));
+                };
+                if jam != 1 {
+                    return Err(malformed("fuse_k(N > 1) and unroll(rows, by > 1) do not go together: jammed tiles issue one instruction per k-step"));
+                }
+                // Every depth the greedy split of the k loop may use must exist and be exact.
+                for depth in (1..=fuse_k).filter(|d| d.is_power_of_two() && *d > 1) {
+                    let deep = crate::fragment::deeper(f.instr, depth).filter(|d| arch.has(*d)).map(crate::fragment::fragment);
+                    let deep = if row_pairs.is_some() { deep.and_then(|d| d.with_row_pairs()) } else { deep };
+                    if deep.and_then(|d| f.step_operands(&d)).is_none() {
+                        return Err(PlanError::ArchUnsupported {
+                            level: self.name.clone(),
+                            arch: arch.name,
+                            why: format!(
+                                "fuse_k({fuse_k}): {} has no instruction {depth} k-steps deep there (fuse_k_max = {}); use fuse_k(1)",
+                                f.instr.name(),
+                                fuse_k_max(arch, dtype)
+                            ),
+                        });
+                    }
+                }
+            }
             if shared_buffers > 2 && pipeline == 1 {
                 return Err(malformed("buffers(N > 2) hold the tensors in flight of pipeline(N - 1): add pipeline(..)"));
             }
             let plan = TransformPlan {
+                fuse_k,
                 align_runs,
                 row_pairs: row_pairs.is_some(),
                 late_wait,
@@ -674,10 +747,18 @@ pub fn matrix_instr(arch: &Arch, dtype: DType) -> Option<MatrixInstr> {
 pub fn mma_computes(instr: MatrixInstr, dtype: DType) -> bool {
     use MatrixInstr::*;
     match dtype {
-        DType::F64 => matches!(instr, MmaSyncM8n8k4F64 | MmaSyncM16n8k4F64 | MmaSyncM16n8k8F64 | MfmaF64_16x16x4),
+        DType::F64 => matches!(instr, MmaSyncM8n8k4F64 | MmaSyncM16n8k4F64 | MmaSyncM16n8k8F64 | MmaSyncM16n8k16F64 | MfmaF64_16x16x4),
         DType::F32 => false,
         DType::F16 | DType::Bf16 => matches!(instr, WmmaF32_16x16x16Gfx11 | WmmaF32_16x16x16Gfx12),
     }
+}
+
+/// The largest `fuse_k(N)` the arch allows for `dtype`: the most k-steps of its matrix
+/// instruction one deeper instruction of the arch takes (sm_90 f64: 4, `mma.m16n8k16`); 1
+/// where there is none. The name `fuse_k_max` of constraints and default conditions.
+pub fn fuse_k_max(arch: &Arch, dtype: DType) -> u32 {
+    let Some(instr) = matrix_instr(arch, dtype) else { return 1 };
+    [4, 2].into_iter().find(|&d| crate::fragment::deeper(instr, d).is_some_and(|deep| arch.has(deep))).unwrap_or(1)
 }
 
 /// The WMMA-API fragment for `dtype` on `arch`, if it has one (NVIDIA f64 8×8×4, sm_80+).

@@ -58,6 +58,75 @@ pub fn tile_pass_indexed(f: &Fragment, hw: &Fragment, k: u32, input: &[f64], b: 
     Ok(out)
 }
 
+/// [`tile_pass_indexed`] with `fuse_k(n)`: each tile's k-steps grouped as the emitter groups
+/// them ([`crate::plan::k_step_groups`]), a group of `depth` steps run as one instruction of
+/// `deep(depth)` (the hardware's layout) on the registers of the steps' fragments of `f`, taken
+/// as [`Fragment::step_operands`] of `f` and `deep_indexed(depth)` (the emitter's layout) says.
+pub fn tile_pass_fused(
+    f: &Fragment,
+    hw: &Fragment,
+    deep: &dyn Fn(u32) -> (Fragment, Fragment),
+    n: u32,
+    k: u32,
+    input: &[f64],
+    b: &[f64],
+) -> Result<Vec<f64>, ModelError> {
+    let (k2, k3) = (k * k, k * k * k);
+    let kp = TransformPlan::padded(k, f.k);
+    let np = TransformPlan::padded(k, f.n);
+    let mut out = vec![f64::NAN; k3 as usize];
+    let b_padded = |kk: u32, j: u32| if kk < k && j < k { b[(kk * k + j) as usize] } else { 0.0 };
+    for tile in 0..k2.div_ceil(f.m) {
+        let i0 = tile * f.m;
+        let a_step = |ks: u32| -> Registers {
+            (0..f.lanes)
+                .map(|lane| {
+                    (0..f.a.regs)
+                        .map(|r| {
+                            let (ai, ak) = (i0 + f.a.row.at(lane, r), ks * f.k + f.a.col.at(lane, r));
+                            if ak < k && ai < k2 { input[(ak * k2 + ai) as usize] } else { 0.0 }
+                        })
+                        .collect()
+                })
+                .collect()
+        };
+        let b_step = |ks: u32, nf: u32| -> Registers {
+            (0..f.lanes).map(|lane| (0..f.b.regs).map(|r| b_padded(ks * f.k + f.b.row.at(lane, r), nf * f.n + f.b.col.at(lane, r))).collect()).collect()
+        };
+        let mut acc: Vec<Registers> = (0..np / f.n).map(|_| vec![vec![0.0; f.c.regs as usize]; f.lanes as usize]).collect();
+        for g in crate::plan::k_step_groups(kp / f.k, n) {
+            for i in 0..g.count {
+                let ks0 = g.start + i * g.depth;
+                for (nf, acc_nf) in acc.iter_mut().enumerate() {
+                    if g.depth == 1 {
+                        *acc_nf = execute(hw, &a_step(ks0), &b_step(ks0, nf as u32), acc_nf)?;
+                        continue;
+                    }
+                    let (deep_hw, deep_indexed) = deep(g.depth);
+                    let map = f.step_operands(&deep_indexed).expect("a step map");
+                    let a_steps: Vec<Registers> = (0..g.depth).map(|s| a_step(ks0 + s)).collect();
+                    let b_steps: Vec<Registers> = (0..g.depth).map(|s| b_step(ks0 + s, nf as u32)).collect();
+                    let pick = |steps: &[Registers], at: &[(u32, u32)]| -> Registers {
+                        (0..f.lanes as usize).map(|l| at.iter().map(|&(s, q)| steps[s as usize][l][q as usize]).collect()).collect()
+                    };
+                    *acc_nf = execute(&deep_hw, &pick(&a_steps, &map.a), &pick(&b_steps, &map.b), acc_nf)?;
+                }
+            }
+        }
+        for (nf, acc_nf) in acc.iter().enumerate() {
+            for lane in 0..f.lanes {
+                for r in 0..f.c.regs {
+                    let (i, j) = (i0 + f.c.row.at(lane, r), nf as u32 * f.n + f.c.col.at(lane, r));
+                    if i < k2 && j < k {
+                        out[(i * k + j) as usize] = acc_nf[lane as usize][r as usize];
+                    }
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -108,6 +177,41 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// `fuse_k(2|4)`: the k loop as runs of m16n8k8 / m16n8k16 on the m16n8k4 steps' fragments
+    /// (and m16n8k4 for what is left), with and without row pairs, gives the plain pass at every
+    /// K; a deep instruction fed the steps in the wrong order does not.
+    #[test]
+    fn fused_k_steps_compute_the_pass_for_every_k() {
+        use crate::fragment::deeper;
+        let base = fragment(MmaSyncM16n8k4F64);
+        for pairs in [false, true] {
+            let f = if pairs { base.with_row_pairs().unwrap() } else { base };
+            let deep = |d: u32| {
+                let hw = fragment(deeper(MmaSyncM16n8k4F64, d).unwrap());
+                (hw, if pairs { hw.with_row_pairs().unwrap() } else { hw })
+            };
+            for n in [2, 4] {
+                for k in 1..=32u32 {
+                    let input: Vec<f64> = (0..k * k * k).map(|e| ((e * 5 + 3) % 7) as f64 - 3.0).collect();
+                    let b: Vec<f64> = (0..k * k).map(|e| ((e * 3 + 1) % 5) as f64 - 2.0).collect();
+                    assert_eq!(tile_pass_fused(&f, &base, &deep, n, k, &input, &b).unwrap(), plain_pass(k, &input, &b), "fuse_k({n}) K={k} pairs {pairs}");
+                }
+            }
+        }
+        // m16n8k8's A registers assigned in another order (k, not the row, in register bit 0):
+        // the step map follows that layout, the hardware does not, and the pass is wrong.
+        let wrong = |d: u32| {
+            let hw = fragment(deeper(MmaSyncM16n8k4F64, d).unwrap());
+            let a = crate::fragment::OperandLayout { row: crate::fragment::fragment(MmaSyncM16n8k4F64).a.row, col: hw.a.col, ..hw.a };
+            let a = crate::fragment::OperandLayout { row: crate::fragment::Axis { reg_div: 2, reg_mod: 0, ..a.row }, col: crate::fragment::Axis { reg_div: 1, reg_mod: 2, ..a.col }, ..a };
+            (hw, crate::fragment::Fragment { a, ..hw })
+        };
+        let k = 8;
+        let input: Vec<f64> = (0..k * k * k).map(|e| ((e * 5 + 3) % 7) as f64 - 3.0).collect();
+        let b: Vec<f64> = (0..k * k).map(|e| ((e * 3 + 1) % 5) as f64 - 2.0).collect();
+        assert_ne!(tile_pass_fused(&base, &base, &wrong, 2, k, &input, &b).unwrap(), plain_pass(k, &input, &b));
     }
 
     /// The f16/bf16 tolerance of `DType::tolerance` is what the tiled WMMA pass, with every

@@ -88,6 +88,7 @@ impl Prim {
             PrimKind::AlignRuns(v) => out.push((named("align_runs".into(), v), v)),
             PrimKind::PairRows(v) => out.push((named("pair_rows".into(), v), v)),
             PrimKind::LateWait(v) => out.push((named("late_wait".into(), v), v)),
+            PrimKind::FuseK(v) => out.push((named("fuse_k".into(), v), v)),
             _ => {}
         }
         out
@@ -117,6 +118,7 @@ impl Prim {
             PrimKind::AlignRuns(_) => "align_runs",
             PrimKind::PairRows(_) => "pair_rows",
             PrimKind::LateWait(_) => "late_wait",
+            PrimKind::FuseK(_) => "fuse_k",
         }
     }
 }
@@ -183,6 +185,9 @@ pub enum PrimKind {
     /// `late_wait(0|1)`: 1: `cluster(N)`'s pass 0 waits at the cluster barrier after each
     /// wave's first tile, before its first store, instead of the whole block before pass 0.
     LateWait(Val),
+    /// `fuse_k(1|2|4)`: consecutive k-steps of the matrix instruction issued as one deeper
+    /// instruction (sm_90 f64: m16n8k8, m16n8k16).
+    FuseK(Val),
 }
 
 /// A numeric argument: `N`, or `tune([N, ...], default = D[, name = ident])` (for threads

@@ -115,6 +115,11 @@ fn check_values(prim: &Prim, errors: &mut Errors) {
                 }
             });
         }
+        PrimKind::FuseK(v) => for_each_value(v, |n| {
+            if ![1, 2, 4].contains(&n.value) {
+                errors.push(n.span, format!("fuse_k({}): takes 1, 2 or 4 (k-steps per instruction)", n.value));
+            }
+        }),
         PrimKind::AsyncExchange(v) | PrimKind::AlignRuns(v) | PrimKind::LateWait(v) | PrimKind::PairRows(v) => {
             let what = prim.name();
             for_each_value(v, |n| {
@@ -197,7 +202,7 @@ fn check_tune(v: &Val, errors: &mut Errors) {
         for id in names {
             let n = id.to_string();
             if n != "K" && !BUILTINS.iter().any(|(b, _)| *b == n) {
-                errors.push(id.span(), format!("a default's condition may name K, bytes, wave, shared, max_threads and registers only, not `{n}`: defaults cannot depend on other parameters"));
+                errors.push(id.span(), format!("a default's condition may name K, bytes, wave, shared, max_threads, registers and fuse_k_max only, not `{n}`: defaults cannot depend on other parameters"));
             }
         }
         if !choices.is_empty() && !choices.iter().any(|c| c.value == value.value) {
@@ -228,6 +233,8 @@ const BUILTINS: &[(&str, &[i64])] = &[
     ("shared", &[227 * 1024]),
     ("max_threads", &[1024]),
     ("registers", &[256]),
+    // sm_90 f64: 4 (m16n8k16); every other target 1.
+    ("fuse_k_max", &[1, 4]),
 ];
 
 /// Parameter names are unique; constraints name known things and hold for the defaults.
@@ -241,7 +248,7 @@ fn check_params(level: &Level, errors: &mut Errors) {
                 _ => v.span(),
             };
             if name == "K" || BUILTINS.iter().any(|(b, _)| *b == name) {
-                errors.push(span, format!("parameter name `{name}` is taken by a built-in constraint name (K, bytes, wave, shared, max_threads, registers)"));
+                errors.push(span, format!("parameter name `{name}` is taken by a built-in constraint name (K, bytes, wave, shared, max_threads, registers, fuse_k_max)"));
             } else if let Some((first, _)) = names.get(&name) {
                 // Two fixed values of one name are a repeated primitive, reported already.
                 if matches!(v, Val::Tune { .. }) || tunable.contains(&name) {
@@ -304,7 +311,7 @@ fn known_name(id: &proc_macro2::Ident, names: &HashMap<String, (Span, &Val)>, er
     let params: Vec<&str> = params.iter().map(|s| s.as_str()).collect();
     errors.push(
         id.span(),
-        format!("unknown name `{n}` in constraint; known: parameters [{}], K, bytes, wave, shared, max_threads, registers", params.join(", ")),
+        format!("unknown name `{n}` in constraint; known: parameters [{}], K, bytes, wave, shared, max_threads, registers, fuse_k_max", params.join(", ")),
     );
     false
 }
@@ -459,6 +466,12 @@ fn check_combination(level: &Level, errors: &mut Errors) {
                     errors.push(into.span, "cache_read(B, registers) keeps B's matrix fragments in registers: it needs tensorize(mma)");
                 }
             }
+        }
+    }
+    if let Some(x) = find("fuse_k") {
+        let mma = matches!(tensorize, Some(Prim { kind: PrimKind::Tensorize(core), .. }) if core.value == crate::ast::MatrixCore::Mma);
+        if !mma {
+            errors.push(x.ident.span(), "fuse_k(N) issues N k-steps of the matrix instruction as one: it needs tensorize(mma)");
         }
     }
     for b in ["buffers", "pipeline", "tensors", "cluster", "split_cols", "align_runs", "pair_rows"].into_iter().filter_map(|name| find(name)) {

@@ -593,6 +593,19 @@ fn cluster_and_unroll_rows() {
         5,
         "pair_rows",
     );
+    // fuse_k(1|2|4): k-steps per matrix instruction, on any tensorize(mma) level; a default may
+    // name the arch's fuse_k_max.
+    parse(&format!("{fused} fuse_k(tune([1, 2, 4], default = if fuse_k_max == 1 {{ 1 }} else {{ 2 }}));\n constraint(fuse_k <= fuse_k_max);\n}}"));
+    parse("level f \"f\" {\n threads(128);\n bind(warps, tiles);\n tensorize(mma);\n fuse_k(2);\n}");
+    assert_error(&format!("{fused} fuse_k(3);\n}}"), "fuse_k(3): takes 1, 2 or 4 (k-steps per instruction)", 7, "3");
+    assert_error(&format!("{fused} fuse_k(tune([1, 8], default = 1));\n}}"), "fuse_k(8): takes 1, 2 or 4", 7, "8");
+    assert_error(
+        "level f \"f\" {\n threads(128);\n bind(warps, tiles);\n tensorize(wmma);\n fuse_k(2);\n}",
+        "fuse_k(N) issues N k-steps of the matrix instruction as one: it needs tensorize(mma)",
+        5,
+        "fuse_k",
+    );
+    assert_error("level f \"f\" {\n threads(128);\n bind(threads, rows);\n fuse_k(2);\n}", "it needs tensorize(mma)", 4, "fuse_k");
     // late_wait(0|1) places cluster(N)'s pass-0 wait: a boolean, only with cluster(N).
     parse(&format!("{fused} pipeline(2);\n cluster(4);\n late_wait(tune([0, 1], default = 1));\n}}"));
     assert_error(&format!("{fused} pipeline(2);\n cluster(4);\n late_wait(2);\n}}"), "late_wait(2): takes 0 (the block waits before pass 0) or 1", 9, "2");
@@ -623,7 +636,7 @@ fn defaults_that_depend_on_k() {
     assert_error(&lvl("if K <= 8 { 64 }"), "expected `else`", 2, "))");
     assert_error(&lvl("if K <= 8 { 96 } else { 64 }"), "the default 96 is not among the choices [64, 128]", 2, "96");
     assert_error(&lvl("if K <= 8 { 64 } else { 96 }"), "the default 96 is not among the choices [64, 128]", 2, "96");
-    assert_error(&lvl("if threads <= 8 { 64 } else { 128 }"), "may name K, bytes, wave, shared, max_threads and registers only, not `threads`", 2, "threads <=");
+    assert_error(&lvl("if threads <= 8 { 64 } else { 128 }"), "may name K, bytes, wave, shared, max_threads, registers and fuse_k_max only, not `threads`", 2, "threads <=");
     assert_error(&lvl("if K <= 8 64 else { 128 }"), "expected `{ N }` after the condition", 2, "64 else");
     assert_error(&lvl("if { 64 } else { 128 }"), "expected a condition after `if`", 2, "if {");
     assert_error(&lvl("if K <= 8 { 64 } else 128"), "expected `{ N }`", 2, "128))");

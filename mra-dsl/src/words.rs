@@ -28,6 +28,7 @@ pub const PRIMITIVES: &[&str] = &[
     "align_runs",
     "pair_rows",
     "late_wait",
+    "fuse_k",
 ];
 
 /// How each primitive is written, for "missing/extra argument" messages.
@@ -55,6 +56,7 @@ pub fn signature(prim: &str) -> &'static str {
         "align_runs" => "align_runs(0|1) or align_runs(tune([0, 1], default = N))",
         "pair_rows" => "pair_rows(0|1) or pair_rows(tune([0, 1], default = N))",
         "late_wait" => "late_wait(0|1) or late_wait(tune([0, 1], default = N))",
+        "fuse_k" => "fuse_k(1|2|4) or fuse_k(tune([1, 2, 4], default = N))",
         _ => unreachable!("not a primitive: {prim}"),
     }
 }

@@ -650,3 +650,46 @@ fn fused_cluster_defaults_follow_k() {
         );
     }
 }
+
+/// `fuse_k(N)`: on sm_90 the k loop issues m16n8k8 / m16n8k16 on the steps' m16n8k4 fragments
+/// (the layouts and the split are checked on the CPU model in `fragment::tests` and
+/// `simulate::tests`, the SASS in `compile_nvidia`); where the arch has no deeper instruction
+/// (sm_80's m8n8k4, AMD's MFMA) a fixed fuse_k(2) is refused in one line naming fuse_k_max,
+/// the schedules' constraint keeps the tuner to fuse_k = 1 there, and fuse_k(1) changes nothing.
+#[test]
+fn fuse_k_issues_deeper_instructions_where_the_arch_has_them() {
+    let with = |level: &str, cfg: &str, k: u32, arch: &str| {
+        let s = levels::find(level).unwrap().with_config(&mra_codegen::tune::parse_config(cfg).unwrap()).unwrap();
+        mra_codegen::generate(&s, Request { k, arch: mra_codegen::arch::find(arch).unwrap(), dtype: DType::F64 })
+    };
+    let calls = |src: &str, name: &str| src.lines().filter(|l| l.trim_start().starts_with(&format!("{name}("))).count();
+    // K = 20, fuse_k(2): a loop of two m16n8k8 (k-steps 0..3) and one m16n8k4 (step 4) per tile.
+    let src = with("fused-pipe", "fuse_k=2", 20, "sm_90").unwrap().source;
+    assert!(src.contains("mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}"), "{src}");
+    assert!(src.contains(": \"d\"(a[0][0]), \"d\"(a[0][1]), \"d\"(a[1][0]), \"d\"(a[1][1]), \"d\"(b[0]), \"d\"(b[1]));"), "{src}");
+    assert!(src.contains("for (int ks0 = 0; ks0 < 4; ks0 += 2) {") && src.contains("const int ks0 = 4;  // k-step 4"), "{src}");
+    assert!(calls(&src, "mma_m16n8k8_steps") > 0 && calls(&src, "mma_m16n8k8_steps") == calls(&src, "mma_m16n8k4"), "{src}");
+    assert!(!src.contains("m16n8k16"), "{src}");
+    // K = 24, fuse_k(4): one m16n8k16 (steps 0..3) and one m16n8k8 (steps 4, 5), no m16n8k4 call.
+    let src = with("fused-pipe", "fuse_k=4", 24, "sm_90").unwrap().source;
+    assert!(src.contains("const int ks0 = 0;  // k-steps 0 .. 3") && src.contains("const int ks0 = 4;  // k-steps 4 .. 5"), "{src}");
+    assert!(calls(&src, "mma_m16n8k16_steps") > 0 && calls(&src, "mma_m16n8k16_steps") == calls(&src, "mma_m16n8k8_steps") && calls(&src, "mma_m16n8k4") == 0, "{src}");
+    // fused-cluster's slice passes (K = 32, column splits) take it too.
+    let src = with("fused-cluster", "fuse_k=2", 32, "sm_90").unwrap().source;
+    assert!(src.contains("for (int ks0 = 0; ks0 < 8; ks0 += 2) {") && calls(&src, "mma_m16n8k8_steps") > 0, "{src}");
+    // No deeper instruction: refused in one line; the schedule's constraint keeps the default at 1.
+    for arch in ["sm_80", "sm_89"] {
+        let e = with("fused-pipe", "fuse_k=2", 16, arch).unwrap_err().to_string();
+        assert!(e.contains("fuse_k") && !e.contains('\n'), "{arch}: {e}");
+        assert_eq!(with("fused-pipe", "", 16, arch).unwrap().plan.parameters["fuse_k"], 1, "{arch}");
+    }
+    let mut fused = levels::find("fused").unwrap();
+    fused.steps.push(mra_codegen::ir::Located { item: mra_codegen::ir::Step::FuseK(mra_codegen::ir::Value::Fixed(2)), line: 0 });
+    for arch in ["sm_80", "gfx90a", "gfx942"] {
+        let e = mra_codegen::generate(&fused, Request { k: 16, arch: mra_codegen::arch::find(arch).unwrap(), dtype: DType::F64 }).unwrap_err().to_string();
+        assert!(e.contains("fuse_k(2)") && e.contains("fuse_k_max = 1") && e.contains("use fuse_k(1)") && !e.contains('\n'), "{arch}: {e}");
+    }
+    // Jammed tiles keep one instruction per k-step: the combination is not planned.
+    let e = with("fused-cluster", "fuse_k=2,unroll_rows=2,split_cols=1", 32, "sm_90").unwrap_err().to_string();
+    assert!(e.contains("fuse_k") && !e.contains('\n'), "{e}");
+}

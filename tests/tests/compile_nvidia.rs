@@ -194,3 +194,66 @@ fn pair_rows_loads_a_fragments_as_16_byte_pairs() {
         }
     }
 }
+
+/// DMMA instructions in the SASS of `cubin`, by opcode (`DMMA.16x8x4`, `DMMA.16x8x8`, ...).
+fn dmma_opcodes(tool: &std::path::Path, cubin: &[u8], name: &str) -> std::collections::BTreeMap<String, usize> {
+    let file = std::env::temp_dir().join(format!("mra-dmma-{}-{name}.cubin", std::process::id()));
+    std::fs::write(&file, cubin).unwrap();
+    let out = std::process::Command::new(tool).arg(&file).output().unwrap();
+    let _ = std::fs::remove_file(&file);
+    assert!(out.status.success(), "nvdisasm: {}", String::from_utf8_lossy(&out.stderr));
+    let mut counts = std::collections::BTreeMap::new();
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let code = line.split("*/").nth(1).unwrap_or(line);
+        let op = code.split_whitespace().find(|w| !w.starts_with('@')).unwrap_or("");
+        if op.starts_with("DMMA") {
+            *counts.entry(op.to_string()).or_insert(0) += 1;
+        }
+    }
+    counts
+}
+
+/// `fuse_k(N)` in the SASS: a tile's ceil(K/4) k-steps become the deep DMMAs the greedy split
+/// promises (table written by hand from the rule: as many N deep as fit, the rest at the
+/// largest power of two), in the same number of pass bodies as with fuse_k(1), and nothing
+/// spills. E.g. K = 20 (5 steps) with fuse_k(2): two m16n8k8 and one m16n8k4 where fuse_k(1)
+/// has five m16n8k4.
+#[test]
+#[ignore = "needs NVRTC and nvdisasm (run with --include-ignored; .ci/run does)"]
+fn fuse_k_issues_the_deep_dmmas_the_split_promises() {
+    let Some(nvrtc) = require("NVRTC (libnvrtc)", Nvrtc::load()) else { return };
+    let Some(tool) = require("nvdisasm", nvdisasm()) else { return };
+    let cache = KernelCache::disabled();
+    let sm90 = arch::find("sm_90").unwrap();
+    // (level, K, fuse_k, per pass body and column fragment: [k4, k8, k16] instructions).
+    let cases: [(&str, u32, u32, [usize; 3]); 8] = [
+        ("fused-pipe", 12, 2, [1, 1, 0]),
+        ("fused-pipe", 16, 2, [0, 2, 0]),
+        ("fused-pipe", 16, 4, [0, 0, 1]),
+        ("fused-pipe", 20, 2, [1, 2, 0]),
+        ("fused-pipe", 20, 4, [1, 0, 1]),
+        ("fused-pipe", 24, 4, [0, 1, 1]),
+        ("fused-cluster", 32, 2, [0, 4, 0]),
+        ("fused-cluster", 29, 4, [0, 0, 2]),
+    ];
+    for (level, k, n, want) in cases {
+        let mut seen = Vec::new();
+        for fuse in [1, n] {
+            let s = levels::find(level).unwrap().with_config(&mra_codegen::tune::parse_config(&format!("fuse_k={fuse}")).unwrap()).unwrap();
+            let kernel = mra_codegen::generate(&s, Request { k, arch: sm90, dtype: DType::F64 }).unwrap();
+            let out = nvrtc.compile(&kernel.source, &kernel.entry, "sm_90", &cache).unwrap_or_else(|e| panic!("{level} K={k} fuse_k={fuse}: {e}"));
+            let r = out.resources.expect("ptxas report in the NVRTC log");
+            assert!(!r.spills() && r.stack_frame_bytes == 0, "{level} K={k} fuse_k={fuse} spills: {r:?}");
+            let ops = dmma_opcodes(&tool, &out.cubin, &format!("{level}-k{k}-f{fuse}"));
+            println!("{level} K={k} fuse_k={fuse}: {} registers, {ops:?}", r.registers);
+            seen.push(ops);
+        }
+        let get = |ops: &std::collections::BTreeMap<String, usize>, op: &str| ops.get(op).copied().unwrap_or(0);
+        let steps = k.div_ceil(4) as usize;
+        let plain = get(&seen[0], "DMMA.16x8x4");
+        assert!(plain > 0 && plain % steps == 0 && seen[0].len() == 1, "{level} K={k} fuse_k=1: {:?}", seen[0]);
+        let bodies = plain / steps;
+        let got = [get(&seen[1], "DMMA.16x8x4"), get(&seen[1], "DMMA.16x8x8"), get(&seen[1], "DMMA.16x8x16")];
+        assert_eq!(got, want.map(|c| c * bodies), "{level} K={k} fuse_k={n}: {:?}", seen[1]);
+    }
+}

@@ -5,7 +5,7 @@
 
 use crate::arch::{Arch, MatrixInstr, Vendor};
 use crate::dtype::DType;
-use crate::fragment::Fragment;
+use crate::fragment::{Fragment, StepOperands};
 
 pub trait Dialect {
     fn vendor(&self) -> Vendor;
@@ -51,6 +51,13 @@ pub trait Dialect {
     fn mma_acc_decl(&self, f: &Fragment, name: &str, count: &str) -> String;
     /// One instruction: `acc += a · b` on one wave's fragments.
     fn mma_call(&self, f: &Fragment, dtype: DType, acc: &str, a: &str, b: &str) -> String;
+    /// `fuse_k(N)`: the helper running `deep` on the A and B fragments of `map.depth`
+    /// consecutive k-steps of `base` (arrays `a[s]`, `b[s]`), its registers taken as `map` says,
+    /// and its name. Planned only where the arch has such instructions (NVIDIA sm_90).
+    fn mma_steps_prelude(&self, base: &Fragment, deep: &Fragment, map: &StepOperands, note: &str) -> (String, String) {
+        let _ = (base, deep, map, note);
+        unreachable!("fuse_k(N > 1) is planned only for NVIDIA sm_90 f64")
+    }
     /// The type of one lane's A (or B) operand: a scalar for a one-register fragment, else a
     /// vector of `regs` elements.
     fn mma_operand_type(&self, f: &Fragment, dtype: DType, regs: u32) -> String {
@@ -143,6 +150,41 @@ impl Dialect for Cuda {
     }
     fn mma_operand_type(&self, _f: &Fragment, dtype: DType, regs: u32) -> String {
         if regs == 1 { dtype.cpp().to_string() } else { format!("mra_f64x{regs}") }
+    }
+    fn mma_steps_prelude(&self, base: &Fragment, deep: &Fragment, map: &StepOperands, note: &str) -> (String, String) {
+        let name = format!("mma_m{}n{}k{}_steps", deep.m, deep.n, deep.k);
+        let d = map.depth;
+        let ty = |regs: u32| if regs == 1 { "double".to_string() } else { format!("mra_f64x{regs}") };
+        let reg = |op: &str, regs: u32, (s, q): (u32, u32)| if regs == 1 { format!("\"d\"({op}[{s}])") } else { format!("\"d\"({op}[{s}][{q}])") };
+        let mut n = 0;
+        let mut ops = |regs: u32| {
+            let v: Vec<String> = (0..regs).map(|i| format!("%{}", n + i)).collect();
+            n += regs;
+            format!("{{{}}}", v.join(", "))
+        };
+        let (d_ops, a_ops, b_ops) = (ops(deep.c.regs), ops(deep.a.regs), ops(deep.b.regs));
+        let ins: Vec<String> = map.a.iter().map(|&at| reg("a", base.a.regs, at)).chain(map.b.iter().map(|&at| reg("b", base.b.regs, at))).collect();
+        let outs: Vec<String> = (0..deep.c.regs).map(|i| format!("\"+d\"(d[{i}])")).collect();
+        let text = format!(
+            "{note}: {d} k-steps as one mma.sync.aligned.m{m}n{nn}k{k}, whose A and B\n\
+             // registers are the {d} steps' m{m}n{nn}k{bk} fragments side by side (PTX ISA, m{m}n{nn}k{k} .f64\n\
+             // fragments): the same products, one instruction and one accumulator update.\n\
+             __device__ __forceinline__ void {name}(double (&d)[{cr}], const {at} (&a)[{d}], const {bt} (&b)[{d}]) {{\n\
+             \x20   asm(\"mma.sync.aligned.m{m}n{nn}k{k}.row.col.f64.f64.f64.f64 {d_ops}, {a_ops}, {b_ops}, {d_ops};\"\n\
+             \x20       : {outs}\n\
+             \x20       : {ins});\n\
+             }}",
+            m = deep.m,
+            nn = deep.n,
+            k = deep.k,
+            bk = base.k,
+            cr = deep.c.regs,
+            at = ty(base.a.regs),
+            bt = ty(base.b.regs),
+            outs = outs.join(", "),
+            ins = ins.join(", "),
+        );
+        (text, name)
     }
 }
 

@@ -180,6 +180,15 @@ impl Emitter<'_> {
         }
         self.w.line("");
         self.w.lines(&self.d.mma_prelude(f, self.plan.request.dtype));
+        let note = self.step_comment(|s| matches!(s, Step::FuseK(_)));
+        if tp.fuse_k == 1 && !note.is_empty() {
+            self.w.line(format!("{note}: one {} per k-step", f.instr.name()));
+        }
+        for depth in fused_depths(tp, f, k) {
+            let (deep, map) = deep_instruction(tp, f, depth);
+            self.w.line("");
+            self.w.lines(&self.d.mma_steps_prelude(f, &deep, &map, &note).0);
+        }
     }
 
     /// Kernel-entry code that makes B available to the passes (after the shared declarations).
@@ -569,6 +578,7 @@ impl Emitter<'_> {
                 });
             });
         };
+        let b_steps_ty = b_ty.clone();
         let b_fragment = move |w: &mut Writer| {
             if b_in_registers {
                 w.line(format!("const {b_ty}& b = b_frag[ks][nf];  // B fragment, kept in registers"));
@@ -648,6 +658,25 @@ impl Emitter<'_> {
                 });
             }
         });
+        // fuse_k(N): the k loop as runs of instructions, with the helper each depth calls.
+        let fused = (tp.fuse_k > 1).then(|| {
+            let groups = tp.k_step_groups(TransformPlan::padded(k, f.k) / f.k);
+            groups
+                .into_iter()
+                .map(|g| {
+                    let call = if g.depth == 1 { String::new() } else {
+                        let (deep, map) = deep_instruction(tp, f, g.depth);
+                        self.d.mma_steps_prelude(f, &deep, &map, "").1
+                    };
+                    (g, call)
+                })
+                .collect::<Vec<_>>()
+        });
+        let fuse_note = {
+            let note = self.step_comment(|s| matches!(s, Step::FuseK(_)));
+            let runs: Vec<String> = fused.iter().flatten().map(|(g, _)| format!("{} x {} deep from step {}", g.count, g.depth, g.start)).collect();
+            format!("{note}: the k-steps as {}", runs.join(", then "))
+        };
         if jam > 1 {
             // The tiles tile, tile + WAVES, ..., tile + (JAM - 1) * WAVES of this wave; one past
             // `end` recomputes the first tile (same addresses, no guards) and is not stored.
@@ -712,26 +741,103 @@ impl Emitter<'_> {
             }
             w.line("#pragma unroll");
             w.line(format!("for (int nf = 0; nf < {nfr}; ++nf) for (int r = 0; r < {c_regs}; ++r) acc[nf][r] = 0;"));
-            if !unroll.is_empty() {
-                w.line(&unroll);
-            }
-            w.block("for (int ks = 0; ks < K_STEPS; ++ks)", "", |w| {
-                w.line(format!("// A fragment: register {} of this lane is A(i0 + {a_i}, ks * FK + {a_k}) = in(k, i).", reg(a_regs)));
-                if a_regs > 1 {
-                    w.line(format!("{a_ty} a;"));
+            if let Some(groups) = &fused {
+                // fuse_k(N): runs of k-steps, each instruction taking `depth` steps' fragments.
+                w.line(&fuse_note);
+                for (i, (g, call)) in groups.iter().enumerate() {
+                    let last = g.start + g.depth * g.count;
+                    let head = if g.count > 1 {
+                        if i == 0 && !unroll.is_empty() {
+                            w.line(&unroll);
+                        }
+                        format!("for (int ks0 = {}; ks0 < {last}; ks0 += {})", g.start, g.depth)
+                    } else {
+                        String::new()
+                    };
+                    let body = |w: &mut Writer| {
+                        if g.count == 1 {
+                            let steps = if g.depth == 1 { format!("k-step {}", g.start) } else { format!("k-steps {} .. {}", g.start, last - 1) };
+                            w.line(format!("const int ks0 = {};  // {steps}", g.start));
+                        }
+                        if g.depth == 1 {
+                            w.line("const int ks = ks0;");
+                            w.line(format!("// A fragment: register {} of this lane is A(i0 + {a_i}, ks * FK + {a_k}) = in(k, i).", reg(a_regs)));
+                            if a_regs > 1 {
+                                w.line(format!("{a_ty} a;"));
+                            }
+                            a_fragment(w, &format!("const {a_ty} a"), "a[r]");
+                            w.line("#pragma unroll");
+                            w.block(format!("for (int nf = 0; nf < {nfr}; ++nf)"), "", |w| {
+                                b_fragment(w);
+                                w.line(&mma);
+                            });
+                            return;
+                        }
+                        let d = g.depth;
+                        w.line(format!("// A fragments of k-steps ks0 .. ks0 + {}: register {} of step s is A(i0 + {a_i}, ks * FK + {a_k}), ks = ks0 + s.", d - 1, reg(a_regs)));
+                        w.line(format!("{a_ty} a_steps[{d}];"));
+                        w.line("#pragma unroll");
+                        w.block(format!("for (int s = 0; s < {d}; ++s)"), "", |w| {
+                            w.line("const int ks = ks0 + s;");
+                            a_fragment(w, "a_steps[s]", "a_steps[s][r]");
+                        });
+                        w.line("#pragma unroll");
+                        w.block(format!("for (int nf = 0; nf < {nfr}; ++nf)"), "", |w| {
+                            w.line(format!("{b_steps_ty} b_steps[{d}];"));
+                            w.line("#pragma unroll");
+                            w.block(format!("for (int s = 0; s < {d}; ++s)"), "", |w| {
+                                w.line("const int ks = ks0 + s;");
+                                b_fragment(w);
+                                w.line("b_steps[s] = b;");
+                            });
+                            w.line(format!("{call}(acc[nf], a_steps, b_steps);"));
+                        });
+                    };
+                    if head.is_empty() {
+                        w.block("", "", body);
+                    } else {
+                        w.block(head, "", body);
+                    }
                 }
-                a_fragment(w, &format!("const {a_ty} a"), "a[r]");
-                w.line("#pragma unroll");
-                w.block(format!("for (int nf = 0; nf < {nfr}; ++nf)"), "", |w| {
-                    b_fragment(w);
-                    w.line(&mma);
+            } else {
+                if !unroll.is_empty() {
+                    w.line(&unroll);
+                }
+                w.block("for (int ks = 0; ks < K_STEPS; ++ks)", "", |w| {
+                    w.line(format!("// A fragment: register {} of this lane is A(i0 + {a_i}, ks * FK + {a_k}) = in(k, i).", reg(a_regs)));
+                    if a_regs > 1 {
+                        w.line(format!("{a_ty} a;"));
+                    }
+                    a_fragment(w, &format!("const {a_ty} a"), "a[r]");
+                    w.line("#pragma unroll");
+                    w.block(format!("for (int nf = 0; nf < {nfr}; ++nf)"), "", |w| {
+                        b_fragment(w);
+                        w.line(&mma);
+                    });
                 });
-            });
+            }
             if mode == TileMode::Whole {
                 store_tile(w);
             }
         })
     }
+}
+
+/// The depths above 1 of the instructions `fuse_k(N)` issues in a tile's k loop at order `k`.
+fn fused_depths(tp: &TransformPlan, f: &Fragment, k: u32) -> Vec<u32> {
+    let mut depths: Vec<u32> = tp.k_step_groups(TransformPlan::padded(k, f.k) / f.k).iter().map(|g| g.depth).filter(|&d| d > 1).collect();
+    depths.sort_unstable_by(|a, b| b.cmp(a));
+    depths.dedup();
+    depths
+}
+
+/// The instruction `depth` k-steps of `f` deep, laid out as the plan indexes (row pairs or
+/// not), and how it takes the steps' registers. The plan checked that it exists.
+fn deep_instruction(tp: &TransformPlan, f: &Fragment, depth: u32) -> (Fragment, crate::fragment::StepOperands) {
+    let deep = crate::fragment::deeper(f.instr, depth).map(crate::fragment::fragment).expect("planned: the arch has the deeper instruction");
+    let deep = if tp.row_pairs { deep.with_row_pairs().expect("planned: row pairs of the deeper instruction") } else { deep };
+    let map = f.step_operands(&deep).expect("planned: the deeper instruction takes the steps side by side");
+    (deep, map)
 }
 
 /// A tile through NVIDIA's WMMA API (f64 8×8×4, sm_80+): A fragments from the staged chunk

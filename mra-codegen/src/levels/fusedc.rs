@@ -33,5 +33,9 @@ mra_dsl::schedule! {
         late_wait(tune([0, 1], default = if K == 20 { 1 } else if K <= 25 { 0 } else if K == 27 { 0 } else { 1 }));
         // pair_rows(1): one 16-byte shared load per lane and k-step for the A fragment (run 49).
         pair_rows(tune([0, 1], default = 0));
+        // fuse_k(N): as fused-pipe's; jammed tiles keep one instruction per k-step.
+        fuse_k(tune([1, 2, 4], default = 1));
+        constraint(fuse_k <= fuse_k_max);
+        constraint((fuse_k - 1) * (unroll_rows - 1) == 0);
     }
 }

@@ -40,5 +40,11 @@ mra_dsl::schedule! {
         // k-step instead of two 8-byte ones. On by default where an H200 measured it faster
         // (NOTES.md runs 49, 50: K = 12 -2.7%, 18 -2%, 20 -2.1%); slower at K = 10, 24.
         pair_rows(tune([0, 1], default = if K == 12 { 1 } else if K == 18 { 1 } else if K == 20 { 1 } else { 0 }));
+        // fuse_k(N): N k-steps per instruction where the arch has the deeper shape (sm_90 f64:
+        // m16n8k8, m16n8k16): the same products in fewer instructions and accumulator updates.
+        // At most as many as a tile's k-steps (K_STEPS = ceil(K / 4)): beyond, the same kernel.
+        fuse_k(tune([1, 2, 4], default = 1));
+        constraint(fuse_k <= fuse_k_max);
+        constraint(4 * fuse_k <= K + 3);
     }
 }
