@@ -672,6 +672,7 @@ impl Emitter<'_> {
                 })
                 .collect::<Vec<_>>()
         });
+        let unroll_note = if tp.unroll_k { self.step_comment(|s| matches!(s, Step::Unroll(Loop::K, _))) } else { String::new() };
         let fuse_note = {
             let note = self.step_comment(|s| matches!(s, Step::FuseK(_)));
             let runs: Vec<String> = fused.iter().flatten().map(|(g, _)| format!("{} x {} deep from step {}", g.count, g.depth, g.start)).collect();
@@ -746,6 +747,9 @@ impl Emitter<'_> {
                 w.line(&fuse_note);
                 for (i, (g, call)) in groups.iter().enumerate() {
                     let last = g.start + g.depth * g.count;
+                    if i == 0 && g.count == 1 && !unroll_note.is_empty() {
+                        w.line(format!("{unroll_note}: one instruction run, no loop to unroll"));
+                    }
                     let head = if g.count > 1 {
                         if i == 0 && !unroll.is_empty() {
                             w.line(&unroll);

@@ -43,7 +43,9 @@ mra_dsl::schedule! {
         // fuse_k(N): N k-steps per instruction where the arch has the deeper shape (sm_90 f64:
         // m16n8k8, m16n8k16): the same products in fewer instructions and accumulator updates.
         // At most as many as a tile's k-steps (K_STEPS = ceil(K / 4)): beyond, the same kernel.
-        fuse_k(tune([1, 2, 4], default = 1));
+        // Two by default where an H200 measured it faster (NOTES.md run 60, K = 6..24: -1 to -4%,
+        // K = 21 -10%); one at K <= 8, 11, 12, 18 (slower or equal there). Four was not better.
+        fuse_k(tune([1, 2, 4], default = if fuse_k_max == 1 { 1 } else if K <= 8 { 1 } else if K == 11 { 1 } else if K == 12 { 1 } else if K == 18 { 1 } else { 2 }));
         constraint(fuse_k <= fuse_k_max);
         constraint(4 * fuse_k <= K + 3);
     }
