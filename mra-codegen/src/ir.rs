@@ -254,6 +254,12 @@ pub enum Step {
     /// pass with N = 2: two m16n8k8 and one m16n8k4), so no k is padded beyond the shallow
     /// instruction's. 1: every step its own instruction.
     FuseK(Value),
+    /// `bulk_copy(0|1)`: how `pipeline(N)` copies the block's next tensors into shared memory.
+    /// 0: 16-byte `cp.async` by every thread (one commit group per tensor). 1: bulk
+    /// asynchronous copies (`cp.async.bulk`, the TMA unit of NVIDIA sm_90), one per row of K²
+    /// values issued by the lanes of warp 0, completing on an mbarrier per buffer that every
+    /// thread waits on. Needs rows of whole 16-byte units (f64: even K and an even row pad).
+    BulkCopy(Value),
     /// `late_wait(0|1)`: where `cluster(N)`'s pass 0 waits at the cluster barrier (every block
     /// done with the gather buffer it is about to write). 0: the whole block, before pass 0.
     /// 1: each wave after computing its first tile, before its first store, so a late block's
@@ -287,6 +293,7 @@ impl Step {
             Step::AlignRuns(_) => "align_runs",
             Step::PairRows(_) => "pair_rows",
             Step::FuseK(_) => "fuse_k",
+            Step::BulkCopy(_) => "bulk_copy",
             Step::LateWait(_) => "late_wait",
         }
     }
@@ -405,6 +412,7 @@ impl fmt::Display for Step {
             Step::AlignRuns(v) => write!(f, "align_runs({v})"),
             Step::PairRows(v) => write!(f, "pair_rows({v})"),
             Step::FuseK(v) => write!(f, "fuse_k({v})"),
+            Step::BulkCopy(v) => write!(f, "bulk_copy({v})"),
             Step::LateWait(v) => write!(f, "late_wait({v})"),
         }
     }

@@ -84,6 +84,9 @@ pub struct TransformPlan {
     /// none). Checked at planning: the arch has the deeper instructions, and their registers
     /// are the steps' fragments side by side ([`crate::fragment::Fragment::step_operands`]).
     pub fuse_k: u32,
+    /// `bulk_copy(1)`: `pipeline(N)` copies tensors with bulk asynchronous copies completing
+    /// on one mbarrier per buffer (8 bytes each, after the buffers).
+    pub bulk_copy: bool,
 }
 
 impl TransformPlan {
@@ -538,6 +541,28 @@ impl Schedule {
                     });
                 }
             }
+            let bulk_copy = self
+                .switch(|s| if let Step::BulkCopy(v) = s { Some(v) } else { None }, "bulk_copy", "0 (cp.async by every thread) or 1 (bulk copies, one per row)")
+                .map_err(|e| malformed(&e))?;
+            if bulk_copy {
+                if !whole || pipeline < 2 || cluster != 1 || tensors != 1 {
+                    return Err(malformed("bulk_copy(1) chooses how pipeline(N) copies whole tensors of fused passes: it needs pipeline(N), without cluster(N) (which has its own) or tensors(N)"));
+                }
+                if !arch.bulk_async_copy {
+                    return Err(PlanError::ArchUnsupported {
+                        level: self.name.clone(),
+                        arch: arch.name,
+                        why: "bulk_copy(1) uses cp.async.bulk (the TMA unit of NVIDIA sm_90); use bulk_copy(0)".into(),
+                    });
+                }
+                if dtype != DType::F64 || k % 2 != 0 {
+                    return Err(PlanError::KUnsupported {
+                        level: self.name.clone(),
+                        k,
+                        why: format!("bulk_copy(1) copies rows of K² values in whole 16-byte units: f64 at even K ({dtype} at K={k} here); use bulk_copy(0)"),
+                    });
+                }
+            }
             let late_wait = self
                 .switch(|s| if let Step::LateWait(v) = s { Some(v) } else { None }, "late_wait", "0 (the block waits before pass 0) or 1 (each wave after its first tile)")
                 .map_err(|e| malformed(&e))?;
@@ -628,6 +653,7 @@ impl Schedule {
                 return Err(malformed("buffers(N > 2) hold the tensors in flight of pipeline(N - 1): add pipeline(..)"));
             }
             let plan = TransformPlan {
+                bulk_copy,
                 fuse_k,
                 align_runs,
                 row_pairs: row_pairs.is_some(),
@@ -652,6 +678,13 @@ impl Schedule {
                 fragment,
                 wmma,
             };
+            if plan.bulk_copy && plan.shared_row_pad() % 2 != 0 {
+                return Err(PlanError::KUnsupported {
+                    level: self.name.clone(),
+                    k,
+                    why: format!("bulk_copy(1) needs 16-byte aligned shared rows: an even row pad (pad {} here); use bulk_copy(0)", plan.shared_row_pad()),
+                });
+            }
             // A fragment level keeps B zero-padded to whole fragments in shared memory.
             let (b_rows, b_cols) = match fragment {
                 Some(f) => (TransformPlan::padded(k, f.k), TransformPlan::padded(k, f.n)),
@@ -666,7 +699,9 @@ impl Schedule {
                 let buffers = if plan.stages_whole_tensor() { plan.shared_buffers } else { 2 } as u64;
                 // K rows of W_STRIDE elements (the runs K or K + 1 apart, then the row pad).
                 let row = if plan.stages_whole_tensor() { plan.shared_row_elems(k) } else { k * k };
-                (plan.tensors as u64 * buffers * k as u64 * row as u64 * elem, 0)
+                // bulk_copy(1): one 8-byte mbarrier per buffer, after the buffers.
+                let mbarriers = if plan.bulk_copy { 8 * buffers } else { 0 };
+                (plan.tensors as u64 * buffers * k as u64 * row as u64 * elem + mbarriers, 0)
             } else {
                 (0, 2 * k3)
             };

@@ -234,6 +234,7 @@ pub fn builtin(name: &str, k: u32, arch: &Arch, dtype: DType) -> Option<i64> {
         "max_threads" => arch.max_threads_per_block as i64,
         "registers" => arch.max_registers_per_thread as i64,
         "fuse_k_max" => crate::plan::fuse_k_max(arch, dtype) as i64,
+        "bulk_copies" => arch.bulk_async_copy as i64,
         _ => return None,
     })
 }

@@ -89,6 +89,7 @@ impl Prim {
             PrimKind::PairRows(v) => out.push((named("pair_rows".into(), v), v)),
             PrimKind::LateWait(v) => out.push((named("late_wait".into(), v), v)),
             PrimKind::FuseK(v) => out.push((named("fuse_k".into(), v), v)),
+            PrimKind::BulkCopy(v) => out.push((named("bulk_copy".into(), v), v)),
             _ => {}
         }
         out
@@ -119,6 +120,7 @@ impl Prim {
             PrimKind::PairRows(_) => "pair_rows",
             PrimKind::LateWait(_) => "late_wait",
             PrimKind::FuseK(_) => "fuse_k",
+            PrimKind::BulkCopy(_) => "bulk_copy",
         }
     }
 }
@@ -188,6 +190,8 @@ pub enum PrimKind {
     /// `fuse_k(1|2|4)`: consecutive k-steps of the matrix instruction issued as one deeper
     /// instruction (sm_90 f64: m16n8k8, m16n8k16).
     FuseK(Val),
+    /// `bulk_copy(0|1)`: 1: `pipeline(N)`'s tensor copies as bulk asynchronous copies (TMA).
+    BulkCopy(Val),
 }
 
 /// A numeric argument: `N`, or `tune([N, ...], default = D[, name = ident])` (for threads

@@ -120,7 +120,7 @@ fn check_values(prim: &Prim, errors: &mut Errors) {
                 errors.push(n.span, format!("fuse_k({}): takes 1, 2 or 4 (k-steps per instruction)", n.value));
             }
         }),
-        PrimKind::AsyncExchange(v) | PrimKind::AlignRuns(v) | PrimKind::LateWait(v) | PrimKind::PairRows(v) => {
+        PrimKind::AsyncExchange(v) | PrimKind::AlignRuns(v) | PrimKind::LateWait(v) | PrimKind::PairRows(v) | PrimKind::BulkCopy(v) => {
             let what = prim.name();
             for_each_value(v, |n| {
                 if n.value > 1 {
@@ -202,7 +202,7 @@ fn check_tune(v: &Val, errors: &mut Errors) {
         for id in names {
             let n = id.to_string();
             if n != "K" && !BUILTINS.iter().any(|(b, _)| *b == n) {
-                errors.push(id.span(), format!("a default's condition may name K, bytes, wave, shared, max_threads, registers and fuse_k_max only, not `{n}`: defaults cannot depend on other parameters"));
+                errors.push(id.span(), format!("a default's condition may name K, bytes, wave, shared, max_threads, registers, fuse_k_max and bulk_copies only, not `{n}`: defaults cannot depend on other parameters"));
             }
         }
         if !choices.is_empty() && !choices.iter().any(|c| c.value == value.value) {
@@ -235,6 +235,8 @@ const BUILTINS: &[(&str, &[i64])] = &[
     ("registers", &[256]),
     // sm_90 f64: 4 (m16n8k16); every other target 1.
     ("fuse_k_max", &[1, 4]),
+    // NVIDIA sm_90 (cp.async.bulk): 1; every other target 0.
+    ("bulk_copies", &[1, 0]),
 ];
 
 /// Parameter names are unique; constraints name known things and hold for the defaults.
@@ -248,7 +250,7 @@ fn check_params(level: &Level, errors: &mut Errors) {
                 _ => v.span(),
             };
             if name == "K" || BUILTINS.iter().any(|(b, _)| *b == name) {
-                errors.push(span, format!("parameter name `{name}` is taken by a built-in constraint name (K, bytes, wave, shared, max_threads, registers, fuse_k_max)"));
+                errors.push(span, format!("parameter name `{name}` is taken by a built-in constraint name (K, bytes, wave, shared, max_threads, registers, fuse_k_max, bulk_copies)"));
             } else if let Some((first, _)) = names.get(&name) {
                 // Two fixed values of one name are a repeated primitive, reported already.
                 if matches!(v, Val::Tune { .. }) || tunable.contains(&name) {
@@ -311,7 +313,7 @@ fn known_name(id: &proc_macro2::Ident, names: &HashMap<String, (Span, &Val)>, er
     let params: Vec<&str> = params.iter().map(|s| s.as_str()).collect();
     errors.push(
         id.span(),
-        format!("unknown name `{n}` in constraint; known: parameters [{}], K, bytes, wave, shared, max_threads, registers, fuse_k_max", params.join(", ")),
+        format!("unknown name `{n}` in constraint; known: parameters [{}], K, bytes, wave, shared, max_threads, registers, fuse_k_max, bulk_copies", params.join(", ")),
     );
     false
 }
@@ -474,7 +476,10 @@ fn check_combination(level: &Level, errors: &mut Errors) {
             errors.push(x.ident.span(), "fuse_k(N) issues N k-steps of the matrix instruction as one: it needs tensorize(mma)");
         }
     }
-    for b in ["buffers", "pipeline", "tensors", "cluster", "split_cols", "align_runs", "pair_rows"].into_iter().filter_map(|name| find(name)) {
+    if let (Some(x), None) = (find("bulk_copy"), find("pipeline")) {
+        errors.push(x.ident.span(), "bulk_copy(..) chooses how pipeline(N) copies the next tensors: add pipeline(N)");
+    }
+    for b in ["buffers", "pipeline", "tensors", "cluster", "split_cols", "align_runs", "pair_rows", "bulk_copy"].into_iter().filter_map(|name| find(name)) {
         let shared_workspace = level.prims.iter().any(|p| matches!(&p.kind, PrimKind::Workspace(m) if m.value == Memory::Shared));
         let staged_a = level.prims.iter().any(|p| matches!(&p.kind, PrimKind::CacheRead { operand, into, .. } if operand.value == crate::ast::Operand::A && into.value == Memory::Shared));
         if tensorize.is_none() || !shared_workspace || !staged_a {

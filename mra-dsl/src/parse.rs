@@ -28,13 +28,15 @@
 //!            | "pair_rows"     "(" VALUE ")"
 //!            | "late_wait"     "(" VALUE ")"
 //!            | "fuse_k"        "(" VALUE ")"
+//!            | "bulk_copy"     "(" VALUE ")"
 //! ```
 //!
 //! A VALUE may be tuned: `tune([0, 1, 4], default = 4)` declares a parameter the auto-tuner
 //! searches (named after its position, e.g. `pad_a`, or `name = ..`); a constraint's
 //! identifiers are such parameters, the fixed values of the level by the same names, `K`,
 //! `bytes` (of the dtype), the arch's `shared`, `wave`, `max_threads`, `registers`, and
-//! `fuse_k_max` (the most k-steps one matrix instruction of the arch takes: 4 for sm_90 f64).
+//! `fuse_k_max` (the most k-steps one matrix instruction of the arch takes: 4 for sm_90 f64),
+//! `bulk_copies` (1 where the arch has bulk asynchronous copies, sm_90; else 0).
 //!
 //! Every argument list may end with a trailing comma. INT is an unsuffixed integer literal that
 //! fits in u32. IDENT `L<digits>` is a numbered level, any other identifier a named one. Outer
@@ -203,6 +205,7 @@ fn parse_prim(input: ParseStream) -> Result<Prim> {
         "align_runs" => PrimKind::AlignRuns(numeric(&mut args, words::switch_meaning(prim))?),
         "late_wait" => PrimKind::LateWait(numeric(&mut args, words::switch_meaning(prim))?),
         "pair_rows" => PrimKind::PairRows(numeric(&mut args, words::switch_meaning(prim))?),
+        "bulk_copy" => PrimKind::BulkCopy(numeric(&mut args, words::switch_meaning(prim))?),
         "fuse_k" => PrimKind::FuseK(numeric(&mut args, "k-steps per instruction (1, 2 or 4)")?),
         "bind" => {
             let unit = args.word("bound unit", words::BIND_UNITS)?;

@@ -29,6 +29,7 @@ pub const PRIMITIVES: &[&str] = &[
     "pair_rows",
     "late_wait",
     "fuse_k",
+    "bulk_copy",
 ];
 
 /// How each primitive is written, for "missing/extra argument" messages.
@@ -57,6 +58,7 @@ pub fn signature(prim: &str) -> &'static str {
         "pair_rows" => "pair_rows(0|1) or pair_rows(tune([0, 1], default = N))",
         "late_wait" => "late_wait(0|1) or late_wait(tune([0, 1], default = N))",
         "fuse_k" => "fuse_k(1|2|4) or fuse_k(tune([1, 2, 4], default = N))",
+        "bulk_copy" => "bulk_copy(0|1) or bulk_copy(tune([0, 1], default = N))",
         _ => unreachable!("not a primitive: {prim}"),
     }
 }
@@ -67,6 +69,7 @@ pub const SWITCHES: Table<&str> = &[
     ("align_runs", "0 (runs at stride K) or 1 (runs at an even stride at odd K)"),
     ("late_wait", "0 (the block waits before pass 0) or 1 (each wave after its first tile)"),
     ("pair_rows", "0 (rows as the instruction lays them) or 1 (row pairs per lane)"),
+    ("bulk_copy", "0 (cp.async by every thread) or 1 (bulk copies, one per row)"),
 ];
 
 /// What `0` and `1` mean for the 0|1 step `prim`.

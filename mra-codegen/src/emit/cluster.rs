@@ -439,7 +439,7 @@ pub(super) fn waits_late(tp: &TransformPlan) -> bool {
 /// The C++ of a function `name(bar, parity)` that spins until that phase of the mbarrier
 /// completes; `sem` is the try_wait's semantics qualifier ("" for its default, acquire at CTA
 /// scope).
-fn mbar_wait(name: &str, sem: &str) -> String {
+pub(super) fn mbar_wait(name: &str, sem: &str) -> String {
     format!(
         "__device__ __forceinline__ void {name}(void* bar, unsigned parity) {{\n\
          \x20   unsigned done = 0;\n\

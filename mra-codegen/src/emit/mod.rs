@@ -352,6 +352,18 @@ impl Emitter<'_> {
             "8 * K * W_STRIDE",
             "9 * K * W_STRIDE",
         ];
+        const RING_BARS: [&str; 10] = [
+            "0",
+            "K * W_STRIDE + 1",
+            "2 * K * W_STRIDE + 2",
+            "3 * K * W_STRIDE + 3",
+            "4 * K * W_STRIDE + 4",
+            "5 * K * W_STRIDE + 5",
+            "6 * K * W_STRIDE + 6",
+            "7 * K * W_STRIDE + 7",
+            "8 * K * W_STRIDE + 8",
+            "9 * K * W_STRIDE + 9",
+        ];
         let mut arrays: Vec<(&str, &str)> = Vec::new();
         if tp.b.memory == Memory::Shared {
             arrays.push(("b_shared", if tp.fragment.is_some() { "KP * B_STRIDE" } else { "K * B_STRIDE" }));
@@ -377,6 +389,8 @@ impl Emitter<'_> {
                 2 if !tp.stages_whole_tensor() => "2 * K3",
                 // tensors(N): two buffers per warp group.
                 2 if tp.tensors > 1 => "GROUPS * 2 * K * W_STRIDE",
+                // bulk_copy(1): one element (8 bytes) per buffer for its mbarrier, after them.
+                n if tp.bulk_copy => RING_BARS[n as usize],
                 n => RING[n as usize],
             };
             arrays.push(("w_shared", buffers));

@@ -19,6 +19,9 @@ impl Emitter<'_> {
 
     /// Device helpers for the asynchronous copies (before the kernel).
     pub(super) fn async_copy_helpers(&self, tp: &TransformPlan) -> String {
+        if tp.bulk_copy {
+            return self.bulk_copy_helpers();
+        }
         let note = self.step_comment(|s| matches!(s, Step::Pipeline(_)));
         let bytes = self.async_width(tp) * self.plan.request.dtype.bytes();
         let cache = if bytes == 16 { "cg" } else { "ca" };
@@ -36,6 +39,57 @@ impl Emitter<'_> {
             ahead = tp.pipeline - 1,
             groups = if tp.tensors > 1 { self.group_barrier_helper() } else { String::new() }
         )
+    }
+
+    /// `bulk_copy(1)`: bulk asynchronous copies completing on an mbarrier per buffer.
+    fn bulk_copy_helpers(&self) -> String {
+        let note = self.step_comment(|s| matches!(s, Step::BulkCopy(_)));
+        let mut s = format!("{note}: bulk asynchronous copies (PTX cp.async.bulk, the TMA unit of sm_90),\n");
+        s += "// one per row of K² values, completing on the mbarrier of the buffer they fill.\n";
+        s += "__device__ __forceinline__ unsigned mra_smem_addr(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }\n";
+        s += "__device__ __forceinline__ void mra_mbar_init(void* bar) {\n";
+        s += "    asm volatile(\"mbarrier.init.shared::cta.b64 [%0], 1;\" :: \"r\"(mra_smem_addr(bar)) : \"memory\");\n";
+        s += "    asm volatile(\"fence.mbarrier_init.release.cluster;\" ::: \"memory\");\n}\n";
+        s += "// The one arrival of a phase, announcing the bytes the copies will deliver.\n";
+        s += "__device__ __forceinline__ void mra_mbar_expect(void* bar, unsigned bytes) {\n";
+        s += "    asm volatile(\"mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\" :: \"r\"(mra_smem_addr(bar)), \"r\"(bytes) : \"memory\");\n}\n";
+        s += &super::cluster::mbar_wait("mra_mbar_wait", "");
+        s += "// `bytes` (a multiple of 16) from global `src` to shared `dst` (both 16-byte aligned).\n";
+        s += "__device__ __forceinline__ void mra_bulk_copy(void* dst, const void* src, unsigned bytes, void* bar) {\n";
+        s += "    asm volatile(\"cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\"\n";
+        s += "                 :: \"r\"(mra_smem_addr(dst)), \"l\"(__cvta_generic_to_global(src)), \"r\"(bytes), \"r\"(mra_smem_addr(bar)) : \"memory\");\n}\n";
+        s += "// Orders this thread's generic-proxy accesses of shared memory before later bulk copies.\n";
+        s += "__device__ __forceinline__ void mra_fence_proxy_async() { asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\"); }\n";
+        s
+    }
+
+    /// `bulk_copy(1)`: warp 0 starts the copy of the tensor at `src` into buffer `dst`, one
+    /// bulk copy per row, on mbarrier `bar` (after the barrier that freed `dst`: the fence orders
+    /// the block's generic accesses of it before the copies' writes).
+    fn bulk_tensor_stage(&self, src: &str, dst: &str, bar: &str) -> String {
+        let mut s = "if (wave == 0) {\n".to_string();
+        s += "    mra_fence_proxy_async();\n";
+        s += &format!("    if (lane == 0) mra_mbar_expect({bar}, (unsigned)(K3 * sizeof(*{src})));\n");
+        s += "    __syncwarp();\n";
+        s += &format!("    for (int r = lane; r < K; r += LANES) mra_bulk_copy({dst} + r * W_STRIDE, {src} + (long long)r * K2, (unsigned)(K2 * sizeof(*{src})), {bar});\n");
+        s += "}\n";
+        s
+    }
+
+    /// `bulk_copy(1)`: every thread waits for the phase of buffer `i`'s mbarrier (`bars[i]`)
+    /// that its copies complete, then flips its parity bit.
+    fn bulk_wait(&self, i: &str) -> String {
+        format!("mra_mbar_wait(&bars[{i}], (phases >> {i}) & 1u);  // the copies into buffer {i} have landed\nphases ^= 1u << {i};\n")
+    }
+
+    /// `bulk_copy(1)`: the mbarriers (one per buffer, after the buffers), initialised by thread 0.
+    fn bulk_barriers(&self, buffers: u32) -> String {
+        let note = self.step_comment(|s| matches!(s, Step::BulkCopy(_)));
+        let mut s = format!("unsigned long long* bars = reinterpret_cast<unsigned long long*>(w0 + {buffers} * K * W_STRIDE);  {note}: one mbarrier per buffer\n");
+        s += &format!("if (tid == 0) {{\n    for (int i = 0; i < {buffers}; ++i) mra_mbar_init(&bars[i]);\n    mra_fence_proxy_async();\n}}\n");
+        s += &format!("{}  // the mbarriers are initialised\n", self.d.barrier());
+        s += "unsigned phases = 0;  // bit i: the parity of the next phase of buffer i's mbarrier\n";
+        s
     }
 
     /// `tensors(N)`: the barrier of one warp group, PTX named barrier `group + 1` over the
@@ -107,10 +161,19 @@ impl Emitter<'_> {
             s += "const int first = block;\n";
         }
         s += &format!("const int stride = {stride};\n");
-        s += "if (first < nfuncs) {\n";
-        s += &indent(self.async_tensor_stage(tp, "(a + (long long)first * K3)", "wa"), 4);
-        s += "    mra_cp_async_wait_all();\n}\n";
-        s += &format!("{barrier}  // the first tensor is staged\n");
+        if tp.bulk_copy {
+            s += &self.bulk_barriers(2);
+            s += "int ia = 1, ib = 0;  // the buffers' indices: wa = w1, wb = w0\n";
+            s += "if (first < nfuncs) {\n";
+            s += &indent(self.bulk_tensor_stage("(a + (long long)first * K3)", "wa", "&bars[ia]"), 4);
+            s += &indent(self.bulk_wait("ia"), 4);
+            s += "}\n";
+        } else {
+            s += "if (first < nfuncs) {\n";
+            s += &indent(self.async_tensor_stage(tp, "(a + (long long)first * K3)", "wa"), 4);
+            s += "    mra_cp_async_wait_all();\n}\n";
+            s += &format!("{barrier}  // the first tensor is staged\n");
+        }
         s += "for (int n = first; n < nfuncs; n += stride) {\n";
         s += &format!("    {t}* c_n = c + (long long)n * K3;\n");
         s += &format!("    {}  // pass 0: A (in wa) -> wb\n", call(0, "wa", "wb"));
@@ -118,11 +181,23 @@ impl Emitter<'_> {
         s += &format!("    {}  // pass 1: wb -> wa\n", call(1, "wb", "wa"));
         s += &format!("    {barrier}  // wb is free: pass 2 reads only wa\n");
         s += "    if (n + stride < nfuncs) {\n";
-        s += &indent(self.async_tensor_stage(tp, "(a + (long long)(n + stride) * K3)", "wb"), 8);
+        if tp.bulk_copy {
+            s += &indent(self.bulk_tensor_stage("(a + (long long)(n + stride) * K3)", "wb", "&bars[ib]"), 8);
+        } else {
+            s += &indent(self.async_tensor_stage(tp, "(a + (long long)(n + stride) * K3)", "wb"), 8);
+        }
         s += "    }\n";
         s += &format!("    {}  // pass 2: wa -> C, while the next tensor arrives in wb\n", call(2, "wa", "c_n"));
-        s += "    mra_cp_async_wait_all();\n";
-        s += &format!("    {barrier}  // the next tensor is in wb for every thread; pass 2 is done with wa\n");
+        if tp.bulk_copy {
+            s += "    if (n + stride < nfuncs) {\n";
+            s += &indent(self.bulk_wait("ib"), 8);
+            s += "    }\n";
+            s += &format!("    {barrier}  // pass 2 is done with wa\n");
+            s += "    const int swap_i = ia;\n    ia = ib;\n    ib = swap_i;\n";
+        } else {
+            s += "    mra_cp_async_wait_all();\n";
+            s += &format!("    {barrier}  // the next tensor is in wb for every thread; pass 2 is done with wa\n");
+        }
         s += &format!("    {t}* swap = wa;\n    wa = wb;\n    wb = swap;\n");
         s += "}\n";
         s
@@ -143,11 +218,20 @@ impl Emitter<'_> {
         s += &format!("constexpr int SLOTS = {p};\n{t}* wb = w0;\n{t}* ring = w1;  // slot s at ring + s * K * W_STRIDE\n");
         s += "// Blocks walk the batch: block b transforms tensors b, b + nblocks, b + 2 nblocks, ...\n";
         s += "// The copies of the first SLOTS - 1 tensors, one commit group each (empty past the end).\n";
+        if tp.bulk_copy {
+            // Slot s's mbarrier is bars[s]; the intermediate's (bars[SLOTS]) is never used.
+            s += &self.bulk_barriers(p + 1);
+        }
         s += "for (int s = 0; s < SLOTS - 1; ++s) {\n";
         s += "    const int m = block + s * nblocks;\n";
         s += "    if (m < nfuncs) {\n";
-        s += &indent(self.async_tensor_copies(tp, "(a + (long long)m * K3)", "(ring + s * K * W_STRIDE)"), 8);
-        s += "    }\n    mra_cp_async_commit();\n}\n";
+        if tp.bulk_copy {
+            s += &indent(self.bulk_tensor_stage("(a + (long long)m * K3)", "(ring + s * K * W_STRIDE)", "&bars[s]"), 8);
+            s += "    }\n}\n";
+        } else {
+            s += &indent(self.async_tensor_copies(tp, "(a + (long long)m * K3)", "(ring + s * K * W_STRIDE)"), 8);
+            s += "    }\n    mra_cp_async_commit();\n}\n";
+        }
         s += "int slot = 0;  // the slot of tensor n\n";
         s += "for (int n = block; n < nfuncs; n += nblocks) {\n";
         s += &format!("    {t}* c_n = c + (long long)n * K3;\n");
@@ -155,10 +239,16 @@ impl Emitter<'_> {
         s += "    const int m = n + (SLOTS - 1) * nblocks;\n";
         s += "    const int ahead = slot + SLOTS - 1 < SLOTS ? slot + SLOTS - 1 : slot - 1;\n";
         s += "    if (m < nfuncs) {\n";
-        s += &indent(self.async_tensor_copies(tp, "(a + (long long)m * K3)", "(ring + ahead * K * W_STRIDE)"), 8);
-        s += "    }\n    mra_cp_async_commit();\n";
-        s += "    mra_cp_async_wait_ahead();  // every group but the newest SLOTS - 1 is complete: tensor n is in\n";
-        s += &format!("    {barrier}  // ... for every thread\n");
+        if tp.bulk_copy {
+            s += &indent(self.bulk_tensor_stage("(a + (long long)m * K3)", "(ring + ahead * K * W_STRIDE)", "&bars[ahead]"), 8);
+            s += "    }\n";
+            s += &indent(self.bulk_wait("slot"), 4);
+        } else {
+            s += &indent(self.async_tensor_copies(tp, "(a + (long long)m * K3)", "(ring + ahead * K * W_STRIDE)"), 8);
+            s += "    }\n    mra_cp_async_commit();\n";
+            s += "    mra_cp_async_wait_ahead();  // every group but the newest SLOTS - 1 is complete: tensor n is in\n";
+            s += &format!("    {barrier}  // ... for every thread\n");
+        }
         s += &format!("    {t}* wa = ring + slot * K * W_STRIDE;\n");
         s += &format!("    {}  // pass 0: A (in wa) -> wb\n", call(0, "wa", "wb"));
         s += &format!("    {barrier}\n");

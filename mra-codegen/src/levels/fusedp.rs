@@ -48,5 +48,10 @@ mra_dsl::schedule! {
         fuse_k(tune([1, 2, 4], default = if fuse_k_max == 1 { 1 } else if K <= 8 { 1 } else if K == 11 { 1 } else if K == 12 { 1 } else if K == 18 { 1 } else { 2 }));
         constraint(fuse_k <= fuse_k_max);
         constraint(4 * fuse_k <= K + 3);
+        // bulk_copy(1): the next tensor by bulk copies (TMA, sm_90), one per row, instead of
+        // 16-byte cp.async by every thread; rows of whole 16-byte units: even K and row pad.
+        bulk_copy(tune([0, 1], default = 0));
+        constraint(bulk_copy <= bulk_copies);
+        constraint(bulk_copy * (K % 2 + pad_a % 2) == 0);
     }
 }
