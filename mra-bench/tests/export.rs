@@ -70,7 +70,7 @@ fn export_writes_the_directory_and_does_not_clobber() {
         }
     }
     assert!(header.contains("inline int mra_transform(int K,") && header.contains("return MRA_ERROR_UNSUPPORTED_K;"));
-    assert!(header.contains("cudaFuncSetAttribute((const void*)mra_fused_pipe_k16_f64, cudaFuncAttributeMaxDynamicSharedMemorySize, 66560)"));
+    assert!(header.contains("cudaFuncSetAttribute((const void*)mra_fused_pipe_k16_f64, cudaFuncAttributeMaxDynamicSharedMemorySize, 66576)"));
     let readme = std::fs::read_to_string(dir.join("README.md")).unwrap();
     assert!(readme.contains("nvcc -arch=sm_90") && readme.contains("enable_language(CUDA)") && readme.contains("transform_block"));
 

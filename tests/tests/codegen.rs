@@ -132,7 +132,8 @@ fn tensors_needs_whole_warps_per_group_and_the_two_buffer_pipeline() {
     // The default: two groups of 4 warps, each on its own named barrier, twice the buffers.
     let k = with(&[]).unwrap();
     assert!(k.source.contains("constexpr int GROUPS = 2;") && k.source.contains("bar.sync %0, %1;") && k.source.contains("GROUPS * 2 * K * W_STRIDE"));
-    let single = mra_codegen::generate(&levels::find("fused-pipe").unwrap(), req).unwrap();
+    // (fused-pipe with the same copies: bulk_copy(1) adds its mbarriers.)
+    let single = mra_codegen::generate(&levels::find("fused-pipe").unwrap().with_config(&mra_codegen::tune::parse_config("bulk_copy=0").unwrap()).unwrap(), req).unwrap();
     assert_eq!(k.plan.shared_bytes, 2 * single.plan.shared_bytes);
 }
 
@@ -180,7 +181,8 @@ fn pair_stores_into_shared_rows_only_with_an_even_stride() {
     let arch = mra_codegen::arch::find("sm_90").unwrap();
     let pipe = levels::find("fused-pipe").unwrap();
     let pair_into_shared = |pad: u32| {
-        let cfg = mra_codegen::tune::parse_config(&format!("pad_a={pad}")).unwrap();
+        // (bulk_copy(1), the default at K = 6, needs an even pad: the 16-byte stores are the subject here.)
+        let cfg = mra_codegen::tune::parse_config(&format!("pad_a={pad},bulk_copy=0")).unwrap();
         let s = pipe.with_config(&cfg).unwrap();
         let src = mra_codegen::generate(&s, Request { k: 6, arch, dtype: DType::F64 }).unwrap().source;
         src.lines().any(|l| l.contains("double2*>(&out[(i / K) * W_STRIDE"))
@@ -697,4 +699,54 @@ fn fuse_k_issues_deeper_instructions_where_the_arch_has_them() {
     // Jammed tiles keep one instruction per k-step: the combination is not planned.
     let e = with("fused-cluster", "fuse_k=2,unroll_rows=2,split_cols=1", 32, "sm_90").unwrap_err().to_string();
     assert!(e.contains("fuse_k") && !e.contains('\n'), "{e}");
+}
+
+/// `bulk_copy(1)` (fused-pipe's default at even K from 6 on but 8 and 24, sm_90): the next tensor
+/// arrives by one `cp.async.bulk` per row from warp 0 on the buffer's mbarrier, which every thread
+/// waits on with the buffer's own parity bit; the mbarriers follow the buffers (8 bytes each).
+/// Refused in one line where the rows are not whole 16-byte units (odd K, an odd pad) or the
+/// arch has no bulk copies; the schedule's constraints keep the tuner and defaults off there.
+#[test]
+fn bulk_copy_loads_rows_by_tma_where_rows_allow() {
+    let with = |cfg: &str, k: u32, arch: &str| {
+        let s = levels::find("fused-pipe").unwrap();
+        let s = if cfg.is_empty() { s } else { s.with_config(&mra_codegen::tune::parse_config(cfg).unwrap()).unwrap() };
+        mra_codegen::generate(&s, Request { k, arch: mra_codegen::arch::find(arch).unwrap(), dtype: DType::F64 })
+    };
+    for (k, buffers) in [(12u32, 2u32), (20, 3)] {
+        let kernel = with("bulk_copy=1", k, "sm_90").unwrap();
+        let src = &kernel.source;
+        assert!(src.contains("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes") && !src.contains("mra_cp_async("), "K={k}");
+        assert!(src.contains("mra_bulk_copy(") && src.contains("mra_mbar_wait(&bars[") && src.contains("phases ^= 1u <<"), "K={k}");
+        assert!(src.contains(&format!("reinterpret_cast<unsigned long long*>(w0 + {buffers} * K * W_STRIDE)")), "K={k}");
+        let off = with("bulk_copy=0", k, "sm_90").unwrap();
+        assert_eq!(kernel.plan.shared_bytes, off.plan.shared_bytes + 8 * buffers, "K={k}: one mbarrier per buffer");
+        assert!(off.source.contains("mra_cp_async(") && !off.source.contains("cp.async.bulk"), "K={k}");
+    }
+    // The defaults, from run 62 (NOTES.md).
+    for (k, on) in [(6u32, 1u32), (8, 0), (10, 1), (12, 1), (13, 0), (16, 1), (20, 1), (22, 1), (24, 0)] {
+        assert_eq!(with("", k, "sm_90").unwrap().plan.parameters["bulk_copy"], on, "K={k}");
+    }
+    for (cfg, k, arch, needle) in [
+        ("bulk_copy=1", 13u32, "sm_90", "even K"),
+        ("bulk_copy=1,pad_a=1", 12, "sm_90", "even row pad"),
+        ("bulk_copy=1", 12, "sm_80", "cp.async.bulk"),
+    ] {
+        let s = levels::find("fused-pipe").unwrap().with_config(&mra_codegen::tune::parse_config(cfg).unwrap()).unwrap();
+        // The constraints refuse first where the schedule's own values break them; a schedule
+        // without them meets the planner's refusal.
+        let mut bare = s.clone();
+        bare.steps.retain(|st| !matches!(&st.item, mra_codegen::ir::Step::Constraint(c) if c.text.contains("bulk_copy")));
+        for sched in [s, bare] {
+            let e = mra_codegen::generate(&sched, Request { k, arch: mra_codegen::arch::find(arch).unwrap(), dtype: DType::F64 }).unwrap_err().to_string();
+            assert!(e.contains("bulk_copy") && !e.contains('\n'), "{cfg} K={k} {arch}: {e}");
+        }
+        let e = mra_codegen::generate(&{
+            let mut b = levels::find("fused-pipe").unwrap().with_config(&mra_codegen::tune::parse_config(cfg).unwrap()).unwrap();
+            b.steps.retain(|st| !matches!(&st.item, mra_codegen::ir::Step::Constraint(c) if c.text.contains("bulk_copy")));
+            b
+        }, Request { k, arch: mra_codegen::arch::find(arch).unwrap(), dtype: DType::F64 }).unwrap_err().to_string();
+        assert!(e.contains(needle), "{cfg} K={k} {arch}: {e}");
+    }
+    assert_eq!(with("", 12, "sm_80").unwrap().plan.parameters["bulk_copy"], 0);
 }

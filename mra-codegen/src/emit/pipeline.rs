@@ -22,11 +22,13 @@ impl Emitter<'_> {
         if tp.bulk_copy {
             return self.bulk_copy_helpers();
         }
+        let bulk_note = self.step_comment(|s| matches!(s, Step::BulkCopy(_)));
+        let bulk_note = if bulk_note.is_empty() { bulk_note } else { format!("{bulk_note}: 16-byte cp.async by every thread\n") };
         let note = self.step_comment(|s| matches!(s, Step::Pipeline(_)));
         let bytes = self.async_width(tp) * self.plan.request.dtype.bytes();
         let cache = if bytes == 16 { "cg" } else { "ca" };
         format!(
-            "{note}: asynchronous global -> shared copies (PTX cp.async, sm_80+).\n\
+            "{bulk_note}{note}: asynchronous global -> shared copies (PTX cp.async, sm_80+).\n\
              __device__ __forceinline__ void mra_cp_async(void* dst, const void* src) {{\n\
              \x20   asm volatile(\"{{ .reg .u64 s, g; .reg .u32 d;\\n\\t\"\n\
              \x20                \"cvta.to.shared.u64 s, %0; cvt.u32.u64 d, s; cvta.to.global.u64 g, %1;\\n\\t\"\n\
@@ -46,7 +48,11 @@ impl Emitter<'_> {
         let note = self.step_comment(|s| matches!(s, Step::BulkCopy(_)));
         let mut s = format!("{note}: bulk asynchronous copies (PTX cp.async.bulk, the TMA unit of sm_90),\n");
         s += "// one per row of K² values, completing on the mbarrier of the buffer they fill.\n";
-        s += "__device__ __forceinline__ unsigned mra_smem_addr(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }\n";
+        // Address conversions in PTX (no CUDA headers: the exported device code compiles with any CUDA compiler).
+        s += "__device__ __forceinline__ unsigned mra_smem_addr(const void* p) {\n";
+        s += "    unsigned r;\n";
+        s += "    asm(\"{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }\" : \"=r\"(r) : \"l\"(p));\n";
+        s += "    return r;\n}\n";
         s += "__device__ __forceinline__ void mra_mbar_init(void* bar) {\n";
         s += "    asm volatile(\"mbarrier.init.shared::cta.b64 [%0], 1;\" :: \"r\"(mra_smem_addr(bar)) : \"memory\");\n";
         s += "    asm volatile(\"fence.mbarrier_init.release.cluster;\" ::: \"memory\");\n}\n";
@@ -56,8 +62,9 @@ impl Emitter<'_> {
         s += &super::cluster::mbar_wait("mra_mbar_wait", "");
         s += "// `bytes` (a multiple of 16) from global `src` to shared `dst` (both 16-byte aligned).\n";
         s += "__device__ __forceinline__ void mra_bulk_copy(void* dst, const void* src, unsigned bytes, void* bar) {\n";
-        s += "    asm volatile(\"cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\"\n";
-        s += "                 :: \"r\"(mra_smem_addr(dst)), \"l\"(__cvta_generic_to_global(src)), \"r\"(bytes), \"r\"(mra_smem_addr(bar)) : \"memory\");\n}\n";
+        s += "    asm volatile(\"{ .reg .u64 g; cvta.to.global.u64 g, %1;\\n\\t\"\n";
+        s += "                 \"cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [g], %2, [%3]; }\"\n";
+        s += "                 :: \"r\"(mra_smem_addr(dst)), \"l\"(src), \"r\"(bytes), \"r\"(mra_smem_addr(bar)) : \"memory\");\n}\n";
         s += "// Orders this thread's generic-proxy accesses of shared memory before later bulk copies.\n";
         s += "__device__ __forceinline__ void mra_fence_proxy_async() { asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\"); }\n";
         s

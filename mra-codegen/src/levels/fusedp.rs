@@ -49,8 +49,11 @@ mra_dsl::schedule! {
         constraint(fuse_k <= fuse_k_max);
         constraint(4 * fuse_k <= K + 3);
         // bulk_copy(1): the next tensor by bulk copies (TMA, sm_90), one per row, instead of
-        // 16-byte cp.async by every thread; rows of whole 16-byte units: even K and row pad.
-        bulk_copy(tune([0, 1], default = 0));
+        // 16-byte cp.async by every thread; rows of whole 16-byte units: even K and row pad. On
+        // by default at even K where an H200 measured it faster (NOTES.md run 62: K = 20 -4.9%,
+        // K = 10 -5.8%, 18, 22 -2.6%, 6, 12, 14, 16 -1.2 to -1.7%); off at K = 8 (+0.9%), K = 24
+        // (+1.3%) and K <= 4 (not measured).
+        bulk_copy(tune([0, 1], default = if bulk_copies == 0 { 0 } else if K % 2 == 1 { 0 } else if K <= 4 { 0 } else if K == 8 { 0 } else if K == 24 { 0 } else { 1 }));
         constraint(bulk_copy <= bulk_copies);
         constraint(bulk_copy * (K % 2 + pad_a % 2) == 0);
     }
