@@ -610,7 +610,7 @@ pub(crate) mod tests {
             buf[off..off + 8 * v.len()].copy_from_slice(&to_device_bytes(DType::F64, v));
         }
 
-        fn launches(&self) -> Vec<(usize, LaunchArgs)> {
+        pub(crate) fn launches(&self) -> Vec<(usize, LaunchArgs)> {
             self.ops.borrow().iter().filter_map(|o| if let Op::Launch { stream, args, .. } = o { Some((*stream, *args)) } else { None }).collect()
         }
     }

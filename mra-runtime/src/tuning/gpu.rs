@@ -16,6 +16,11 @@ use mra_codegen::{DType, Schedule};
 
 /// Tensors in the validation run: odd, and more than one block's worth of tensors per launch.
 pub const VALIDATION_N: usize = 67;
+/// At most this many blocks validate a candidate, so each block transforms several of the
+/// VALIDATION_N tensors (67 over 16 blocks: 4 or 5): a pipelined level's later tensors (the
+/// buffer swaps, the copies issued during a pass, the mbarrier phases of `bulk_copy(1)`) are
+/// checked too, not only every block's first tensor.
+pub const VALIDATION_BLOCKS: usize = 16;
 
 pub struct GpuEvaluator<'a, B: Backend> {
     pub session: &'a Session<B>,
@@ -75,7 +80,7 @@ impl<'a, B: Backend> GpuEvaluator<'a, B> {
             }
         }
         // Validation first, on its own small odd-N buffers.
-        let vcfg = HarnessConfig { nfuncs: VALIDATION_N, streams: 1, reps: 1, tasks: 1, ..self.harness };
+        let vcfg = HarnessConfig { nfuncs: VALIDATION_N, max_blocks: self.harness.max_blocks.min(VALIDATION_BLOCKS), streams: 1, reps: 1, tasks: 1, ..self.harness };
         let vbufs = self.session.allocate(&vcfg, &p.kernel.plan)?;
         let cmp = harness::validate(gpu, &p, &vbufs, &self.inputs)?;
         let tol = self.dtype.tolerance();
@@ -154,6 +159,15 @@ mod tests {
         let o = eval.evaluate(&wrong).unwrap();
         assert!(matches!(&o, Outcome::Invalid { why } if why.contains("non-finite")), "{o:?}");
         assert_eq!(s.gpu.launch_count() - before, 1, "validated once, never timed");
+        // Validation runs VALIDATION_N tensors on at most VALIDATION_BLOCKS blocks (several
+        // tensors per block) whatever -M the timing uses.
+        let (_, args) = *s.gpu.launches().last().unwrap();
+        assert_eq!((args.nfuncs, args.nblocks), (VALIDATION_N as i32, 4), "the harness's -M 4 is below the cap");
+        let h512 = HarnessConfig { max_blocks: 512, ..h };
+        let mut wide = GpuEvaluator::new(&s, &fused, k, dtype, h512, 42).unwrap();
+        let _ = wide.evaluate(&wrong).unwrap();
+        let (_, args) = *s.gpu.launches().last().unwrap();
+        assert_eq!((args.nfuncs, args.nblocks), (67, 16), "at -M 512 validation still uses 16 blocks: 4-5 tensors each");
         // A right one: validated, then timed (the fake's 2 ms per repetition of 3 tasks).
         let o = eval.evaluate(&space[0]).unwrap();
         let Outcome::Timed { us_per_task, max_rel_err, .. } = o else { panic!("{o:?}") };
