@@ -17,45 +17,7 @@ pub fn tile_pass(f: &Fragment, k: u32, input: &[f64], b: &[f64]) -> Result<Vec<f
 /// [`Fragment::with_row_pairs`] for `pair_rows(1)`) and each instruction executed by the model
 /// of `hw`, the instruction as the hardware lays it out.
 pub fn tile_pass_indexed(f: &Fragment, hw: &Fragment, k: u32, input: &[f64], b: &[f64]) -> Result<Vec<f64>, ModelError> {
-    let (k2, k3) = (k * k, k * k * k);
-    let kp = TransformPlan::padded(k, f.k);
-    let np = TransformPlan::padded(k, f.n);
-    let row_tiles = k2.div_ceil(f.m);
-    let mut out = vec![f64::NAN; k3 as usize];
-    let b_padded = |kk: u32, j: u32| if kk < k && j < k { b[(kk * k + j) as usize] } else { 0.0 };
-    for tile in 0..row_tiles {
-        let i0 = tile * f.m;
-        let mut acc: Vec<Registers> = (0..np / f.n).map(|_| vec![vec![0.0; f.c.regs as usize]; f.lanes as usize]).collect();
-        for ks in 0..kp / f.k {
-            let a: Registers = (0..f.lanes)
-                .map(|lane| {
-                    (0..f.a.regs)
-                        .map(|r| {
-                            let (ai, ak) = (i0 + f.a.row.at(lane, r), ks * f.k + f.a.col.at(lane, r));
-                            if ak < k && ai < k2 { input[(ak * k2 + ai) as usize] } else { 0.0 }
-                        })
-                        .collect()
-                })
-                .collect();
-            for (nf, acc_nf) in acc.iter_mut().enumerate() {
-                let bf: Registers = (0..f.lanes)
-                    .map(|lane| (0..f.b.regs).map(|r| b_padded(ks * f.k + f.b.row.at(lane, r), nf as u32 * f.n + f.b.col.at(lane, r))).collect())
-                    .collect();
-                *acc_nf = execute(hw, &a, &bf, acc_nf)?;
-            }
-        }
-        for (nf, acc_nf) in acc.iter().enumerate() {
-            for lane in 0..f.lanes {
-                for r in 0..f.c.regs {
-                    let (i, j) = (i0 + f.c.row.at(lane, r), nf as u32 * f.n + f.c.col.at(lane, r));
-                    if i < k2 && j < k {
-                        out[(i * k + j) as usize] = acc_nf[lane as usize][r as usize];
-                    }
-                }
-            }
-        }
-    }
-    Ok(out)
+    tile_pass_fused(f, hw, &|_| unreachable!("fuse_k(1) issues no deeper instruction"), 1, k, input, b)
 }
 
 /// [`tile_pass_indexed`] with `fuse_k(n)`: each tile's k-steps grouped as the emitter groups

@@ -100,6 +100,23 @@ fn nvdisasm() -> Result<std::path::PathBuf, String> {
     std::env::split_paths(&path).map(|d| d.join("nvdisasm")).find(|p| p.is_file()).ok_or_else(|| "no nvdisasm on PATH (`pip install nvidia-cuda-nvdisasm`)".into())
 }
 
+/// The opcodes of the SASS of `cubin` (nvdisasm), one per instruction: the first word after the
+/// address comment and an optional predicate (`DMMA.16x8x4`, `LDS.128`, ...).
+fn sass_opcodes(tool: &std::path::Path, cubin: &[u8], name: &str) -> Vec<String> {
+    let file = std::env::temp_dir().join(format!("mra-sass-{}-{name}.cubin", std::process::id()));
+    std::fs::write(&file, cubin).unwrap();
+    let out = std::process::Command::new(tool).arg(&file).output().unwrap();
+    let _ = std::fs::remove_file(&file);
+    assert!(out.status.success(), "nvdisasm: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|line| {
+            let code = line.split("*/").nth(1)?;
+            code.split_whitespace().find(|w| !w.starts_with('@')).map(str::to_string)
+        })
+        .collect()
+}
+
 /// Shared-memory store instructions in the SASS of `cubin`, by width: (STS.128, STS.64, other STS).
 fn shared_stores(tool: &std::path::Path, cubin: &[u8], name: &str) -> (usize, usize, usize) {
     shared_accesses(tool, cubin, name, "STS")
@@ -107,17 +124,8 @@ fn shared_stores(tool: &std::path::Path, cubin: &[u8], name: &str) -> (usize, us
 
 /// Shared-memory instructions `op` (STS, LDS) in the SASS of `cubin`, by width: (op.128, op.64, other op).
 fn shared_accesses(tool: &std::path::Path, cubin: &[u8], name: &str, op_name: &str) -> (usize, usize, usize) {
-    let file = std::env::temp_dir().join(format!("mra-sts-{}-{name}.cubin", std::process::id()));
-    std::fs::write(&file, cubin).unwrap();
-    let out = std::process::Command::new(tool).arg(&file).output().unwrap();
-    let _ = std::fs::remove_file(&file);
-    assert!(out.status.success(), "nvdisasm: {}", String::from_utf8_lossy(&out.stderr));
-    let sass = String::from_utf8_lossy(&out.stdout);
     let mut counts = (0, 0, 0);
-    for line in sass.lines() {
-        // The opcode: the first word after the address comment and an optional predicate.
-        let code = line.split("*/").nth(1).unwrap_or(line);
-        let op = code.split_whitespace().find(|w| !w.starts_with('@')).unwrap_or("");
+    for op in sass_opcodes(tool, cubin, name) {
         match op.strip_prefix(op_name) {
             Some(".128") => counts.0 += 1,
             Some(".64") => counts.1 += 1,
@@ -197,18 +205,9 @@ fn pair_rows_loads_a_fragments_as_16_byte_pairs() {
 
 /// DMMA instructions in the SASS of `cubin`, by opcode (`DMMA.16x8x4`, `DMMA.16x8x8`, ...).
 fn dmma_opcodes(tool: &std::path::Path, cubin: &[u8], name: &str) -> std::collections::BTreeMap<String, usize> {
-    let file = std::env::temp_dir().join(format!("mra-dmma-{}-{name}.cubin", std::process::id()));
-    std::fs::write(&file, cubin).unwrap();
-    let out = std::process::Command::new(tool).arg(&file).output().unwrap();
-    let _ = std::fs::remove_file(&file);
-    assert!(out.status.success(), "nvdisasm: {}", String::from_utf8_lossy(&out.stderr));
     let mut counts = std::collections::BTreeMap::new();
-    for line in String::from_utf8_lossy(&out.stdout).lines() {
-        let code = line.split("*/").nth(1).unwrap_or(line);
-        let op = code.split_whitespace().find(|w| !w.starts_with('@')).unwrap_or("");
-        if op.starts_with("DMMA") {
-            *counts.entry(op.to_string()).or_insert(0) += 1;
-        }
+    for op in sass_opcodes(tool, cubin, name).into_iter().filter(|op| op.starts_with("DMMA")) {
+        *counts.entry(op).or_insert(0) += 1;
     }
     counts
 }

@@ -92,23 +92,13 @@ impl Emitter<'_> {
             } else {
                 s += &format!("{}: mbarriers in shared memory, one phase per tensor.\n", self.step_comment(|s| matches!(s, Step::AsyncExchange(_))));
             }
-            s += "__device__ __forceinline__ unsigned mra_smem_addr(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }\n";
-            s += "__device__ __forceinline__ void mra_mbar_init(void* bar) {\n";
-            s += "    asm volatile(\"mbarrier.init.shared::cta.b64 [%0], 1;\" :: \"r\"(mra_smem_addr(bar)) : \"memory\");\n";
-            s += "    asm volatile(\"fence.mbarrier_init.release.cluster;\" ::: \"memory\");\n}\n";
-            s += "// The one arrival of a phase, announcing the bytes the copies will deliver.\n";
-            s += "__device__ __forceinline__ void mra_mbar_expect(void* bar, unsigned bytes) {\n";
-            s += "    asm volatile(\"mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\" :: \"r\"(mra_smem_addr(bar)), \"r\"(bytes) : \"memory\");\n}\n";
-            s += &mbar_wait("mra_mbar_wait", "");
+            s += &super::tma::mbarrier_helpers();
         }
         if tp.async_exchange {
             s += &self.async_exchange_helpers();
         }
         if self.bulk(tp) {
-            s += "// `bytes` (a multiple of 16) from global `src` to shared `dst` (both 16-byte aligned).\n";
-            s += "__device__ __forceinline__ void mra_bulk_copy(void* dst, const void* src, unsigned bytes, void* bar) {\n";
-            s += "    asm volatile(\"cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\"\n";
-            s += "                 :: \"r\"(mra_smem_addr(dst)), \"l\"(__cvta_generic_to_global(src)), \"r\"(bytes), \"r\"(mra_smem_addr(bar)) : \"memory\");\n}\n";
+            s += &super::tma::bulk_load_helpers();
             s += "// `bytes` (a multiple of 16) from shared `src` to global `dst`, as one bulk group.\n";
             s += "__device__ __forceinline__ void mra_bulk_store(void* dst, const void* src, unsigned bytes) {\n";
             s += "    asm volatile(\"cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;\" :: \"l\"(__cvta_generic_to_global(dst)), \"r\"(mra_smem_addr(src)), \"r\"(bytes) : \"memory\");\n";
@@ -116,8 +106,6 @@ impl Emitter<'_> {
             s += "// The bulk stores have read their shared source (it may be overwritten) / are complete.\n";
             s += "__device__ __forceinline__ void mra_bulk_wait_read() { asm volatile(\"cp.async.bulk.wait_group.read 0;\" ::: \"memory\"); }\n";
             s += "__device__ __forceinline__ void mra_bulk_wait() { asm volatile(\"cp.async.bulk.wait_group 0;\" ::: \"memory\"); }\n";
-            s += "// Orders this thread's generic-proxy accesses of shared memory before later bulk copies.\n";
-            s += "__device__ __forceinline__ void mra_fence_proxy_async() { asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\"); }\n";
         } else {
             s += &self.async_copy_helpers(tp);
         }
@@ -147,7 +135,7 @@ impl Emitter<'_> {
         s += "                 :: \"r\"(mra_cluster_map_shared(p, rank)), \"d\"(v0), \"d\"(v1), \"r\"(mra_cluster_map_shared(bar, rank)) : \"memory\");\n}\n";
         s += "// Waits for a phase of the gather mbarrier with acquire semantics at cluster scope: the other\n";
         s += "// blocks' st.async (released at cluster scope by their complete-tx) are visible after it.\n";
-        s += &mbar_wait("mra_mbar_wait_cluster", ".acquire.cluster");
+        s += &super::tma::mbar_wait("mra_mbar_wait_cluster", ".acquire.cluster");
         s
     }
 
@@ -434,20 +422,6 @@ pub(super) fn waits_in_pass0(tp: &TransformPlan) -> bool {
 /// run 43) and K=26 (-4.5%), slower at K=16 (+18%), 24 (+42%) and 25 (+3%) (run 52).
 pub(super) fn waits_late(tp: &TransformPlan) -> bool {
     waits_in_pass0(tp) && tp.late_wait
-}
-
-/// The C++ of a function `name(bar, parity)` that spins until that phase of the mbarrier
-/// completes; `sem` is the try_wait's semantics qualifier ("" for its default, acquire at CTA
-/// scope).
-pub(super) fn mbar_wait(name: &str, sem: &str) -> String {
-    format!(
-        "__device__ __forceinline__ void {name}(void* bar, unsigned parity) {{\n\
-         \x20   unsigned done = 0;\n\
-         \x20   while (!done) {{\n\
-         \x20       asm volatile(\"{{ .reg .pred p; mbarrier.try_wait.parity{sem}.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }}\"\n\
-         \x20                    : \"=r\"(done) : \"r\"(mra_smem_addr(bar)), \"r\"(parity) : \"memory\");\n\
-         \x20   }}\n}}\n"
-    )
 }
 
 /// `text` with every line indented by `spaces`.

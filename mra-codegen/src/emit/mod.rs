@@ -9,6 +9,7 @@ pub mod dialect;
 mod library;
 mod pipeline;
 mod tensor;
+mod tma;
 mod writer;
 
 use crate::ir::{Loop, Memory, Schedule, Step, ThreadMap};

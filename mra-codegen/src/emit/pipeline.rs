@@ -48,25 +48,8 @@ impl Emitter<'_> {
         let note = self.step_comment(|s| matches!(s, Step::BulkCopy(_)));
         let mut s = format!("{note}: bulk asynchronous copies (PTX cp.async.bulk, the TMA unit of sm_90),\n");
         s += "// one per row of K² values, completing on the mbarrier of the buffer they fill.\n";
-        // Address conversions in PTX (no CUDA headers: the exported device code compiles with any CUDA compiler).
-        s += "__device__ __forceinline__ unsigned mra_smem_addr(const void* p) {\n";
-        s += "    unsigned r;\n";
-        s += "    asm(\"{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }\" : \"=r\"(r) : \"l\"(p));\n";
-        s += "    return r;\n}\n";
-        s += "__device__ __forceinline__ void mra_mbar_init(void* bar) {\n";
-        s += "    asm volatile(\"mbarrier.init.shared::cta.b64 [%0], 1;\" :: \"r\"(mra_smem_addr(bar)) : \"memory\");\n";
-        s += "    asm volatile(\"fence.mbarrier_init.release.cluster;\" ::: \"memory\");\n}\n";
-        s += "// The one arrival of a phase, announcing the bytes the copies will deliver.\n";
-        s += "__device__ __forceinline__ void mra_mbar_expect(void* bar, unsigned bytes) {\n";
-        s += "    asm volatile(\"mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\" :: \"r\"(mra_smem_addr(bar)), \"r\"(bytes) : \"memory\");\n}\n";
-        s += &super::cluster::mbar_wait("mra_mbar_wait", "");
-        s += "// `bytes` (a multiple of 16) from global `src` to shared `dst` (both 16-byte aligned).\n";
-        s += "__device__ __forceinline__ void mra_bulk_copy(void* dst, const void* src, unsigned bytes, void* bar) {\n";
-        s += "    asm volatile(\"{ .reg .u64 g; cvta.to.global.u64 g, %1;\\n\\t\"\n";
-        s += "                 \"cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [g], %2, [%3]; }\"\n";
-        s += "                 :: \"r\"(mra_smem_addr(dst)), \"l\"(src), \"r\"(bytes), \"r\"(mra_smem_addr(bar)) : \"memory\");\n}\n";
-        s += "// Orders this thread's generic-proxy accesses of shared memory before later bulk copies.\n";
-        s += "__device__ __forceinline__ void mra_fence_proxy_async() { asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\"); }\n";
+        s += &super::tma::mbarrier_helpers();
+        s += &super::tma::bulk_load_helpers();
         s
     }
 

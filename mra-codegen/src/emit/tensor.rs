@@ -742,6 +742,19 @@ impl Emitter<'_> {
             }
             w.line("#pragma unroll");
             w.line(format!("for (int nf = 0; nf < {nfr}; ++nf) for (int r = 0; r < {c_regs}; ++r) acc[nf][r] = 0;"));
+            // One k-step `ks`: its A fragment, then one instruction per column fragment.
+            let one_step = |w: &mut Writer| {
+                w.line(format!("// A fragment: register {} of this lane is A(i0 + {a_i}, ks * FK + {a_k}) = in(k, i).", reg(a_regs)));
+                if a_regs > 1 {
+                    w.line(format!("{a_ty} a;"));
+                }
+                a_fragment(w, &format!("const {a_ty} a"), "a[r]");
+                w.line("#pragma unroll");
+                w.block(format!("for (int nf = 0; nf < {nfr}; ++nf)"), "", |w| {
+                    b_fragment(w);
+                    w.line(&mma);
+                });
+            };
             if let Some(groups) = &fused {
                 // fuse_k(N): runs of k-steps, each instruction taking `depth` steps' fragments.
                 w.line(&fuse_note);
@@ -765,16 +778,7 @@ impl Emitter<'_> {
                         }
                         if g.depth == 1 {
                             w.line("const int ks = ks0;");
-                            w.line(format!("// A fragment: register {} of this lane is A(i0 + {a_i}, ks * FK + {a_k}) = in(k, i).", reg(a_regs)));
-                            if a_regs > 1 {
-                                w.line(format!("{a_ty} a;"));
-                            }
-                            a_fragment(w, &format!("const {a_ty} a"), "a[r]");
-                            w.line("#pragma unroll");
-                            w.block(format!("for (int nf = 0; nf < {nfr}; ++nf)"), "", |w| {
-                                b_fragment(w);
-                                w.line(&mma);
-                            });
+                            one_step(w);
                             return;
                         }
                         let d = g.depth;
@@ -807,18 +811,7 @@ impl Emitter<'_> {
                 if !unroll.is_empty() {
                     w.line(&unroll);
                 }
-                w.block("for (int ks = 0; ks < K_STEPS; ++ks)", "", |w| {
-                    w.line(format!("// A fragment: register {} of this lane is A(i0 + {a_i}, ks * FK + {a_k}) = in(k, i).", reg(a_regs)));
-                    if a_regs > 1 {
-                        w.line(format!("{a_ty} a;"));
-                    }
-                    a_fragment(w, &format!("const {a_ty} a"), "a[r]");
-                    w.line("#pragma unroll");
-                    w.block(format!("for (int nf = 0; nf < {nfr}; ++nf)"), "", |w| {
-                        b_fragment(w);
-                        w.line(&mma);
-                    });
-                });
+                w.block("for (int ks = 0; ks < K_STEPS; ++ks)", "", one_step);
             }
             if mode == TileMode::Whole {
                 store_tile(w);
