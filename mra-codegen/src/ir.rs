@@ -260,6 +260,13 @@ pub enum Step {
     /// values issued by the lanes of warp 0, completing on an mbarrier per buffer that every
     /// thread waits on. Needs rows of whole 16-byte units (f64: even K and an even row pad).
     BulkCopy(Value),
+    /// `fma_tail(0|1)`: the output columns past the last whole column fragment (K mod FN of
+    /// them, FN the instruction's N) computed by plain FMA instead of one more fragment padded
+    /// with zero columns. 1: each wave's lanes take one tail column each (lane % TAIL) and
+    /// consecutive rows of the tile, the column of B held in registers (K values); the
+    /// instructions cover NP = FN·floor(K / FN) columns. At K = 10 on an m16n8 instruction the
+    /// padded fragment is 6/8 zeros: half of a pass's instructions multiply them.
+    FmaTail(Value),
     /// `late_wait(0|1)`: where `cluster(N)`'s pass 0 waits at the cluster barrier (every block
     /// done with the gather buffer it is about to write). 0: the whole block, before pass 0.
     /// 1: each wave after computing its first tile, before its first store, so a late block's
@@ -294,6 +301,7 @@ impl Step {
             Step::PairRows(_) => "pair_rows",
             Step::FuseK(_) => "fuse_k",
             Step::BulkCopy(_) => "bulk_copy",
+            Step::FmaTail(_) => "fma_tail",
             Step::LateWait(_) => "late_wait",
         }
     }
@@ -413,6 +421,7 @@ impl fmt::Display for Step {
             Step::PairRows(v) => write!(f, "pair_rows({v})"),
             Step::FuseK(v) => write!(f, "fuse_k({v})"),
             Step::BulkCopy(v) => write!(f, "bulk_copy({v})"),
+            Step::FmaTail(v) => write!(f, "fma_tail({v})"),
             Step::LateWait(v) => write!(f, "late_wait({v})"),
         }
     }

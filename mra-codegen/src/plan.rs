@@ -87,6 +87,10 @@ pub struct TransformPlan {
     /// `bulk_copy(1)`: `pipeline(N)` copies tensors with bulk asynchronous copies completing
     /// on one mbarrier per buffer (8 bytes each, after the buffers).
     pub bulk_copy: bool,
+    /// `fma_tail(1)`: the instructions cover the whole column fragments only
+    /// ([`TransformPlan::fragment_cols`]); the K mod FN columns after them are computed by FMA,
+    /// each lane holding its tail column of B in registers.
+    pub fma_tail: bool,
 }
 
 impl TransformPlan {
@@ -169,6 +173,17 @@ impl TransformPlan {
     /// K rounded up to a multiple of `m`: fragments pad the contraction and the columns.
     pub fn padded(k: u32, m: u32) -> u32 {
         k.div_ceil(m) * m
+    }
+
+    /// The columns the matrix instructions cover (NP): K rounded up to whole fragments of `n`
+    /// columns, or with `fma_tail(1)` down to them (the rest is the FMA tail).
+    pub fn fragment_cols(&self, k: u32, n: u32) -> u32 {
+        if self.fma_tail { k / n * n } else { TransformPlan::padded(k, n) }
+    }
+
+    /// `fma_tail(1)`: the columns after the fragments', computed by FMA (0 without it).
+    pub fn tail_cols(&self, k: u32, n: u32) -> u32 {
+        k - self.fragment_cols(k, n).min(k)
     }
 
     /// `fuse_k(N)`: a tile's `k_steps` k-steps as runs of instructions: `count` instructions
@@ -649,10 +664,30 @@ impl Schedule {
                     }
                 }
             }
+            let fma_tail = self
+                .switch(|s| if let Step::FmaTail(v) = s { Some(v) } else { None }, "fma_tail", "0 (a zero-padded last column fragment) or 1 (the last K mod FN columns by FMA)")
+                .map_err(|e| malformed(&e))?;
+            if fma_tail {
+                let Some(f) = fragment.filter(|_| !wmma) else {
+                    return Err(malformed("fma_tail(1) computes the columns past the last whole fragment of tensorize(mma) by FMA: it needs tensorize(mma)"));
+                };
+                if b.memory != Memory::Registers || !direct || cluster != 1 || jam != 1 || col_split != 1 {
+                    return Err(malformed("fma_tail(1) adds FMA columns to the tiles of passes that read their input where it lies, with cache_read(B, registers): not with cluster(N), unroll(rows) or split_cols(N)"));
+                }
+                if k < f.n || k % f.n == 0 {
+                    let why = if k < f.n {
+                        format!("fma_tail(1) leaves whole column fragments to {}: K = {k} has none (FN = {}); use fma_tail(0)", f.instr.name(), f.n)
+                    } else {
+                        format!("fma_tail(1): K = {k} is a whole number of column fragments (FN = {}), there is no tail; use fma_tail(0)", f.n)
+                    };
+                    return Err(PlanError::KUnsupported { level: self.name.clone(), k, why });
+                }
+            }
             if shared_buffers > 2 && pipeline == 1 {
                 return Err(malformed("buffers(N > 2) hold the tensors in flight of pipeline(N - 1): add pipeline(..)"));
             }
             let plan = TransformPlan {
+                fma_tail,
                 bulk_copy,
                 fuse_k,
                 align_runs,

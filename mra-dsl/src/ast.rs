@@ -90,6 +90,7 @@ impl Prim {
             PrimKind::LateWait(v) => out.push((named("late_wait".into(), v), v)),
             PrimKind::FuseK(v) => out.push((named("fuse_k".into(), v), v)),
             PrimKind::BulkCopy(v) => out.push((named("bulk_copy".into(), v), v)),
+            PrimKind::FmaTail(v) => out.push((named("fma_tail".into(), v), v)),
             _ => {}
         }
         out
@@ -121,6 +122,7 @@ impl Prim {
             PrimKind::LateWait(_) => "late_wait",
             PrimKind::FuseK(_) => "fuse_k",
             PrimKind::BulkCopy(_) => "bulk_copy",
+            PrimKind::FmaTail(_) => "fma_tail",
         }
     }
 }
@@ -192,6 +194,9 @@ pub enum PrimKind {
     FuseK(Val),
     /// `bulk_copy(0|1)`: 1: `pipeline(N)`'s tensor copies as bulk asynchronous copies (TMA).
     BulkCopy(Val),
+    /// `fma_tail(0|1)`: 1: the columns past the last whole column fragment by FMA instead of
+    /// a zero-padded fragment.
+    FmaTail(Val),
 }
 
 /// A numeric argument: `N`, or `tune([N, ...], default = D[, name = ident])` (for threads

@@ -120,7 +120,7 @@ fn check_values(prim: &Prim, errors: &mut Errors) {
                 errors.push(n.span, format!("fuse_k({}): takes 1, 2 or 4 (k-steps per instruction)", n.value));
             }
         }),
-        PrimKind::AsyncExchange(v) | PrimKind::AlignRuns(v) | PrimKind::LateWait(v) | PrimKind::PairRows(v) | PrimKind::BulkCopy(v) => {
+        PrimKind::AsyncExchange(v) | PrimKind::AlignRuns(v) | PrimKind::LateWait(v) | PrimKind::PairRows(v) | PrimKind::BulkCopy(v) | PrimKind::FmaTail(v) => {
             let what = prim.name();
             for_each_value(v, |n| {
                 if n.value > 1 {
@@ -474,6 +474,13 @@ fn check_combination(level: &Level, errors: &mut Errors) {
         let mma = matches!(tensorize, Some(Prim { kind: PrimKind::Tensorize(core), .. }) if core.value == crate::ast::MatrixCore::Mma);
         if !mma {
             errors.push(x.ident.span(), "fuse_k(N) issues N k-steps of the matrix instruction as one: it needs tensorize(mma)");
+        }
+    }
+    if let Some(x) = find("fma_tail") {
+        let mma = matches!(tensorize, Some(Prim { kind: PrimKind::Tensorize(core), .. }) if core.value == crate::ast::MatrixCore::Mma);
+        let b_registers = level.prims.iter().any(|p| matches!(&p.kind, PrimKind::CacheRead { operand, into, .. } if operand.value == crate::ast::Operand::B && into.value == Memory::Registers));
+        if !mma || !b_registers {
+            errors.push(x.ident.span(), "fma_tail(1) computes the last columns with B's tail column in registers: it needs tensorize(mma) and cache_read(B, registers)");
         }
     }
     if let (Some(x), None) = (find("bulk_copy"), find("pipeline")) {

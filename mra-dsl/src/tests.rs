@@ -583,6 +583,15 @@ fn cluster_and_unroll_rows() {
         "align_runs",
     );
     assert_error(&format!("{fused} pipeline(2);\n cluster(4);\n align_runs(1);\n}}"), "align_runs(..) pads the runs of whole-tensor intermediates; cluster(N) (line 8) keeps", 9, "align_runs");
+    // fma_tail(0|1): a boolean; the tail column of B lives in registers, so it needs them.
+    parse(&format!("{fused} cache_read(B, registers);\n fma_tail(tune([0, 1], default = 0));\n}}"));
+    assert_error(&format!("{fused} cache_read(B, registers);\n fma_tail(2);\n}}"), "fma_tail(2): takes 0 (a zero-padded last column fragment) or 1 (the last K mod FN columns by FMA)", 8, "2");
+    assert_error(
+        "level f \"f\" {\n threads(256);\n bind(warps, tiles);\n tensorize(mma);\n fma_tail(1);\n}",
+        "fma_tail(1) computes the last columns with B's tail column in registers: it needs tensorize(mma) and cache_read(B, registers)",
+        5,
+        "fma_tail",
+    );
     // pair_rows(0|1) permutes the fused passes' tile rows: a boolean, with the fused steps (cluster(N) too).
     parse(&format!("{fused} pair_rows(tune([0, 1], default = 0));\n}}"));
     parse(&format!("{fused} pipeline(2);\n cluster(4);\n pair_rows(1);\n}}"));

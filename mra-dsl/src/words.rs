@@ -30,6 +30,7 @@ pub const PRIMITIVES: &[&str] = &[
     "late_wait",
     "fuse_k",
     "bulk_copy",
+    "fma_tail",
 ];
 
 /// How each primitive is written, for "missing/extra argument" messages.
@@ -59,6 +60,7 @@ pub fn signature(prim: &str) -> &'static str {
         "late_wait" => "late_wait(0|1) or late_wait(tune([0, 1], default = N))",
         "fuse_k" => "fuse_k(1|2|4) or fuse_k(tune([1, 2, 4], default = N))",
         "bulk_copy" => "bulk_copy(0|1) or bulk_copy(tune([0, 1], default = N))",
+        "fma_tail" => "fma_tail(0|1) or fma_tail(tune([0, 1], default = N))",
         _ => unreachable!("not a primitive: {prim}"),
     }
 }
@@ -70,6 +72,7 @@ pub const SWITCHES: Table<&str> = &[
     ("late_wait", "0 (the block waits before pass 0) or 1 (each wave after its first tile)"),
     ("pair_rows", "0 (rows as the instruction lays them) or 1 (row pairs per lane)"),
     ("bulk_copy", "0 (cp.async by every thread) or 1 (bulk copies, one per row)"),
+    ("fma_tail", "0 (a zero-padded last column fragment) or 1 (the last K mod FN columns by FMA)"),
 ];
 
 /// What `0` and `1` mean for the 0|1 step `prim`.

@@ -750,3 +750,41 @@ fn bulk_copy_loads_rows_by_tma_where_rows_allow() {
     }
     assert_eq!(with("", 12, "sm_80").unwrap().plan.parameters["bulk_copy"], 0);
 }
+
+/// `fma_tail(1)`: the instructions cover the whole column fragments (NP = 8·floor(K/8) on
+/// sm_90's m16n8), the K mod 8 columns after them come from FMA with the lane's column of B in
+/// registers. Refused in one line where there is no tail, no whole fragment, or a pass shape it
+/// does not lower for (cluster(N)).
+#[test]
+fn fma_tail_covers_the_columns_past_the_whole_fragments() {
+    let with = |level: &str, cfg: &str, k: u32| {
+        let s = levels::find(level).unwrap().with_config(&mra_codegen::tune::parse_config(cfg).unwrap()).unwrap();
+        mra_codegen::generate(&s, Request { k, arch: mra_codegen::arch::find("sm_90").unwrap(), dtype: DType::F64 })
+    };
+    for (k, np) in [(10u32, 8u32), (13, 8), (20, 16), (23, 16)] {
+        let src = with("fused-pipe", "fma_tail=1", k).unwrap().source;
+        assert!(src.contains(&format!("constexpr int NP = {np};  // columns in whole fragments")) && src.contains("constexpr int TAIL = K - NP;"), "K={k}");
+        assert!(src.contains("b_tail[k] = b[k * K + NP + lane % TAIL];") && src.contains("gemm_pass_to_global(wa, b_frag, b_tail, c_n, lane, wave);"), "K={k}");
+        // No column guard on the fragments' stores: every fragment column is below K.
+        assert!(!src.contains("j < K"), "K={k}");
+        let off = with("fused-pipe", "fma_tail=0", k).unwrap().source;
+        assert!(!off.contains("TAIL") && off.contains("j < K"), "K={k}");
+    }
+    // Two rows per lane at even K: one 16-byte load of both.
+    assert!(with("fused-pipe", "fma_tail=1", 12).unwrap().source.contains("const double2 pair = *reinterpret_cast<const double2*>(&in[a_k * W_STRIDE + a_i]);"));
+    for (level, k, needle) in [("fused-pipe", 16u32, "no tail"), ("fused-pipe", 6, "K = 6 has none")] {
+        let mut s = levels::find(level).unwrap().with_config(&mra_codegen::tune::parse_config("fma_tail=1").unwrap()).unwrap();
+        s.steps.retain(|st| !matches!(&st.item, mra_codegen::ir::Step::Constraint(c) if c.text.contains("fma_tail")));
+        let e = mra_codegen::generate(&s, Request { k, arch: mra_codegen::arch::find("sm_90").unwrap(), dtype: DType::F64 }).unwrap_err().to_string();
+        assert!(e.contains("fma_tail(1)") && e.contains(needle) && !e.contains('\n'), "{level} K={k}: {e}");
+    }
+    let mut cluster = levels::find("fused-cluster").unwrap();
+    cluster.steps.push(mra_codegen::ir::Located { item: mra_codegen::ir::Step::FmaTail(mra_codegen::ir::Value::Fixed(1)), line: 0 });
+    let e = mra_codegen::generate(&cluster, Request { k: 30, arch: mra_codegen::arch::find("sm_90").unwrap(), dtype: DType::F64 }).unwrap_err().to_string();
+    assert!(e.contains("fma_tail(1)") && e.contains("cluster(N)") && !e.contains('\n'), "{e}");
+    // The schedule's constraints keep the tuner off K = 16 and K = 6.
+    for k in [6u32, 16] {
+        let e = with("fused-pipe", "fma_tail=1", k).unwrap_err().to_string();
+        assert!(e.contains("fma_tail"), "K={k}: {e}");
+    }
+}

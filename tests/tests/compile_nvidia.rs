@@ -256,3 +256,40 @@ fn fuse_k_issues_the_deep_dmmas_the_split_promises() {
         assert_eq!(got, want.map(|c| c * bodies), "{level} K={k} fuse_k={n}: {:?}", seen[1]);
     }
 }
+
+/// `fma_tail(1)` in the SASS (fused-pipe, sm_90): the instructions cover floor(K / 8) column
+/// fragments instead of ceil(K / 8), so each pass body has that many DMMAs per k-step, and
+/// gains K · TAIL_ROWS DFMAs (a lane's rows times the contraction; TAIL_ROWS =
+/// ceil(16 / floor(32 / (K mod 8))), written here from the mapping's definition) where fma_tail(0)
+/// has none; nothing spills.
+#[test]
+#[ignore = "needs NVRTC and nvdisasm (run with --include-ignored; .ci/run does)"]
+fn fma_tail_trades_the_padded_fragment_for_dfmas() {
+    let Some(nvrtc) = require("NVRTC (libnvrtc)", Nvrtc::load()) else { return };
+    let Some(tool) = require("nvdisasm", nvdisasm()) else { return };
+    let cache = KernelCache::disabled();
+    let sm90 = arch::find("sm_90").unwrap();
+    // (K, TAIL_ROWS)
+    for (k, tail_rows) in [(10u32, 1usize), (11, 2), (12, 2), (13, 3), (14, 4), (18, 1), (20, 2), (23, 4)] {
+        let mut seen = Vec::new();
+        for tail in [0, 1] {
+            let cfg = format!("fma_tail={tail},fuse_k=1,bulk_copy=0");
+            let s = levels::find("fused-pipe").unwrap().with_config(&mra_codegen::tune::parse_config(&cfg).unwrap()).unwrap();
+            let kernel = mra_codegen::generate(&s, Request { k, arch: sm90, dtype: DType::F64 }).unwrap();
+            let out = nvrtc.compile(&kernel.source, &kernel.entry, "sm_90", &cache).unwrap_or_else(|e| panic!("K={k} {cfg}: {e}"));
+            let r = out.resources.expect("ptxas report in the NVRTC log");
+            assert!(!r.spills() && r.stack_frame_bytes == 0, "K={k} {cfg} spills: {r:?}");
+            let ops = sass_opcodes(&tool, &out.cubin, &format!("tail-k{k}-{tail}"));
+            let count = |name: &str| ops.iter().filter(|op| op.split('.').next() == Some(name)).count();
+            println!("K={k} fma_tail={tail}: {} registers, {} DMMA, {} DFMA", r.registers, count("DMMA"), count("DFMA"));
+            seen.push((count("DMMA"), count("DFMA")));
+        }
+        // Pass bodies: ptxas may duplicate one (a peeled tile loop), differently per kernel.
+        let steps = k.div_ceil(4) as usize;
+        for (i, frags) in [(0, k.div_ceil(8) as usize), (1, k as usize / 8)] {
+            let bodies = seen[i].0 / (steps * frags);
+            let dfma = if i == 0 { 0 } else { bodies * k as usize * tail_rows };
+            assert!(bodies > 0 && seen[i] == (bodies * steps * frags, dfma), "K={k} fma_tail={i}: {:?}, {bodies} bodies of {steps} k-steps x {frags} fragments", seen[i]);
+        }
+    }
+}

@@ -169,3 +169,29 @@ fn padded_runs_of_the_fused_intermediates_pass_at_odd_k() {
     });
     assert!(!pass, "padded runs read as plain runs passed (max rel err {rel:e})");
 }
+
+/// `fma_tail(1)`: the columns after the whole column fragments (here 16-wide MFMA f64, so
+/// K = 17, 18, 20 leave 1, 2, 4 columns) by FMA, executed as generated HIP (fused-1buf on
+/// gfx90a: its passes hold tiles and tail values in registers until the block barrier) against
+/// the FP64 CPU reference at odd K and N. Every lane reading the first tail column of B must fail.
+#[test]
+#[ignore = "needs clang++ with AddressSanitizer (run with --include-ignored; .ci/run does)"]
+fn fma_tail_columns_pass_on_the_emulated_gfx90a() {
+    let Some(s) = session("gfx90a", Sabotage::None) else { return };
+    let tail = levels::find("fused-1buf").unwrap().with_config(&mra_codegen::tune::parse_config("fma_tail=1").unwrap()).unwrap();
+    let t = std::time::Instant::now();
+    for k in [17, 18, 20] {
+        let (rel, pass) = validate_schedule(&s, &tail, k, 3, |src| {
+            assert!(src.contains("constexpr int TAIL = K - NP;") && src.contains("constexpr int NP = 16;") && src.contains("tail_all[t]"), "K={k}");
+            src.to_string()
+        });
+        println!("fused-1buf fma_tail(1) K={k}: rel {rel:e} {:.1}s", t.elapsed().as_secs_f64());
+        assert!(pass, "fused-1buf fma_tail(1) K={k}: {rel:e}");
+    }
+    let (rel, pass) = validate_schedule(&s, &tail, 18, 3, |src| {
+        let broken = src.replace("b_tail[k] = b[k * K + NP + lane % TAIL];", "b_tail[k] = b[k * K + NP];");
+        assert!(broken != src, "no tail column load to break");
+        broken
+    });
+    assert!(!pass, "every lane on the first tail column passed (max rel err {rel:e})");
+}

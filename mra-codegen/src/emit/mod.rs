@@ -301,7 +301,7 @@ impl Emitter<'_> {
             None
         };
         let b_setup = self.b_setup_call(tp, if tp.b.memory == Memory::Shared { "b_shared" } else { "nullptr" });
-        let b_arg = if tp.b.memory == Memory::Registers { "b_frag" } else { "bm" };
+        let b_arg = b_args(tp);
         let scratch = scratch_args(tp, self.plan.request.k);
         let using = self.begin_kernel();
         self.w.block(self.kernel_signature(entry), "", |w| {
@@ -414,7 +414,14 @@ impl Emitter<'_> {
             let b_ty = self.d.mma_operand_type(&f, self.plan.request.dtype, f.b.regs);
             self.w.line("// B fragments in registers: one set per lane, for every pass of every tensor.");
             self.w.line(format!("typedef {b_ty} BFrags[K_STEPS][{}];", if tp.col_split > 1 { "WARP_FRAGS" } else { "N_FRAGS" }));
-            self.w.block(format!("{inline} void load_b(const {t}* b, int tid, BFrags& b_frag)"), "", |w| {
+            let tail = if tp.fma_tail {
+                let note = self.step_comment(|s| matches!(s, Step::FmaTail(_)));
+                self.w.line(format!("typedef {t} BTail[K];  {note}: this lane's tail column of B, every row k"));
+                ", BTail& b_tail"
+            } else {
+                ""
+            };
+            self.w.block(format!("{inline} void load_b(const {t}* b, int tid, BFrags& b_frag{tail})"), "", |w| {
                 w.line("const int lane = tid % LANES;");
                 w.lines(&body);
             });
@@ -435,7 +442,11 @@ impl Emitter<'_> {
     fn b_setup_call(&self, tp: &TransformPlan, b_shared: &str) -> String {
         let t = self.t();
         if tp.b.memory == Memory::Registers {
-            "BFrags b_frag;\nload_b(b, tid, b_frag);\n".to_string()
+            if tp.fma_tail {
+                "BFrags b_frag;\nBTail b_tail;\nload_b(b, tid, b_frag, b_tail);\n".to_string()
+            } else {
+                "BFrags b_frag;\nload_b(b, tid, b_frag);\n".to_string()
+            }
         } else {
             format!("const {t}* bm = load_b(b, {b_shared}, tid);\n")
         }
@@ -448,7 +459,11 @@ impl Emitter<'_> {
         let t = self.t();
         let barrier = self.d.barrier();
         let whole_stage = if tp.stages_whole_tensor() { self.whole_tensor_stage() } else { String::new() };
-        let b_param = if tp.b.memory == Memory::Registers { "const BFrags& b_frag".to_string() } else { format!("const {t}* bm") };
+        let b_param = match tp.b.memory {
+            Memory::Registers if tp.fma_tail => "const BFrags& b_frag, const BTail& b_tail".to_string(),
+            Memory::Registers => "const BFrags& b_frag".to_string(),
+            _ => format!("const {t}* bm"),
+        };
         let scratch: String = scratch_names(tp, self.plan.request.k).iter().map(|n| format!(", {t}* {n}")).collect();
         let head = format!(
             "{} void transform_tensor(const {t}* a_n, {b_param}, {t}* c_n, {t}* w0, {t}* w1, int tid{scratch})",
@@ -524,7 +539,7 @@ impl Emitter<'_> {
         let head = format!("{inline} void transform_block(const {t}* a_n, const {t}* b, {t}* c_n, {t}* workspace, void* smem)");
         let b_shared = if tp.b.memory == Memory::Shared { "b_shared" } else { "nullptr" };
         let b_setup = self.b_setup_call(tp, b_shared);
-        let b_arg = if tp.b.memory == Memory::Registers { "b_frag" } else { "bm" };
+        let b_arg = b_args(tp);
         let scratch = scratch_args(tp, self.plan.request.k);
         let ends_with_barrier = tp.stages_whole_tensor();
         self.w.block(head, "", |w| {
@@ -775,4 +790,14 @@ fn short_file(path: &str) -> &str {
 /// `#pragma unroll` (fully, `by` = 0) or `#pragma unroll N`.
 pub(crate) fn pragma_unroll(by: u32) -> String {
     if by == 0 { "#pragma unroll".into() } else { format!("#pragma unroll {by}") }
+}
+
+/// The B arguments the kernel passes on to `transform_tensor` and the passes: the lane's B
+/// fragments (and with `fma_tail(1)` its tail column), or the pointer to B.
+pub(super) fn b_args(tp: &TransformPlan) -> &'static str {
+    match tp.b.memory {
+        Memory::Registers if tp.fma_tail => "b_frag, b_tail",
+        Memory::Registers => "b_frag",
+        _ => "bm",
+    }
 }

@@ -116,7 +116,19 @@ impl Emitter<'_> {
             self.w.line("constexpr int WAVES = THREADS / LANES;");
         }
         self.w.line(format!("constexpr int KP = {};  // contraction padded to whole fragments (zeros)", TransformPlan::padded(k, f.k)));
-        self.w.line(format!("constexpr int NP = {};  // columns padded to whole fragments (not stored)", TransformPlan::padded(k, f.n)));
+        if tp.fma_tail {
+            let note = self.step_comment(|s| matches!(s, Step::FmaTail(_)));
+            self.w.line(format!("constexpr int NP = {};  // columns in whole fragments", tp.fragment_cols(k, f.n)));
+            self.w.line(format!("constexpr int TAIL = K - NP;  {note}: columns NP .. K - 1 by FMA, not a zero-padded fragment"));
+            self.w.line("constexpr int TAIL_LANES = LANES / TAIL;  // lanes per tail column (the rest idle in the tail)");
+            self.w.line("constexpr int TAIL_ROWS = (FM + TAIL_LANES - 1) / TAIL_LANES;  // consecutive tile rows per lane");
+        } else {
+            self.w.line(format!("constexpr int NP = {};  // columns padded to whole fragments (not stored)", TransformPlan::padded(k, f.n)));
+            let note = self.step_comment(|s| matches!(s, Step::FmaTail(_)));
+            if !note.is_empty() {
+                self.w.line(format!("{note}: off: every column in fragments"));
+            }
+        }
         self.w.line("constexpr int ROW_TILES = (K2 + FM - 1) / FM;");
         let jam_note = self.step_comment(|s| matches!(s, Step::Unroll(Loop::Rows, _)));
         if tp.jam > 1 {
@@ -204,7 +216,7 @@ impl Emitter<'_> {
                 if k % f.k != 0 {
                     guard.push("k < K");
                 }
-                if k % f.n != 0 {
+                if k % f.n != 0 && !tp.fma_tail {
                     guard.push("j < K");
                 }
                 let dtype = self.plan.request.dtype;
@@ -234,6 +246,11 @@ impl Emitter<'_> {
                     s += "        }\n";
                 }
                 s += "    }\n}\n";
+                if tp.fma_tail {
+                    let note = self.step_comment(|s| matches!(s, Step::FmaTail(_)));
+                    s += &format!("{note}: the lane's tail column NP + lane % TAIL of B (every lane loads one).\n");
+                    s += "#pragma unroll\nfor (int k = 0; k < K; ++k) b_tail[k] = b[k * K + NP + lane % TAIL];\n";
+                }
             }
             Memory::Shared => {
                 s += &format!("{cache}: B, zero-padded to KP x NP, staged once per block.\n");
@@ -254,7 +271,7 @@ impl Emitter<'_> {
     /// when the schedule says `cache_read(A, shared)`; a pass reading the shared workspace
     /// reads it directly.
     pub(super) fn tile_gemm_passes(&mut self, tp: &TransformPlan, f: &Fragment) -> [String; 3] {
-        let b = if tp.b.memory == Memory::Registers { "b_frag" } else { "bm" };
+        let b = super::b_args(tp);
         // Whole-tensor staging happens in the kernel, before pass 0; chunk staging in the pass.
         let staged = |pass: usize| tp.a.memory == Memory::Shared && !tp.stages_whole_tensor() && (pass == 0 || tp.workspace != Memory::Shared);
         // The padded layout applies to the shared intermediates of whole-tensor staging: every
@@ -310,6 +327,7 @@ impl Emitter<'_> {
                 let compute = self.tile_body(tp, f, v, TileMode::Compute);
                 let store = self.tile_body(tp, f, v, TileMode::Store);
                 let held = self.d.mma_acc_decl(f, "acc_all", "TILES_PER_WAVE][N_FRAGS");
+                let held = if tp.fma_tail { format!("{held}\n{t} tail_all[TILES_PER_WAVE][TAIL_ROWS];  // fma_tail(1): the tail columns' values") } else { held };
                 self.w.block(head, "", |w| {
                     w.line(format!("{buffers}: this wave's output tiles wait in registers."));
                     w.line(format!("const {t}* in = buf;"));
@@ -403,7 +421,8 @@ impl Emitter<'_> {
         match tp.b.memory {
             Memory::Registers => {
                 let frags = if tp.col_split > 1 { "WARP_FRAGS" } else { "N_FRAGS" };
-                format!("const {} (&b_frag)[K_STEPS][{frags}]", self.d.mma_operand_type(f, self.plan.request.dtype, f.b.regs))
+                let tail = if tp.fma_tail { format!(", const {} (&b_tail)[K]", self.t()) } else { String::new() };
+                format!("const {} (&b_frag)[K_STEPS][{frags}]{tail}", self.d.mma_operand_type(f, self.plan.request.dtype, f.b.regs))
             }
             _ => format!("const {}* bm", self.t()),
         }
@@ -457,7 +476,7 @@ impl Emitter<'_> {
         if rows_pad {
             c_guard.push(if rows_name == "K2" { "i < K2" } else { "i < SLICE_ROWS" });
         }
-        if k % f.n != 0 {
+        if k % f.n != 0 && !tp.fma_tail {
             c_guard.push("j < K");
         }
         // The last block's slice may run past K - 1: those rows (b or x) have no place to go.
@@ -678,6 +697,15 @@ impl Emitter<'_> {
             let runs: Vec<String> = fused.iter().flatten().map(|(g, _)| format!("{} x {} deep from step {}", g.count, g.depth, g.start)).collect();
             format!("{note}: the k-steps as {}", runs.join(", then "))
         };
+        let tail_code = tp.fma_tail.then(|| {
+            assert!(src == ASource::Direct && v.slice.is_none() && jam == 1, "planned: fma_tail(1) only on direct passes");
+            let in_at = match () {
+                _ if v.in_runs => "in[a_k * W_STRIDE + (a_i / K) * KR + a_i % K]",
+                _ if v.in_shared => "in[a_k * W_STRIDE + a_i]",
+                _ => "in[a_k * K2 + a_i]",
+            };
+            self.fma_tail_code(tp, f, in_at, out_at, rows_pad, in_stride_even_rows(tp, v, k, rows), mode)
+        });
         if jam > 1 {
             // The tiles tile, tile + WAVES, ..., tile + (JAM - 1) * WAVES of this wave; one past
             // `end` recomputes the first tile (same addresses, no guards) and is not stored.
@@ -732,6 +760,9 @@ impl Emitter<'_> {
             }
             if mode == TileMode::Store {
                 store_tile(w);
+                if let Some(tail) = &tail_code {
+                    w.lines(tail);
+                }
                 return;
             }
             if let Some(a_cols) = &a_cols {
@@ -813,11 +844,111 @@ impl Emitter<'_> {
                 }
                 w.block("for (int ks = 0; ks < K_STEPS; ++ks)", "", one_step);
             }
+            if let Some(tail) = &tail_code {
+                w.lines(tail);
+            }
             if mode == TileMode::Whole {
                 store_tile(w);
             }
         })
     }
+
+    /// `fma_tail(1)`: the tile's columns NP .. K - 1 by FMA. Lane l takes column NP + l % TAIL
+    /// and TAIL_ROWS consecutive tile rows from (l / TAIL) · TAIL_ROWS, each the dot product of
+    /// its input row (read at `in_at`, of `a_i` and `a_k`) with the lane's column of B
+    /// (`b_tail`); stores go to `out_at` (of `i` and `j`). With `pairs`, two adjacent rows of
+    /// one input row are one 16-byte load. `mode` as the tile's: an in-place pass computes into
+    /// the held `tail_all[t]` and stores it after the block barrier.
+    fn fma_tail_code(&self, tp: &TransformPlan, f: &Fragment, in_at: &str, out_at: &str, rows_pad: bool, pairs: bool, mode: TileMode) -> String {
+        let k = self.k();
+        let t = self.t();
+        let zero = self.plan.request.dtype.zero();
+        let note = self.step_comment(|s| matches!(s, Step::FmaTail(_)));
+        let tail = tp.tail_cols(k, f.n);
+        let lanes_per_col = f.lanes / tail;
+        let rows = f.m.div_ceil(lanes_per_col);
+        // Guards the shapes need: idle lanes (LANES not a multiple of TAIL), rows past the
+        // tile (TAIL_LANES · TAIL_ROWS > FM), rows past the pass's last (K² not whole tiles).
+        let idle = f.lanes % tail != 0;
+        let over = lanes_per_col * rows > f.m;
+        let pairs = pairs && rows % 2 == 0 && self.plan.request.dtype == crate::DType::F64 && self.d.vendor() == crate::Vendor::Nvidia;
+        let guard = |row: &str, i: &str| {
+            let mut g = Vec::new();
+            if over {
+                g.push(format!("r0 + {row} < FM"));
+            }
+            if rows_pad {
+                g.push(format!("{i} < K2"));
+            }
+            g.join(" && ")
+        };
+        let mut b = String::new();
+        b += "const int jt = lane % TAIL;\n";
+        b += "const int r0 = (lane / TAIL) * TAIL_ROWS;\n";
+        if mode != TileMode::Store {
+            if mode == TileMode::Whole {
+                b += &format!("{t} tail_acc[TAIL_ROWS];\n");
+            } else {
+                b += "auto& tail_acc = tail_all[t];  // held until the block barrier\n";
+            }
+            b += &format!("#pragma unroll\nfor (int s = 0; s < TAIL_ROWS; ++s) tail_acc[s] = {zero};\n");
+            b += "#pragma unroll\nfor (int a_k = 0; a_k < K; ++a_k) {\n";
+            if pairs {
+                let g = guard("2 * q", "a_i");
+                let load = format!("*reinterpret_cast<const double2*>(&{in_at})");
+                let load = if g.is_empty() { load } else { format!("({g}) ? {load} : make_double2(0, 0)") };
+                b += "    // rows r0 + 2q and the next: adjacent in the input row, one 16-byte load\n";
+                b += "    #pragma unroll\n    for (int q = 0; q < TAIL_ROWS / 2; ++q) {\n";
+                b += "        const int a_i = i0 + r0 + 2 * q;\n";
+                b += &format!("        const double2 pair = {load};\n");
+                b += "        tail_acc[2 * q] += pair.x * b_tail[a_k];\n";
+                b += "        tail_acc[2 * q + 1] += pair.y * b_tail[a_k];\n";
+                b += "    }\n";
+            } else {
+                let g = guard("s", "a_i");
+                let load = if g.is_empty() { in_at.to_string() } else { format!("({g}) ? {in_at} : {zero}") };
+                b += "    #pragma unroll\n    for (int s = 0; s < TAIL_ROWS; ++s) {\n";
+                b += "        const int a_i = i0 + r0 + s;\n";
+                b += &format!("        tail_acc[s] += ({load}) * b_tail[a_k];\n");
+                b += "    }\n";
+            }
+            b += "}\n";
+        }
+        if mode != TileMode::Compute {
+            if mode == TileMode::Store {
+                b += "const auto& tail_acc = tail_all[t];\n";
+            }
+            b += "#pragma unroll\nfor (int s = 0; s < TAIL_ROWS; ++s) {\n";
+            b += "    const int i = i0 + r0 + s;\n";
+            b += "    const int j = NP + jt;\n";
+            let g = guard("s", "i");
+            let store = self.d.mma_store_value(self.plan.request.dtype, "tail_acc[s]");
+            if g.is_empty() {
+                b += &format!("    {out_at} = {store};\n");
+            } else {
+                b += &format!("    if ({g}) {out_at} = {store};  // rows of this tile only\n");
+            }
+            b += "}\n";
+        }
+        let mut s = match mode {
+            TileMode::Store => format!("{note}: this lane's tail values of the tile\n"),
+            _ => format!("{note}: columns NP .. K - 1 by FMA: lane l computes column NP + l % TAIL of tile rows\n// (l / TAIL) * TAIL_ROWS + s, s < TAIL_ROWS, from its column of B in registers.\n"),
+        };
+        if idle {
+            s += "if (lane < TAIL * TAIL_LANES) {  // the lanes of whole columns\n";
+        } else {
+            s += "{\n";
+        }
+        s += &indent(&b, 1);
+        s += "}\n";
+        s
+    }
+}
+
+/// Whether a pass's input rows allow 16-byte loads of two adjacent elements at even offsets
+/// (the FMA tail's row pairs): a shared input of plain runs with an even row stride, at even K.
+fn in_stride_even_rows(tp: &TransformPlan, v: Variant, k: u32, rows: u32) -> bool {
+    v.in_shared && !v.in_runs && v.slice.is_none() && k % 2 == 0 && rows % 2 == 0 && tp.shared_row_elems(k) % 2 == 0
 }
 
 /// The depths above 1 of the instructions `fuse_k(N)` issues in a tile's k loop at order `k`.
