@@ -257,7 +257,7 @@ fn fuse_k_issues_the_deep_dmmas_the_split_promises() {
     }
 }
 
-/// `fma_tail(1)` in the SASS (fused-pipe, sm_90): the instructions cover floor(K / 8) column
+/// `fma_tail(1)` in the SASS (fused-pipe with the step added, sm_90): the instructions cover floor(K / 8) column
 /// fragments instead of ceil(K / 8), so each pass body has that many DMMAs per k-step, and
 /// gains K · TAIL_ROWS DFMAs (a lane's rows times the contraction; TAIL_ROWS =
 /// ceil(16 / floor(32 / (K mod 8))), written here from the mapping's definition) where fma_tail(0)
@@ -274,7 +274,8 @@ fn fma_tail_trades_the_padded_fragment_for_dfmas() {
         let mut seen = Vec::new();
         for tail in [0, 1] {
             let cfg = format!("fma_tail={tail},fuse_k=1,bulk_copy=0");
-            let s = levels::find("fused-pipe").unwrap().with_config(&mra_codegen::tune::parse_config(&cfg).unwrap()).unwrap();
+            let mut s = levels::find("fused-pipe").unwrap().with_config(&mra_codegen::tune::parse_config("fuse_k=1,bulk_copy=0").unwrap()).unwrap();
+            s.steps.push(mra_codegen::ir::Located { item: mra_codegen::ir::Step::FmaTail(mra_codegen::ir::Value::Fixed(tail)), line: 0 });
             let kernel = mra_codegen::generate(&s, Request { k, arch: sm90, dtype: DType::F64 }).unwrap();
             let out = nvrtc.compile(&kernel.source, &kernel.entry, "sm_90", &cache).unwrap_or_else(|e| panic!("K={k} {cfg}: {e}"));
             let r = out.resources.expect("ptxas report in the NVRTC log");

@@ -56,13 +56,7 @@ mra_dsl::schedule! {
         bulk_copy(tune([0, 1], default = if bulk_copies == 0 { 0 } else if K % 2 == 1 { 0 } else if K <= 4 { 0 } else if K == 8 { 0 } else if K == 24 { 0 } else { 1 }));
         constraint(bulk_copy <= bulk_copies);
         constraint(bulk_copy * (K % 2 + pad_a % 2) == 0);
-        // fma_tail(1): the K mod 8 columns after the whole m16n8 fragments by FMA instead of a
-        // fragment of zero-padded columns (K = 10: 6 of its 8 columns are zeros, so half of the
-        // instructions multiply nothing). Only where there is a tail and a whole fragment. Off:
-        // an H200 measured it 11-64% slower at every K from 10 to 22 (NOTES.md runs 65-66: the
-        // tail's dependent DFMA chain lengthens each tile's latency-bound path).
-        fma_tail(tune([0, 1], default = 0));
-        constraint(fma_tail <= K % 8);
-        constraint(8 * fma_tail <= K);
+        // (fma_tail(1), the K mod 8 columns after the whole fragments by FMA, is not a choice
+        // here: an H200 measured it 11-64% slower at every K from 10 to 22, NOTES.md runs 65-66.)
     }
 }
