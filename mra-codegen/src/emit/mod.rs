@@ -294,13 +294,13 @@ impl Emitter<'_> {
         let shared = self.shared_declarations(tp);
         let ws_note = self.step_comment(|s| matches!(s, Step::Workspace(_)));
         let buffers = self.step_comment(|s| matches!(s, Step::Buffers(_)));
+        let b_setup = self.b_setup_call(tp, if tp.b.memory == Memory::Shared { "b_shared" } else { "nullptr" });
         let pipelined = if tp.pipeline >= 2 {
             self.w.lines(&self.async_copy_helpers(tp));
-            Some(self.pipelined_batch_loop(tp, &passes))
+            Some(self.pipelined_batch_loop(tp, &passes, &b_setup))
         } else {
             None
         };
-        let b_setup = self.b_setup_call(tp, if tp.b.memory == Memory::Shared { "b_shared" } else { "nullptr" });
         let b_arg = b_args(tp);
         let scratch = scratch_args(tp, self.plan.request.k);
         let using = self.begin_kernel();
@@ -309,7 +309,10 @@ impl Emitter<'_> {
             w.line(format!("const int tid = {tid};"));
             w.line(format!("const int block = {bid};"));
             w.lines(&shared);
-            w.lines(&b_setup);
+            // A pipelined loop loads B itself, after issuing its first copies.
+            if pipelined.is_none() {
+                w.lines(&b_setup);
+            }
             match tp.workspace {
                 Memory::Shared => {
                     w.line(format!("{ws_note}: the two intermediates stay in shared memory."));

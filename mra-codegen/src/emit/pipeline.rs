@@ -115,11 +115,14 @@ impl Emitter<'_> {
     }
 
     /// The batch loop of a pipelined fused level; `passes` are the three pass calls with
-    /// `{in}`/`{out}` placeholders.
-    pub(super) fn pipelined_batch_loop(&self, tp: &TransformPlan, passes: &[String; 3]) -> String {
+    /// `{in}`/`{out}` placeholders. `b_setup` (B into registers or shared memory) runs after the
+    /// first tensors' copies are issued and before they are waited for: every block starts with
+    /// both, and B's loads (L2 hits, one round trip) hide under the copies' DRAM time.
+    pub(super) fn pipelined_batch_loop(&self, tp: &TransformPlan, passes: &[String; 3], b_setup: &str) -> String {
         if tp.shared_buffers == tp.pipeline + 1 {
-            return self.ring_batch_loop(tp, passes);
+            return self.ring_batch_loop(tp, passes, b_setup);
         }
+        let b_setup = format!("// B is loaded while the first tensor's copies are in flight.\n{b_setup}");
         let t = self.t();
         let grouped = tp.tensors > 1;
         let barrier = if grouped { "mra_group_barrier(group);" } else { self.d.barrier() };
@@ -156,12 +159,17 @@ impl Emitter<'_> {
             s += "int ia = 1, ib = 0;  // the buffers' indices: wa = w1, wb = w0\n";
             s += "if (first < nfuncs) {\n";
             s += &indent(self.bulk_tensor_stage("(a + (long long)first * K3)", "wa", "&bars[ia]"), 4);
+            s += "}\n";
+            s += &b_setup;
+            s += "if (first < nfuncs) {\n";
             s += &indent(self.bulk_wait("ia"), 4);
             s += "}\n";
         } else {
             s += "if (first < nfuncs) {\n";
             s += &indent(self.async_tensor_stage(tp, "(a + (long long)first * K3)", "wa"), 4);
-            s += "    mra_cp_async_wait_all();\n}\n";
+            s += "}\n";
+            s += &b_setup;
+            s += "mra_cp_async_wait_all();\n";
             s += &format!("{barrier}  // the first tensor is staged\n");
         }
         s += "for (int n = first; n < nfuncs; n += stride) {\n";
@@ -195,7 +203,7 @@ impl Emitter<'_> {
 
     /// `pipeline(P)` with `buffers(P + 1)`: a ring of P input slots and one intermediate. The
     /// copies of the block's next P - 1 tensors are in flight while a tensor's three passes run.
-    fn ring_batch_loop(&self, tp: &TransformPlan, passes: &[String; 3]) -> String {
+    fn ring_batch_loop(&self, tp: &TransformPlan, passes: &[String; 3], b_setup: &str) -> String {
         let t = self.t();
         let p = tp.pipeline;
         let barrier = self.d.barrier();
@@ -222,6 +230,7 @@ impl Emitter<'_> {
             s += &indent(self.async_tensor_copies(tp, "(a + (long long)m * K3)", "(ring + s * K * W_STRIDE)"), 8);
             s += "    }\n    mra_cp_async_commit();\n}\n";
         }
+        s += &format!("// B is loaded while the first tensors' copies are in flight.\n{b_setup}");
         s += "int slot = 0;  // the slot of tensor n\n";
         s += "for (int n = block; n < nfuncs; n += nblocks) {\n";
         s += &format!("    {t}* c_n = c + (long long)n * K3;\n");
