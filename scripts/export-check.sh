@@ -48,7 +48,8 @@ done
 CAP=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1 | tr -d ' .')
 ARCH=sm_${CAP:-90}
 
-say "# export-check: commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown), $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+# The commit is the binary's (its --version, below), not the tree's: a copied tree's .git may be stale.
+say "# export-check: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
 say "# GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -n 1), arch $ARCH"
 say "# nvcc: $("$NVCC" --version | tail -n 1)"
 say "# mra-bench: $BIN ($("$BIN" --version))"

@@ -3,7 +3,7 @@
 # and warm compile. Run on a machine with an NVIDIA GPU, from the repository root:
 #   scripts/gpu-check.sh [path/to/mra-bench]
 # Environment: OUT (where logs and results.json go, default ./gpu-check-out),
-#   MRA_COMMIT (commit the binary was built from), KS (bench K list), LEVELS, TASKS, VALIDATE_KS, VALIDATE_NS.
+#   MRA_COMMIT (commit the binary was built from; default: what its --version says), KS (bench K list), LEVELS, TASKS, VALIDATE_KS, VALIDATE_NS.
 set -uo pipefail
 BIN=${1:-target/release/mra-bench}
 OUT=${OUT:-gpu-check-out}
@@ -15,6 +15,8 @@ VALIDATE_KS=${VALIDATE_KS:-1,5,6,7,8,10,12,13,16,20,24,25,28,32}
 VALIDATE_NS=${VALIDATE_NS:-1,3,2048}
 VALIDATE_LEVELS=${VALIDATE_LEVELS:-all}
 export MRA_KERNEL_CACHE=${MRA_KERNEL_CACHE:-$(mktemp -d)}
+# The commit the results name: the binary's own (`mra-bench --version`) unless given.
+export MRA_COMMIT=${MRA_COMMIT:-$("$BIN" --version 2>/dev/null | sed -n 's/.*(commit \(.*\))$/\1/p')}
 status=0
 
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv,noheader > "$OUT/device.txt" 2>&1

@@ -40,7 +40,8 @@ Environment:
 #[derive(Parser, Debug)]
 #[command(
     name = "mra-bench",
-    version,
+    // The commit too (build.rs), so a result or a log can say which binary made it.
+    version = concat!(env!("CARGO_PKG_VERSION"), " (commit ", env!("MRA_COMMIT"), ")"),
     about = "Generate, check and time MRA-transform kernels (batched 3-D tensor-times-matrix).",
     long_about = "Generate, check and time MRA-transform kernels: C_n(i,j,k) = sum A_n(a,b,c) B(a,i) B(b,j) B(c,k).\n\
                   Without a subcommand: benchmark one level in the seed's harness (validated once first, the\n\
