@@ -462,11 +462,7 @@ impl Emitter<'_> {
         let t = self.t();
         let barrier = self.d.barrier();
         let whole_stage = if tp.stages_whole_tensor() { self.whole_tensor_stage() } else { String::new() };
-        let b_param = match tp.b.memory {
-            Memory::Registers if tp.fma_tail => "const BFrags& b_frag, const BTail& b_tail".to_string(),
-            Memory::Registers => "const BFrags& b_frag".to_string(),
-            _ => format!("const {t}* bm"),
-        };
+        let b_param = b_params(tp, t);
         let scratch: String = scratch_names(tp, self.plan.request.k).iter().map(|n| format!(", {t}* {n}")).collect();
         let head = format!(
             "{} void transform_tensor(const {t}* a_n, {b_param}, {t}* c_n, {t}* w0, {t}* w1, int tid{scratch})",
@@ -802,5 +798,14 @@ pub(super) fn b_args(tp: &TransformPlan) -> &'static str {
         Memory::Registers if tp.fma_tail => "b_frag, b_tail",
         Memory::Registers => "b_frag",
         _ => "bm",
+    }
+}
+
+/// The parameters that receive [`b_args`] (element type `t`), with the `load_b` typedefs.
+fn b_params(tp: &TransformPlan, t: &str) -> String {
+    match tp.b.memory {
+        Memory::Registers if tp.fma_tail => "const BFrags& b_frag, const BTail& b_tail".to_string(),
+        Memory::Registers => "const BFrags& b_frag".to_string(),
+        _ => format!("const {t}* bm"),
     }
 }

@@ -18,7 +18,8 @@ mra_dsl::schedule! {
         // fma_tail(1): the columns after the whole column fragments by FMA, held in registers
         // with the tiles until the barrier (a tuning choice, default off: not measured here).
         // The constraints keep it where there is a tail and a whole fragment at 8 columns
-        // (NVIDIA m16n8, m8n8); AMD's 16-column MFMA plans it at K = 17..31 but 24.
+        // (NVIDIA m16n8, m8n8); with AMD's 16-column MFMA it plans at K = 17..20, where the
+        // level fits the 64 KiB LDS.
         fma_tail(tune([0, 1], default = 0));
         constraint(fma_tail <= K % 8);
         constraint(8 * fma_tail <= K);
