@@ -73,6 +73,9 @@ fn bench<B: Backend>(session: &Session<B>, args: &RunArgs, schedule: &Schedule, 
     let level = prepare(schedule)?;
     let floor = prepare(&floor_schedule)?;
     let bufs = session.allocate(&cfg, &level.kernel.plan)?;
+    if let Some(resident) = level.resident_blocks {
+        eprintln!("# persistent(1): {} blocks per launch (the GPU holds {resident} of them at once; min(N, M) = {})", level.grid_blocks(bufs.nblocks), bufs.nblocks);
+    }
 
     // Validate once, on fresh random inputs, before timing.
     let seed = args.seed.unwrap_or_else(rand::random);
@@ -103,7 +106,7 @@ fn bench<B: Backend>(session: &Session<B>, args: &RunArgs, schedule: &Schedule, 
         let r = RepResult {
             level: level.kernel.level.clone(),
             nfuncs: cfg.nfuncs,
-            nblocks: level.kernel.plan.grid_blocks(cfg.nblocks()),
+            nblocks: level.grid_blocks(bufs.nblocks),
             k,
             tasks: cfg.tasks,
             streams: cfg.streams,

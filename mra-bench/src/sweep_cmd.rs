@@ -29,6 +29,9 @@ struct Row {
     fraction_of_fp64_peak: Option<f64>,
     max_rel_err: Option<f64>,
     tasks: usize,
+    /// Blocks per launch: min(N, M), or fewer for a `persistent(1)` level (what the GPU
+    /// holds at once); None when the level did not run.
+    nblocks: Option<usize>,
     best: bool,
     note: String,
     /// The SM clock while this level was timed (None where nothing could read it).
@@ -162,13 +165,18 @@ fn sweep_on<B: Backend>(session: &Session<B>, args: &SweepArgs, ks: &[u32], dtyp
                 fraction_of_fp64_peak: None,
                 max_rel_err: None,
                 tasks: 0,
+                nblocks: None,
                 best: false,
                 note: String::new(),
                 sm_clock: None,
             };
             match measure(session, s, k, dtype, base, &inputs, &streams, clocks.as_ref()) {
-                Ok(Measured { us, tasks, max_rel: rel, clock }) => {
+                Ok(Measured { us, tasks, max_rel: rel, clock, nblocks }) => {
                     row.sm_clock = clock;
+                    row.nblocks = Some(nblocks);
+                    if nblocks < base.nblocks() {
+                        row.note = format!("persistent: {nblocks} blocks per launch");
+                    }
                     if s.name == copy.name {
                         floor_us = Some(us);
                     }
@@ -270,6 +278,8 @@ struct Measured {
     max_rel: f64,
     /// The SM clock while it was timed.
     clock: Option<ClockStats>,
+    /// Blocks per launch.
+    nblocks: usize,
 }
 
 /// Prepares, validates and times one level.
@@ -300,7 +310,7 @@ fn measure<B: Backend>(
     let tasks = if probe[0] > 10_000.0 { ((1e6 / probe[0]) as usize).clamp(3, base.tasks) } else { base.tasks };
     let cfg = HarnessConfig { tasks, ..*base };
     let (times, clock) = harness::time_reps_clocked(gpu, &p, &bufs, streams, &cfg, clocks)?;
-    Ok(Measured { us: harness::median(&times) / tasks as f64, tasks, max_rel: cmp.max_rel, clock })
+    Ok(Measured { us: harness::median(&times) / tasks as f64, tasks, max_rel: cmp.max_rel, clock, nblocks: p.grid_blocks(bufs.nblocks) })
 }
 
 /// The table; `peak`: the FP64 GEMM peak and the BLAS that measured it.
@@ -375,6 +385,7 @@ mod tests {
             fraction_of_fp64_peak: None,
             max_rel_err: None,
             tasks: 3,
+            nblocks: Some(512),
             best: false,
             note: String::new(),
             sm_clock: None,
@@ -416,6 +427,7 @@ mod tests {
             fraction_of_fp64_peak: None,
             max_rel_err: Some(0.0),
             tasks: 3,
+            nblocks: Some(512),
             best: false,
             note: String::new(),
             sm_clock,

@@ -267,6 +267,13 @@ pub enum Step {
     /// instructions cover NP = FN·floor(K / FN) columns. At K = 10 on an m16n8 instruction the
     /// padded fragment is 6/8 zeros: half of a pass's instructions multiply them.
     FmaTail(Value),
+    /// `persistent(0|1)`: 1: the runtime launches no more blocks than the device holds at once
+    /// (the driver's resident blocks per SM/CU for the loaded kernel × SMs/CUs, and at most
+    /// min(N, M)), so each block walks more tensors and a block's pipeline fills and drains
+    /// fewer times per task. The kernel is the same: every level's blocks stride over the
+    /// tensors. A launch decision, so it names no thread-block cluster (their placement is not
+    /// per SM).
+    Persistent(Value),
     /// `late_wait(0|1)`: where `cluster(N)`'s pass 0 waits at the cluster barrier (every block
     /// done with the gather buffer it is about to write). 0: the whole block, before pass 0.
     /// 1: each wave after computing its first tile, before its first store, so a late block's
@@ -302,6 +309,7 @@ impl Step {
             Step::FuseK(_) => "fuse_k",
             Step::BulkCopy(_) => "bulk_copy",
             Step::FmaTail(_) => "fma_tail",
+            Step::Persistent(_) => "persistent",
             Step::LateWait(_) => "late_wait",
         }
     }
@@ -422,6 +430,7 @@ impl fmt::Display for Step {
             Step::FuseK(v) => write!(f, "fuse_k({v})"),
             Step::BulkCopy(v) => write!(f, "bulk_copy({v})"),
             Step::FmaTail(v) => write!(f, "fma_tail({v})"),
+            Step::Persistent(v) => write!(f, "persistent({v})"),
             Step::LateWait(v) => write!(f, "late_wait({v})"),
         }
     }

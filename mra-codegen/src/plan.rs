@@ -251,6 +251,9 @@ pub struct Plan {
     pub dynamic_shared: bool,
     /// `launch_bounds(min_blocks = N)` with N > 1: blocks the compiler must fit on one SM/CU.
     pub min_blocks: Option<u32>,
+    /// `persistent(1)`: the runtime launches at most the blocks the device holds at once
+    /// (resident blocks per SM/CU × SMs/CUs), not min(N, M); see [`Plan::persistent_grid`].
+    pub persistent: bool,
     /// The tunable parameters with the values this plan used (defaults resolved for the
     /// request, or a tuned configuration's).
     pub parameters: crate::tune::Config,
@@ -771,6 +774,18 @@ impl Schedule {
             _ => None,
         })
         .filter(|&m| m > 1);
+        let persistent = self
+            .switch(|s| if let Step::Persistent(v) = s { Some(v) } else { None }, "persistent", "0 (min(N, M) blocks) or 1 (at most the blocks the GPU holds at once)")
+            .map_err(|e| malformed(&e))?;
+        if persistent {
+            match &body {
+                Body::Library(_) => return Err(malformed("persistent(1) sizes the grid of the level's kernel: a library level launches none per task")),
+                Body::Transform(tp) if tp.cluster > 1 => {
+                    return Err(malformed("persistent(1) counts resident blocks per SM; cluster(N) places its blocks by cluster (NOTES.md run 70): use one or the other"))
+                }
+                _ => {}
+            }
+        }
         Ok(Plan {
             request: req,
             threads,
@@ -780,6 +795,7 @@ impl Schedule {
             workspace_elems_per_tensor: per_tensor,
             dynamic_shared,
             min_blocks,
+            persistent,
             parameters: self.defaults(),
         })
     }
@@ -866,6 +882,16 @@ impl Plan {
     /// The grid for `blocks` requested blocks: rounded up to whole clusters.
     pub fn grid_blocks(&self, blocks: usize) -> usize {
         blocks.div_ceil(self.cluster_blocks() as usize) * self.cluster_blocks() as usize
+    }
+
+    /// The grid of one launch for `blocks` requested blocks (min(N, M)) on a device that holds
+    /// `resident` of this kernel's blocks at once (`None`: not known): with `persistent(1)`
+    /// no more than `resident` (and at least one), else [`Plan::grid_blocks`].
+    pub fn persistent_grid(&self, blocks: usize, resident: Option<usize>) -> usize {
+        match resident {
+            Some(r) if self.persistent => blocks.min(r.max(1)),
+            _ => self.grid_blocks(blocks),
+        }
     }
 
     /// Whether this level is a plain copy (validated against its input, no flops).

@@ -91,6 +91,7 @@ impl Prim {
             PrimKind::FuseK(v) => out.push((named("fuse_k".into(), v), v)),
             PrimKind::BulkCopy(v) => out.push((named("bulk_copy".into(), v), v)),
             PrimKind::FmaTail(v) => out.push((named("fma_tail".into(), v), v)),
+            PrimKind::Persistent(v) => out.push((named("persistent".into(), v), v)),
             _ => {}
         }
         out
@@ -123,6 +124,7 @@ impl Prim {
             PrimKind::FuseK(_) => "fuse_k",
             PrimKind::BulkCopy(_) => "bulk_copy",
             PrimKind::FmaTail(_) => "fma_tail",
+            PrimKind::Persistent(_) => "persistent",
         }
     }
 }
@@ -197,6 +199,8 @@ pub enum PrimKind {
     /// `fma_tail(0|1)`: 1: the columns past the last whole column fragment by FMA instead of
     /// a zero-padded fragment.
     FmaTail(Val),
+    /// `persistent(0|1)`: 1: launch at most the blocks the GPU holds at once.
+    Persistent(Val),
 }
 
 /// A numeric argument: `N`, or `tune([N, ...], default = D[, name = ident])` (for threads

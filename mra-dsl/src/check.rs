@@ -120,7 +120,7 @@ fn check_values(prim: &Prim, errors: &mut Errors) {
                 errors.push(n.span, format!("fuse_k({}): takes 1, 2 or 4 (k-steps per instruction)", n.value));
             }
         }),
-        PrimKind::AsyncExchange(v) | PrimKind::AlignRuns(v) | PrimKind::LateWait(v) | PrimKind::PairRows(v) | PrimKind::BulkCopy(v) | PrimKind::FmaTail(v) => {
+        PrimKind::AsyncExchange(v) | PrimKind::AlignRuns(v) | PrimKind::LateWait(v) | PrimKind::PairRows(v) | PrimKind::BulkCopy(v) | PrimKind::FmaTail(v) | PrimKind::Persistent(v) => {
             let what = prim.name();
             for_each_value(v, |n| {
                 if n.value > 1 {
@@ -501,6 +501,12 @@ fn check_combination(level: &Level, errors: &mut Errors) {
     }
     if let (Some(x), None) = (find("async_exchange"), find("cluster")) {
         errors.push(x.ident.span(), "async_exchange(..) chooses how the blocks of cluster(N) exchange pass 0's output: add cluster(N)");
+    }
+    if let (Some(x), Some(c)) = (find("persistent"), find("cluster")) {
+        errors.push(
+            x.ident.span(),
+            format!("persistent(..) counts resident blocks per SM; cluster(N) (line {}) places its blocks by cluster: use one or the other", c.ident.span().start().line),
+        );
     }
     if let (Some(x), Some(c)) = (find("align_runs"), find("cluster")) {
         errors.push(

@@ -31,6 +31,7 @@ pub const PRIMITIVES: &[&str] = &[
     "fuse_k",
     "bulk_copy",
     "fma_tail",
+    "persistent",
 ];
 
 /// How each primitive is written, for "missing/extra argument" messages.
@@ -61,6 +62,7 @@ pub fn signature(prim: &str) -> &'static str {
         "fuse_k" => "fuse_k(1|2|4) or fuse_k(tune([1, 2, 4], default = N))",
         "bulk_copy" => "bulk_copy(0|1) or bulk_copy(tune([0, 1], default = N))",
         "fma_tail" => "fma_tail(0|1) or fma_tail(tune([0, 1], default = N))",
+        "persistent" => "persistent(0|1) or persistent(tune([0, 1], default = N))",
         _ => unreachable!("not a primitive: {prim}"),
     }
 }
@@ -73,6 +75,7 @@ pub const SWITCHES: Table<&str> = &[
     ("pair_rows", "0 (rows as the instruction lays them) or 1 (row pairs per lane)"),
     ("bulk_copy", "0 (cp.async by every thread) or 1 (bulk copies, one per row)"),
     ("fma_tail", "0 (a zero-padded last column fragment) or 1 (the last K mod FN columns by FMA)"),
+    ("persistent", "0 (min(N, M) blocks) or 1 (at most the blocks the GPU holds at once)"),
 ];
 
 /// What `0` and `1` mean for the 0|1 step `prim`.

@@ -141,6 +141,14 @@ pub trait Backend: Sized {
     /// A new BLAS handle.
     fn blas(&self) -> Result<Self::Blas>;
 
+    /// How many blocks of `f` with `threads` threads the whole device holds at once: the
+    /// driver's resident blocks per SM/CU for the loaded kernel (its registers and shared
+    /// memory) times the SMs/CUs. `persistent(1)` launches no more than this. `None` where the
+    /// backend has no such limit (the CPU emulator runs blocks one after another).
+    fn resident_blocks(&self, _f: &Self::Function, _threads: u32) -> Result<Option<usize>> {
+        Ok(None)
+    }
+
     /// What the compiler reported about a compiled kernel (registers, spills, shared memory),
     /// if it reported anything: the tuner rejects spilling or non-fitting candidates from it.
     fn resources(_compiled: &Self::Compiled) -> Option<Resources> {

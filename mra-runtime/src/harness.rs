@@ -107,6 +107,9 @@ pub struct Prepared<B: Backend> {
     /// The compiled kernel, if the level has one (the three-GEMM level has none).
     pub compiled: Option<B::Compiled>,
     pub task: Task<B>,
+    /// With `persistent(1)`: how many of the kernel's blocks the device holds at once (the
+    /// backend's occupancy for the loaded kernel), which caps every launch's grid.
+    pub resident_blocks: Option<usize>,
 }
 
 /// What one task of a level submits.
@@ -155,13 +158,19 @@ impl<B: Backend> Prepared<B> {
         Ok(())
     }
 
+    /// The blocks one launch of the kernel uses when the buffers were sized for `nblocks`
+    /// (min(N, M), whole clusters): fewer with `persistent(1)` where the device holds fewer.
+    pub fn grid_blocks(&self, nblocks: usize) -> usize {
+        self.kernel.plan.persistent_grid(nblocks, self.resident_blocks)
+    }
+
     /// Submits one task (all N tensors) on `stream`, the `s`-th stream of the harness.
     pub fn launch(&self, gpu: &B, stream: &B::Stream, bufs: &Buffers<B>, s: usize) -> Result<()> {
         let plan = &self.kernel.plan;
         let (k, dtype) = (plan.request.k as i64, plan.request.dtype);
         let (k3, n) = (k * k * k, bufs.nfuncs as i64);
         match &self.task {
-            Task::Kernel(f) => gpu.launch(f, stream, plan.threads, &bufs.args(s)),
+            Task::Kernel(f) => gpu.launch(f, stream, plan.threads, &LaunchArgs { nblocks: self.grid_blocks(bufs.nblocks) as i32, ..bufs.args(s) }),
             Task::Kronecker { matrix, blas, .. } => gpu.gemm(
                 &*blas.get(gpu, s)?,
                 stream,
@@ -276,7 +285,11 @@ impl<B: Backend> Session<B> {
             (_, Some(f)) => Task::Kernel(f),
             (_, None) => unreachable!("every non-library level has a kernel"),
         };
-        Ok(Prepared { kernel, compiled, task })
+        let resident_blocks = match &task {
+            Task::Kernel(f) if kernel.plan.persistent => self.gpu.resident_blocks(f, kernel.plan.threads)?,
+            _ => None,
+        };
+        Ok(Prepared { kernel, compiled, task, resident_blocks })
     }
 
     /// How a prepared level's kernel was compiled (` compiled with NVRTC 13.0 in ...`), or

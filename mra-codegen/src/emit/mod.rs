@@ -172,6 +172,15 @@ impl Emitter<'_> {
                 Step::Constraint(_) => {
                     self.w.line(format!("// [{}:{}] {}: holds", short_file(&self.s.file), s.line, s.item));
                 }
+                // A launch decision: the kernel is the same, its blocks stride over the tensors.
+                Step::Persistent(_) => {
+                    let what = if self.plan.persistent {
+                        "launched with at most the blocks the GPU holds at once (each walks more tensors)"
+                    } else {
+                        "launched with min(N, M) blocks"
+                    };
+                    self.w.line(format!("// [{}:{}] {}: {what}", short_file(&self.s.file), s.line, s.item));
+                }
                 _ => {}
             }
         }

@@ -56,6 +56,10 @@ mra_dsl::schedule! {
         bulk_copy(tune([0, 1], default = if bulk_copies == 0 { 0 } else if K % 2 == 1 { 0 } else if K <= 4 { 0 } else if K == 8 { 0 } else if K == 24 { 0 } else { 1 }));
         constraint(bulk_copy <= bulk_copies);
         constraint(bulk_copy * (K % 2 + pad_a % 2) == 0);
+        // persistent(1): the runtime launches no more blocks than the GPU holds at once (the
+        // driver's occupancy for this kernel × SMs), so each block's pipeline fills and drains
+        // once per ~N / grid tensors rather than per N / M (NOTES.md run 70).
+        persistent(tune([0, 1], default = 0));
         // (fma_tail(1), the K mod 8 columns after the whole fragments by FMA, is not a choice
         // here: an H200 measured it 11-64% slower at every K from 10 to 22, NOTES.md runs 65-66.)
     }

@@ -34,6 +34,10 @@ impl Backend for Gpu {
         Blas::new()
     }
 
+    fn resident_blocks(&self, f: &Function, threads: u32) -> Result<Option<usize>> {
+        Gpu::resident_blocks(self, f, threads).map(Some)
+    }
+
     fn resources(c: &Compiled) -> Option<crate::backend::Resources> {
         c.resources.map(|r| crate::backend::Resources {
             registers: r.registers,

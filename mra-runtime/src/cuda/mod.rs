@@ -180,6 +180,16 @@ impl Gpu {
         }
         Ok(f)
     }
+
+    /// Blocks of `f` (with `threads` threads and its dynamic shared memory) the device holds at
+    /// once: cuOccupancyMaxActiveBlocksPerMultiprocessor × multiprocessors.
+    pub fn resident_blocks(&self, f: &Function, threads: u32) -> Result<usize> {
+        // SAFETY: f.func is a live kernel handle of a module loaded in this context.
+        let per_sm = check("cuOccupancyMaxActiveBlocksPerMultiprocessor", unsafe {
+            drv::occupancy::max_active_block_per_multiprocessor(f.func, threads as i32, f.dynamic_shared_bytes as usize)
+        })?;
+        Ok(per_sm.max(0) as usize * self.multiprocessors.max(0) as usize)
+    }
 }
 
 impl Drop for Gpu {

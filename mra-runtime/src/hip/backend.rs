@@ -38,6 +38,10 @@ impl Backend for Gpu {
         Ok(HipBlas::get()?.create()?)
     }
 
+    fn resident_blocks(&self, f: &Function, threads: u32) -> Result<Option<usize>> {
+        Ok(Some(f.resident_blocks(threads, self.multiprocessors)?))
+    }
+
     fn resources(c: &Compiled) -> Option<crate::backend::Resources> {
         c.resources.as_ref().map(|r| crate::backend::Resources {
             registers: r.vgpr_count,

@@ -129,6 +129,9 @@ pub struct Fns {
     pub event_synchronize: unsafe extern "C" fn(HipEvent) -> HipStatus,
     pub event_elapsed_time: unsafe extern "C" fn(*mut f32, HipEvent, HipEvent) -> HipStatus,
     pub event_destroy: unsafe extern "C" fn(HipEvent) -> HipStatus,
+    /// `hipModuleOccupancyMaxActiveBlocksPerMultiprocessor` (only `persistent(1)` needs it:
+    /// optional, so a runtime without it still runs everything else).
+    pub module_occupancy_max_active_blocks: Option<unsafe extern "C" fn(*mut c_int, HipFunction, c_int, usize) -> HipStatus>,
 }
 
 /// The loaded HIP runtime.
@@ -229,6 +232,7 @@ impl HipLib {
             event_synchronize: sym(lib, name, "hipEventSynchronize")?,
             event_elapsed_time: sym(lib, name, "hipEventElapsedTime")?,
             event_destroy: sym(lib, name, "hipEventDestroy")?,
+            module_occupancy_max_active_blocks: sym(lib, name, "hipModuleOccupancyMaxActiveBlocksPerMultiprocessor").ok(),
         })
     }
 

@@ -353,6 +353,23 @@ impl Drop for Event {
 }
 
 impl Function {
+    /// Blocks of this kernel (with `threads` threads and its dynamic LDS) the device holds at
+    /// once: hipModuleOccupancyMaxActiveBlocksPerMultiprocessor × `multiprocessors` CUs.
+    pub fn resident_blocks(&self, threads: u32, multiprocessors: i32) -> Result<usize> {
+        const SYMBOL: &str = "hipModuleOccupancyMaxActiveBlocksPerMultiprocessor";
+        let Some(occupancy) = self.lib.fns.module_occupancy_max_active_blocks else {
+            return Err(HipError::RuntimeSymbol {
+                library: self.lib.library.clone(),
+                symbol: SYMBOL,
+                message: "not exported; persistent(1) needs it to size its grid (use persistent(0))".into(),
+            });
+        };
+        let mut per_cu = 0;
+        // SAFETY: a live kernel handle; valid out-pointer.
+        self.lib.check(SYMBOL, unsafe { occupancy(&mut per_cu, self.func, threads as i32, self.dynamic_shared_bytes as usize) })?;
+        Ok(per_cu.max(0) as usize * multiprocessors.max(0) as usize)
+    }
+
     /// Launches `nblocks × threads` on `stream`; errors of the launch itself are returned
     /// (errors of the running kernel surface at the next synchronization).
     pub fn launch(&self, stream: &Stream, threads: u32, args: &LaunchArgs) -> Result<()> {
