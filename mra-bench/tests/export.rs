@@ -16,6 +16,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 const KS: &str = "5,8,13,16,20,32";
+/// The recording stub runtime's device: 7 multiprocessors holding 3 blocks of any kernel each.
+const STUB_MULTIPROCESSORS: u64 = 7;
+const STUB_PER_MULTIPROCESSOR: u64 = 3;
 
 fn mra_bench(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_mra-bench")).args(args).env("MRA_KERNEL_CACHE", "off").env("MRA_TUNING_DB", "/nonexistent/mra-tuning.json").output().expect("run mra-bench")
@@ -198,6 +201,15 @@ fn recording_program(manifest: &[Value], hip: bool) -> String {
          extern \"C\" {err} {p}FuncSetAttribute(const void* f, enum {p}FuncAttribute a, int v) {{ (void)f; (void)a; attr_value = v; return ({err})0; }}\n\
          extern \"C\" const char* {p}GetErrorString({err} e) {{ (void)e; return \"stub\"; }}\n"
     );
+    // A device of STUB_MULTIPROCESSORS that holds STUB_PER_MULTIPROCESSOR blocks of any kernel
+    // on each; the occupancy query must see the dynamic shared memory the launch uses.
+    s += &format!(
+        "static size_t occupancy_shared = (size_t)-1;\n\
+         extern \"C\" {err} {p}GetDevice(int* d) {{ *d = 0; return ({err})0; }}\n\
+         extern \"C\" {err} {p}DeviceGetAttribute(int* v, {attr} a, int d) {{ (void)a; (void)d; *v = {STUB_MULTIPROCESSORS}; return ({err})0; }}\n\
+         extern \"C\" {err} {p}OccupancyMaxActiveBlocksPerMultiprocessor(int* n, const void* f, int b, size_t shared) {{ (void)f; (void)b; occupancy_shared = shared; *n = {STUB_PER_MULTIPROCESSOR}; return ({err})0; }}\n",
+        attr = if hip { "hipDeviceAttribute_t" } else { "enum cudaDeviceAttr" }
+    );
     for e in manifest {
         s += &format!("extern \"C\" void {}(const double*, const double*, double*, double*, int, int) {{}}\n", e["entry"].as_str().unwrap());
     }
@@ -210,8 +222,8 @@ fn recording_program(manifest: &[Value], hip: bool) -> String {
         let entry = e["entry"].as_str().unwrap();
         for n in [3, 1031] {
             s += &format!(
-                "    attr_value = -1; last_func = 0;\n    {{ int rc = mra_transform({k}, p, p, p, p, {n}, 0);\n\
-                 \x20     printf(\"K={k} N={n} rc=%d right_kernel=%d grid=%u block=%u shared=%zu attr=%d ws=%zu supported=%d\\n\", rc, last_func == (const void*){entry}, last_grid, last_block, last_shared, attr_value, mra_transform_workspace_bytes({k}, {n}), mra_transform_supported({k})); }}\n"
+                "    attr_value = -1; last_func = 0; occupancy_shared = (size_t)-1;\n    {{ int rc = mra_transform({k}, p, p, p, p, {n}, 0);\n\
+                 \x20     printf(\"K={k} N={n} rc=%d right_kernel=%d grid=%u block=%u shared=%zu attr=%d ws=%zu supported=%d occupancy_shared=%lld\\n\", rc, last_func == (const void*){entry}, last_grid, last_block, last_shared, attr_value, mra_transform_workspace_bytes({k}, {n}), mra_transform_supported({k}), (long long)occupancy_shared); }}\n"
             );
         }
         s += &format!("    printf(\"K={k} null_workspace rc=%d\\n\", mra_transform({k}, p, p, p, 0, 5, 0));\n");
@@ -250,15 +262,22 @@ fn the_host_header_is_valid_cxx_and_launches_as_the_manifest_says() {
         let out = Command::new(&exe).output().unwrap();
         let out = text(&out.stdout);
         assert!(out.contains("unsupported -1\n") && out.contains("negative -2\n") && out.contains("zero 0\n"), "{out}");
+        // K = 20 on sm_90 is fused-pipe with persistent(1) by default: the capped grid is checked.
+        assert_eq!(manifest.iter().any(|e| e["persistent"] == true), !hip, "{arch}: which entries are persistent");
         for e in &manifest {
             let k = e["K"].as_u64().unwrap();
             let (threads, dynamic, ws) = (e["threads"].as_u64().unwrap(), e["dynamic_shared_bytes"].as_u64().unwrap(), e["workspace_elems_per_block"].as_u64().unwrap());
+            let persistent = e["persistent"].as_bool().unwrap();
             for n in [3u64, 1031] {
-                let grid = n.min(512);
+                // The workspace is sized for min(N, M) blocks; a persistent(1) launch uses no more
+                // than the (stub) device holds: multiprocessors × blocks per multiprocessor.
+                let sized = n.min(512);
+                let grid = if persistent { sized.min(STUB_MULTIPROCESSORS * STUB_PER_MULTIPROCESSOR) } else { sized };
                 let attr = if dynamic > 0 { dynamic as i64 } else { -1 };
+                let asked = if persistent { dynamic as i64 } else { -1 };
                 let want = format!(
-                    "K={k} N={n} rc=0 right_kernel=1 grid={grid} block={threads} shared={dynamic} attr={attr} ws={} supported=1",
-                    grid * ws * 8
+                    "K={k} N={n} rc=0 right_kernel=1 grid={grid} block={threads} shared={dynamic} attr={attr} ws={} supported=1 occupancy_shared={asked}",
+                    sized * ws * 8
                 );
                 assert!(out.lines().any(|l| l == want), "{arch}: want `{want}` in:\n{out}");
             }

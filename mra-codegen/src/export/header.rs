@@ -17,6 +17,10 @@ struct Api {
     max_dynamic_shared: &'static str,
     error_string: &'static str,
     compiler_macro: &'static str,
+    get_device: &'static str,
+    device_attribute: &'static str,
+    multiprocessor_count: &'static str,
+    occupancy: &'static str,
 }
 
 const CUDA: Api = Api {
@@ -29,6 +33,10 @@ const CUDA: Api = Api {
     max_dynamic_shared: "cudaFuncAttributeMaxDynamicSharedMemorySize",
     error_string: "cudaGetErrorString",
     compiler_macro: "__CUDACC__",
+    get_device: "cudaGetDevice",
+    device_attribute: "cudaDeviceGetAttribute",
+    multiprocessor_count: "cudaDevAttrMultiProcessorCount",
+    occupancy: "cudaOccupancyMaxActiveBlocksPerMultiprocessor",
 };
 
 const HIP: Api = Api {
@@ -41,6 +49,10 @@ const HIP: Api = Api {
     max_dynamic_shared: "hipFuncAttributeMaxDynamicSharedMemorySize",
     error_string: "hipGetErrorString",
     compiler_macro: "__HIPCC__",
+    get_device: "hipGetDevice",
+    device_attribute: "hipDeviceGetAttribute",
+    multiprocessor_count: "hipDeviceAttributeMultiprocessorCount",
+    occupancy: "hipOccupancyMaxActiveBlocksPerMultiprocessor",
 };
 
 pub(super) fn host_header(entries: &[Entry], generator: &str) -> String {
@@ -140,7 +152,8 @@ fn launcher(e: &Entry, api: &Api, t: &str) -> String {
         0 => format!("{} bytes of static shared memory", p.shared_bytes),
         d => format!("{d} bytes of dynamic shared memory (above the default limit: raised first)"),
     };
-    s += &format!("// {entry}: min(nfuncs, MRA_MAX_BLOCKS) blocks of {threads} threads, {shared_note}.\n");
+    let grid_note = if p.persistent { " (fewer where the device holds fewer at once: persistent(1))" } else { "" };
+    s += &format!("// {entry}: min(nfuncs, MRA_MAX_BLOCKS) blocks{grid_note} of {threads} threads, {shared_note}.\n");
     s += &format!(
         "inline int mra_transform_k{k}(const {t}* a, const {t}* b, {t}* c, {t}* workspace, int nfuncs, {} stream) {{\n",
         api.stream
@@ -158,6 +171,16 @@ fn launcher(e: &Entry, api: &Api, t: &str) -> String {
             attr = api.max_dynamic_shared,
             ok = api.success
         );
+    }
+    if p.persistent {
+        // After raising the dynamic shared memory limit: the occupancy query counts it.
+        s += "    // persistent(1): no more blocks than the device holds at once; each walks more tensors.\n";
+        s += "    {\n        int device = 0, multiprocessors = 0, per_multiprocessor = 0;\n";
+        s += &format!("        {err} pe = {get}(&device);\n", err = api.error, get = api.get_device);
+        s += &format!("        if (pe == {ok}) pe = {attr}(&multiprocessors, {mp}, device);\n", ok = api.success, attr = api.device_attribute, mp = api.multiprocessor_count);
+        s += &format!("        if (pe == {ok}) pe = {occ}(&per_multiprocessor, (const void*){entry}, {threads}, {dynamic});\n", ok = api.success, occ = api.occupancy);
+        s += &format!("        if (pe != {ok}) return (int)pe;\n", ok = api.success);
+        s += "        if (per_multiprocessor > 0 && multiprocessors * per_multiprocessor < nblocks) nblocks = multiprocessors * per_multiprocessor;\n    }\n";
     }
     s += "    void* args[] = {&a, &b, &c, &workspace, &nfuncs, &nblocks};\n";
     s += &format!(

@@ -132,6 +132,8 @@ struct ManifestEntry<'a> {
     shared_bytes: u32,
     dynamic_shared_bytes: u32,
     workspace_elems_per_block: u64,
+    /// `persistent(1)`: the launcher uses no more blocks than the device holds at once.
+    persistent: bool,
 }
 
 /// The files of a bundle for `entries` (distinct K, all of one arch and dtype).
@@ -164,6 +166,7 @@ pub fn bundle(entries: &[Entry], generator: &str) -> Result<Vec<File>, ExportErr
             shared_bytes: e.kernel.plan.shared_bytes,
             dynamic_shared_bytes: e.dynamic_shared_bytes(),
             workspace_elems_per_block: e.kernel.plan.workspace_elems_per_block,
+            persistent: e.kernel.plan.persistent,
         })
         .collect();
     let text = serde_json::to_string_pretty(&manifest).expect("plain data serializes") + "\n";

@@ -58,8 +58,11 @@ mra_dsl::schedule! {
         constraint(bulk_copy * (K % 2 + pad_a % 2) == 0);
         // persistent(1): the runtime launches no more blocks than the GPU holds at once (the
         // driver's occupancy for this kernel × SMs), so each block's pipeline fills and drains
-        // once per ~N / grid tensors rather than per N / M (NOTES.md run 70).
-        persistent(tune([0, 1], default = 0));
+        // once per ~N / grid tensors rather than per N / M. On from K = 20, where an H200
+        // measured it faster (NOTES.md run 70: K = 20 -4.2%, 21 -3.6%, 22 -4.7%, 23 -3.1%, 24
+        // -3.5%); K = 16, 17, 19 within ±1.2%, K = 18 +1.4%; at K <= 15 the GPU holds more
+        // blocks than M = 512 (the same launch).
+        persistent(tune([0, 1], default = if K >= 20 { 1 } else { 0 }));
         // (fma_tail(1), the K mod 8 columns after the whole fragments by FMA, is not a choice
         // here: an H200 measured it 11-64% slower at every K from 10 to 22, NOTES.md runs 65-66.)
     }
