@@ -42,7 +42,7 @@ fn list_prints_parameters_constraints_and_candidates_per_k() {
     // pad 4, runs 18 apart) needs 2·2·17·(17·18 + 4)·8 = 168640 B <= 227 KiB, so all 72 × 2.
     let o = mra_bench(&["tune", "--list", "-l", "fused-pipe,fused", "-K", "17", "--arch", "sm_90"], &temp("list-odd"));
     let out = text(&o.stdout);
-    assert!(o.status.success() && out.contains("fused-pipe (9 parameters") && out.contains("sm_90    candidates  K=17: 144"), "{out}");
+    assert!(o.status.success() && out.contains("fused-pipe (10 parameters") && out.contains("sm_90    candidates  K=17: 144"), "{out}");
 }
 
 #[test]

@@ -592,6 +592,16 @@ fn cluster_and_unroll_rows() {
         5,
         "fma_tail",
     );
+    // persistent(0|1): a boolean launch decision for any kernel level, not with clusters.
+    parse(&format!("{fused} pipeline(2);\n persistent(tune([0, 1], default = 1));\n}}"));
+    parse("level f \"f\" {\n threads(128);\n bind(threads, elements);\n persistent(1);\n}");
+    assert_error(&format!("{fused} persistent(2);\n}}"), "persistent(2): takes 0 (min(N, M) blocks) or 1 (at most the blocks the GPU holds at once)", 7, "2");
+    assert_error(
+        &format!("{fused} pipeline(2);\n cluster(4);\n persistent(1);\n}}"),
+        "persistent(..) counts resident blocks per SM; cluster(N) (line 8) places its blocks by cluster: use one or the other",
+        9,
+        "persistent",
+    );
     // pair_rows(0|1) permutes the fused passes' tile rows: a boolean, with the fused steps (cluster(N) too).
     parse(&format!("{fused} pair_rows(tune([0, 1], default = 0));\n}}"));
     parse(&format!("{fused} pipeline(2);\n cluster(4);\n pair_rows(1);\n}}"));

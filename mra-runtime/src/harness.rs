@@ -589,12 +589,14 @@ pub(crate) mod tests {
         lazy: Cell<bool>,
         /// Kernels launched with this many threads write nothing (0: none): a wrong candidate.
         pub(crate) wrong_threads: Cell<u32>,
+        /// Blocks of any kernel the fake device holds at once (None: it cannot tell).
+        resident: Cell<Option<usize>>,
     }
 
     impl Fake {
         pub(crate) fn new(rep_ms: f32) -> Fake {
             let arch = mra_codegen::arch::find("sm_90").unwrap();
-            Fake { arch, mem: RefCell::default(), ops: RefCell::default(), ids: Cell::new(0), rep_ms, lazy: Cell::new(false), wrong_threads: Cell::new(0) }
+            Fake { arch, mem: RefCell::default(), ops: RefCell::default(), ids: Cell::new(0), rep_ms, lazy: Cell::new(false), wrong_threads: Cell::new(0), resident: Cell::new(None) }
         }
 
         /// The launches (thread counts) and downloads in order: validation must come first.
@@ -698,6 +700,9 @@ pub(crate) mod tests {
         fn load(&self, entry: &String, _: &str, _: u32) -> Result<String> {
             Ok(entry.clone())
         }
+        fn resident_blocks(&self, _: &String, _: u32) -> Result<Option<usize>> {
+            Ok(self.resident.get())
+        }
         /// Runs the copy level, the Kronecker matrix build (as the generated kernel documents
         /// it: M[alpha * K^3 + beta] = B(a,i) B(b,j) B(c,k)) or any other level as the transform.
         fn launch(&self, entry: &String, stream: &usize, threads: u32, args: &LaunchArgs) -> Result<()> {
@@ -776,6 +781,34 @@ pub(crate) mod tests {
     fn validated(s: &Session<Fake>, p: &Prepared<Fake>, bufs: &Buffers<Fake>, seed: u64) -> Comparison {
         let inputs = Inputs::random(DType::F64, p.kernel.plan.request.k, bufs.nfuncs, seed);
         validate(&s.gpu, p, bufs, &inputs).unwrap()
+    }
+
+    #[test]
+    fn a_persistent_level_launches_no_more_blocks_than_the_device_holds() {
+        // fused-pipe declares persistent(1) from K = 20 (not at 16); L1 does not declare it.
+        // Expected grids by hand: min(N, M) = min(300, 512) = 300, capped at what the device
+        // holds for the persistent plan only.
+        let c = cfg(300, 1, 2, 1);
+        for (name, k, resident, want) in [
+            ("fused-pipe", 20, Some(132), 132),
+            ("fused-pipe", 20, Some(1000), 300),
+            ("fused-pipe", 20, None, 300),
+            ("fused-pipe", 20, Some(0), 1),
+            ("fused-pipe", 16, Some(132), 300),
+            ("L1", 20, Some(132), 300),
+        ] {
+            let s = session(1.0);
+            s.gpu.resident.set(resident);
+            s.gpu.lazy.set(true);
+            let (p, bufs) = prepared(&s, name, k, &c);
+            assert_eq!(bufs.nblocks, 300, "the buffers (workspaces) are sized for min(N, M)");
+            let streams = s.streams(2).unwrap();
+            p.launch(&s.gpu, &streams[1], &bufs, 1).unwrap();
+            let launches = s.gpu.launches();
+            assert_eq!(launches.len(), 1);
+            assert_eq!(launches[0].1.nblocks, want, "{name} K={k}, device holds {resident:?}");
+            assert_eq!(p.grid_blocks(bufs.nblocks), want as usize, "what run and sweep report");
+        }
     }
 
     #[test]

@@ -792,3 +792,37 @@ fn fma_tail_covers_the_columns_past_the_whole_fragments() {
     let e = mra_codegen::generate(&cluster, Request { k: 30, arch: mra_codegen::arch::find("sm_90").unwrap(), dtype: DType::F64 }).unwrap_err().to_string();
     assert!(e.contains("fma_tail(1)") && e.contains("cluster(N)") && !e.contains('\n'), "{e}");
 }
+
+/// `persistent(1)` is a launch decision: the kernel source differs only in its comment, the
+/// plan says so, and it is refused where the grid is not counted per SM (clusters) or where
+/// there is no per-task kernel (library levels).
+#[test]
+fn persistent_marks_the_plan_and_is_refused_with_clusters_and_library_levels() {
+    use mra_codegen::ir::{Located, Step, Value};
+    let req = |arch: &str, k: u32| Request { k, arch: mra_codegen::arch::find(arch).unwrap(), dtype: DType::F64 };
+    let with = |name: &str, v: u32| {
+        let mut s = levels::find(name).unwrap();
+        s.steps.retain(|st| !matches!(st.item, Step::Persistent(_)));
+        s.steps.push(Located { item: Step::Persistent(Value::Fixed(v)), line: 0 });
+        s
+    };
+    // fused-pipe's default: on from K = 20 (NOTES.md run 70), off below.
+    let pipe = levels::find("fused-pipe").unwrap();
+    assert!(pipe.plan(req("sm_90", 20)).unwrap().persistent && pipe.plan(req("sm_90", 24)).unwrap().persistent);
+    assert!(!pipe.plan(req("sm_90", 16)).unwrap().persistent && !pipe.plan(req("sm_90", 19)).unwrap().persistent);
+    // Any kernel level can take it (L1 on AMD too); the kernel body is the same.
+    let on = mra_codegen::generate(&with("L1", 1), req("gfx90a", 7)).unwrap();
+    let off = mra_codegen::generate(&with("L1", 0), req("gfx90a", 7)).unwrap();
+    assert!(on.plan.persistent && !off.plan.persistent);
+    let body = |src: &str| src.lines().filter(|l| !l.contains("persistent(")).collect::<Vec<_>>().join("\n");
+    assert_eq!(body(&on.source), body(&off.source));
+    assert!(on.source.contains("persistent(1): launched with at most the blocks the GPU holds at once"), "{}", on.source);
+    // Refused in one line.
+    let err = with("fused-cluster", 1).plan(req("sm_90", 32)).unwrap_err().to_string();
+    assert!(err.contains("persistent(1) counts resident blocks per SM; cluster(N) places its blocks by cluster"), "{err}");
+    assert!(!err.contains('\n'), "{err}");
+    let err = with("vendor-3gemm", 1).plan(req("sm_90", 8)).unwrap_err().to_string();
+    assert!(err.contains("persistent(1) sizes the grid of the level's kernel: a library level launches none per task"), "{err}");
+    let err = with("L1", 2).plan(req("sm_90", 8)).unwrap_err().to_string();
+    assert!(err.contains("persistent(N) takes 0 (min(N, M) blocks) or 1 (at most the blocks the GPU holds at once)"), "{err}");
+}
