@@ -52,8 +52,15 @@ fn with_record(schedule: &Schedule, r: &Record, db: &Db) -> CmdResult<Schedule> 
         format!("the tuning database {} has a configuration the schedule no longer accepts ({e}); run `mra-bench tune` again or pass --untuned", db.path().display())
     })?;
     let on = if r.device.gpu.is_empty() { r.device.arch.clone() } else { r.device.gpu.clone() };
+    // A parameter declared after the record was tuned takes the schedule's default: say which.
+    let missing: Vec<String> = schedule.params().into_iter().map(|p| p.name).filter(|n| !r.config.contains_key(n)).collect();
+    let missing = match missing.len() {
+        0 => String::new(),
+        1 => format!("; {} at the schedule's default (the record predates it)", missing[0]),
+        _ => format!("; {} at the schedule's defaults (the record predates them)", missing.join(", ")),
+    };
     eprintln!(
-        "# {} K={}: tuned configuration {} ({:.2} us/task when tuned on {on}; {}); --untuned for the defaults",
+        "# {} K={}: tuned configuration {} ({:.2} us/task when tuned on {on}; {}){missing}; --untuned for the defaults",
         schedule.name,
         r.k,
         mra_codegen::tune::describe(&r.config),
