@@ -3,13 +3,13 @@ mra_dsl::schedule! {
     /// tensor is copied into the shared buffer that pass does not read (cp.async, NVIDIA
     /// sm_80+), so the load of every tensor but a block's first overlaps computation. The
     /// buffers swap roles each tensor; no extra shared memory. AMD: run `fused`.
-    /// Tunable (`mra-bench tune`): threads, the shared-row pad, the k-loop unrolling, a minimum
-    /// of resident blocks per SM and a third buffer (a ring of two tensors in flight), which
-    /// must all fit in shared memory; the layout choices `align_runs` (odd K) and `pair_rows`. The defaults follow K as an H200 measured at every K from
-    /// 10 to 24 (NOTES.md runs 29, 30, 37): four warps up to K = 19 and at K = 21, twelve from
-    /// K = 22; at K = 20 thirteen warps (25 row tiles, two each) and the third buffer. (Thirteen
-    /// warps are no whole number of 64-wide wavefronts: the condition on `wave` keeps AMD's
-    /// refusal the one that matters, cp.async.)
+    /// Tunable (`mra-bench tune`): threads, the row pad, the k-loop unrolling, a minimum of
+    /// resident blocks per SM, a third buffer (two tensors in flight), all within shared memory;
+    /// `align_runs` (odd K), `pair_rows`, `fuse_k`, `bulk_copy`, and `persistent` (a grid no
+    /// larger than the GPU holds at once). The defaults follow K as an H200 measured at every K
+    /// from 10 to 24 (NOTES.md runs 29, 30, 37, 70): four warps up to K = 19 and at K = 21, twelve
+    /// from K = 22; at K = 20 thirteen warps (25 row tiles, two each) and the third buffer.
+    /// (Thirteen warps are no whole number of 64-wide wavefronts: `wave` keeps AMD's refusal cp.async.)
     level fused_pipe "fused-pipe" {
         threads(tune([128, 256, 384, 416], default = if K <= 19 { 128 } else if K >= 22 { 384 } else if K == 21 { 128 } else if wave == 32 { 416 } else { 384 }));
         launch_bounds(min_blocks = tune([1, 2], default = 1));
