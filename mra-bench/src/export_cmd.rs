@@ -1,9 +1,11 @@
 //! `mra-bench export`: the generated kernels for a list of K, as a directory that drops into a
 //! C++ build (sources, `mra_transform.h`, device headers, README; see `mra_codegen::export`).
 //!
-//! The directory is written atomically: staged next to it and renamed into place. An existing
-//! non-empty directory is refused unless `--force`, which replaces the export's files one by
-//! one (each atomically) and leaves any other file there alone.
+//! A new directory is written atomically: staged next to it and renamed into place. An existing
+//! empty directory is written into (it keeps its owner and mode), each file atomically. An
+//! existing non-empty directory is refused unless `--force`, which replaces the export's files
+//! one by one (each atomically) and leaves any other file there alone; a name taken by a
+//! directory or a read-only file is refused before anything is written.
 
 use crate::cli::ExportArgs;
 use crate::select::{self, CmdResult};
@@ -31,12 +33,14 @@ pub fn run(args: &ExportArgs) -> CmdResult {
     let entries = ks.iter().map(|&k| entry(args.level.as_deref(), k, arch, dtype, args.untuned)).collect::<CmdResult<Vec<Entry>>>()?;
     let generator = format!("mra-bench {} export --arch {} -K {} --dtype {dtype}", env!("CARGO_PKG_VERSION"), arch.name, args.ks);
     let files = export::bundle(&entries, &generator)?;
-    if existing == 0 {
-        write_new(dir, &files)?;
+    if dir.is_dir() {
+        // An existing directory keeps its owner, group and mode (setgid, a read-only one's
+        // refusal): the files go into it. Checked before the first write, so that a directory or
+        // read-only file in the way of one name does not leave half an export.
+        check_replaceable(dir, &files)?;
+        write_into(dir, &files, existing == 0)?;
     } else {
-        for f in &files {
-            write_atomic(&dir.join(&f.path), f.text.as_bytes())?;
-        }
+        write_new(dir, &files)?;
     }
     eprintln!("# wrote {} files to {} ({}, {dtype}):", files.len(), dir.display(), arch.name);
     for e in &entries {
@@ -75,8 +79,8 @@ fn existing_entries(dir: &Path) -> CmdResult<usize> {
     }
 }
 
-/// Writes `files` into a staging directory beside `dir`, then renames it to `dir` (which is
-/// absent or empty): a reader sees no export or all of it.
+/// Writes `files` into a staging directory beside `dir`, then renames it to `dir` (absent): a
+/// reader sees no export or all of it.
 fn write_new(dir: &Path, files: &[export::File]) -> CmdResult<()> {
     let parent = match dir.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
@@ -92,10 +96,6 @@ fn write_new(dir: &Path, files: &[export::File]) -> CmdResult<()> {
         for f in files {
             std::fs::write(stage.join(&f.path), &f.text).map_err(|e| format!("cannot write {}: {e}", stage.join(&f.path).display()))?;
         }
-        if dir.exists() {
-            // Empty (checked by the caller): rename replaces only an empty directory.
-            std::fs::remove_dir(dir).map_err(|e| format!("cannot replace the empty directory {}: {e}", dir.display()))?;
-        }
         std::fs::rename(&stage, dir).map_err(|e| format!("cannot move {} to {}: {e}", stage.display(), dir.display()))?;
         Ok(())
     })();
@@ -105,16 +105,43 @@ fn write_new(dir: &Path, files: &[export::File]) -> CmdResult<()> {
     result
 }
 
-/// Writes `bytes` to a temporary file beside `path`, then renames it over `path`.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> CmdResult<()> {
-    let name = path.file_name().ok_or_else(|| format!("{}: not a file name", path.display()))?;
-    let tmp = path.with_file_name(format!(".{}.tmp-{}", name.to_string_lossy(), std::process::id()));
-    if let Err(e) = std::fs::write(&tmp, bytes) {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(format!("cannot write {}: {e}", tmp.display()).into());
+/// Every file of the export can be written in `dir`: no name is taken by a directory or by a
+/// read-only file (`replace_file` would refuse it halfway through).
+fn check_replaceable(dir: &Path, files: &[export::File]) -> CmdResult<()> {
+    for f in files {
+        let path = dir.join(&f.path);
+        let target = mra_runtime::replace_file::follow_links(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        match std::fs::metadata(&target) {
+            Ok(m) if m.is_dir() => return Err(format!("{} is a directory; the export writes a file of that name: move it away first", path.display()).into()),
+            Ok(m) if m.permissions().readonly() => return Err(format!("{} is read-only; the export would replace it: make it writable or choose another directory", path.display()).into()),
+            _ => {}
+        }
     }
-    std::fs::rename(&tmp, path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        format!("cannot move {} to {}: {e}", tmp.display(), path.display()).into()
-    })
+    Ok(())
+}
+
+/// Writes `files` into the existing directory `dir`, each atomically, the manifest last. If it
+/// was empty and a write fails, the files already written are removed again: no half export.
+fn write_into(dir: &Path, files: &[export::File], was_empty: bool) -> CmdResult<()> {
+    let mut written = Vec::new();
+    for f in files {
+        let path = dir.join(&f.path);
+        if let Err(e) = write_atomic(&path, f.text.as_bytes()) {
+            if was_empty {
+                for p in &written {
+                    let _ = std::fs::remove_file(p);
+                }
+            }
+            return Err(e);
+        }
+        written.push(path);
+    }
+    Ok(())
+}
+
+/// Writes `bytes` to a temporary file beside `path`, then renames it over `path`
+/// (`mra_runtime::replace_file`: through a symbolic link, a read-only file refused, the mode
+/// kept). The error names `path`, not the temporary file.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> CmdResult<()> {
+    mra_runtime::replace_file::replace(path, bytes).map_err(|e| format!("cannot write {}: {e}", path.display()).into())
 }

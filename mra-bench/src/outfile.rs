@@ -17,7 +17,7 @@ pub enum Target {
 
 impl Target {
     /// Checks that `path` (given to `flag`) can be written: `-` is standard output; otherwise
-    /// not empty, not a directory, in a directory that exists and takes a new file.
+    /// not empty, not a directory, not read-only, in a directory that exists and takes a new file.
     pub fn check(flag: &'static str, path: &str) -> Result<Target, String> {
         if path == "-" {
             return Ok(Target::Stdout);
@@ -30,14 +30,19 @@ impl Target {
         if file.is_dir() {
             return Err(format!("{flag} {shown}: is a directory; give a file name inside it"));
         }
-        let dir = parent(&file);
+        // A symbolic link is written through: its target's directory is where the file goes.
+        let target = mra_runtime::replace_file::follow_links(&file).map_err(|e| format!("{flag} {shown}: {e}"))?;
+        let dir = parent(&target);
         if !dir.is_dir() {
             return Err(format!("{flag} {shown}: directory {} does not exist; create it first", dir.display()));
         }
-        if is_special(&file) {
+        if is_special(&target) {
             return Ok(Target::File { flag, path: file });
         }
-        let tmp = temp_path(&file);
+        if std::fs::metadata(&target).is_ok_and(|m| m.permissions().readonly()) {
+            return Err(format!("{flag} {shown}: the file is read-only; make it writable or choose another name"));
+        }
+        let tmp = temp_path(&target);
         std::fs::write(&tmp, b"").map_err(|e| format!("{flag} {shown}: cannot create a file in {}: {e}", dir.display()))?;
         let _ = std::fs::remove_file(&tmp);
         Ok(Target::File { flag, path: file })
@@ -53,38 +58,25 @@ impl Target {
     }
 }
 
-/// Temporary file in the same directory, then rename. A device or FIFO (`/dev/stdout`) is
-/// written directly: renaming over it would replace the device node.
+/// Temporary file in the same directory, then rename (`mra_runtime::replace_file`: through a
+/// symbolic link to its target, a read-only file refused, the old file's mode kept, a device or
+/// FIFO such as `/dev/stdout` written directly).
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    if is_special(path) {
-        return std::fs::write(path, bytes);
-    }
-    let tmp = temp_path(path);
-    let result = std::fs::write(&tmp, bytes).and_then(|()| std::fs::rename(&tmp, path));
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
+    mra_runtime::replace_file::replace(path, bytes)
 }
 
 /// Like [`write_atomically`] for a writer that takes a path (the plot backends): `draw` writes a
 /// temporary file in the same directory whose name keeps `path`'s extension (the backends pick
 /// the image format by it), which is then renamed over `path`.
 pub fn write_atomically_with(path: &Path, draw: impl FnOnce(&Path) -> Result<(), String>) -> Result<(), String> {
-    if is_special(path) {
-        return draw(path);
-    }
-    let mut tmp = temp_path(path).into_os_string();
-    if let Some(ext) = path.extension() {
-        tmp.push(".");
-        tmp.push(ext);
-    }
-    let tmp = PathBuf::from(tmp);
-    let result = draw(&tmp).and_then(|()| std::fs::rename(&tmp, path).map_err(|e| format!("cannot write `{}`: {e}", path.display())));
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
+    let suffix = path.extension().map(|e| format!(".{}", e.to_string_lossy())).unwrap_or_default();
+    let mut drawn = Ok(());
+    let written = mra_runtime::replace_file::replace_with(path, &suffix, |tmp| {
+        drawn = draw(tmp);
+        drawn.clone().map_err(std::io::Error::other)
+    });
+    drawn?;
+    written.map_err(|e| format!("cannot write `{}`: {e}", path.display()))
 }
 
 /// An existing path that is not a regular file (a device, a FIFO).
@@ -99,7 +91,6 @@ fn parent(file: &Path) -> PathBuf {
     }
 }
 
-fn temp_path(file: &Path) -> PathBuf {
-    let name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    parent(file).join(format!(".{name}.{}.tmp", std::process::id()))
+fn temp_path(target: &Path) -> PathBuf {
+    mra_runtime::replace_file::temp_path(target, "")
 }

@@ -42,8 +42,20 @@ pub fn load(path: &str) -> Result<SweepData, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read sweep results `{path}`: {e}"))?;
     let data: SweepData = serde_json::from_str(&text)
         .map_err(|e| format!("`{path}` is not a `mra-bench sweep --json` file: {e}"))?;
+    // A time the sweep cannot have measured (zero, negative, beyond a year) would put the log
+    // axes at 0 or infinity: refuse it by name rather than draw nonsense.
+    for (i, r) in data.rows.iter().enumerate() {
+        if let Some(us) = r.us_per_task {
+            if !(us > 0.0 && us < MAX_US) {
+                return Err(format!("`{path}`: row {} ({}, K={}) has us_per_task {us}: not a time a sweep measures (it must be > 0 and < {MAX_US:e})", i + 1, r.level, r.k));
+            }
+        }
+    }
     Ok(data)
 }
+
+/// Longest time per task a chart takes (µs): a year. Anything larger is a corrupt file.
+const MAX_US: f64 = 3.2e13;
 
 /// One level's points, in K order: (K, µs per task, level time / copy time at that K).
 struct Series {
@@ -90,10 +102,15 @@ fn series(data: &SweepData) -> Result<(Vec<u32>, Series, Vec<Series>), String> {
 /// Checks a chart path before anything is drawn (or measured): .svg or .png, in a directory
 /// that takes a new file.
 pub fn check_target(out: &str) -> Result<std::path::PathBuf, String> {
+    check_target_for("--plot", out)
+}
+
+/// [`check_target`] with the errors naming `flag` (`plot`'s own `-o`).
+pub fn check_target_for(flag: &'static str, out: &str) -> Result<std::path::PathBuf, String> {
     format_of(out)?;
-    match crate::outfile::Target::check("--plot", out)? {
+    match crate::outfile::Target::check(flag, out)? {
         crate::outfile::Target::File { path, .. } => Ok(path),
-        crate::outfile::Target::Stdout => Err("--plot -: a chart is an image file; give a .svg or .png path".into()),
+        crate::outfile::Target::Stdout => Err(format!("{flag} -: a chart is an image file; give a .svg or .png path")),
     }
 }
 
@@ -291,7 +308,12 @@ impl LogAxis {
         let mut ticks = Vec::new();
         let few = hi / lo > 1e3;
         let mut decade = 10f64.powf(lo.log10().floor());
-        while decade <= hi {
+        // Bounded by the number of decades a double has: never a loop without end, whatever
+        // the range (0 or infinity would otherwise keep `decade` fixed).
+        for _ in 0..700 {
+            if !(decade > 0.0 && decade.is_finite() && decade <= hi) {
+                break;
+            }
             for m in if few { &[1.0][..] } else { &[1.0, 2.0, 5.0][..] } {
                 let v = decade * m;
                 if (lo..=hi).contains(&v) {

@@ -5,7 +5,7 @@ use crate::plot;
 use crate::select::CmdResult;
 
 pub fn run(args: &PlotArgs) -> CmdResult {
-    let out = plot::check_target(&args.output)?;
+    let out = plot::check_target_for("-o", &args.output)?;
     let data = plot::load(&args.input)?;
     plot::render(&data, &out)?;
     eprintln!("# chart of {} ({} rows) written to {}", args.input, data.rows.len(), args.output);

@@ -85,7 +85,7 @@ fn export_writes_the_directory_and_does_not_clobber() {
     assert!(o.status.success(), "{}", text(&o.stderr));
     assert_eq!(std::fs::read_to_string(dir.join("mine.txt")).unwrap(), "user file");
     assert!(std::fs::read_to_string(dir.join("mra_transform.h")).unwrap().contains("mra_l3_regblk_k8_f64"));
-    assert!(!std::fs::read_dir(&dir).unwrap().any(|e| e.unwrap().file_name().to_string_lossy().contains(".tmp-")), "temporary files left");
+    assert!(!std::fs::read_dir(&dir).unwrap().any(|e| e.unwrap().file_name().to_string_lossy().contains(".tmp")), "temporary files left");
     std::fs::remove_dir_all(&dir).unwrap();
     // An empty directory is fine; nothing is left beside it.
     let empty = scratch("empty");
@@ -112,6 +112,50 @@ fn export_refuses_what_it_cannot_write_with_one_line() {
     assert_clean_error(&["export", "--arch", "gfx1100", "-K", "8", "-l", "L7", "-o", d], "matrix cores");
     assert_clean_error(&["export", "--arch", "sm_90", "-K", "8", "-o", "/nonexistent-mra-dir/x"], "does not exist");
     assert!(!Path::new(d).exists(), "a refused export wrote {d}");
+}
+
+#[test]
+fn export_keeps_the_users_directory_links_and_protected_files() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    // An existing empty directory is written into, not replaced: same inode, its mode (setgid
+    // here) kept. It was once removed and recreated with the umask's mode.
+    let dir = scratch("keep-mode");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o2750)).unwrap();
+    let before = std::fs::metadata(&dir).unwrap();
+    let d = dir.to_str().unwrap();
+    let o = mra_bench(&["export", "--arch", "gfx90a", "-K", "6", "-o", d]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let after = std::fs::metadata(&dir).unwrap();
+    assert_eq!(after.ino(), before.ino(), "the directory was replaced");
+    assert_eq!(after.mode() & 0o7777, 0o2750, "the directory's mode changed");
+    assert!(dir.join("manifest.json").is_file());
+
+    // --force: a name of the export taken by a directory, or by a read-only file, is refused
+    // before anything is written (no half export), in one line.
+    let readme = std::fs::read_to_string(dir.join("README.md")).unwrap();
+    std::fs::remove_file(dir.join("mra_transform.h")).unwrap();
+    std::fs::create_dir(dir.join("mra_transform.h")).unwrap();
+    assert_clean_error(&["export", "--arch", "gfx90a", "-K", "8", "-o", d, "--force"], "mra_transform.h is a directory");
+    assert_eq!(std::fs::read_to_string(dir.join("README.md")).unwrap(), readme, "files were written before the refusal");
+    std::fs::remove_dir(dir.join("mra_transform.h")).unwrap();
+    std::fs::set_permissions(dir.join("README.md"), std::fs::Permissions::from_mode(0o444)).unwrap();
+    assert_clean_error(&["export", "--arch", "gfx90a", "-K", "8", "-o", d, "--force"], "README.md is read-only");
+    assert!(!dir.join("mra_transform.h").exists(), "the header was written before the refusal");
+    std::fs::set_permissions(dir.join("README.md"), std::fs::Permissions::from_mode(0o644)).unwrap();
+
+    // A symbolic link among the export's names is written through: the link stays, its
+    // target gets the new text.
+    let real = scratch("keep-mode-real.md");
+    std::fs::write(&real, "old").unwrap();
+    std::fs::remove_file(dir.join("README.md")).unwrap();
+    std::os::unix::fs::symlink(&real, dir.join("README.md")).unwrap();
+    let o = mra_bench(&["export", "--arch", "gfx90a", "-K", "8", "-o", d, "--force"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(std::fs::symlink_metadata(dir.join("README.md")).unwrap().file_type().is_symlink(), "the link was replaced by a file");
+    assert!(std::fs::read_to_string(&real).unwrap().contains("K = 8") || std::fs::read_to_string(&real).unwrap() != "old");
+    std::fs::remove_dir_all(&dir).unwrap();
+    std::fs::remove_file(&real).unwrap();
 }
 
 /// `source` with each `#include "x"` of a file in `dir` replaced by that file, recursively:

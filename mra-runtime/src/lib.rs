@@ -12,6 +12,7 @@ pub mod harness;
 pub mod memory;
 pub mod hip;
 pub mod reference;
+pub mod replace_file;
 pub mod transformer;
 pub mod tuned;
 pub mod scratch;

@@ -100,7 +100,19 @@ pub fn default_level(k: u32, arch: &'static Arch, dtype: DType) -> Result<Schedu
             Err(e) => why.push(e.to_string()),
         }
     }
-    Err(ExportError::NoDefault { k, chain: DEFAULT_CHAIN.join(", "), arch: arch.name, dtype, why: why.join("; ") })
+    Err(ExportError::NoDefault { k, chain: DEFAULT_CHAIN.join(", "), arch: arch.name, dtype, why: distinct_clauses(&why) })
+}
+
+/// The levels' reasons joined by "; ", each clause said once: they share their endings (which
+/// archs run the type, which types run here), and the message is one line a person reads.
+fn distinct_clauses(reasons: &[String]) -> String {
+    let mut seen: Vec<&str> = Vec::new();
+    for clause in reasons.iter().flat_map(|r| r.split("; ")) {
+        if !seen.contains(&clause) {
+            seen.push(clause);
+        }
+    }
+    seen.join("; ")
 }
 
 /// The default kernel for `k` (see [`default_level`]).

@@ -172,16 +172,15 @@ impl Db {
         self.flush()
     }
 
-    /// Writes the whole file atomically: a temporary file beside it, then a rename.
+    /// Writes the whole file atomically (`replace_file`: a temporary file beside it, then a rename).
     pub fn flush(&self) -> Result<()> {
         let io = |what: &str, e: std::io::Error| RuntimeError::Invalid(format!("cannot {what} tuning database {}: {e}", self.path.display()));
         if let Some(dir) = self.path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|e| io("create the directory of the", e))?;
         }
         let json = serde_json::to_vec_pretty(&File { version: VERSION, records: self.records.clone() }).expect("records serialize");
-        let tmp = self.path.with_extension(format!("json.tmp{}", std::process::id()));
-        std::fs::write(&tmp, json).map_err(|e| io("write", e))?;
-        std::fs::rename(&tmp, &self.path).map_err(|e| io("replace", e))
+        // Through a symbolic link to a shared database, keeping the link and the file's mode.
+        crate::replace_file::replace(&self.path, &json).map_err(|e| io("write", e))
     }
 
     /// The fastest valid timed configuration of `level` at `k` in `dtype` on `device`
