@@ -194,7 +194,8 @@ pub struct CompletionsArgs {
 #[derive(Args, Debug)]
 pub struct ManArgs {
     /// Write mra-bench.1 and mra-bench-SUBCOMMAND.1 into this directory instead of printing mra-bench.1.
-    #[arg(short = 'o', long = "output", value_name = "DIR")]
+    // Not empty: `-o ""` would write the pages into the current directory.
+    #[arg(short = 'o', long = "output", value_name = "DIR", value_parser = clap::builder::NonEmptyStringValueParser::new())]
     pub output: Option<String>,
 }
 
@@ -351,6 +352,8 @@ impl RunArgs {
                 self.ks.iter().map(|k| k.to_string()).collect::<Vec<_>>().join(",")
             ));
         }
+        // `--emit-src -K 6,6` would write one file and count it twice.
+        crate::select::no_repeats("-K", &self.ks)?;
         self.k = self.ks[0];
         Ok(())
     }
@@ -414,8 +417,8 @@ pub struct TuneArgs {
     /// tunable parameters.
     #[arg(short = 'l', long = "level", default_value = "fused,L7")]
     pub levels: String,
-    /// Comma-separated K values.
-    #[arg(short = 'K', default_value = "6,8,10,12,16,20,24,32")]
+    /// Comma-separated K values (transform orders, 1..=32).
+    #[arg(short = 'K', default_value = "6,8,10,12,16,20,24,32", allow_hyphen_values = true)]
     pub ks: String,
     /// exhaustive (every candidate), random (random order), anneal (simulated annealing).
     #[arg(long, default_value = "anneal")]
@@ -424,7 +427,8 @@ pub struct TuneArgs {
     /// (level, K) cases; a candidate that started finishes.
     #[arg(long)]
     pub budget: Option<String>,
-    /// At most this many candidates per (level, K), counting those already in the database.
+    /// At most this many candidates per (level, K), counting those already in the database
+    /// (at least 1).
     #[arg(long)]
     pub max_configs: Option<usize>,
     /// Tune only the candidates with these parameter values (`name=value,...`, e.g.
@@ -453,8 +457,11 @@ pub struct TuneArgs {
     /// Best configurations printed per (level, K).
     #[arg(long, default_value_t = 3)]
     pub top: usize,
+    /// Tensors per task (N) while tuning.
     #[arg(short = 'N', default_value_t = 2048)]
     pub nfuncs: usize,
+    /// Maximum blocks per launch (M); a launch uses min(N, M), rounded up to whole clusters for a
+    /// thread-block-cluster level.
     #[arg(short = 'M', default_value_t = 512)]
     pub max_blocks: usize,
     /// Tasks per timed repetition while tuning.
@@ -463,13 +470,16 @@ pub struct TuneArgs {
     /// Timed repetitions per candidate (the median is kept).
     #[arg(short = 'r', default_value_t = 3)]
     pub reps: usize,
+    /// Streams the tasks are spread over, round-robin.
     #[arg(short = 's', default_value_t = 4)]
     pub streams: usize,
-    #[arg(long, default_value = "f64")]
+    /// Element type.
+    #[arg(long, default_value = "f64", value_parser = dtype_values(), ignore_case = true)]
     pub dtype: String,
     /// Seed of the search and of the validation inputs (default: fresh).
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Compile every candidate afresh, neither reading nor writing the on-disk kernel cache.
     #[arg(long)]
     pub no_cache: bool,
     /// Compiler: hiprtc or clang (AMD), nvrtc (NVIDIA).

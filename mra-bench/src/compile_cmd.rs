@@ -26,6 +26,11 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 pub fn run(args: &RunArgs) -> CmdResult {
+    // -o is --emit-src's (clap's `requires` does not fire once --compile-only is given); the
+    // report goes to standard output, so say so rather than ignore the file.
+    if let Some(file) = &args.output {
+        return Err(format!("-o {} is for --emit-src; --compile-only prints its report on standard output (redirect it: > FILE)", select::quote(file)).into());
+    }
     let arch = match &args.arch {
         Some(a) => select::arch(a)?,
         None => return Err(format!("--compile-only needs --arch (one of: {})", mra_codegen::arch::names().join(", ")).into()),

@@ -16,7 +16,9 @@ pub fn run(args: &RunArgs) -> CmdResult {
     let dtype = select::dtype(&args.dtype)?;
     // The tuned configuration for this arch where the tuning database has one (said on stderr;
     // --untuned keeps the defaults); `-l best`: the fastest tuned level at the first K.
-    let db = crate::tuned_config::open_db(None)?;
+    // --untuned: the database is not read at all (a broken one must not stop the defaults);
+    // `-l best` needs it whatever --untuned says.
+    let db = if args.untuned && !crate::tuned_config::is_best(&args.level) { None } else { crate::tuned_config::open_db(None)? };
     let device = crate::tuned_config::device_of_arch(arch.name);
     let schedules = if crate::tuned_config::is_best(&args.level) {
         vec![crate::tuned_config::best(db.as_ref(), &device, args.ks[0], dtype)?]

@@ -78,12 +78,24 @@ fn main() {
     }
 }
 
-/// Help and version go out as clap prints them; a usage error becomes one line and exit status
-/// 2: clap's message (its own layout spreads it over several lines, e.g. the possible values),
-/// with the offending value cut short to its first line and 60 characters.
+/// Help and version go out as clap renders them, but through `out::write` (clap's own `exit`
+/// ignores write errors: `--help > /dev/full` would claim success); a usage error becomes one
+/// line and exit status 2: clap's message (its own layout spreads it over several lines, e.g.
+/// the possible values), with the offending value cut short to its first line and 60 characters.
 fn exit_on_usage_error(mut e: clap::Error) -> ! {
     use clap::error::{ContextKind, ContextValue, ErrorKind::*};
-    if matches!(e.kind(), DisplayHelp | DisplayVersion | DisplayHelpOnMissingArgumentOrSubcommand) {
+    if matches!(e.kind(), DisplayHelp | DisplayVersion) {
+        use std::io::IsTerminal;
+        let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+        let text = if color { e.render().ansi().to_string() } else { e.render().to_string() };
+        if let Err(err) = out::write(&text) {
+            eprintln!("mra-bench: error: {err}");
+            std::process::exit(1);
+        }
+        std::process::exit(0);
+    }
+    if matches!(e.kind(), DisplayHelpOnMissingArgumentOrSubcommand) {
+        // Help on standard error with status 2 (a usage error, as clap exits).
         e.exit();
     }
     for kind in [ContextKind::InvalidValue, ContextKind::InvalidArg, ContextKind::InvalidSubcommand] {

@@ -13,7 +13,26 @@ pub fn level_list(sel: &str) -> CmdResult<Vec<Schedule>> {
     if sel.trim().eq_ignore_ascii_case("all") {
         return Ok(levels::all());
     }
-    sel.split(',').map(|s| level(s)).collect()
+    let words: Vec<&str> = sel.split(',').collect();
+    let chosen: Vec<Schedule> = words.iter().map(|s| level(s)).collect::<CmdResult<_>>()?;
+    // After resolving aliases (`3`, `L3`, `L3-regblk`): a level named twice would be run,
+    // counted or written twice (one file claimed twice), so it is refused as export refuses a K.
+    for (i, s) in chosen.iter().enumerate() {
+        if let Some(j) = chosen[..i].iter().position(|t| t.name == s.name) {
+            let how = if words[j].trim() == words[i].trim() { String::new() } else { format!(" (as `{}` and `{}`)", quote(words[j].trim()), quote(words[i].trim())) };
+            return Err(format!("-l {} is listed twice{how}", s.name).into());
+        }
+    }
+    Ok(chosen)
+}
+
+/// Refuses a value given twice in a list (`-K 6,6`, `-N 1,1`): it would do the same work
+/// twice and count (or claim to write) it twice. The message is export's: `-K 6 is listed twice`.
+pub fn no_repeats<T: PartialEq + std::fmt::Display>(flag: &str, list: &[T]) -> Result<(), String> {
+    match list.iter().enumerate().find(|(i, x)| list[..*i].contains(x)) {
+        Some((_, x)) => Err(format!("{flag} {x} is listed twice")),
+        None => Ok(()),
+    }
 }
 
 /// Does a `-l` value name more than one level (`all`, `3,4`)?
@@ -31,9 +50,11 @@ pub fn parse_k(s: &str) -> Result<u32, String> {
     }
 }
 
-/// A comma-separated `-K` list, each in range.
+/// A comma-separated `-K` list, each in range, none twice.
 pub fn k_list(list: &str) -> CmdResult<Vec<u32>> {
-    Ok(list.split(',').map(|s| parse_k(s).map_err(|e| format!("-K: {e}"))).collect::<Result<_, _>>()?)
+    let ks: Vec<u32> = list.split(',').map(|s| parse_k(s).map_err(|e| format!("-K: {e}"))).collect::<Result<_, _>>()?;
+    no_repeats("-K", &ks)?;
+    Ok(ks)
 }
 
 /// `--compiler`, checked in every mode (also where it would not be used): a known name, and

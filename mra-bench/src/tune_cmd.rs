@@ -4,6 +4,7 @@
 
 use crate::cli::TuneArgs;
 use crate::compile_cmd::Compiler;
+use crate::outfile::Target;
 use crate::select::{self, CmdResult};
 use crate::session::{self, Opened};
 use crate::tuned_config as tuned;
@@ -16,15 +17,25 @@ use std::time::{Duration, Instant};
 
 pub fn run(args: &TuneArgs) -> CmdResult {
     let dtype = select::dtype(&args.dtype)?;
-    let ks: Vec<u32> = select::numbers("-K", &args.ks)?;
+    // In range (1..=32) and none twice, as the other commands' -K lists.
+    let ks = select::k_list(&args.ks)?;
     let schedules = tunable_levels(&args.levels)?;
     let arch = args.arch.as_deref().map(select::arch).transpose()?;
     if args.list {
-        list(&schedules, &ks, arch, dtype);
+        list(&schedules, &ks, arch, dtype)?;
         return Ok(0);
     }
     let strategy = Strategy::parse(&args.strategy).ok_or_else(|| format!("unknown --strategy `{}`; known: exhaustive, random, anneal", args.strategy))?;
     let budget = args.budget.as_deref().map(parse_duration).transpose()?;
+    // Limits that let nothing run would end a run with nothing tuned: refused before any work.
+    if budget.is_some_and(|b| b.is_zero()) {
+        return Err(format!("--budget {}: nothing can be tuned in no time; give a positive budget (e.g. 90s, 10m)", select::quote(args.budget.as_deref().unwrap_or_default())).into());
+    }
+    if args.max_configs == Some(0) {
+        return Err("--max-configs 0: nothing would be tuned; give at least 1".into());
+    }
+    // The --out file is checked now: a bad path must not cost the whole run (outfile.rs).
+    let out = args.out.as_deref().map(|p| Target::check("--out", p)).transpose()?;
     let mut db = match &args.db {
         Some(p) => Db::open(p)?,
         None => Db::open_default()?,
@@ -37,7 +48,7 @@ pub fn run(args: &TuneArgs) -> CmdResult {
         // Names the level does not declare, or values not among its choices.
         s.with_config(&fix).map_err(|e| format!("--fix: {e}"))?;
     }
-    let plan = Plan { schedules, ks, dtype, strategy, budget, max_configs: args.max_configs, seed: args.seed, top: args.top, start: Instant::now(), fix };
+    let plan = Plan { schedules, ks, dtype, strategy, budget, max_configs: args.max_configs, seed: args.seed, top: args.top, start: Instant::now(), fix, out };
     if args.compile_only {
         let arch = arch.ok_or_else(|| format!("tune --compile-only needs --arch (one of: {})", mra_codegen::arch::names().join(", ")))?;
         return compile_only(args, &plan, arch, &mut db);
@@ -45,8 +56,8 @@ pub fn run(args: &TuneArgs) -> CmdResult {
     let harness = HarnessConfig { nfuncs: args.nfuncs, max_blocks: args.max_blocks, tasks: args.tasks, streams: args.streams, reps: args.reps };
     harness.check()?;
     match session::open(arch, args.compiler.as_deref(), select::cache(args.no_cache))? {
-        Opened::Cuda(s) => tune_on(&s, args, &plan, &harness, &mut db),
-        Opened::Hip(s) => tune_on(&s, args, &plan, &harness, &mut db),
+        Opened::Cuda(s) => tune_on(&s, &plan, &harness, &mut db),
+        Opened::Hip(s) => tune_on(&s, &plan, &harness, &mut db),
     }
 }
 
@@ -63,6 +74,8 @@ struct Plan {
     seed: Option<u64>,
     top: usize,
     start: Instant,
+    /// `--out`, checked before any work.
+    out: Option<Target>,
 }
 
 impl Plan {
@@ -87,6 +100,24 @@ impl Plan {
     fn search_seed(&self) -> u64 {
         self.seed.unwrap_or(0)
     }
+
+    /// Refuses a run in which no (level, K) has a candidate on `arch`, before anything is
+    /// compiled or measured: it would end with nothing tuned.
+    fn check_some_space(&self, arch: &'static Arch) -> CmdResult<()> {
+        if self.ks.iter().any(|&k| self.schedules.iter().any(|s| !self.space(s, k, arch).0.is_empty())) {
+            return Ok(());
+        }
+        let k = self.ks[0];
+        let s = &self.schedules[0];
+        let why = match s.plan(Request { k, arch, dtype: self.dtype }) {
+            Err(e) => format!(" (e.g. {} at K={k}: {e})", s.name),
+            Ok(_) if !self.fix.is_empty() => format!(" with --fix {}", describe(&self.fix)),
+            Ok(_) => String::new(),
+        };
+        let levels: Vec<&str> = self.schedules.iter().map(|s| s.name.as_str()).collect();
+        let ks: Vec<String> = self.ks.iter().map(u32::to_string).collect();
+        Err(format!("nothing to tune: no configuration of {} at K={} can run on {} in {}{why}", levels.join(","), ks.join(","), arch.name, self.dtype).into())
+    }
 }
 
 /// `-l` for tuning: `all` is every level with parameters; a named level without any is an error.
@@ -108,29 +139,30 @@ fn tunable_levels(sel: &str) -> CmdResult<Vec<Schedule>> {
 fn parse_duration(s: &str) -> CmdResult<Duration> {
     let s = s.trim();
     let (num, unit) = s.find(|c: char| !c.is_ascii_digit() && c != '.').map_or((s, ""), |i| s.split_at(i));
-    let n: f64 = num.parse().map_err(|_| format!("--budget `{s}`: expected e.g. 90s, 10m, 1h"))?;
+    let n: f64 = num.parse().map_err(|_| format!("--budget `{}`: expected e.g. 90s, 10m, 1h", select::quote(s)))?;
     let secs = match unit {
         "" | "s" => n,
         "m" | "min" => n * 60.0,
         "h" => n * 3600.0,
-        _ => return Err(format!("--budget `{s}`: unknown unit `{unit}`; use s, m or h").into()),
+        _ => return Err(format!("--budget `{}`: unknown unit `{}`; use s, m or h", select::quote(s), select::quote(unit)).into()),
     };
-    Ok(Duration::from_secs_f64(secs))
+    // `try_`: a budget of 1e30 hours (or a number too long for f64) would panic in from_secs_f64.
+    Duration::try_from_secs_f64(secs).map_err(|_| format!("--budget `{}` is too large", select::quote(s)).into())
 }
 
 /// `tune --list`: parameters, constraints and the candidates per K.
-fn list(schedules: &[Schedule], ks: &[u32], arch: Option<&'static Arch>, dtype: DType) {
+fn list(schedules: &[Schedule], ks: &[u32], arch: Option<&'static Arch>, dtype: DType) -> CmdResult<()> {
     for s in schedules {
         let params = s.params();
         let product: usize = params.iter().map(|p| p.choices.len()).product();
-        println!("{} ({} parameters, {product} combinations):", s.name, params.len());
+        crate::outln!("{} ({} parameters, {product} combinations):", s.name, params.len())?;
         for p in &params {
             let c: Vec<String> = p.choices.iter().map(u32::to_string).collect();
-            println!("  {:<12} [{}] default {}   ({}, line {})", p.name, c.join(", "), mra_codegen::tune::default_text(p), p.step, p.line);
+            crate::outln!("  {:<12} [{}] default {}   ({}, line {})", p.name, c.join(", "), mra_codegen::tune::default_text(p), p.step, p.line)?;
         }
         for st in s.iter_steps() {
             if let mra_codegen::ir::Step::Constraint(c) = st {
-                println!("  constraint   {c}");
+                crate::outln!("  constraint   {c}")?;
             }
         }
         let archs: Vec<&'static Arch> = match arch {
@@ -139,9 +171,16 @@ fn list(schedules: &[Schedule], ks: &[u32], arch: Option<&'static Arch>, dtype: 
         };
         for a in archs {
             let per_k: Vec<String> = ks.iter().map(|&k| format!("K={k}: {}", tuning::space(s, k, a, dtype).0.len())).collect();
-            println!("  {:<8} candidates  {}", a.name, per_k.join(", "));
+            crate::outln!("  {:<8} candidates  {}", a.name, per_k.join(", "))?;
         }
     }
+    Ok(())
+}
+
+/// The error of a run that ended with no candidate tried (the --budget spent before the first).
+fn nothing_tuned(plan: &Plan) -> Box<dyn std::error::Error> {
+    let budget = plan.budget.map(|b| format!(" within --budget {b:?}")).unwrap_or_default();
+    format!("nothing tuned: no candidate could be tried{budget}; give a larger --budget").into()
 }
 
 /// One line per result under the progress bar.
@@ -183,13 +222,15 @@ fn say(bar: &ProgressBar, line: String) {
 }
 
 /// Tunes every (level, K) on an opened GPU, the copy floor measured once per K.
-fn tune_on<B: Backend>(session: &Session<B>, args: &TuneArgs, plan: &Plan, harness: &HarnessConfig, db: &mut Db) -> CmdResult {
+fn tune_on<B: Backend>(session: &Session<B>, plan: &Plan, harness: &HarnessConfig, db: &mut Db) -> CmdResult {
     let device = tuned::device_of(session);
     let arch = session.gpu.arch();
+    plan.check_some_space(arch)?;
     eprintln!("# tuning on {} ({}; {}; {}), database {}", device.gpu, device.arch, device.driver, device.compiler, db.path().display());
     let n_cases = plan.ks.len() * plan.schedules.len();
     let mut case_i = 0;
     let mut failures = 0;
+    let mut tried = 0;
     let mut summary_rows = Vec::new();
     for &k in &plan.ks {
         let copy_us = copy_floor(session, k, plan.dtype, harness)?;
@@ -203,7 +244,7 @@ fn tune_on<B: Backend>(session: &Session<B>, args: &TuneArgs, plan: &Plan, harne
                     Ok(_) if !plan.fix.is_empty() => format!("no configuration with --fix {} meets the constraints and plans", describe(&plan.fix)),
                     Ok(_) => "no configuration meets the constraints".into(),
                 };
-                println!("{} K={k}: not tuned: none of the {declared} configurations can run on {}: {why}", s.name, arch.name);
+                crate::outln!("{} K={k}: not tuned: none of the {declared} configurations can run on {}: {why}", s.name, arch.name)?;
                 summary_rows.push(serde_json::json!({
                     "level": s.name, "k": k, "candidates": 0, "declared": declared, "tried": 0, "measured": 0, "seconds": 0.0,
                     "copy_us_per_task": copy_us, "default_us_per_task": null, "best": null, "not_tuned": why,
@@ -233,31 +274,32 @@ fn tune_on<B: Backend>(session: &Session<B>, args: &TuneArgs, plan: &Plan, harne
             let result = tuning::tune_case(db, &case, &space, plan.strategy, plan.search_seed(), plan.limits(i, n_cases), &mut eval, &mut on_result);
             bar.finish_and_clear();
             let summary = result?;
+            tried += summary.tried.len();
             let secs = started.elapsed().as_secs_f64();
             let ranked = summary.ranked();
             let invalid = summary.tried.iter().filter(|(r, _)| matches!(r.outcome, Outcome::Invalid { .. })).count();
             let rejected = summary.tried.iter().filter(|(r, _)| matches!(r.outcome, Outcome::Rejected { .. })).count();
-            println!(
+            crate::outln!(
                 "{} K={k}: {} candidates ({declared} declared), {} tried ({} measured now, {} from the database), {rejected} rejected, {invalid} wrong, {secs:.1} s; copy floor {copy_us:.2} us/task",
                 s.name,
                 space.len(),
                 summary.tried.len(),
                 summary.measured(),
                 summary.tried.len() - summary.measured()
-            );
+            )?;
             let default_us = defaults.as_ref().and_then(|d| summary.tried.iter().find(|(r, _)| r.config == *d)).and_then(|(r, _)| r.outcome.us());
             for (rank, r) in ranked.iter().take(plan.top).enumerate() {
                 let us = r.outcome.us().unwrap();
-                println!("  #{} {:<50} {us:>9.2} us/task  copy/level {:.3}", rank + 1, describe(&r.config), copy_us / us);
+                crate::outln!("  #{} {:<50} {us:>9.2} us/task  copy/level {:.3}", rank + 1, describe(&r.config), copy_us / us)?;
             }
             match (&defaults, default_us) {
-                (Some(c), Some(d)) => println!("  defaults {:<46} {d:>9.2} us/task  copy/level {:.3}", describe(c), copy_us / d),
-                (Some(c), None) => println!("  defaults {}: no valid time in this run", describe(c)),
-                (None, _) => println!("  defaults: not among the candidates --fix {} keeps", describe(&plan.fix)),
+                (Some(c), Some(d)) => crate::outln!("  defaults {:<46} {d:>9.2} us/task  copy/level {:.3}", describe(c), copy_us / d)?,
+                (Some(c), None) => crate::outln!("  defaults {}: no valid time in this run", describe(c))?,
+                (None, _) => crate::outln!("  defaults: not among the candidates --fix {} keeps", describe(&plan.fix))?,
             }
             if ranked.is_empty() {
                 failures += 1;
-                println!("  no valid configuration found for {} at K={k}", s.name);
+                crate::outln!("  no valid configuration found for {} at K={k}", s.name)?;
             }
             summary_rows.push(serde_json::json!({
                 "level": s.name, "k": k, "candidates": space.len(), "declared": declared, "tried": summary.tried.len(),
@@ -266,9 +308,14 @@ fn tune_on<B: Backend>(session: &Session<B>, args: &TuneArgs, plan: &Plan, harne
             }));
         }
     }
-    print_table(&device, &summary_rows);
-    if let Some(out) = &args.out {
-        std::fs::write(out, serde_json::to_string_pretty(&summary_rows)?).map_err(|e| format!("cannot write {out}: {e}"))?;
+    // The budget ran out before the first candidate: say so and fail, with no --out written
+    // (no candidate was measured, so the database has no record of this run either).
+    if tried == 0 {
+        return Err(nothing_tuned(plan));
+    }
+    print_table(&device, &summary_rows)?;
+    if let Some(out) = &plan.out {
+        out.write(&serde_json::to_string_pretty(&summary_rows)?)?;
     }
     eprintln!("# results in {}", db.path().display());
     Ok(if failures > 0 { 1 } else { 0 })
@@ -276,12 +323,12 @@ fn tune_on<B: Backend>(session: &Session<B>, args: &TuneArgs, plan: &Plan, harne
 
 /// The before/after table of the run: defaults and best, both measured in this process with
 /// the same copy floor.
-fn print_table(device: &Device, rows: &[serde_json::Value]) {
-    println!();
-    println!("Tuning on {} ({}, {}, {}): µs per task, (copy / level) in parentheses; default and tuned measured in this process", device.gpu, device.arch, device.driver, device.compiler);
-    println!();
-    println!("| level | K | candidates (declared) | tried (measured now) | tuning s | copy µs | default µs | tuned µs | default/tuned | tuned parameters |");
-    println!("|---|---|---|---|---|---|---|---|---|---|");
+fn print_table(device: &Device, rows: &[serde_json::Value]) -> CmdResult<()> {
+    crate::outln!()?;
+    crate::outln!("Tuning on {} ({}, {}, {}): µs per task, (copy / level) in parentheses; default and tuned measured in this process", device.gpu, device.arch, device.driver, device.compiler)?;
+    crate::outln!()?;
+    crate::outln!("| level | K | candidates (declared) | tried (measured now) | tuning s | copy µs | default µs | tuned µs | default/tuned | tuned parameters |")?;
+    crate::outln!("|---|---|---|---|---|---|---|---|---|---|")?;
     for r in rows {
         let copy = r["copy_us_per_task"].as_f64().unwrap_or(f64::NAN);
         let cell = |us: Option<f64>| us.map_or("–".to_string(), |u| format!("{u:.2} ({:.2})", copy / u));
@@ -292,7 +339,7 @@ fn print_table(device: &Device, rows: &[serde_json::Value]) {
             _ => "–".into(),
         };
         let params = r["best"]["config"].as_object().map_or("–".to_string(), |m| m.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" "));
-        println!(
+        crate::outln!(
             "| {} | {} | {} ({}) | {} ({}) | {:.1} | {copy:.2} | {} | {} | {ratio} | {params} |",
             r["level"].as_str().unwrap_or(""),
             r["k"],
@@ -303,8 +350,9 @@ fn print_table(device: &Device, rows: &[serde_json::Value]) {
             r["seconds"].as_f64().unwrap_or(0.0),
             cell(default),
             cell(tuned)
-        );
+        )?;
     }
+    Ok(())
 }
 
 /// The copy floor at `k` in the same harness, µs per task (on random inputs; the copy level's
@@ -361,6 +409,9 @@ impl Evaluate for OfflineEvaluator<'_> {
 
 /// `tune --compile-only`: every candidate compiled offline; survivors into the database.
 fn compile_only(args: &TuneArgs, plan: &Plan, arch: &'static Arch, db: &mut Db) -> CmdResult {
+    // Before a compiler is looked for: no candidate anywhere is the run's error.
+    plan.check_some_space(arch)?;
+
     let compiler = Compiler::choose(arch, args.compiler.as_deref())?;
     let version = match &compiler {
         Compiler::Nvidia { nvrtc, .. } => format!("NVRTC {}.{}", nvrtc.version.0, nvrtc.version.1),
@@ -369,6 +420,7 @@ fn compile_only(args: &TuneArgs, plan: &Plan, arch: &'static Arch, db: &mut Db) 
     let device = Device { gpu: String::new(), arch: arch.name.to_string(), driver: String::new(), compiler: version };
     eprintln!("# compiling every candidate for {} with {} (no GPU); database {}", arch.name, device.compiler, db.path().display());
     let mut survivors = Vec::new();
+    let mut tried = 0;
     let n_cases = plan.ks.len() * plan.schedules.len();
     let mut i = 0;
     for &k in &plan.ks {
@@ -376,7 +428,7 @@ fn compile_only(args: &TuneArgs, plan: &Plan, arch: &'static Arch, db: &mut Db) 
             let (space, _, declared) = plan.space(s, k, arch);
             i += 1;
             if space.is_empty() {
-                println!("{} K={k}: none of the {declared} configurations can run on {}", s.name, arch.name);
+                crate::outln!("{} K={k}: none of the {declared} configurations can run on {}", s.name, arch.name)?;
                 continue;
             }
             let case = Record {
@@ -401,17 +453,23 @@ fn compile_only(args: &TuneArgs, plan: &Plan, arch: &'static Arch, db: &mut Db) 
             let summary = tuning::tune_case(db, &case, &space, Strategy::Exhaustive, 0, limits, &mut eval, &mut on_result);
             bar.finish_and_clear();
             let summary = summary?;
+            tried += summary.tried.len();
             let ok: Vec<&Record> = summary.tried.iter().map(|(r, _)| r).filter(|r| matches!(r.outcome, Outcome::Compiled { .. })).collect();
-            println!("{} K={k} on {}: {} candidates ({declared} declared), {} compiled, {} survive", s.name, arch.name, space.len(), summary.tried.len(), ok.len());
+            crate::outln!("{} K={k} on {}: {} candidates ({declared} declared), {} compiled, {} survive", s.name, arch.name, space.len(), summary.tried.len(), ok.len())?;
             for r in &ok {
-                println!("  {:<50} {}", describe(&r.config), outcome_text(&r.outcome, None));
+                crate::outln!("  {:<50} {}", describe(&r.config), outcome_text(&r.outcome, None))?;
             }
             survivors.extend(ok.into_iter().cloned());
         }
     }
-    if let Some(out) = &args.out {
-        std::fs::write(out, serde_json::to_string_pretty(&survivors)?).map_err(|e| format!("cannot write {out}: {e}"))?;
-        eprintln!("# {} survivors written to {out}", survivors.len());
+    if tried == 0 {
+        return Err(nothing_tuned(plan));
+    }
+    if let Some(out) = &plan.out {
+        out.write(&serde_json::to_string_pretty(&survivors)?)?;
+        if let Target::File { path, .. } = out {
+            eprintln!("# {} survivors written to {}", survivors.len(), path.display());
+        }
     }
     eprintln!("# results in {}", db.path().display());
     Ok(0)

@@ -31,6 +31,9 @@ pub fn run(args: &ValidateArgs) -> CmdResult {
     let default_ns = if args.emulate { "1,3" } else { "1,3,2048" };
     let ns: Vec<usize> = select::numbers("-N", args.ns.as_deref().unwrap_or(default_ns))?;
     let dtypes: Vec<DType> = args.dtype.iter().map(|d| select::dtype(d.trim())).collect::<Result<_, _>>()?;
+    // The same case twice would be run and counted twice (K and levels: in their lists).
+    select::no_repeats("-N", &ns)?;
+    select::no_repeats("--dtype", &dtypes)?;
     for &n in &ns {
         HarnessConfig { nfuncs: n, max_blocks: args.max_blocks, tasks: 1, streams: 1, reps: 1 }.check()?;
     }
@@ -109,11 +112,14 @@ fn validate_on<B: Backend>(session: &Session<B>, args: &ValidateArgs, levels: &[
     }
     // Tuned configurations are measured on a GPU: the emulator validates the defaults (as
     // with --untuned), which are also what its prebuild compiled.
-    let db = if args.emulate { None } else { crate::tuned_config::open_db(None)? };
+    // --untuned: the database is not read at all (a broken one must not stop the defaults).
+    let db = if args.emulate || args.untuned { None } else { crate::tuned_config::open_db(None)? };
     let device = crate::tuned_config::device_of(session);
     let mut failures = 0;
     let mut cases = 0;
     let mut not_emulated = 0;
+    // Cases the planner refuses on this arch (SKIP lines), counted as the library levels are.
+    let mut cannot_run = 0;
     for (dtype, k) in dtypes.iter().flat_map(|&d| ks.iter().map(move |&k| (d, k))) {
         // Text lines name the dtype unless it is the default, f64 (as before lists of dtypes).
         let dt = if dtype == DType::F64 { String::new() } else { format!(" dtype={dtype}") };
@@ -125,6 +131,7 @@ fn validate_on<B: Backend>(session: &Session<B>, args: &ValidateArgs, levels: &[
                 // The configuration the other commands run: tuned where the database has one.
                 let s = &crate::tuned_config::apply(db.as_ref(), s, &device, k, dtype, args.untuned)?;
                 if let Err(e) = s.plan(Request { k, arch: gpu.arch(), dtype }) {
+                    cannot_run += 1;
                     if args.json {
                         crate::outln!("{}", serde_json::json!({"level": s.name, "K": k, "nfuncs": n, "dtype": dtype.name(), "skipped": e.to_string()}))?;
                     } else {
@@ -197,10 +204,19 @@ fn validate_on<B: Backend>(session: &Session<B>, args: &ValidateArgs, levels: &[
             }
         }
     }
+    // Every SKIP line counted by its reason, so the summary adds up to the lines printed.
+    let mut skipped = Vec::new();
     if not_emulated > 0 {
-        eprintln!("# {} passed, {failures} failed, {not_emulated} not emulated (library levels)", cases - failures);
-    } else {
-        eprintln!("# {} passed, {failures} failed", cases - failures);
+        skipped.push(format!("{not_emulated} not emulated (library levels)"));
     }
+    if cannot_run > 0 {
+        skipped.push(format!("{cannot_run} cannot run on {}", gpu.arch().name));
+    }
+    // Every case skipped: nothing was checked, which must not read as success.
+    if cases == 0 {
+        return Err(format!("nothing validated: every case was skipped ({})", skipped.join(", ")).into());
+    }
+    let skipped: String = skipped.iter().map(|s| format!(", {s}")).collect();
+    eprintln!("# {} passed, {failures} failed{skipped}", cases - failures);
     Ok(if failures == 0 { 0 } else { 1 })
 }

@@ -31,7 +31,7 @@ fn options(text: &str) -> Vec<(String, String)> {
     out
 }
 
-const SUBCOMMANDS: &[&[&str]] = &[&[], &["validate"], &["sweep"], &["levels"], &["plot"], &["completions"], &["man"], &["export"], &["transform"]];
+const SUBCOMMANDS: &[&[&str]] = &[&[], &["validate"], &["sweep"], &["levels"], &["tune"], &["plot"], &["completions"], &["man"], &["export"], &["transform"]];
 
 #[test]
 fn every_option_of_every_help_is_described() {
@@ -42,7 +42,8 @@ fn every_option_of_every_help_is_described() {
         for (opt, next) in opts {
             // Long layout: the description on the next line; compact layout: after two spaces.
             let inline = opt.split("  ").filter(|p| !p.trim().is_empty()).count() >= 2;
-            let described = inline || (next.starts_with("          ") && !next.trim().is_empty());
+            // A bare `[default: ...]` under the option is no description.
+            let described = inline || (next.starts_with("          ") && !next.trim().is_empty() && !next.trim_start().starts_with('['));
             assert!(described, "{sub:?}: `{opt}` has no description");
         }
     }
@@ -64,6 +65,8 @@ fn the_seed_short_flags_have_long_forms_and_choices_are_listed() {
             assert!(text.contains(pair), "`{pair}` missing from {sub} --help");
         }
     }
+    // tune's --dtype lists its values as the others do.
+    assert!(help(&["tune"]).contains("- f32:"), "tune --dtype values");
 }
 
 #[test]
