@@ -20,7 +20,7 @@ Examples:
   mra-bench transform --input A.npy --matrix B.npy --output C.npy
                                                           transform your own tensors (.npy)
   mra-bench transform --input A.npy --matrix B.npy --output C.npy --emulate --arch gfx942
-                                                          the same, gfx1100's kernel on the CPU emulator
+                                                          the same, gfx942's kernel on the CPU emulator
 
 Environment:
   MRA_KERNEL_CACHE        directory of the compiled-kernel cache, or `off` to disable it
@@ -158,7 +158,8 @@ pub struct TransformArgs {
     /// B: K x K .npy file (row-major: C(i,j,k) = sum A(a,b,c) B(a,i) B(b,j) B(c,k)).
     #[arg(long)]
     pub matrix: std::path::PathBuf,
-    /// C: written atomically, in A's shape and dtype (an existing file is replaced).
+    /// C: written atomically, in A's shape and dtype (an existing file is replaced; a file, not
+    /// `-`, and not the --input or --matrix file).
     #[arg(long)]
     pub output: std::path::PathBuf,
     /// Level (number or name), or `best` (the tuning database). Default: the first of

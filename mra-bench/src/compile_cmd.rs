@@ -152,7 +152,10 @@ impl Compiler {
                     workgroup_size: threads,
                 });
                 let (matrix, matrix_note) = match objdump {
-                    Ok(o) => (Some(report::count_matrix_instructions(&o.disassemble(&co.bytes, arch.name)?)), None),
+                    Ok(o) => match report::count_matrix_instructions(&o.disassemble(&co.bytes, arch.name)?) {
+                        Some(m) => (Some(m), None),
+                        None => (None, Some(report::MATRIX_NOT_UNDERSTOOD.to_string())),
+                    },
                     Err(e) => (None, Some(format!("not counted (no llvm-objdump: {e})"))),
                 };
                 Ok(Report::Amd {
@@ -419,23 +422,31 @@ fn count_mma(tool: &Path, cubin: &[u8]) -> Result<SassCounts, String> {
     if !out.status.success() {
         return Err(format!("{} failed: {}", tool.display(), String::from_utf8_lossy(&out.stderr).trim()));
     }
-    Ok(count_sass_mma(&String::from_utf8_lossy(&out.stdout)))
+    let name = tool.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_else(|| tool.display().to_string());
+    count_sass_mma(&String::from_utf8_lossy(&out.stdout)).ok_or_else(|| format!("{name} output not understood: no SASS instructions in it"))
 }
 
-/// Lines whose opcode is DMMA or HMMA (`/*0120*/  DMMA.884 R4, R8, R10, R4 ;`).
-fn count_sass_mma(sass: &str) -> SassCounts {
+/// Lines whose opcode is DMMA or HMMA (`/*0120*/  DMMA.884 R4, R8, R10, R4 ;`); `None` when no
+/// line is a SASS instruction at all (every kernel has at least EXIT): a count of 0 from output
+/// that is no disassembly would be a false statement.
+fn count_sass_mma(sass: &str) -> Option<SassCounts> {
     let mut c = SassCounts::default();
+    let mut instructions = 0u32;
     for line in sass.lines() {
         // The opcode is the first word after the address comment and an optional predicate.
-        let code = line.split("*/").nth(1).unwrap_or(line);
+        let (addr, code) = line.split_once("*/").unwrap_or(("", line));
+        let is_address = addr.trim_start().strip_prefix("/*").is_some_and(|a| !a.is_empty() && a.bytes().all(|b| b.is_ascii_hexdigit()));
         let op = code.split_whitespace().find(|w| !w.starts_with('@')).unwrap_or("");
+        if is_address && op.starts_with(|c: char| c.is_ascii_uppercase()) {
+            instructions += 1;
+        }
         if op.starts_with("DMMA") {
             c.dmma += 1;
         } else if op.starts_with("HMMA") {
             c.hmma += 1;
         }
     }
-    c
+    (instructions > 0 || c.dmma + c.hmma > 0).then_some(c)
 }
 
 #[cfg(test)]
@@ -448,7 +459,15 @@ mod tests {
                     /*0130*/              @P0 HMMA.16816.F32 R12, R16, R20, R12 ;\n\
                     /*0140*/                   DFMA R2, R4, R6, R2 ;\n\
                     /*0150*/                   MOV R1, c[0x0][0x28] ;  // DMMA in a comment\n";
-        assert_eq!(count_sass_mma(sass), SassCounts { dmma: 1, hmma: 1 });
+        assert_eq!(count_sass_mma(sass), Some(SassCounts { dmma: 1, hmma: 1 }));
+        assert_eq!(count_sass_mma("        /*0000*/                   EXIT ;\n"), Some(SassCounts::default()));
+    }
+
+    #[test]
+    fn sass_without_instructions_is_not_a_count_of_zero() {
+        for garbage in ["", "hello world\nnot SASS at all\n", "\t.headerflags\t@\"EF_CUDA_SM90\"\n/* comment */ text\n"] {
+            assert_eq!(count_sass_mma(garbage), None, "{garbage:?}");
+        }
     }
 
     #[test]

@@ -80,6 +80,7 @@ pub fn run(args: &SweepArgs) -> CmdResult {
         csv: args.csv.as_deref().map(|p| Target::check("--csv", p)).transpose()?,
         plot: args.plot.as_deref().map(crate::plot::check_target).transpose()?,
     };
+    targets.check_distinct()?;
     match session::open(None, None, select::cache(args.no_cache))? {
         Opened::Cuda(s) => sweep_on(&s, args, &ks, dtype, &chosen, &base, &targets),
         Opened::Hip(s) => sweep_on(&s, args, &ks, dtype, &chosen, &base, &targets),
@@ -95,6 +96,31 @@ struct Targets {
     csv: Option<Target>,
     /// `--plot`: an .svg or .png path, checked like the others.
     plot: Option<std::path::PathBuf>,
+}
+
+impl Targets {
+    /// Two results into one place would leave one of them lost or both garbled: refused before
+    /// measuring. Standard output takes at most one; two flags naming one file (under any
+    /// names: `transform_cmd::same_file`) are refused.
+    fn check_distinct(&self) -> Result<(), String> {
+        if let (Some(Target::Stdout), Some(Target::Stdout)) = (&self.json, &self.csv) {
+            return Err("--json - and --csv -: both would go to standard output, mixed; write one of them to a file".into());
+        }
+        let file = |t: &Option<Target>| match t {
+            Some(Target::File { path, .. }) => Some(path.clone()),
+            _ => None,
+        };
+        let named = [("--json", file(&self.json)), ("--csv", file(&self.csv)), ("--plot", self.plot.clone())];
+        let named: Vec<(&str, std::path::PathBuf)> = named.into_iter().filter_map(|(f, p)| p.map(|p| (f, p))).collect();
+        for (i, (fa, a)) in named.iter().enumerate() {
+            for (fb, b) in &named[i + 1..] {
+                if crate::transform_cmd::same_file(a, b) {
+                    return Err(format!("{fa} {} and {fb} {} are the same file: one would overwrite the other; give each its own path", a.display(), b.display()));
+                }
+            }
+        }
+        Ok(())
+    }
 }
 
 /// The sweep on one opened GPU: the JSON and CSV files asked for, then the table.

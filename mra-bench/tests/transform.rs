@@ -150,7 +150,6 @@ fn bad_inputs_are_one_line_errors() {
     let out = dir.join("c.npy");
     let out = out.to_str().unwrap();
     let cases: Vec<(Vec<String>, &str)> = vec![
-        (vec![file("be.npy", npy_bytes(">f8", false, &[2, k, k, k], &a)), good_b.clone()], "big-endian"),
         (vec![file("fo.npy", npy_bytes("<f8", true, &[2, k, k, k], &a)), good_b.clone()], "Fortran order"),
         (vec![file("f4.npy", npy_bytes("<f4", false, &[2, k, k, k], &a[..a.len() / 2])), good_b.clone()], "--dtype f32"),
         (vec![file("i8.npy", npy_bytes("<i8", false, &[2, k, k, k], &a)), good_b.clone()], "'<i8'"),

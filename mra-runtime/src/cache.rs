@@ -112,12 +112,25 @@ impl KernelCache {
             .and_then(|()| std::fs::rename(&tmp, &path));
         if let Err(e) = written {
             let _ = std::fs::remove_file(&tmp);
-            if !self.state.unwritable.swap(true, Ordering::Relaxed) {
-                self.warn(format!(
-                    "kernel cache at {} cannot be written ({e}); going on without caching (set {CACHE_ENV} to a writable directory, or off)",
-                    dir.display()
-                ));
-            }
+            self.give_up(&e);
+        }
+    }
+
+    /// False once writing has been given up (see [`KernelCache::give_up`]).
+    pub fn writable(&self) -> bool {
+        self.dir.is_some() && !self.state.unwritable.load(Ordering::Relaxed)
+    }
+
+    /// Stops writing to this cache (and its clones) after `error`, with one warning line for all
+    /// of them: a cache that cannot be written costs the caching, never the compile. For
+    /// callers that write into [`KernelCache::dir`] themselves (the emulator's executables).
+    pub fn give_up(&self, error: &dyn std::fmt::Display) {
+        let Some(dir) = self.dir.as_ref() else { return };
+        if !self.state.unwritable.swap(true, Ordering::Relaxed) {
+            self.warn(format!(
+                "kernel cache at {} cannot be written ({error}); going on without caching (set {CACHE_ENV} to a writable directory, or off)",
+                dir.display()
+            ));
         }
     }
 }

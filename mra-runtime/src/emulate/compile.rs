@@ -57,16 +57,41 @@ impl HostClang {
     /// Compiles `source` to an executable in `cache` (or in `scratch` when the cache is off).
     pub fn build(&self, source: &str, entry: &str, cache: &KernelCache, scratch: &Path) -> Result<Built, CompileError> {
         let key = KernelCache::key(&[source.as_bytes(), FLAGS.join(" ").as_bytes(), self.version.as_bytes(), b"emulate-v1"]);
-        let dir = cache.dir().map(Path::to_path_buf).unwrap_or_else(|| scratch.to_path_buf());
-        let exe = dir.join(format!("{key}.emu"));
-        if exe.is_file() {
-            return Ok(Built { exe, seconds: 0.0, cached: true });
+        // Built before: in the cache, or in the scratch directory (the cache off or unwritable).
+        for d in cache.dir().into_iter().chain([scratch]) {
+            let exe = d.join(format!("{key}.emu"));
+            if exe.is_file() {
+                return Ok(Built { exe, seconds: 0.0, cached: true });
+            }
         }
-        std::fs::create_dir_all(&dir).map_err(|source| CompileError::Io { what: "creating the kernel cache directory", path: dir.clone(), source })?;
+        // Into the cache while it can be written, else into this run's scratch directory: a
+        // cache that cannot be created or written (MRA_KERNEL_CACHE naming a file, a read-only
+        // directory) costs one warning and the caching, as for the GPU kernels, not the run.
+        let mut dir = match cache.dir().filter(|_| cache.writable()) {
+            Some(d) => match std::fs::create_dir_all(d) {
+                Ok(()) => d.to_path_buf(),
+                Err(e) => {
+                    cache.give_up(&e);
+                    scratch.to_path_buf()
+                }
+            },
+            None => scratch.to_path_buf(),
+        };
         // Unique temporary names: parallel compiles of the same kernel must not collide.
-        let tmp = dir.join(format!("{key}.{}.{:?}.tmp", std::process::id(), std::thread::current().id()).replace(['(', ')'], ""));
-        let src = tmp.with_extension("cpp");
-        std::fs::write(&src, source).map_err(|source| CompileError::Io { what: "writing the emulated source", path: src.clone(), source })?;
+        let tmp_name = format!("{key}.{}.{:?}.tmp", std::process::id(), std::thread::current().id()).replace(['(', ')'], "");
+        let mut tmp = dir.join(&tmp_name);
+        let mut src = tmp.with_extension("cpp");
+        if let Err(e) = std::fs::write(&src, source) {
+            if dir == scratch {
+                return Err(CompileError::Io { what: "writing the emulated source", path: src, source: e });
+            }
+            cache.give_up(&e);
+            dir = scratch.to_path_buf();
+            tmp = dir.join(&tmp_name);
+            src = tmp.with_extension("cpp");
+            std::fs::write(&src, source).map_err(|source| CompileError::Io { what: "writing the emulated source", path: src.clone(), source })?;
+        }
+        let exe = dir.join(format!("{key}.emu"));
         let start = Instant::now();
         let out = Command::new(&self.path).args(FLAGS).arg("-o").arg(&tmp).arg(&src).output();
         let _ = std::fs::remove_file(&src);
@@ -107,4 +132,48 @@ fn links_with_asan(clang: &Path) -> bool {
         .arg(&src)
         .output()
         .is_ok_and(|o| o.status.success())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A stand-in for clang++ that writes `built` to its `-o` file: the cache logic without a
+    /// toolchain.
+    fn fake_clang(dir: &Path) -> HostClang {
+        use std::os::unix::fs::PermissionsExt;
+        let path = dir.join("fake-clang++");
+        std::fs::write(&path, "#!/bin/sh\nwhile [ $# -gt 0 ]; do if [ \"$1\" = -o ]; then out=\"$2\"; fi; shift; done\nprintf built > \"$out\"\n").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        HostClang { path, version: "fake 1".into() }
+    }
+
+    #[test]
+    fn a_cache_that_cannot_be_a_directory_warns_once_and_builds_without_it() {
+        let dir = std::env::temp_dir().join(format!("mra-emu-cache-test-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let scratch = dir.join("scratch");
+        std::fs::create_dir_all(&scratch).unwrap();
+        let clang = fake_clang(&dir);
+        // MRA_KERNEL_CACHE naming an existing regular file: no directory can be made there.
+        let file = dir.join("cache-is-a-file");
+        std::fs::write(&file, "mine").unwrap();
+        let cache = KernelCache::at(&file);
+        for (source, entry) in [("int a;", "a"), ("int b;", "b"), ("int a;", "a")] {
+            let built = clang.build(source, entry, &cache, &scratch).unwrap_or_else(|e| panic!("{entry}: {e}"));
+            assert!(built.exe.starts_with(&scratch), "{entry}: built in the scratch directory: {}", built.exe.display());
+            assert_eq!(std::fs::read(&built.exe).unwrap(), b"built");
+        }
+        let w = cache.warnings();
+        assert_eq!(w.len(), 1, "one warning for all builds: {w:?}");
+        assert!(w[0].contains(crate::cache::CACHE_ENV) && w[0].contains(&file.display().to_string()) && w[0].contains("without caching") && !w[0].contains('\n'), "{w:?}");
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "mine", "the user's file kept");
+        // A usable cache: built into it, found there the second time, no warning.
+        let good = KernelCache::at(dir.join("cache"));
+        assert!(!clang.build("int c;", "c", &good, &scratch).unwrap().cached);
+        let again = clang.build("int c;", "c", &good, &scratch).unwrap();
+        assert!(again.cached && again.exe.starts_with(dir.join("cache")), "{}", again.exe.display());
+        assert!(good.warnings().is_empty());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

@@ -141,19 +141,28 @@ fn lookup<'v>(map: &'v Value, key: &str) -> Option<&'v Value> {
     map.as_map()?.iter().find(|(k, _)| k.as_str() == Some(key)).map(|(_, v)| v)
 }
 
-/// Counts matrix-core instructions in `llvm-objdump -d` output.
-pub fn count_matrix_instructions(disassembly: &str) -> MatrixCounts {
+/// Counts matrix-core instructions in `llvm-objdump -d` output; `None` when the output holds no
+/// AMDGPU instruction at all (every kernel has at least `s_endpgm`): then it is not a
+/// disassembly (a wrong tool, a changed format), and a count of 0 would be a false statement.
+pub fn count_matrix_instructions(disassembly: &str) -> Option<MatrixCounts> {
     let mut counts = MatrixCounts::default();
+    let mut instructions = 0u32;
     for line in disassembly.lines() {
         let mnemonic = line.trim_start();
+        if mnemonic.starts_with("s_") || mnemonic.starts_with("v_") {
+            instructions += 1;
+        }
         if mnemonic.starts_with("v_mfma") {
             counts.mfma += 1;
         } else if mnemonic.starts_with("v_wmma") {
             counts.wmma += 1;
         }
     }
-    counts
+    (instructions > 0).then_some(counts)
 }
+
+/// The note for a disassembly [`count_matrix_instructions`] does not understand.
+pub const MATRIX_NOT_UNDERSTOOD: &str = "not counted: llvm-objdump output not understood (no AMDGPU instructions in it)";
 
 /// The environment variable that names the llvm-objdump to use.
 pub const OBJDUMP_ENV: &str = "MRA_LLVM_OBJDUMP";
@@ -199,7 +208,8 @@ impl Objdump {
 /// The full report of a code object: metadata and matrix-instruction counts.
 pub fn report(code: &CodeObject, objdump: &Objdump) -> Result<CodeObjectReport> {
     let meta = read_metadata(&code.bytes)?;
-    let matrix = count_matrix_instructions(&objdump.disassemble(&code.bytes, &code.arch)?);
+    let matrix = count_matrix_instructions(&objdump.disassemble(&code.bytes, &code.arch)?)
+        .ok_or_else(|| HipError::BadCodeObject(format!("{}: MFMA/WMMA {MATRIX_NOT_UNDERSTOOD}", objdump.path.display())))?;
     Ok(CodeObjectReport { arch: code.arch.clone(), target: meta.target, kernels: meta.kernels, matrix })
 }
 
@@ -285,7 +295,17 @@ mod tests {
                    \tv_wmma_f32_16x16x16_f16 v[0:7], v[8:15], v[16:23], v[0:7]\n\
                    \tv_fma_f64 v[0:1], v[2:3], v[4:5], v[0:1]\n\
                    0000000000001900 <mra_l4_mfma_k16_f64>:\n";
-        assert_eq!(count_matrix_instructions(dis), MatrixCounts { mfma: 2, wmma: 1 });
+        assert_eq!(count_matrix_instructions(dis), Some(MatrixCounts { mfma: 2, wmma: 1 }));
+        // A kernel without matrix instructions is a count of 0, not "not understood".
+        assert_eq!(count_matrix_instructions("\ts_load_dword s0, s[4:5], 0x0\n\ts_endpgm\n"), Some(MatrixCounts::default()));
+    }
+
+    #[test]
+    fn output_without_instructions_is_not_a_count_of_zero() {
+        // What a wrong tool or a changed format prints: no line is an AMDGPU instruction.
+        for garbage in ["", "hello world\nthis is not a disassembly\n", "kernel.co:\tfile format elf64-amdgpu\n\nDisassembly of section .text:\n"] {
+            assert_eq!(count_matrix_instructions(garbage), None, "{garbage:?}");
+        }
     }
 
     /// With llvm-objdump present, the fixture's two MFMAs are found. Ignored like every
