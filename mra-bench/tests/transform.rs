@@ -18,22 +18,9 @@ fn scratch(name: &str) -> PathBuf {
     d
 }
 
-/// A .npy file (format 1.0) of `descr` (`<f8`), `shape`, C or Fortran order, with `data` bytes.
-fn npy_bytes(descr: &str, fortran: bool, shape: &[usize], data: &[u8]) -> Vec<u8> {
-    let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
-    let shape = if dims.len() == 1 { format!("({},)", dims[0]) } else { format!("({})", dims.join(", ")) };
-    let mut header = format!("{{'descr': '{descr}', 'fortran_order': {}, 'shape': {shape}, }}", if fortran { "True" } else { "False" });
-    // Magic (6) + version (2) + length (2) + header + '\n' is a multiple of 64.
-    while (10 + header.len() + 1) % 64 != 0 {
-        header.push(' ');
-    }
-    header.push('\n');
-    let mut out = b"\x93NUMPY\x01\x00".to_vec();
-    out.extend_from_slice(&(header.len() as u16).to_le_bytes());
-    out.extend_from_slice(header.as_bytes());
-    out.extend_from_slice(data);
-    out
-}
+#[path = "support/npy.rs"]
+mod npy_support;
+use npy_support::npy_bytes;
 
 fn f64_le(v: &[f64]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()

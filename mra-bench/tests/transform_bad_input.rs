@@ -62,19 +62,9 @@ fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 
-/// A .npy file (format 1.0) whose header dict is `dict`, padded as numpy pads it, then `data`.
-fn npy_raw(dict: &str, data: &[u8]) -> Vec<u8> {
-    let mut header = dict.to_string();
-    while !(10 + header.len() + 1).is_multiple_of(64) {
-        header.push(' ');
-    }
-    header.push('\n');
-    let mut out = b"\x93NUMPY\x01\x00".to_vec();
-    out.extend_from_slice(&(header.len() as u16).to_le_bytes());
-    out.extend_from_slice(header.as_bytes());
-    out.extend_from_slice(data);
-    out
-}
+#[path = "support/npy.rs"]
+mod npy_support;
+use npy_support::npy_raw;
 
 fn npy(descr: &str, shape: &str, data: &[u8]) -> Vec<u8> {
     npy_raw(&format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}"), data)
