@@ -179,7 +179,8 @@ fn list(schedules: &[Schedule], ks: &[u32], arch: Option<&'static Arch>, dtype: 
 
 /// The error of a run that ended with no candidate tried (the --budget spent before the first).
 fn nothing_tuned(plan: &Plan) -> Box<dyn std::error::Error> {
-    let budget = plan.budget.map(|b| format!(" within --budget {b:?}")).unwrap_or_default();
+    // In seconds, the unit --budget takes (Debug would print `1ms`, which --budget refuses).
+    let budget = plan.budget.map(|b| format!(" within --budget {}s", b.as_secs_f64())).unwrap_or_default();
     format!("nothing tuned: no candidate could be tried{budget}; give a larger --budget").into()
 }
 
