@@ -354,7 +354,7 @@ impl RunArgs {
             ));
         }
         // `--emit-src -K 6,6` would write one file and count it twice.
-        crate::select::no_repeats("-K", &self.ks)?;
+        crate::select::no_repeats("-K", &self.ks).map_err(|e| e.0)?;
         self.k = self.ks[0];
         Ok(())
     }

@@ -16,7 +16,8 @@ use std::path::{Path, PathBuf};
 pub fn run(args: &ExportArgs) -> CmdResult {
     let arch = select::arch(&args.arch)?;
     let dtype = select::dtype(&args.dtype)?;
-    let ks: Vec<u32> = select::numbers("-K", &args.ks)?;
+    // In range and none twice, refused as a malformed command line (status 2).
+    let ks: Vec<u32> = select::k_list(&args.ks)?;
     if ks.is_empty() {
         return Err("-K: give at least one K".into());
     }

@@ -73,7 +73,8 @@ fn main() {
         Ok(code) => std::process::exit(code),
         Err(e) => {
             eprintln!("mra-bench: error: {e}");
-            std::process::exit(1);
+            // A malformed command line (select::Usage) exits 2 as clap's usage errors do.
+            std::process::exit(if e.downcast_ref::<select::Usage>().is_some() { 2 } else { 1 });
         }
     }
 }

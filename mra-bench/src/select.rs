@@ -4,8 +4,26 @@ use mra_codegen::{arch, levels, Arch, DType, Schedule};
 
 pub type CmdResult<T = i32> = Result<T, Box<dyn std::error::Error>>;
 
+/// A word of the command line that names nothing valid (`-K 0`, `-l nonesuch`, `-K 6,6`): a
+/// malformed command line, which exits with status 2 as clap's own usage errors do (the README's
+/// exit statuses), whether clap or one of the list parsers here found it.
+#[derive(Debug)]
+pub struct Usage(pub String);
+
+impl std::fmt::Display for Usage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Usage {}
+
+fn usage(e: impl std::fmt::Display) -> Box<dyn std::error::Error> {
+    Box::new(Usage(e.to_string()))
+}
+
 pub fn level(sel: &str) -> CmdResult<Schedule> {
-    Ok(levels::find(sel)?)
+    levels::find(sel).map_err(usage)
 }
 
 /// `all` or a comma-separated list.
@@ -20,7 +38,7 @@ pub fn level_list(sel: &str) -> CmdResult<Vec<Schedule>> {
     for (i, s) in chosen.iter().enumerate() {
         if let Some(j) = chosen[..i].iter().position(|t| t.name == s.name) {
             let how = if words[j].trim() == words[i].trim() { String::new() } else { format!(" (as `{}` and `{}`)", quote(words[j].trim()), quote(words[i].trim())) };
-            return Err(format!("-l {} is listed twice{how}", s.name).into());
+            return Err(usage(format!("-l {} is listed twice{how}", s.name)));
         }
     }
     Ok(chosen)
@@ -28,9 +46,9 @@ pub fn level_list(sel: &str) -> CmdResult<Vec<Schedule>> {
 
 /// Refuses a value given twice in a list (`-K 6,6`, `-N 1,1`): it would do the same work
 /// twice and count (or claim to write) it twice. The message is export's: `-K 6 is listed twice`.
-pub fn no_repeats<T: PartialEq + std::fmt::Display>(flag: &str, list: &[T]) -> Result<(), String> {
+pub fn no_repeats<T: PartialEq + std::fmt::Display>(flag: &str, list: &[T]) -> Result<(), Usage> {
     match list.iter().enumerate().find(|(i, x)| list[..*i].contains(x)) {
-        Some((_, x)) => Err(format!("{flag} {x} is listed twice")),
+        Some((_, x)) => Err(Usage(format!("{flag} {x} is listed twice"))),
         None => Ok(()),
     }
 }
@@ -52,7 +70,7 @@ pub fn parse_k(s: &str) -> Result<u32, String> {
 
 /// A comma-separated `-K` list, each in range, none twice.
 pub fn k_list(list: &str) -> CmdResult<Vec<u32>> {
-    let ks: Vec<u32> = list.split(',').map(|s| parse_k(s).map_err(|e| format!("-K: {e}"))).collect::<Result<_, _>>()?;
+    let ks: Vec<u32> = list.split(',').map(|s| parse_k(s).map_err(|e| usage(format!("-K: {e}")))).collect::<Result<_, _>>()?;
     no_repeats("-K", &ks)?;
     Ok(ks)
 }
@@ -87,17 +105,17 @@ pub fn set_verbose(on: bool) {
 }
 
 pub fn arch(name: &str) -> CmdResult<&'static Arch> {
-    Ok(arch::find(name)?)
+    arch::find(name).map_err(usage)
 }
 
 pub fn dtype(name: &str) -> CmdResult<DType> {
-    DType::parse(name).ok_or_else(|| format!("unknown dtype `{}`; known: f64, f32, f16, bf16", quote(name)).into())
+    DType::parse(name).ok_or_else(|| usage(format!("unknown dtype `{}`; known: f64, f32, f16, bf16", quote(name))))
 }
 
 /// A comma-separated list of numbers, e.g. `1,5,6`.
 pub fn numbers<T: std::str::FromStr>(flag: &str, list: &str) -> CmdResult<Vec<T>> {
     list.split(',')
-        .map(|s| s.trim().parse::<T>().map_err(|_| format!("{flag}: `{}` is not a non-negative integer", quote(s)).into()))
+        .map(|s| s.trim().parse::<T>().map_err(|_| usage(format!("{flag}: `{}` is not a non-negative integer", quote(s)))))
         .collect()
 }
 

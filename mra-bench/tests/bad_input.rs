@@ -202,3 +202,26 @@ fn help_and_version_that_cannot_be_written_are_an_error() {
     let o = run(&["--version"]);
     assert!(o.status.success() && text(&o.stdout).starts_with("mra-bench "), "{}", text(&o.stdout));
 }
+
+/// A bad word inside a list (`validate -K 0`) is as malformed a command line as `-K 0` of the run
+/// mode, which clap refuses with status 2: the README's exit statuses say 2 for both. Before,
+/// the list parsers' refusals exited 1, like a failed validation.
+#[test]
+fn a_bad_value_in_a_list_exits_2_like_any_malformed_command_line() {
+    for (args, needle) in [
+        (&["validate", "-K", "0"][..], "K=0 is out of range"),
+        (&["validate", "-K", "6,6"][..], "-K 6 is listed twice"),
+        (&["validate", "-K", "6", "-N", "x"][..], "`x` is not a non-negative integer"),
+        (&["sweep", "-K", "6", "-l", "nonesuch"][..], "unknown level `nonesuch`"),
+        (&["--emit-src", "--arch", "sm_90", "-K", "6", "-l", "3,L3"][..], "is listed twice"),
+        (&["export", "--arch", "sm_90", "-K", "6,40", "-o", "/nonexistent-mra-dir/x"][..], "K=40"),
+        (&["-K", "0"][..], "out of range"),
+    ] {
+        let o = run(args);
+        one_line_error(&o, needle);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o.stderr));
+    }
+    // Not a usage error: a well-formed command that cannot be carried out here.
+    let o = run(&["validate", "-K", "6", "-N", "3"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+}
