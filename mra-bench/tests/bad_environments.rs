@@ -378,8 +378,9 @@ fn arguments_are_checked_before_looking_for_a_gpu() {
         assert!(!line.contains("GPU") && !line.contains("unexpected argument"), "{line}");
     }
     for cmd in ["validate", "sweep"] {
-        one_line_error(&run(&[cmd, "-K", "-1"]), 1, &["K=-1 is out of range"]);
-        one_line_error(&run(&[cmd, "-K", "8,0"]), 1, &["K=0 is out of range"]);
+        // Inside a list as on its own: a malformed command line, status 2.
+        one_line_error(&run(&[cmd, "-K", "-1"]), 2, &["K=-1 is out of range"]);
+        one_line_error(&run(&[cmd, "-K", "8,0"]), 2, &["K=0 is out of range"]);
     }
     one_line_error(&run(&["-l", "all", "-K", "8"]), 1, &["-l all", "sweep -l all"]);
     // --emit-src takes -l all and K lists (one file per kernel), so it asks for -o DIR.
