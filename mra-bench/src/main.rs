@@ -8,6 +8,7 @@ mod docs_cmd;
 mod emit_cmd;
 mod export_cmd;
 mod levels_cmd;
+mod npy;
 mod outfile;
 mod output;
 mod plot;
