@@ -1,4 +1,5 @@
-//! Result files (`sweep --json/--csv`): checked before any measurement, written atomically.
+//! Result files (`sweep --json/--csv`, charts, .npy outputs): checked before any measurement,
+//! written atomically, and told apart from the inputs (`same_file`).
 //!
 //! A sweep can take an hour; a bad path noticed at the end would lose it. So every path is
 //! checked up front by creating (and removing) the very temporary file the final write will use,
@@ -93,4 +94,29 @@ fn parent(file: &Path) -> PathBuf {
 
 fn temp_path(target: &Path) -> PathBuf {
     mra_runtime::replace_file::temp_path(target, "")
+}
+
+/// Are `a` and `b` the same file, under any names (symlinks, hard links, `./x` and `x`)? Two
+/// existing regular files are compared by (device, inode); two paths that do not exist yet by
+/// their absolute form (they would become one file). Devices and FIFOs are never "the same
+/// file" here: writing twice to /dev/null or a terminal loses nothing.
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(x), Ok(y)) => x.is_file() && y.is_file() && x.dev() == y.dev() && x.ino() == y.ino(),
+        (Err(_), Err(_)) => absolute(a) == absolute(b),
+        _ => false,
+    }
+}
+
+/// `path` with its directory made canonical (the file itself may not exist).
+fn absolute(path: &Path) -> PathBuf {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    match (std::fs::canonicalize(dir), path.file_name()) {
+        (Ok(d), Some(name)) => d.join(name),
+        _ => path.to_path_buf(),
+    }
 }

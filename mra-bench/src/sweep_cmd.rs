@@ -101,7 +101,7 @@ struct Targets {
 impl Targets {
     /// Two results into one place would leave one of them lost or both garbled: refused before
     /// measuring. Standard output takes at most one; two flags naming one file (under any
-    /// names: `transform_cmd::same_file`) are refused.
+    /// names: `outfile::same_file`) are refused.
     fn check_distinct(&self) -> Result<(), String> {
         if let (Some(Target::Stdout), Some(Target::Stdout)) = (&self.json, &self.csv) {
             return Err("--json - and --csv -: both would go to standard output, mixed; write one of them to a file".into());
@@ -114,7 +114,7 @@ impl Targets {
         let named: Vec<(&str, std::path::PathBuf)> = named.into_iter().filter_map(|(f, p)| p.map(|p| (f, p))).collect();
         for (i, (fa, a)) in named.iter().enumerate() {
             for (fb, b) in &named[i + 1..] {
-                if crate::transform_cmd::same_file(a, b) {
+                if crate::outfile::same_file(a, b) {
                     return Err(format!("{fa} {} and {fb} {} are the same file: one would overwrite the other; give each its own path", a.display(), b.display()));
                 }
             }

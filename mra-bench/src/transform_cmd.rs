@@ -10,7 +10,7 @@ use crate::select::{self, CmdResult};
 use mra_codegen::DType;
 use mra_runtime::transformer::{Element, Target, Transformer};
 use mra_runtime::RuntimeError;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 pub fn run(args: &TransformArgs) -> CmdResult {
     let dtype = select::dtype(&args.dtype)?;
@@ -25,7 +25,7 @@ pub fn run(args: &TransformArgs) -> CmdResult {
     // not be wasted on a path that cannot be written, nor overwrite one of its own inputs.
     check_output(&args.output)?;
     for (flag, input) in [("--input", &args.input), ("--matrix", &args.matrix)] {
-        if same_file(&args.output, input) {
+        if crate::outfile::same_file(&args.output, input) {
             return Err(format!(
                 "--output {} is the same file as {flag} {}; writing C there would destroy the input: give another output path",
                 args.output.display(),
@@ -106,30 +106,6 @@ fn check_output(path: &Path) -> CmdResult<()> {
     Ok(())
 }
 
-/// Are `a` and `b` the same file, under any names (symlinks, hard links, `./x` and `x`)? Two
-/// existing regular files are compared by (device, inode); two paths that do not exist yet by
-/// their absolute form (they would become one file). Devices and FIFOs are never "the same
-/// file" here: writing twice to /dev/null or a terminal loses nothing.
-pub fn same_file(a: &Path, b: &Path) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    match (std::fs::metadata(a), std::fs::metadata(b)) {
-        (Ok(x), Ok(y)) => x.is_file() && y.is_file() && x.dev() == y.dev() && x.ino() == y.ino(),
-        (Err(_), Err(_)) => absolute(a) == absolute(b),
-        _ => false,
-    }
-}
-
-/// `path` with its directory made canonical (the file itself may not exist).
-fn absolute(path: &Path) -> PathBuf {
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    match (std::fs::canonicalize(dir), path.file_name()) {
-        (Ok(d), Some(name)) => d.join(name),
-        _ => path.to_path_buf(),
-    }
-}
 
 /// `npy-random`: uniform values in [-1, 1) of `--shape`, for tests and the GPU check script.
 pub fn npy_random(args: &NpyRandomArgs) -> CmdResult {
