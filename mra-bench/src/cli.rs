@@ -32,6 +32,8 @@ Environment:
   MRA_LLVM_OBJDUMP        the llvm-objdump that counts MFMA/WMMA (default: llvm-objdump-19, ... on PATH)
   MRA_CUOBJDUMP           nvdisasm or cuobjdump that counts DMMA/HMMA for sm_XX --compile-only
                           (default: nvdisasm, else cuobjdump, on PATH)
+  MRA_TOOL_TIMEOUT        seconds an external tool (clang, llvm-objdump, nvdisasm) may run before it
+                          is stopped with an error (default: 600; 0 for no limit)
   MRA_REQUIRE_TOOLCHAINS  tests only: `1` makes a missing NVRTC/clang/hiprtc fail the toolchain tests
                           (`cargo test --workspace -- --include-ignored`) instead of skipping them
   LD_LIBRARY_PATH         where libcuda, libnvrtc (e.g. pip's nvidia-cuda-nvrtc lib directory) and

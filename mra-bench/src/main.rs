@@ -50,6 +50,12 @@ fn main() {
         Err(e) => exit_on_usage_error(e),
     };
     select::set_verbose(cli.verbose);
+    // A malformed MRA_TOOL_TIMEOUT is said once, up front: deep inside a toolchain probe it would
+    // read as a missing toolchain.
+    if let Err(e) = mra_runtime::process::limit() {
+        eprintln!("mra-bench: error: {e}");
+        std::process::exit(2);
+    }
     if let Err(e) = cli.run.resolve() {
         eprintln!("mra-bench: error: {e}");
         std::process::exit(2);

@@ -405,3 +405,30 @@ fn arguments_are_checked_before_looking_for_a_gpu() {
         assert!(!lines[0].contains("second line"), "{}", lines[0]);
     }
 }
+
+// ---- 10. a tool that hangs ------------------------------------------------------------------
+
+/// A clang that answers its probes but never finishes a compile (a stuck file system, a wrapper
+/// waiting on a licence) is stopped after MRA_TOOL_TIMEOUT seconds with one line naming it; it
+/// used to hang mra-bench for good. A malformed limit is refused up front.
+#[test]
+fn a_hung_compiler_is_stopped_after_the_tool_timeout() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch("hung-clang");
+    std::fs::create_dir_all(&dir).unwrap();
+    let clang = dir.join("clang++");
+    std::fs::write(&clang, "#!/bin/sh\ncase \"$1\" in\n  --print-targets) echo '    amdgcn - AMD GCN GPUs'; exit 0;;\n  --version) echo 'clang version 19 (hangs on compiles)'; exit 0;;\nesac\nexec sleep 60\n").unwrap();
+    std::fs::set_permissions(&clang, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let start = std::time::Instant::now();
+    let o = bin()
+        .env("MRA_CLANG", &clang)
+        .env("MRA_TOOL_TIMEOUT", "2")
+        .args(["--compile-only", "--arch", "gfx942", "--compiler", "clang", "--no-cache", "-K", "6", "-l", "3"])
+        .output()
+        .unwrap();
+    assert!(start.elapsed().as_secs() < 30, "took {:?}", start.elapsed());
+    one_line_error(&o, 1, &["clang", "did not finish within 2 s", "MRA_TOOL_TIMEOUT"]);
+    let o = bin().env("MRA_TOOL_TIMEOUT", "soon").args(["--emit-src", "--arch", "gfx942", "-K", "6", "-l", "3"]).output().unwrap();
+    one_line_error(&o, 2, &["MRA_TOOL_TIMEOUT=`soon`", "seconds"]);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -11,6 +11,7 @@ pub mod error;
 pub mod harness;
 pub mod memory;
 pub mod hip;
+pub mod process;
 pub mod reference;
 pub mod replace_file;
 pub mod transformer;

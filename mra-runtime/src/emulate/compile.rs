@@ -41,9 +41,7 @@ impl HostClang {
     /// program with AddressSanitizer.
     pub fn find() -> Result<HostClang, CompileError> {
         let path = crate::hip::find_tool(CLANG_ENV, CLANG_CANDIDATES, links_with_asan).map_err(|tried| CompileError::NoClang { tried })?;
-        let version = Command::new(&path)
-            .arg("--version")
-            .output()
+        let version = crate::process::output(Command::new(&path).arg("--version"))
             .ok()
             .and_then(|o| String::from_utf8_lossy(&o.stdout).lines().next().map(str::to_string))
             .unwrap_or_else(|| "unknown version".into());
@@ -93,7 +91,7 @@ impl HostClang {
         }
         let exe = dir.join(format!("{key}.emu"));
         let start = Instant::now();
-        let out = Command::new(&self.path).args(FLAGS).arg("-o").arg(&tmp).arg(&src).output();
+        let out = crate::process::output(Command::new(&self.path).args(FLAGS).arg("-o").arg(&tmp).arg(&src));
         let _ = std::fs::remove_file(&src);
         let out = out.map_err(|source| CompileError::Io { what: "running clang++", path: self.path.clone(), source })?;
         if !out.status.success() {
@@ -126,11 +124,7 @@ fn links_with_asan(clang: &Path) -> bool {
     if std::fs::write(&src, "int main() { return 0; }\n").is_err() {
         return false;
     }
-    Command::new(clang)
-        .args(["-x", "c++", "-fsanitize=address", "-o"])
-        .arg(dir.path.join("probe"))
-        .arg(&src)
-        .output()
+    crate::process::output(Command::new(clang).args(["-x", "c++", "-fsanitize=address", "-o"]).arg(dir.path.join("probe")).arg(&src))
         .is_ok_and(|o| o.status.success())
 }
 

@@ -58,9 +58,7 @@ impl Clang {
         let src = dir.write("kernel.hip", source.as_bytes())?;
         let out = dir.path.join("kernel.co");
         let start = Instant::now();
-        let output = Command::new(&self.path)
-            .args(Self::args(arch, &src, &out))
-            .output()
+        let output = crate::process::output(Command::new(&self.path).args(Self::args(arch, &src, &out)))
             .map_err(|source| HipError::Io { what: "running clang", path: self.path.clone(), source })?;
         let seconds = start.elapsed().as_secs_f64();
         let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
@@ -79,11 +77,11 @@ impl Clang {
 
 /// Does this clang list the `amdgcn` target?
 fn has_amdgpu_target(clang: &Path) -> bool {
-    Command::new(clang).arg("--print-targets").output().is_ok_and(|o| o.status.success() && String::from_utf8_lossy(&o.stdout).contains("amdgcn"))
+    crate::process::output(Command::new(clang).arg("--print-targets")).is_ok_and(|o| o.status.success() && String::from_utf8_lossy(&o.stdout).contains("amdgcn"))
 }
 
 fn first_line_of_version(clang: &Path) -> Option<String> {
-    let out = Command::new(clang).arg("--version").output().ok()?;
+    let out = crate::process::output(Command::new(clang).arg("--version")).ok()?;
     String::from_utf8_lossy(&out.stdout).lines().next().map(|l| l.trim().to_string())
 }
 

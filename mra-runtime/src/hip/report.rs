@@ -187,11 +187,7 @@ impl Objdump {
     pub fn disassemble(&self, code: &[u8], arch: &str) -> Result<String> {
         let dir = ScratchDir::new("objdump")?;
         let file = dir.write("kernel.co", code)?;
-        let out = Command::new(&self.path)
-            .arg("-d")
-            .arg(format!("--mcpu={arch}"))
-            .arg(&file)
-            .output()
+        let out = crate::process::output(Command::new(&self.path).arg("-d").arg(format!("--mcpu={arch}")).arg(&file))
             .map_err(|source| HipError::Io { what: "running llvm-objdump", path: self.path.clone(), source })?;
         if !out.status.success() {
             return Err(HipError::BadCodeObject(format!(

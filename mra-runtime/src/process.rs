@@ -1,0 +1,89 @@
+//! Running the external tools (clang, clang++, llvm-objdump, nvdisasm, cuobjdump) with a time
+//! limit: a compiler that hangs (a stuck NFS mount, a wrapper script waiting on a licence) ends
+//! as one error line naming the tool and the limit, instead of an `mra-bench` that never returns.
+//!
+//! The limit is `MRA_TOOL_TIMEOUT` seconds (default 600, far above any compile here; 0 for none).
+//! Only the tool itself is stopped (SIGKILL): it stays in our process group, so that Ctrl-C
+//! reaches it as before.
+
+use std::io::{Error, ErrorKind, Read, Result};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+pub const TIMEOUT_ENV: &str = "MRA_TOOL_TIMEOUT";
+const DEFAULT_SECS: u64 = 600;
+
+/// The limit `MRA_TOOL_TIMEOUT` asks for: `None` for no limit (0).
+pub fn limit() -> Result<Option<Duration>> {
+    match std::env::var(TIMEOUT_ENV) {
+        Err(_) => Ok(Some(Duration::from_secs(DEFAULT_SECS))),
+        Ok(v) => match v.trim().parse::<u64>() {
+            Ok(0) => Ok(None),
+            Ok(s) => Ok(Some(Duration::from_secs(s))),
+            Err(_) => Err(Error::new(ErrorKind::InvalidInput, format!("{TIMEOUT_ENV}=`{}` is not a number of seconds (0 for no limit)", v.chars().take(40).collect::<String>()))),
+        },
+    }
+}
+
+/// `cmd.output()` within [`limit`]: stdin closed, stdout and stderr captured. Past the limit the
+/// tool is killed and the error (kind `TimedOut`) says so.
+pub fn output(cmd: &mut Command) -> Result<Output> {
+    output_within(cmd, limit()?)
+}
+
+/// [`output`] with an explicit limit.
+pub fn output_within(cmd: &mut Command, limit: Option<Duration>) -> Result<Output> {
+    let mut child = cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn()?;
+    // Both pipes drained while the tool runs: a tool that fills one pipe must not block on it.
+    let drain = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut p) = pipe {
+                let _ = p.read_to_end(&mut bytes);
+            }
+            bytes
+        })
+    };
+    let stdout = drain(child.stdout.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
+    let stderr = drain(child.stderr.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
+    let start = Instant::now();
+    let mut pause = Duration::from_millis(1);
+    let status = loop {
+        if let Some(status) = child.try_wait()? {
+            break status;
+        }
+        if let Some(l) = limit.filter(|l| start.elapsed() >= *l) {
+            let _ = child.kill();
+            let _ = child.wait();
+            // The readers are left to finish on their own: a process the tool started (lld)
+            // may still hold the pipes open.
+            return Err(Error::new(ErrorKind::TimedOut, format!("did not finish within {} s and was stopped (set {TIMEOUT_ENV} to more seconds, or 0 for no limit)", l.as_secs())));
+        }
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(50));
+    };
+    Ok(Output { status, stdout: stdout.join().unwrap_or_default(), stderr: stderr.join().unwrap_or_default() })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tool_past_its_limit_is_stopped_with_an_error_that_says_so() {
+        let start = Instant::now();
+        let e = output_within(Command::new("sleep").arg("30"), Some(Duration::from_secs(1))).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::TimedOut);
+        assert!(e.to_string().contains("within 1 s") && e.to_string().contains(TIMEOUT_ENV), "{e}");
+        assert!(start.elapsed() < Duration::from_secs(10), "took {:?}", start.elapsed());
+    }
+
+    #[test]
+    fn a_tool_within_its_limit_gives_its_output_and_status() {
+        // More than a pipe's buffer on stdout, some on stderr, a failing status.
+        let o = output_within(Command::new("sh").args(["-c", "head -c 200000 /dev/zero; echo oops >&2; exit 3"]), Some(Duration::from_secs(30))).unwrap();
+        assert_eq!((o.stdout.len(), o.stderr.as_slice(), o.status.code()), (200_000, &b"oops\n"[..], Some(3)));
+        let o = output_within(Command::new("true").arg("x"), None).unwrap();
+        assert!(o.status.success());
+    }
+}
