@@ -45,12 +45,11 @@ pub fn run(args: &RunArgs) -> CmdResult {
         return Ok(0);
     }
     let Some(dir) = &args.output else {
-        return Err(format!(
+        return Err(select::usage(format!(
             "--emit-src with {} levels x {} K values writes one file per kernel: add -o DIR",
             schedules.len(),
             args.ks.len()
-        )
-        .into());
+        )));
     };
     let dir = Path::new(dir);
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create the directory `{}`: {e}", dir.display()))?;

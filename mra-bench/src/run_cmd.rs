@@ -11,11 +11,10 @@ use mra_runtime::harness::{self, Backend, HarnessConfig, Inputs, Prepared, Sessi
 
 pub fn run(args: &RunArgs) -> CmdResult {
     if select::is_list(&args.level) {
-        return Err(format!(
+        return Err(select::usage(format!(
             "-l {}: a run times one level against the floor; give one level, or use `sweep -l all` (time every level), `validate -l all`, `--compile-only -l all` or `--emit-src -l all`",
             select::quote(&args.level)
-        )
-        .into());
+        )));
     }
     let best = tuned::is_best(&args.level);
     // `-l best` is resolved once the device is known; a placeholder until then.

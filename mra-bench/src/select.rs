@@ -18,7 +18,7 @@ impl std::fmt::Display for Usage {
 
 impl std::error::Error for Usage {}
 
-fn usage(e: impl std::fmt::Display) -> Box<dyn std::error::Error> {
+pub fn usage(e: impl std::fmt::Display) -> Box<dyn std::error::Error> {
     Box::new(Usage(e.to_string()))
 }
 
@@ -82,13 +82,13 @@ pub fn compiler(given: Option<&str>, arch: Option<&Arch>) -> CmdResult<()> {
     let vendor = match c {
         "hiprtc" | "clang" => mra_codegen::Vendor::Amd,
         "nvrtc" => mra_codegen::Vendor::Nvidia,
-        _ => return Err(format!("unknown --compiler `{}`; known: hiprtc, clang (AMD), nvrtc (NVIDIA)", quote(c)).into()),
+        _ => return Err(usage(format!("unknown --compiler `{}`; known: hiprtc, clang (AMD), nvrtc (NVIDIA)", quote(c)))),
     };
     match arch {
         Some(a) if a.vendor != vendor && vendor == mra_codegen::Vendor::Amd => {
-            Err(format!("--compiler {c} compiles HIP for AMD archs, and {} is NVIDIA; use --compiler nvrtc", a.name).into())
+            Err(usage(format!("--compiler {c} compiles HIP for AMD archs, and {} is NVIDIA; use --compiler nvrtc", a.name)))
         }
-        Some(a) if a.vendor != vendor => Err(format!("--compiler nvrtc compiles CUDA for NVIDIA archs, and {} is AMD; use --compiler hiprtc or clang", a.name).into()),
+        Some(a) if a.vendor != vendor => Err(usage(format!("--compiler nvrtc compiles CUDA for NVIDIA archs, and {} is AMD; use --compiler hiprtc or clang", a.name))),
         _ => Ok(()),
     }
 }

@@ -382,15 +382,16 @@ fn arguments_are_checked_before_looking_for_a_gpu() {
         one_line_error(&run(&[cmd, "-K", "-1"]), 2, &["K=-1 is out of range"]);
         one_line_error(&run(&[cmd, "-K", "8,0"]), 2, &["K=0 is out of range"]);
     }
-    one_line_error(&run(&["-l", "all", "-K", "8"]), 1, &["-l all", "sweep -l all"]);
+    // Flags that do not go together are a malformed command line too: status 2.
+    one_line_error(&run(&["-l", "all", "-K", "8"]), 2, &["-l all", "sweep -l all"]);
     // --emit-src takes -l all and K lists (one file per kernel), so it asks for -o DIR.
-    one_line_error(&run(&["-l", "all", "--arch", "gfx90a", "--emit-src"]), 1, &["writes one file per kernel", "-o DIR"]);
+    one_line_error(&run(&["-l", "all", "--arch", "gfx90a", "--emit-src"]), 2, &["writes one file per kernel", "-o DIR"]);
     for ks in ["8,-1", "-1,8"] {
         one_line_error(&run(&["-K", ks, "--arch", "gfx90a", "--emit-src"]), 2, &["K=-1 is out of range"]);
     }
     one_line_error(&run(&["--compiler", "gcc", "--arch", "sm_90", "--emit-src"]), 2, &["invalid value 'gcc' for '--compiler <COMPILER>'", "[possible values: hiprtc, clang, nvrtc]"]);
-    one_line_error(&run(&["--compiler", "hiprtc", "--arch", "sm_90", "--emit-src"]), 1, &["--compiler hiprtc compiles HIP for AMD archs"]);
-    one_line_error(&run(&["--compiler", "nvrtc", "--arch", "gfx90a", "--compile-only"]), 1, &["--compiler nvrtc compiles CUDA"]);
+    one_line_error(&run(&["--compiler", "hiprtc", "--arch", "sm_90", "--emit-src"]), 2, &["--compiler hiprtc compiles HIP for AMD archs"]);
+    one_line_error(&run(&["--compiler", "nvrtc", "--arch", "gfx90a", "--compile-only"]), 2, &["--compiler nvrtc compiles CUDA"]);
     // A huge or multi-line argument is quoted by a short prefix only.
     let huge = "y".repeat(100_000);
     for (flag, value) in [("--arch", huge.as_str()), ("-l", "3x\nsecond line"), ("--dtype", huge.as_str()), ("-K", huge.as_str())] {
