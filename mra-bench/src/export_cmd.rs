@@ -111,12 +111,8 @@ fn write_new(dir: &Path, files: &[export::File]) -> CmdResult<()> {
 fn check_replaceable(dir: &Path, files: &[export::File]) -> CmdResult<()> {
     for f in files {
         let path = dir.join(&f.path);
-        let target = mra_runtime::replace_file::follow_links(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-        match std::fs::metadata(&target) {
-            Ok(m) if m.is_dir() => return Err(format!("{} is a directory; the export writes a file of that name: move it away first", path.display()).into()),
-            Ok(m) if m.permissions().readonly() => return Err(format!("{} is read-only; the export would replace it: make it writable or choose another directory", path.display()).into()),
-            _ => {}
-        }
+        mra_runtime::replace_file::replaceable(&path)
+            .map_err(|e| format!("{} {e}; the export writes a file of that name: move it away, make it writable or choose another directory", path.display()))?;
     }
     Ok(())
 }

@@ -31,17 +31,15 @@ impl Target {
         if file.is_dir() {
             return Err(format!("{flag} {shown}: is a directory; give a file name inside it"));
         }
-        // A symbolic link is written through: its target's directory is where the file goes.
-        let target = mra_runtime::replace_file::follow_links(&file).map_err(|e| format!("{flag} {shown}: {e}"))?;
+        // A symbolic link is written through: its target's directory is where the file goes. A
+        // read-only file is refused now, by the rule the write itself applies.
+        let target = mra_runtime::replace_file::replaceable(&file).map_err(|e| format!("{flag} {shown}: {e}; make it writable or choose another name"))?;
         let dir = parent(&target);
         if !dir.is_dir() {
             return Err(format!("{flag} {shown}: directory {} does not exist; create it first", dir.display()));
         }
         if is_special(&target) {
             return Ok(Target::File { flag, path: file });
-        }
-        if std::fs::metadata(&target).is_ok_and(|m| m.permissions().readonly()) {
-            return Err(format!("{flag} {shown}: the file is read-only; make it writable or choose another name"));
         }
         let tmp = temp_path(&target);
         std::fs::write(&tmp, b"").map_err(|e| format!("{flag} {shown}: cannot create a file in {}: {e}", dir.display()))?;

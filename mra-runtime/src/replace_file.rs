@@ -23,18 +23,10 @@ pub fn replace(path: &Path, bytes: &[u8]) -> Result<()> {
 /// Like [`replace`] for a writer that takes a path: `write` creates the temporary file, whose name
 /// ends in `suffix` (e.g. `.svg`, for writers that choose a format by the extension).
 pub fn replace_with(path: &Path, suffix: &str, write: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
-    let target = follow_links(path)?;
+    let target = replaceable(path)?;
     let existing = std::fs::metadata(&target).ok();
-    if let Some(m) = &existing {
-        if m.is_dir() {
-            return Err(Error::new(ErrorKind::IsADirectory, "is a directory"));
-        }
-        if !m.is_file() {
-            return write(&target);
-        }
-        if m.permissions().readonly() {
-            return Err(Error::new(ErrorKind::PermissionDenied, "the file is read-only; it was left as it is"));
-        }
+    if existing.as_ref().is_some_and(|m| !m.is_file()) {
+        return write(&target);
     }
     let tmp = temp_path(&target, suffix);
     let result = write(&tmp)
@@ -47,6 +39,18 @@ pub fn replace_with(path: &Path, suffix: &str, write: impl FnOnce(&Path) -> Resu
         let _ = std::fs::remove_file(&tmp);
     }
     result
+}
+
+/// Where [`replace`] would write `path` (the end of its links), or why it would refuse: a
+/// directory, or a read-only file. The one rule for callers that check before any work (a
+/// sweep's result files, every file of an export) and for the write itself.
+pub fn replaceable(path: &Path) -> Result<PathBuf> {
+    let target = follow_links(path)?;
+    match std::fs::metadata(&target) {
+        Ok(m) if m.is_dir() => Err(Error::new(ErrorKind::IsADirectory, "is a directory")),
+        Ok(m) if m.is_file() && m.permissions().readonly() => Err(Error::new(ErrorKind::PermissionDenied, "is read-only")),
+        _ => Ok(target),
+    }
 }
 
 /// The path a write to `path` lands on: `path` itself, or the end of its chain of symbolic links
