@@ -624,8 +624,8 @@ impl Schedule {
                 };
                 let frags = TransformPlan::padded(k, f.n) / f.n;
                 let waves = threads / f.lanes;
-                if !(1..=4).contains(&col_split) || b.memory != Memory::Registers || !direct || shared_buffers == 1 || tensors != 1 || jam != 1 {
-                    return Err(malformed("split_cols(N) splits the B fragments held in registers (cache_read(B, registers)) of passes that read their input where it lies, without buffers(1), tensors(..) or unroll(rows); 1 <= N <= 4"));
+                if !(1..=4).contains(&col_split) || b.memory != Memory::Registers || !direct || shared_buffers == 1 || tensors != 1 {
+                    return Err(malformed("split_cols(N) splits the B fragments held in registers (cache_read(B, registers)) of passes that read their input where it lies, without buffers(1) or tensors(..); 1 <= N <= 4"));
                 }
                 if frags % col_split != 0 || waves % col_split != 0 {
                     return Err(PlanError::KUnsupported {
@@ -647,9 +647,6 @@ impl Schedule {
                 let Some(f) = fragment.filter(|_| !wmma) else {
                     return Err(malformed("fuse_k(N) issues N k-steps of the matrix instruction as one: it needs tensorize(mma)"));
                 };
-                if jam != 1 {
-                    return Err(malformed("fuse_k(N > 1) and unroll(rows, by > 1) do not go together: jammed tiles issue one instruction per k-step"));
-                }
                 // Every depth the greedy split of the k loop may use must exist and be exact.
                 for depth in (1..=fuse_k).filter(|d| d.is_power_of_two() && *d > 1) {
                     let deep = crate::fragment::deeper(f.instr, depth).filter(|d| arch.has(*d)).map(crate::fragment::fragment);

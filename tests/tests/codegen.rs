@@ -289,10 +289,6 @@ fn unroll_rows_jams_tiles_only_where_a_wave_reads_its_own_rows() {
     let sm90 = mra_codegen::arch::find("sm_90").unwrap();
     let jammed = |name: &str, by: u32| {
         let mut s = levels::find(name).unwrap();
-        // Jammed tiles issue one instruction per k-step (fuse_k(N > 1) is refused with them).
-        if s.iter_steps().any(|st| matches!(st, Step::FuseK(_))) {
-            s = s.with_config(&mra_codegen::tune::parse_config("fuse_k=1").unwrap()).unwrap();
-        }
         s.steps.push(Located { item: Step::Unroll(Loop::Rows, Value::Fixed(by)), line: 0 });
         mra_codegen::generate(&s, Request { k: 13, arch: sm90, dtype: DType::F64 })
     };
@@ -307,7 +303,7 @@ fn unroll_rows_jams_tiles_only_where_a_wave_reads_its_own_rows() {
 }
 
 /// `split_cols(N)`: N waves share a row tile, each with the B fragments of 1/N of the columns;
-/// only where B is in registers, the fragments and waves split evenly, and no jam.
+/// only where B is in registers and the fragments and waves split evenly; jammed tiles too.
 #[test]
 fn split_cols_shares_tiles_where_columns_and_waves_split_evenly() {
     let sm90 = mra_codegen::arch::find("sm_90").unwrap();
@@ -324,8 +320,13 @@ fn split_cols_shares_tiles_where_columns_and_waves_split_evenly() {
     // K = 20: 3 column fragments do not split in two.
     let e = with("cluster=4,split_cols=2", 20).unwrap_err();
     assert!(matches!(e, PlanError::KUnsupported { k: 20, .. }) && e.to_string().contains("split evenly"), "{e}");
-    // With unroll(rows, by = 2), or B in shared memory (L4), it is refused.
-    assert!(with("cluster=8,split_cols=2,unroll_rows=2", 32).unwrap_err().to_string().contains("split_cols(N)"));
+    // With unroll(rows, by = 2) a wave's jammed tiles keep its column fragments: the jam steps
+    // over the waves of other tiles (TILE_WAVES), not over every wave.
+    let k = with("cluster=8,split_cols=2,unroll_rows=2,fuse_k=1,threads=256", 32).unwrap();
+    for part in ["constexpr int JAM = 2;", "for (int tile = wave / SPLIT; tile < end; tile += JAM * TILE_WAVES)", "live[u] = tile + u * TILE_WAVES < end;", "double acc_all[JAM][WARP_FRAGS][4];", "for (int nf = 0; nf < WARP_FRAGS; ++nf)"] {
+        assert!(k.source.contains(part), "no `{part}`");
+    }
+    // B in shared memory (L4) is refused.
     let mut l4 = levels::find("L4").unwrap();
     l4.steps.push(mra_codegen::ir::Located { item: mra_codegen::ir::Step::SplitCols(mra_codegen::ir::Value::Fixed(2)), line: 0 });
     let e = mra_codegen::generate(&l4, Request { k: 32, arch: sm90, dtype: DType::F64 }).unwrap_err().to_string();
@@ -696,9 +697,11 @@ fn fuse_k_issues_deeper_instructions_where_the_arch_has_them() {
         let e = mra_codegen::generate(&fused, Request { k: 16, arch: mra_codegen::arch::find(arch).unwrap(), dtype: DType::F64 }).unwrap_err().to_string();
         assert!(e.contains("fuse_k(2)") && e.contains("fuse_k_max = 1") && e.contains("use fuse_k(1)") && !e.contains('\n'), "{arch}: {e}");
     }
-    // Jammed tiles keep one instruction per k-step: the combination is not planned.
-    let e = with("fused-cluster", "fuse_k=2,unroll_rows=2,split_cols=1", 32, "sm_90").unwrap_err().to_string();
-    assert!(e.contains("fuse_k") && !e.contains('\n'), "{e}");
+    // Jammed tiles issue the deep instruction per tile, on each tile's own A fragments.
+    let k = with("fused-cluster", "fuse_k=2,unroll_rows=2,split_cols=1", 32, "sm_90").unwrap();
+    for part in ["mra_f64x2 a_steps_all[JAM][2];", "for (int u = 0; u < JAM; ++u) mma_m16n8k8_steps(acc_all[u][nf], a_steps_all[u], b_steps);"] {
+        assert!(k.source.contains(part), "no `{part}`");
+    }
 }
 
 /// `bulk_copy(1)` (fused-pipe's default at even K from 6 on but 8 and 24, sm_90): the next tensor

@@ -195,3 +195,32 @@ fn fma_tail_columns_pass_on_the_emulated_gfx90a() {
     });
     assert!(!pass, "every lane on the first tail column passed (max rel err {rel:e})");
 }
+
+/// `unroll(rows, by = 2)` with `split_cols(2)` (a jam of row tiles that keeps each wave to its
+/// half of the columns; fused-cluster's on sm_90, here added to L7 on gfx90a, whose 16-wide
+/// f64 fragments give K = 19, 23 two column fragments), executed as generated HIP against the
+/// FP64 CPU reference at odd K and N: 23 and 33 row tiles, so the last jam has a dead tile.
+/// Jammed tiles that step by WAVES instead of the waves per tile must fail.
+#[test]
+#[ignore = "needs clang++ with AddressSanitizer (run with --include-ignored; .ci/run does)"]
+fn jammed_tiles_with_split_columns_pass_on_the_emulated_gfx90a() {
+    use mra_codegen::ir::{Located, Loop, Step, Value};
+    let Some(s) = session("gfx90a", Sabotage::None) else { return };
+    let mut jammed = levels::find("L7").unwrap().with_config(&mra_codegen::tune::parse_config("threads=256").unwrap()).unwrap();
+    jammed.steps.push(Located { item: Step::Unroll(Loop::Rows, Value::Fixed(2)), line: 0 });
+    jammed.steps.push(Located { item: Step::SplitCols(Value::Fixed(2)), line: 0 });
+    for k in [19, 23] {
+        let (rel, pass) = validate_schedule(&s, &jammed, k, 3, |src| {
+            assert!(src.contains("constexpr int JAM = 2;") && src.contains("constexpr int SPLIT = 2;") && src.contains("tile += JAM * TILE_WAVES"), "{src}");
+            src.to_string()
+        });
+        println!("L7 + unroll(rows, 2) + split_cols(2) K={k}: rel {rel:e}");
+        assert!(pass, "L7 with a jam of split tiles K={k}: {rel:e}");
+    }
+    let (rel, pass) = validate_schedule(&s, &jammed, 19, 3, |src| {
+        let broken = src.replace("tile + u * TILE_WAVES", "tile + u * WAVES");
+        assert!(broken != src, "no jam stride to break");
+        broken
+    });
+    assert!(!pass, "jammed tiles stepping by WAVES passed (max rel err {rel:e})");
+}

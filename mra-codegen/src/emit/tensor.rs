@@ -454,7 +454,6 @@ impl Emitter<'_> {
         let mma = self.d.mma_call(f, dtype, "acc[nf]", "a", "b");
         // unroll(rows, by = J): J tiles at once, each with its own accumulators and A fragments.
         let jam = if mode == TileMode::Whole { tp.jam } else { 1 };
-        let jam_acc_decl = self.d.mma_acc_decl(f, "acc_all", "JAM][N_FRAGS");
         let jam_mma = self.d.mma_call(f, dtype, "acc_all[u][nf]", "a_all[u]", "b");
         let jam_note = self.step_comment(|s| matches!(s, Step::Unroll(Loop::Rows, _)));
         let (a_ty, b_ty) = (self.d.mma_operand_type(f, dtype, f.a.regs), self.d.mma_operand_type(f, dtype, f.b.regs));
@@ -707,26 +706,34 @@ impl Emitter<'_> {
             self.fma_tail_code(tp, f, in_at, out_at, rows_pad, in_stride_even_rows(tp, v, k, rows), mode)
         });
         if jam > 1 {
-            // The tiles tile, tile + WAVES, ..., tile + (JAM - 1) * WAVES of this wave; one past
-            // `end` recomputes the first tile (same addresses, no guards) and is not stored.
+            // The tiles tile, tile + STRIDE, ..., tile + (JAM - 1) * STRIDE of this wave (STRIDE:
+            // WAVES, or TILE_WAVES where split_cols(N) gives each tile N waves); one past `end`
+            // recomputes the first tile (same addresses, no guards) and is not stored.
             let (b_fragment, a_fragment) = (b_fragment.clone(), a_fragment.clone());
+            let stride = if split { "TILE_WAVES" } else { "WAVES" };
+            let jam_acc_decl = self.d.mma_acc_decl(f, "acc_all", &format!("JAM][{nfr}"));
+            let fused = fused.clone();
+            let (unroll, fuse_note, unroll_note) = (unroll.clone(), fuse_note.clone(), unroll_note.clone());
+            let a_frag_doc = format!("register {} of this lane is A(i0 + {a_i}, ks * FK + {a_k}) = in(k, i)", reg(a_regs));
             return Box::new(move |w: &mut Writer| {
-                w.line(format!("{jam_note}: this wave's tiles tile + u * WAVES, u < JAM, at once."));
+                w.line(format!("{jam_note}: this wave's tiles tile + u * {stride}, u < JAM, at once."));
+                if split {
+                    w.line("const int nf0 = (wave % SPLIT) * WARP_FRAGS;  // this wave's column fragments, in every tile");
+                }
                 w.line("int i0s[JAM];");
                 w.line("bool live[JAM];");
                 w.line("#pragma unroll");
                 w.block("for (int u = 0; u < JAM; ++u)", "", |w| {
-                    w.line("live[u] = tile + u * WAVES < end;");
-                    w.line("i0s[u] = (live[u] ? tile + u * WAVES : tile) * FM;");
+                    w.line(format!("live[u] = tile + u * {stride} < end;"));
+                    w.line(format!("i0s[u] = (live[u] ? tile + u * {stride} : tile) * FM;"));
                 });
                 w.line(&jam_acc_decl);
                 w.line("#pragma unroll");
-                w.line(format!("for (int u = 0; u < JAM; ++u) for (int nf = 0; nf < N_FRAGS; ++nf) for (int r = 0; r < {c_regs}; ++r) acc_all[u][nf][r] = 0;"));
-                if !unroll.is_empty() {
-                    w.line(&unroll);
-                }
-                w.block("for (int ks = 0; ks < K_STEPS; ++ks)", "", |w| {
-                    w.line(format!("// A fragments: register {} of this lane is A(i0 + {a_i}, ks * FK + {a_k}) = in(k, i) for each tile.", reg(a_regs)));
+                w.line(format!("for (int u = 0; u < JAM; ++u) for (int nf = 0; nf < {nfr}; ++nf) for (int r = 0; r < {c_regs}; ++r) acc_all[u][nf][r] = 0;"));
+                // One k-step `ks` of every jammed tile: their A fragments, then per column
+                // fragment one instruction per tile.
+                let one_step = |w: &mut Writer| {
+                    w.line(format!("// A fragments: {a_frag_doc} for each tile."));
                     w.line(format!("{a_ty} a_all[JAM];"));
                     w.line("#pragma unroll");
                     w.block("for (int u = 0; u < JAM; ++u)", "", |w| {
@@ -734,12 +741,75 @@ impl Emitter<'_> {
                         a_fragment(w, "a_all[u]", "a_all[u][r]");
                     });
                     w.line("#pragma unroll");
-                    w.block("for (int nf = 0; nf < N_FRAGS; ++nf)", "", |w| {
+                    w.block(format!("for (int nf = 0; nf < {nfr}; ++nf)"), "", |w| {
                         b_fragment(w);
                         w.line("#pragma unroll");
                         w.line(format!("for (int u = 0; u < JAM; ++u) {jam_mma}"));
                     });
-                });
+                };
+                match &fused {
+                    // fuse_k(N): runs of k-steps, each instruction taking `depth` steps' fragments,
+                    // the A fragments of every jammed tile loaded first.
+                    Some(groups) => {
+                        w.line(&fuse_note);
+                        for (i, (g, call)) in groups.iter().enumerate() {
+                            let last = g.start + g.depth * g.count;
+                            if i == 0 && g.count == 1 && !unroll_note.is_empty() {
+                                w.line(format!("{unroll_note}: one instruction run, no loop to unroll"));
+                            }
+                            if g.count > 1 && i == 0 && !unroll.is_empty() {
+                                w.line(&unroll);
+                            }
+                            let head = if g.count > 1 { format!("for (int ks0 = {}; ks0 < {last}; ks0 += {})", g.start, g.depth) } else { String::new() };
+                            let body = |w: &mut Writer| {
+                                if g.count == 1 {
+                                    let steps = if g.depth == 1 { format!("k-step {}", g.start) } else { format!("k-steps {} .. {}", g.start, last - 1) };
+                                    w.line(format!("const int ks0 = {};  // {steps}", g.start));
+                                }
+                                if g.depth == 1 {
+                                    w.line("const int ks = ks0;");
+                                    one_step(w);
+                                    return;
+                                }
+                                let d = g.depth;
+                                w.line(format!("// A fragments of k-steps ks0 .. ks0 + {} for each tile: {a_frag_doc}, ks = ks0 + s.", d - 1));
+                                w.line(format!("{a_ty} a_steps_all[JAM][{d}];"));
+                                w.line("#pragma unroll");
+                                w.block("for (int u = 0; u < JAM; ++u)", "", |w| {
+                                    w.line("const int i0 = i0s[u];");
+                                    w.line("#pragma unroll");
+                                    w.block(format!("for (int s = 0; s < {d}; ++s)"), "", |w| {
+                                        w.line("const int ks = ks0 + s;");
+                                        a_fragment(w, "a_steps_all[u][s]", "a_steps_all[u][s][r]");
+                                    });
+                                });
+                                w.line("#pragma unroll");
+                                w.block(format!("for (int nf = 0; nf < {nfr}; ++nf)"), "", |w| {
+                                    w.line(format!("{b_steps_ty} b_steps[{d}];"));
+                                    w.line("#pragma unroll");
+                                    w.block(format!("for (int s = 0; s < {d}; ++s)"), "", |w| {
+                                        w.line("const int ks = ks0 + s;");
+                                        b_fragment(w);
+                                        w.line("b_steps[s] = b;");
+                                    });
+                                    w.line("#pragma unroll");
+                                    w.line(format!("for (int u = 0; u < JAM; ++u) {call}(acc_all[u][nf], a_steps_all[u], b_steps);"));
+                                });
+                            };
+                            if head.is_empty() {
+                                w.block("", "", body);
+                            } else {
+                                w.block(head, "", body);
+                            }
+                        }
+                    }
+                    None => {
+                        if !unroll.is_empty() {
+                            w.line(&unroll);
+                        }
+                        w.block("for (int ks = 0; ks < K_STEPS; ++ks)", "", one_step);
+                    }
+                }
                 w.line("#pragma unroll");
                 w.block("for (int u = 0; u < JAM; ++u)", "", |w| {
                     w.block("if (live[u])", "", |w| {
@@ -1016,6 +1086,7 @@ fn wmma_body(k: u32, stage_c: bool, unroll: String, zero: &'static str) -> impl 
 /// tiles, JAM tiles at a time with `unroll(rows)`, SPLIT waves per tile with `split_cols`.
 pub(super) fn tile_walk(tp: &TransformPlan) -> (&'static str, &'static str) {
     match (tp.jam, tp.col_split) {
+        (j, s) if j > 1 && s > 1 => ("wave / SPLIT", "JAM * TILE_WAVES"),
         (j, _) if j > 1 => ("wave", "JAM * WAVES"),
         (_, s) if s > 1 => ("wave / SPLIT", "TILE_WAVES"),
         _ => ("wave", "WAVES"),

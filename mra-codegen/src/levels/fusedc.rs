@@ -33,12 +33,11 @@ mra_dsl::schedule! {
         late_wait(tune([0, 1], default = if K == 20 { 1 } else if K <= 25 { 0 } else if K == 27 { 0 } else { 1 }));
         // pair_rows(1): one 16-byte shared load per lane and k-step for the A fragment (run 49).
         pair_rows(tune([0, 1], default = 0));
-        // fuse_k(N): as fused-pipe's; jammed tiles keep one instruction per k-step. Two by default
+        // fuse_k(N): as fused-pipe's; with unroll(rows), per jammed tile. Two by default
         // where an H200 measured it faster (NOTES.md run 60: K = 30, 31 -2.5%, 32 -1.7%); one
         // below: K = 25 +1.5%, 26, 27, 29 within 0.6% (and K = 29 with pair_rows(1) spills),
         // K = 28 at 512 threads no longer fits (166 registers), K <= 24 not measured.
         fuse_k(tune([1, 2, 4], default = if fuse_k_max == 1 { 1 } else if K >= 30 { 2 } else { 1 }));
         constraint(fuse_k <= fuse_k_max);
-        constraint((fuse_k - 1) * (unroll_rows - 1) == 0);
     }
 }
