@@ -61,42 +61,14 @@ pub enum ConfigError {
     NotAChoice { level: String, name: String, value: u32, choices: Vec<u32> },
 }
 
-/// Applies `f` to every `Value::Tunable` in `v` (a step's serde form): `{"tunable": {..}}`.
-fn visit_tunables(v: &mut serde_json::Value, f: &mut dyn FnMut(&mut serde_json::Map<String, serde_json::Value>)) {
-    match v {
-        serde_json::Value::Object(map) => {
-            if map.len() == 1 {
-                if let Some(serde_json::Value::Object(inner)) = map.get_mut("tunable") {
-                    if inner.contains_key("choices") && inner.contains_key("default") && inner.contains_key("name") {
-                        f(inner);
-                        return;
-                    }
-                }
-            }
-            for x in map.values_mut() {
-                visit_tunables(x, f);
-            }
-        }
-        serde_json::Value::Array(items) => items.iter_mut().for_each(|x| visit_tunables(x, f)),
-        _ => {}
-    }
-}
-
-fn step_json(step: &Step) -> serde_json::Value {
-    serde_json::to_value(step).expect("a Step always serializes")
-}
-
 impl Schedule {
     /// The tunable parameters, in the order their steps are written.
     pub fn params(&self) -> Vec<Param> {
         let mut out = Vec::new();
         for s in &self.steps {
-            let mut v = step_json(&s.item);
-            visit_tunables(&mut v, &mut |t| {
-                if let Ok(Value::Tunable { name, choices, default, default_when }) = serde_json::from_value(serde_json::json!({ "tunable": t.clone() })) {
-                    out.push(Param { name, choices, default, default_when, step: s.item.to_string(), line: s.line });
-                }
-            });
+            if let Some(Value::Tunable { name, choices, default, default_when }) = s.item.value() {
+                out.push(Param { name: name.clone(), choices: choices.clone(), default: *default, default_when: default_when.clone(), step: s.item.to_string(), line: s.line });
+            }
         }
         out
     }
@@ -124,26 +96,21 @@ impl Schedule {
                 return Err(ConfigError::NotAChoice { level: self.name.clone(), name: name.clone(), value, choices: p.choices.clone() });
             }
         }
-        Ok(self.rewrite_defaults(|t| {
-            let name = t["name"].as_str().unwrap_or_default().to_string();
-            let Some(&value) = cfg.get(&name) else { return false };
+        Ok(self.rewrite_defaults(|name, default, default_when| {
+            let Some(&value) = cfg.get(name) else { return };
             // A chosen value replaces the whole default, conditions included.
-            t.insert("default".into(), value.into());
-            t.remove("default_when");
-            true
+            *default = value;
+            default_when.clear();
         }))
     }
 
-    /// This schedule with `f` applied to every tunable parameter's serde form; `f` says whether
-    /// it changed it (only the default may change).
-    fn rewrite_defaults(&self, mut f: impl FnMut(&mut serde_json::Map<String, serde_json::Value>) -> bool) -> Schedule {
+    /// This schedule with `f` applied to every tunable parameter (its name, default and
+    /// conditional default); only the default may change.
+    fn rewrite_defaults(&self, mut f: impl FnMut(&str, &mut u32, &mut Vec<DefaultWhen>)) -> Schedule {
         let mut out = self.clone();
         for s in &mut out.steps {
-            let mut v = step_json(&s.item);
-            let mut changed = false;
-            visit_tunables(&mut v, &mut |t| changed |= f(t));
-            if changed {
-                s.item = serde_json::from_value(v).expect("only a default changed");
+            if let Some(Value::Tunable { name, default, default_when, .. }) = s.item.value_mut() {
+                f(name, default, default_when);
             }
         }
         out
@@ -164,13 +131,11 @@ impl Schedule {
             return self.clone();
         }
         let env = |n: &str| builtin(n, k, arch, dtype);
-        self.rewrite_defaults(|t| {
-            let Some(when) = t.remove("default_when") else { return false };
-            let branches: Vec<DefaultWhen> = serde_json::from_value(when).expect("default_when is a list of branches");
-            if let Some(b) = branches.iter().find(|b| b.when.holds(&env) == Some(true)) {
-                t.insert("default".into(), b.value.into());
+        self.rewrite_defaults(|_, default, default_when| {
+            if let Some(b) = default_when.iter().find(|b| b.when.holds(&env) == Some(true)) {
+                *default = b.value;
             }
-            true
+            default_when.clear();
         })
     }
 

@@ -829,3 +829,45 @@ fn persistent_marks_the_plan_and_is_refused_with_clusters_and_library_levels() {
     let err = with("L1", 2).plan(req("sm_90", 8)).unwrap_err().to_string();
     assert!(err.contains("persistent(N) takes 0 (min(N, M) blocks) or 1 (at most the blocks the GPU holds at once)"), "{err}");
 }
+
+/// `Step::value` (what `params`, `with_config` and the tuner read) finds every tunable value a
+/// level declares: checked against the steps' serde form, where a tunable is any
+/// `{"tunable": {..}}` object, whatever step holds it. A step left out of `value` would hide its
+/// parameter from `tune` and leave a configured value unapplied.
+#[test]
+fn every_tunable_value_of_every_level_is_a_parameter() {
+    fn tunables(v: &serde_json::Value, out: &mut Vec<(String, u64)>) {
+        match v {
+            serde_json::Value::Object(map) => {
+                if let Some(t) = map.get("tunable") {
+                    out.push((t["name"].as_str().unwrap().to_string(), t["default"].as_u64().unwrap()));
+                }
+                map.values().for_each(|x| tunables(x, out));
+            }
+            serde_json::Value::Array(items) => items.iter().for_each(|x| tunables(x, out)),
+            _ => {}
+        }
+    }
+    let mut seen = 0;
+    for level in levels::all() {
+        let mut want = Vec::new();
+        for s in &level.steps {
+            tunables(&serde_json::to_value(&s.item).unwrap(), &mut want);
+        }
+        let have: Vec<(String, u64)> = level.params().into_iter().map(|p| (p.name, p.default as u64)).collect();
+        assert_eq!(have, want, "{}", level.name);
+        // A configured value lands in its step: every parameter at its first other choice.
+        for p in level.params() {
+            let Some(&other) = p.choices.iter().find(|&&c| c != p.default) else { continue };
+            let cfg = mra_codegen::tune::Config::from([(p.name.clone(), other)]);
+            let s = level.with_config(&cfg).unwrap();
+            let mut got = Vec::new();
+            for st in &s.steps {
+                tunables(&serde_json::to_value(&st.item).unwrap(), &mut got);
+            }
+            assert!(got.contains(&(p.name.clone(), other as u64)), "{}: {}={other} not applied", level.name, p.name);
+        }
+        seen += want.len();
+    }
+    assert!(seen >= 30, "too few tunable values found: {seen}");
+}
