@@ -73,27 +73,35 @@ impl Schedule {
         out
     }
 
+    /// The tunable values of the steps, in order: what [`Schedule::params`] gives without the
+    /// printed step, for the paths that run once per candidate of a tuning space.
+    fn tunables(&self) -> impl Iterator<Item = (&str, &[u32], u32, &[DefaultWhen])> {
+        self.steps.iter().filter_map(|s| match s.item.value() {
+            Some(Value::Tunable { name, choices, default, default_when }) => Some((name.as_str(), choices.as_slice(), *default, default_when.as_slice())),
+            _ => None,
+        })
+    }
+
     /// Every parameter at its default (the `else` value of a default that depends on the
     /// request: call [`Schedule::resolve_defaults`] first where the request is known).
     pub fn defaults(&self) -> Config {
-        self.params().into_iter().map(|p| (p.name, p.default)).collect()
+        self.tunables().map(|(name, _, default, _)| (name.to_string(), default)).collect()
     }
 
     /// This schedule with `cfg`'s values as the defaults of its parameters (the others keep
     /// theirs): planning the result plans the configuration. Names and values are checked.
     pub fn with_config(&self, cfg: &Config) -> Result<Schedule, ConfigError> {
-        let params = self.params();
         for (name, &value) in cfg {
-            let Some(p) = params.iter().find(|p| &p.name == name) else {
-                let have = params.iter().map(|p| p.name.as_str()).collect::<Vec<_>>();
+            let Some((_, choices, _, _)) = self.tunables().find(|(n, ..)| n == name) else {
+                let have = self.tunables().map(|(n, ..)| n).collect::<Vec<_>>();
                 return Err(ConfigError::Unknown {
                     level: self.name.clone(),
                     name: name.clone(),
                     have: if have.is_empty() { "none".into() } else { have.join(", ") },
                 });
             };
-            if !p.choices.contains(&value) {
-                return Err(ConfigError::NotAChoice { level: self.name.clone(), name: name.clone(), value, choices: p.choices.clone() });
+            if !choices.contains(&value) {
+                return Err(ConfigError::NotAChoice { level: self.name.clone(), name: name.clone(), value, choices: choices.to_vec() });
             }
         }
         Ok(self.rewrite_defaults(|name, default, default_when| {
@@ -118,7 +126,7 @@ impl Schedule {
 
     /// Whether some default depends on the request (`default = if .. { .. } else { .. }`).
     pub fn has_conditional_defaults(&self) -> bool {
-        self.params().iter().any(|p| !p.default_when.is_empty())
+        self.tunables().any(|(.., when)| !when.is_empty())
     }
 
     /// This schedule with every default that depends on the request (`default = if K <= 16
