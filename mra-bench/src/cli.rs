@@ -439,7 +439,8 @@ pub struct TuneArgs {
     /// configurations in one process, with the copy floor of the same run.
     #[arg(long, value_name = "NAME=VALUE,...")]
     pub fix: Option<String>,
-    /// Print the tuning space (parameters, choices, constraints, candidates per K) and exit.
+    /// Print the tuning space (parameters, choices, constraints, candidates per K) and exit;
+    /// with --fix, the candidates it keeps.
     #[arg(long)]
     pub list: bool,
     /// No GPU: compile every candidate for --arch offline, reject those that spill, exceed

@@ -21,8 +21,16 @@ pub fn run(args: &TuneArgs) -> CmdResult {
     let ks = select::k_list(&args.ks)?;
     let schedules = tunable_levels(&args.levels)?;
     let arch = args.arch.as_deref().map(select::arch).transpose()?;
+    let fix = match &args.fix {
+        Some(f) => mra_codegen::tune::parse_config(f).map_err(|e| format!("--fix: {e}"))?,
+        None => Config::new(),
+    };
+    for s in &schedules {
+        // Names the level does not declare, or values not among its choices.
+        s.with_config(&fix).map_err(|e| format!("--fix: {e}"))?;
+    }
     if args.list {
-        list(&schedules, &ks, arch, dtype)?;
+        list(&schedules, &ks, arch, dtype, &fix)?;
         return Ok(0);
     }
     let strategy = Strategy::parse(&args.strategy).ok_or_else(|| format!("unknown --strategy `{}`; known: exhaustive, random, anneal", args.strategy))?;
@@ -40,14 +48,6 @@ pub fn run(args: &TuneArgs) -> CmdResult {
         Some(p) => Db::open(p)?,
         None => Db::open_default()?,
     };
-    let fix = match &args.fix {
-        Some(f) => mra_codegen::tune::parse_config(f).map_err(|e| format!("--fix: {e}"))?,
-        None => Config::new(),
-    };
-    for s in &schedules {
-        // Names the level does not declare, or values not among its choices.
-        s.with_config(&fix).map_err(|e| format!("--fix: {e}"))?;
-    }
     let plan = Plan { schedules, ks, dtype, strategy, budget, max_configs: args.max_configs, seed: args.seed, top: args.top, start: Instant::now(), fix, out };
     if args.compile_only {
         let arch = arch.ok_or_else(|| format!("tune --compile-only needs --arch (one of: {})", mra_codegen::arch::names().join(", ")))?;
@@ -92,7 +92,7 @@ impl Plan {
     fn space(&self, s: &Schedule, k: u32, arch: &'static Arch) -> (Vec<Config>, Option<Config>, usize) {
         let (space, declared) = tuning::space(s, k, arch, self.dtype);
         let defaults = space.first().cloned();
-        let space: Vec<Config> = space.into_iter().filter(|c| self.fix.iter().all(|(n, v)| c.get(n) == Some(v))).collect();
+        let space: Vec<Config> = space.into_iter().filter(|c| keeps(&self.fix, c)).collect();
         let defaults = defaults.filter(|d| space.first() == Some(d));
         (space, defaults, declared)
     }
@@ -151,7 +151,9 @@ fn parse_duration(s: &str) -> CmdResult<Duration> {
 }
 
 /// `tune --list`: parameters, constraints and the candidates per K.
-fn list(schedules: &[Schedule], ks: &[u32], arch: Option<&'static Arch>, dtype: DType) -> CmdResult<()> {
+/// `--list`: each level's parameters, constraints and candidates per K and arch; with `--fix`,
+/// the candidates it keeps out of all.
+fn list(schedules: &[Schedule], ks: &[u32], arch: Option<&'static Arch>, dtype: DType, fix: &Config) -> CmdResult<()> {
     for s in schedules {
         let params = s.params();
         let product: usize = params.iter().map(|p| p.choices.len()).product();
@@ -170,11 +172,24 @@ fn list(schedules: &[Schedule], ks: &[u32], arch: Option<&'static Arch>, dtype: 
             None => mra_codegen::arch::ARCHS.iter().collect(),
         };
         for a in archs {
-            let per_k: Vec<String> = ks.iter().map(|&k| format!("K={k}: {}", tuning::space(s, k, a, dtype).0.len())).collect();
-            crate::outln!("  {:<8} candidates  {}", a.name, per_k.join(", "))?;
+            let per_k: Vec<String> = ks
+                .iter()
+                .map(|&k| {
+                    let space = tuning::space(s, k, a, dtype).0;
+                    let kept = space.iter().filter(|c| keeps(fix, c)).count();
+                    if fix.is_empty() { format!("K={k}: {kept}") } else { format!("K={k}: {kept} of {}", space.len()) }
+                })
+                .collect();
+            let with = if fix.is_empty() { String::new() } else { format!(" with --fix {}", describe(fix)) };
+            crate::outln!("  {:<8} candidates{with}  {}", a.name, per_k.join(", "))?;
         }
     }
     Ok(())
+}
+
+/// Whether `--fix` (`fix`) keeps candidate `c`: every value it names is `c`'s.
+fn keeps(fix: &Config, c: &Config) -> bool {
+    fix.iter().all(|(n, v)| c.get(n) == Some(v))
 }
 
 /// The error of a run that ended with no candidate tried (the --budget spent before the first).

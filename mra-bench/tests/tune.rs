@@ -43,6 +43,11 @@ fn list_prints_parameters_constraints_and_candidates_per_k() {
     let o = mra_bench(&["tune", "--list", "-l", "fused-pipe,fused", "-K", "17", "--arch", "sm_90"], &temp("list-odd"));
     let out = text(&o.stdout);
     assert!(o.status.success() && out.contains("fused-pipe (10 parameters") && out.contains("sm_90    candidates  K=17: 144"), "{out}");
+    // With --fix the list counts what a run with it would try: threads=256 is one of fused's
+    // three block sizes, each of which plans at K = 16 and 20, so a third of 72 and 36.
+    let o = mra_bench(&["tune", "--list", "-l", "fused", "-K", "16,20,32", "--arch", "sm_90", "--fix", "threads=256"], &temp("list-fix"));
+    let out = text(&o.stdout);
+    assert!(o.status.success() && out.contains("sm_90    candidates with --fix threads=256  K=16: 24 of 72, K=20: 12 of 36, K=32: 0 of 0"), "{out}");
 }
 
 #[test]
@@ -57,6 +62,7 @@ fn refuses_levels_without_parameters_and_bad_flags_in_one_line() {
         (vec!["tune", "-l", "fused-cluster", "--fix", "bogus=1", "--arch", "sm_90", "--compile-only"], "--fix: level fused-cluster has no tunable parameter `bogus`"),
         (vec!["tune", "-l", "fused-cluster", "--fix", "async_exchange=2", "--arch", "sm_90", "--compile-only"], "async_exchange=2 is not among the declared choices [0, 1]"),
         (vec!["tune", "-l", "fused-cluster", "--fix", "cluster", "--arch", "sm_90", "--compile-only"], "--fix: `cluster` is not name=value"),
+        (vec!["tune", "-l", "fused-cluster", "--fix", "bogus=1", "--list"], "--fix: level fused-cluster has no tunable parameter `bogus`"),
     ] {
         let o = mra_bench(&args, &db);
         let err = text(&o.stderr);
