@@ -282,29 +282,31 @@ pub enum Step {
     LateWait(Value),
 }
 
+/// The one match behind [`Step::value`] and [`Step::value_mut`]: matched through `&` or
+/// `&mut`, the bindings are shared or mutable references alike.
+macro_rules! step_value {
+    ($step:expr) => {
+        match $step {
+            Step::Threads(v) | Step::Unroll(_, v) | Step::Buffers(v) | Step::Pipeline(v) | Step::Tensors(v) | Step::Cluster(v) | Step::SplitCols(v) => Some(v),
+            Step::AsyncExchange(v) | Step::AlignRuns(v) | Step::PairRows(v) | Step::FuseK(v) | Step::BulkCopy(v) | Step::FmaTail(v) | Step::Persistent(v) | Step::LateWait(v) => Some(v),
+            Step::CacheRead { pad, .. } | Step::CacheWrite { pad, .. } => Some(pad),
+            Step::LaunchBounds { min_blocks } => Some(min_blocks),
+            Step::Bind(_) | Step::Tensorize(_) | Step::RegisterTile(_) | Step::Workspace(_) | Step::Library(_) | Step::Copy { .. } | Step::Constraint(_) => None,
+        }
+    };
+}
+
 impl Step {
     /// The step's numeric argument, fixed or tunable, if it has one (every step has at most
     /// one). Exhaustive on purpose: a new step with a value must say so here, or its
     /// parameter would be invisible to `tune` and to `with_config`.
     pub fn value(&self) -> Option<&Value> {
-        match self {
-            Step::Threads(v) | Step::Unroll(_, v) | Step::Buffers(v) | Step::Pipeline(v) | Step::Tensors(v) | Step::Cluster(v) | Step::SplitCols(v) => Some(v),
-            Step::AsyncExchange(v) | Step::AlignRuns(v) | Step::PairRows(v) | Step::FuseK(v) | Step::BulkCopy(v) | Step::FmaTail(v) | Step::Persistent(v) | Step::LateWait(v) => Some(v),
-            Step::CacheRead { pad, .. } | Step::CacheWrite { pad, .. } => Some(pad),
-            Step::LaunchBounds { min_blocks } => Some(min_blocks),
-            Step::Bind(_) | Step::Tensorize(_) | Step::RegisterTile(_) | Step::Workspace(_) | Step::Library(_) | Step::Copy { .. } | Step::Constraint(_) => None,
-        }
+        step_value!(self)
     }
 
     /// [`Step::value`], to change it.
     pub fn value_mut(&mut self) -> Option<&mut Value> {
-        match self {
-            Step::Threads(v) | Step::Unroll(_, v) | Step::Buffers(v) | Step::Pipeline(v) | Step::Tensors(v) | Step::Cluster(v) | Step::SplitCols(v) => Some(v),
-            Step::AsyncExchange(v) | Step::AlignRuns(v) | Step::PairRows(v) | Step::FuseK(v) | Step::BulkCopy(v) | Step::FmaTail(v) | Step::Persistent(v) | Step::LateWait(v) => Some(v),
-            Step::CacheRead { pad, .. } | Step::CacheWrite { pad, .. } => Some(pad),
-            Step::LaunchBounds { min_blocks } => Some(min_blocks),
-            Step::Bind(_) | Step::Tensorize(_) | Step::RegisterTile(_) | Step::Workspace(_) | Step::Library(_) | Step::Copy { .. } | Step::Constraint(_) => None,
-        }
+        step_value!(self)
     }
 
     /// The primitive's name as written in the DSL.

@@ -747,69 +747,23 @@ impl Emitter<'_> {
                         w.line(format!("for (int u = 0; u < JAM; ++u) {jam_mma}"));
                     });
                 };
-                match &fused {
-                    // fuse_k(N): runs of k-steps, each instruction taking `depth` steps' fragments,
-                    // the A fragments of every jammed tile loaded first.
-                    Some(groups) => {
-                        w.line(&fuse_note);
-                        for (i, (g, call)) in groups.iter().enumerate() {
-                            let last = g.start + g.depth * g.count;
-                            if i == 0 && g.count == 1 && !unroll_note.is_empty() {
-                                w.line(format!("{unroll_note}: one instruction run, no loop to unroll"));
-                            }
-                            if g.count > 1 && i == 0 && !unroll.is_empty() {
-                                w.line(&unroll);
-                            }
-                            let head = if g.count > 1 { format!("for (int ks0 = {}; ks0 < {last}; ks0 += {})", g.start, g.depth) } else { String::new() };
-                            let body = |w: &mut Writer| {
-                                if g.count == 1 {
-                                    let steps = if g.depth == 1 { format!("k-step {}", g.start) } else { format!("k-steps {} .. {}", g.start, last - 1) };
-                                    w.line(format!("const int ks0 = {};  // {steps}", g.start));
-                                }
-                                if g.depth == 1 {
-                                    w.line("const int ks = ks0;");
-                                    one_step(w);
-                                    return;
-                                }
-                                let d = g.depth;
-                                w.line(format!("// A fragments of k-steps ks0 .. ks0 + {} for each tile: {a_frag_doc}, ks = ks0 + s.", d - 1));
-                                w.line(format!("{a_ty} a_steps_all[JAM][{d}];"));
-                                w.line("#pragma unroll");
-                                w.block("for (int u = 0; u < JAM; ++u)", "", |w| {
-                                    w.line("const int i0 = i0s[u];");
-                                    w.line("#pragma unroll");
-                                    w.block(format!("for (int s = 0; s < {d}; ++s)"), "", |w| {
-                                        w.line("const int ks = ks0 + s;");
-                                        a_fragment(w, "a_steps_all[u][s]", "a_steps_all[u][s][r]");
-                                    });
-                                });
-                                w.line("#pragma unroll");
-                                w.block(format!("for (int nf = 0; nf < {nfr}; ++nf)"), "", |w| {
-                                    w.line(format!("{b_steps_ty} b_steps[{d}];"));
-                                    w.line("#pragma unroll");
-                                    w.block(format!("for (int s = 0; s < {d}; ++s)"), "", |w| {
-                                        w.line("const int ks = ks0 + s;");
-                                        b_fragment(w);
-                                        w.line("b_steps[s] = b;");
-                                    });
-                                    w.line("#pragma unroll");
-                                    w.line(format!("for (int u = 0; u < JAM; ++u) {call}(acc_all[u][nf], a_steps_all[u], b_steps);"));
-                                });
-                            };
-                            if head.is_empty() {
-                                w.block("", "", body);
-                            } else {
-                                w.block(head, "", body);
-                            }
-                        }
-                    }
-                    None => {
-                        if !unroll.is_empty() {
-                            w.line(&unroll);
-                        }
-                        w.block("for (int ks = 0; ks < K_STEPS; ++ks)", "", one_step);
-                    }
-                }
+                // fuse_k(N): the A fragments of every jammed tile's steps first, then per column
+                // fragment one deep instruction per tile.
+                let deep = |w: &mut Writer, d: u32, call: &str| {
+                    w.line(format!("// A fragments of k-steps ks0 .. ks0 + {} for each tile: {a_frag_doc}, ks = ks0 + s.", d - 1));
+                    w.line(format!("{a_ty} a_steps_all[JAM][{d}];"));
+                    w.line("#pragma unroll");
+                    w.block("for (int u = 0; u < JAM; ++u)", "", |w| {
+                        w.line("const int i0 = i0s[u];");
+                        w.line("#pragma unroll");
+                        w.block(format!("for (int s = 0; s < {d}; ++s)"), "", |w| {
+                            w.line("const int ks = ks0 + s;");
+                            a_fragment(w, "a_steps_all[u][s]", "a_steps_all[u][s][r]");
+                        });
+                    });
+                    deep_b_steps(w, nfr, d, &b_steps_ty, &*b_fragment, &format!("#pragma unroll\nfor (int u = 0; u < JAM; ++u) {call}(acc_all[u][nf], a_steps_all[u], b_steps);"));
+                };
+                k_loop(w, fused.as_deref(), &unroll, &unroll_note, &fuse_note, &one_step, &deep);
                 w.line("#pragma unroll");
                 w.block("for (int u = 0; u < JAM; ++u)", "", |w| {
                     w.block("if (live[u])", "", |w| {
@@ -856,64 +810,19 @@ impl Emitter<'_> {
                     w.line(&mma);
                 });
             };
-            if let Some(groups) = &fused {
-                // fuse_k(N): runs of k-steps, each instruction taking `depth` steps' fragments.
-                w.line(&fuse_note);
-                for (i, (g, call)) in groups.iter().enumerate() {
-                    let last = g.start + g.depth * g.count;
-                    if i == 0 && g.count == 1 && !unroll_note.is_empty() {
-                        w.line(format!("{unroll_note}: one instruction run, no loop to unroll"));
-                    }
-                    let head = if g.count > 1 {
-                        if i == 0 && !unroll.is_empty() {
-                            w.line(&unroll);
-                        }
-                        format!("for (int ks0 = {}; ks0 < {last}; ks0 += {})", g.start, g.depth)
-                    } else {
-                        String::new()
-                    };
-                    let body = |w: &mut Writer| {
-                        if g.count == 1 {
-                            let steps = if g.depth == 1 { format!("k-step {}", g.start) } else { format!("k-steps {} .. {}", g.start, last - 1) };
-                            w.line(format!("const int ks0 = {};  // {steps}", g.start));
-                        }
-                        if g.depth == 1 {
-                            w.line("const int ks = ks0;");
-                            one_step(w);
-                            return;
-                        }
-                        let d = g.depth;
-                        w.line(format!("// A fragments of k-steps ks0 .. ks0 + {}: register {} of step s is A(i0 + {a_i}, ks * FK + {a_k}), ks = ks0 + s.", d - 1, reg(a_regs)));
-                        w.line(format!("{a_ty} a_steps[{d}];"));
-                        w.line("#pragma unroll");
-                        w.block(format!("for (int s = 0; s < {d}; ++s)"), "", |w| {
-                            w.line("const int ks = ks0 + s;");
-                            a_fragment(w, "a_steps[s]", "a_steps[s][r]");
-                        });
-                        w.line("#pragma unroll");
-                        w.block(format!("for (int nf = 0; nf < {nfr}; ++nf)"), "", |w| {
-                            w.line(format!("{b_steps_ty} b_steps[{d}];"));
-                            w.line("#pragma unroll");
-                            w.block(format!("for (int s = 0; s < {d}; ++s)"), "", |w| {
-                                w.line("const int ks = ks0 + s;");
-                                b_fragment(w);
-                                w.line("b_steps[s] = b;");
-                            });
-                            w.line(format!("{call}(acc[nf], a_steps, b_steps);"));
-                        });
-                    };
-                    if head.is_empty() {
-                        w.block("", "", body);
-                    } else {
-                        w.block(head, "", body);
-                    }
-                }
-            } else {
-                if !unroll.is_empty() {
-                    w.line(&unroll);
-                }
-                w.block("for (int ks = 0; ks < K_STEPS; ++ks)", "", one_step);
-            }
+            // fuse_k(N): the A fragments of the run's steps, then per column fragment one deep
+            // instruction.
+            let deep = |w: &mut Writer, d: u32, call: &str| {
+                w.line(format!("// A fragments of k-steps ks0 .. ks0 + {}: register {} of step s is A(i0 + {a_i}, ks * FK + {a_k}), ks = ks0 + s.", d - 1, reg(a_regs)));
+                w.line(format!("{a_ty} a_steps[{d}];"));
+                w.line("#pragma unroll");
+                w.block(format!("for (int s = 0; s < {d}; ++s)"), "", |w| {
+                    w.line("const int ks = ks0 + s;");
+                    a_fragment(w, "a_steps[s]", "a_steps[s][r]");
+                });
+                deep_b_steps(w, nfr, d, &b_steps_ty, &*b_fragment, &format!("{call}(acc[nf], a_steps, b_steps);"));
+            };
+            k_loop(w, fused.as_deref(), &unroll, &unroll_note, &fuse_note, &one_step, &deep);
             if let Some(tail) = &tail_code {
                 w.lines(tail);
             }
@@ -1080,6 +989,68 @@ fn wmma_body(k: u32, stage_c: bool, unroll: String, zero: &'static str) -> impl 
             w.line("for (int nf = 0; nf < N_FRAGS; ++nf) __dmma_m8n8k4_st_c_f64(out + i0 * K + nf * FN, acc[nf], K, 0);  // store_matrix_sync, row-major");
         }
     }
+}
+
+/// The k loop of a tile (or of jammed tiles): `step` per k-step, or with `fuse_k(N)` the runs
+/// of k-steps as the plan groups them (`fused`: each run with the helper its depth calls),
+/// `deep(w, depth, call)` emitting one instruction run from `ks0`; the unroll pragma where
+/// there is a loop to unroll.
+fn k_loop(w: &mut Writer, fused: Option<&[(crate::plan::KStepGroup, String)]>, unroll: &str, unroll_note: &str, fuse_note: &str, step: &dyn Fn(&mut Writer), deep: &dyn Fn(&mut Writer, u32, &str)) {
+    let Some(groups) = fused else {
+        if !unroll.is_empty() {
+            w.line(unroll);
+        }
+        w.block("for (int ks = 0; ks < K_STEPS; ++ks)", "", step);
+        return;
+    };
+    w.line(fuse_note);
+    for (i, (g, call)) in groups.iter().enumerate() {
+        let last = g.start + g.depth * g.count;
+        if i == 0 && g.count == 1 && !unroll_note.is_empty() {
+            w.line(format!("{unroll_note}: one instruction run, no loop to unroll"));
+        }
+        let head = if g.count > 1 {
+            if i == 0 && !unroll.is_empty() {
+                w.line(unroll);
+            }
+            format!("for (int ks0 = {}; ks0 < {last}; ks0 += {})", g.start, g.depth)
+        } else {
+            String::new()
+        };
+        let body = |w: &mut Writer| {
+            if g.count == 1 {
+                let steps = if g.depth == 1 { format!("k-step {}", g.start) } else { format!("k-steps {} .. {}", g.start, last - 1) };
+                w.line(format!("const int ks0 = {};  // {steps}", g.start));
+            }
+            if g.depth == 1 {
+                w.line("const int ks = ks0;");
+                step(w);
+            } else {
+                deep(w, g.depth, call);
+            }
+        };
+        if head.is_empty() {
+            w.block("", "", body);
+        } else {
+            w.block(head, "", body);
+        }
+    }
+}
+
+/// Per column fragment of the wave (`nfr` of them), the B fragments of `depth` k-steps from
+/// `ks0` side by side, then `issue` (the deep instruction(s) on them).
+fn deep_b_steps(w: &mut Writer, nfr: &str, depth: u32, b_ty: &str, b_fragment: &dyn Fn(&mut Writer), issue: &str) {
+    w.line("#pragma unroll");
+    w.block(format!("for (int nf = 0; nf < {nfr}; ++nf)"), "", |w| {
+        w.line(format!("{b_ty} b_steps[{depth}];"));
+        w.line("#pragma unroll");
+        w.block(format!("for (int s = 0; s < {depth}; ++s)"), "", |w| {
+            w.line("const int ks = ks0 + s;");
+            b_fragment(w);
+            w.line("b_steps[s] = b;");
+        });
+        w.lines(issue);
+    });
 }
 
 /// A wave's first row tile and the step to its next, as C++ expressions: waves stride over the
