@@ -22,18 +22,18 @@ pub fn run(args: &TuneArgs) -> CmdResult {
     let schedules = tunable_levels(&args.levels)?;
     let arch = args.arch.as_deref().map(select::arch).transpose()?;
     let fix = match &args.fix {
-        Some(f) => mra_codegen::tune::parse_config(f).map_err(|e| format!("--fix: {e}"))?,
+        Some(f) => mra_codegen::tune::parse_config(f).map_err(|e| select::usage(format!("--fix: {e}")))?,
         None => Config::new(),
     };
     for s in &schedules {
         // Names the level does not declare, or values not among its choices.
-        s.with_config(&fix).map_err(|e| format!("--fix: {e}"))?;
+        s.with_config(&fix).map_err(|e| select::usage(format!("--fix: {e}")))?;
     }
     if args.list {
         list(&schedules, &ks, arch, dtype, &fix)?;
         return Ok(0);
     }
-    let strategy = Strategy::parse(&args.strategy).ok_or_else(|| format!("unknown --strategy `{}`; known: exhaustive, random, anneal", args.strategy))?;
+    let strategy = Strategy::parse(&args.strategy).ok_or_else(|| select::usage(format!("unknown --strategy `{}`; known: exhaustive, random, anneal", args.strategy)))?;
     let budget = args.budget.as_deref().map(parse_duration).transpose()?;
     // Limits that let nothing run would end a run with nothing tuned: refused before any work.
     if budget.is_some_and(|b| b.is_zero()) {
@@ -50,7 +50,7 @@ pub fn run(args: &TuneArgs) -> CmdResult {
     };
     let plan = Plan { schedules, ks, dtype, strategy, budget, max_configs: args.max_configs, seed: args.seed, top: args.top, start: Instant::now(), fix, out };
     if args.compile_only {
-        let arch = arch.ok_or_else(|| format!("tune --compile-only needs --arch (one of: {})", mra_codegen::arch::names().join(", ")))?;
+        let arch = arch.ok_or_else(|| select::usage(format!("tune --compile-only needs --arch (one of: {})", mra_codegen::arch::names().join(", "))))?;
         return compile_only(args, &plan, arch, &mut db);
     }
     let harness = HarnessConfig { nfuncs: args.nfuncs, max_blocks: args.max_blocks, tasks: args.tasks, streams: args.streams, reps: args.reps };
@@ -129,7 +129,7 @@ fn tunable_levels(sel: &str) -> CmdResult<Vec<Schedule>> {
     for s in &chosen {
         if s.params().is_empty() {
             let have: Vec<String> = levels::all().into_iter().filter(|s| !s.params().is_empty()).map(|s| s.name).collect();
-            return Err(format!("level {} declares no tunable parameters; levels that do: {}", s.name, have.join(", ")).into());
+            return Err(select::usage(format!("level {} declares no tunable parameters; levels that do: {}", s.name, have.join(", "))));
         }
     }
     Ok(chosen)
@@ -139,15 +139,15 @@ fn tunable_levels(sel: &str) -> CmdResult<Vec<Schedule>> {
 fn parse_duration(s: &str) -> CmdResult<Duration> {
     let s = s.trim();
     let (num, unit) = s.find(|c: char| !c.is_ascii_digit() && c != '.').map_or((s, ""), |i| s.split_at(i));
-    let n: f64 = num.parse().map_err(|_| format!("--budget `{}`: expected e.g. 90s, 10m, 1h", select::quote(s)))?;
+    let n: f64 = num.parse().map_err(|_| select::usage(format!("--budget `{}`: expected e.g. 90s, 10m, 1h", select::quote(s))))?;
     let secs = match unit {
         "" | "s" => n,
         "m" | "min" => n * 60.0,
         "h" => n * 3600.0,
-        _ => return Err(format!("--budget `{}`: unknown unit `{}`; use s, m or h", select::quote(s), select::quote(unit)).into()),
+        _ => return Err(select::usage(format!("--budget `{}`: unknown unit `{}`; use s, m or h", select::quote(s), select::quote(unit)))),
     };
     // `try_`: a budget of 1e30 hours (or a number too long for f64) would panic in from_secs_f64.
-    Duration::try_from_secs_f64(secs).map_err(|_| format!("--budget `{}` is too large", select::quote(s)).into())
+    Duration::try_from_secs_f64(secs).map_err(|_| select::usage(format!("--budget `{}` is too large", select::quote(s))))
 }
 
 /// `tune --list`: parameters, constraints and the candidates per K.

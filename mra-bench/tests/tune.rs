@@ -53,20 +53,22 @@ fn list_prints_parameters_constraints_and_candidates_per_k() {
 #[test]
 fn refuses_levels_without_parameters_and_bad_flags_in_one_line() {
     let db = temp("errors");
-    for (args, needle) in [
-        (vec!["tune", "-l", "L3", "--list"], "level L3-regblk declares no tunable parameters; levels that do: L7-breg, fused"),
-        (vec!["tune", "--strategy", "genetic", "--arch", "sm_90", "--compile-only"], "unknown --strategy `genetic`"),
-        (vec!["tune", "--budget", "10 parsecs", "--arch", "sm_90", "--compile-only"], "--budget"),
-        (vec!["tune", "--compile-only", "-K", "8"], "tune --compile-only needs --arch"),
-        (vec!["--arch", "sm_90", "-K", "8", "-l", "best", "--emit-src"], "-l best: no tuned level at K=8"),
-        (vec!["tune", "-l", "fused-cluster", "--fix", "bogus=1", "--arch", "sm_90", "--compile-only"], "--fix: level fused-cluster has no tunable parameter `bogus`"),
-        (vec!["tune", "-l", "fused-cluster", "--fix", "async_exchange=2", "--arch", "sm_90", "--compile-only"], "async_exchange=2 is not among the declared choices [0, 1]"),
-        (vec!["tune", "-l", "fused-cluster", "--fix", "cluster", "--arch", "sm_90", "--compile-only"], "--fix: `cluster` is not name=value"),
-        (vec!["tune", "-l", "fused-cluster", "--fix", "bogus=1", "--list"], "--fix: level fused-cluster has no tunable parameter `bogus`"),
+    for (args, needle, code) in [
+        // Exit 2: a malformed command line (README: exit status); 1: nothing tuned yet.
+        (vec!["tune", "-l", "L3", "--list"], "level L3-regblk declares no tunable parameters; levels that do: L7-breg, fused", 2),
+        (vec!["tune", "--strategy", "genetic", "--arch", "sm_90", "--compile-only"], "unknown --strategy `genetic`", 2),
+        (vec!["tune", "--budget", "10 parsecs", "--arch", "sm_90", "--compile-only"], "--budget", 2),
+        (vec!["tune", "--budget", "1e400h", "--arch", "sm_90", "--compile-only"], "--budget", 2),
+        (vec!["tune", "--compile-only", "-K", "8"], "tune --compile-only needs --arch", 2),
+        (vec!["--arch", "sm_90", "-K", "8", "-l", "best", "--emit-src"], "-l best: no tuned level at K=8", 1),
+        (vec!["tune", "-l", "fused-cluster", "--fix", "bogus=1", "--arch", "sm_90", "--compile-only"], "--fix: level fused-cluster has no tunable parameter `bogus`", 2),
+        (vec!["tune", "-l", "fused-cluster", "--fix", "async_exchange=2", "--arch", "sm_90", "--compile-only"], "async_exchange=2 is not among the declared choices [0, 1]", 2),
+        (vec!["tune", "-l", "fused-cluster", "--fix", "cluster", "--arch", "sm_90", "--compile-only"], "--fix: `cluster` is not name=value", 2),
+        (vec!["tune", "-l", "fused-cluster", "--fix", "bogus=1", "--list"], "--fix: level fused-cluster has no tunable parameter `bogus`", 2),
     ] {
         let o = mra_bench(&args, &db);
         let err = text(&o.stderr);
-        assert!(!o.status.success(), "{args:?}");
+        assert_eq!(o.status.code(), Some(code), "{args:?}: {}", text(&o.stderr));
         assert!(err.contains(needle) && !err.contains("panicked"), "{args:?}: {err}");
         assert_eq!(err.lines().filter(|l| l.contains("error")).count(), 1, "{err}");
     }
