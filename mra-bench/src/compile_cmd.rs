@@ -416,7 +416,11 @@ fn count_mma(tool: &Path, cubin: &[u8]) -> Result<SassCounts, String> {
     let file = std::env::temp_dir().join(format!("mra-sass-{}-{n}.cubin", std::process::id()));
     std::fs::write(&file, cubin).map_err(|e| format!("writing {}: {e}", file.display()))?;
     let is_nvdisasm = tool.file_name().is_some_and(|f| f.to_string_lossy().contains("nvdisasm"));
-    let out = if is_nvdisasm { mra_runtime::process::output(Command::new(tool).arg(&file)) } else { mra_runtime::process::output(Command::new(tool).arg("-sass").arg(&file)) };
+    let mut cmd = Command::new(tool);
+    if !is_nvdisasm {
+        cmd.arg("-sass");
+    }
+    let out = mra_runtime::process::output(cmd.arg(&file));
     let _ = std::fs::remove_file(&file);
     let out = out.map_err(|e| format!("running {}: {e}", tool.display()))?;
     if !out.status.success() {

@@ -150,8 +150,7 @@ fn parse_duration(s: &str) -> CmdResult<Duration> {
     Duration::try_from_secs_f64(secs).map_err(|_| select::usage(format!("--budget `{}` is too large", select::quote(s))))
 }
 
-/// `tune --list`: parameters, constraints and the candidates per K.
-/// `--list`: each level's parameters, constraints and candidates per K and arch; with `--fix`,
+/// `tune --list`: each level's parameters, constraints and candidates per K and arch; with `--fix`,
 /// the candidates it keeps out of all.
 fn list(schedules: &[Schedule], ks: &[u32], arch: Option<&'static Arch>, dtype: DType, fix: &Config) -> CmdResult<()> {
     for s in schedules {
