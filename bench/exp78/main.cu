@@ -12,6 +12,7 @@
 #include <random>
 #include <algorithm>
 #include <cuda_runtime.h>
+#include <cuda.h>
 #include "copy_k32.cu"
 #include "base_k32.cu"
 #include "chain_k32.cu"
@@ -19,7 +20,7 @@
 #define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); exit(1); } } while (0)
 
 typedef void (*KFn)(const double*, const double*, double*, double*, int, int);
-struct Kern { const char* name; KFn fn; int threads; int smem; int cluster; };
+struct Kern { const char* name; KFn fn; int threads; int smem; int cluster; CUfunction cu = nullptr; };
 
 static const int K = 32, K2 = K * K, K3 = K * K * K;
 
@@ -50,6 +51,11 @@ static void launch(const Kern& k, cudaStream_t s, const double* a, const double*
     void* args[] = {(void*)&a, (void*)&b, (void*)&c, nullptr, (void*)&N, (void*)&M};
     double* ws = nullptr; args[3] = &ws;
     int grid = grid_of(k, N, M);
+    if (k.cu) {  // loaded from a cubin (CHAIN_CUBIN): the NVRTC-compiled build mra-bench would use
+        CUresult r = cuLaunchKernel(k.cu, grid, 1, 1, k.threads, 1, 1, k.smem, s, args, nullptr);
+        if (r != CUDA_SUCCESS) { fprintf(stderr, "cuLaunchKernel %s: %d\n", k.name, (int)r); exit(1); }
+        return;
+    }
     CK(cudaLaunchKernel((const void*)k.fn, dim3(grid), dim3(k.threads), args, k.smem, s));
 }
 
@@ -118,6 +124,16 @@ int main(int argc, char** argv) {
         {"fused-cluster", mra_fused_cluster_k32_f64, 256, 101392, 8},
         {"chain", mra_chain_k32, 256, chain_k32::SMEM_BYTES, 8},
     };
+    CK(cudaFree(0));
+    if (const char* cubin = getenv("CHAIN_CUBIN")) {
+        CUmodule mod; CUfunction f;
+        if (cuModuleLoad(&mod, cubin) != CUDA_SUCCESS || cuModuleGetFunction(&f, mod, "mra_chain_k32") != CUDA_SUCCESS) { fprintf(stderr, "cannot load %s\n", cubin); return 1; }
+        cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, kerns[2].smem);
+        int regs = 0, local = 0;
+        cuFuncGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, f); cuFuncGetAttribute(&local, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, f);
+        kerns[2].cu = f;
+        printf("chain from %s: regs %d, local %d B\n", cubin, regs, local);
+    }
     for (auto& k : kerns) {
         if (k.smem > 48 * 1024) CK(cudaFuncSetAttribute((const void*)k.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, k.smem));
         int nb = 0;
