@@ -132,9 +132,12 @@ int main(int argc, char** argv) {
         int regs = 0, local = 0;
         cuFuncGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, f); cuFuncGetAttribute(&local, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, f);
         kerns[2].cu = f;
+        if (getenv("CARVEOUT")) cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, atoi(getenv("CARVEOUT")));
         printf("chain from %s: regs %d, local %d B\n", cubin, regs, local);
     }
     for (auto& k : kerns) {
+        // CARVEOUT=p: the shared-memory carveout preference (percent of the maximum) of every kernel.
+        if (getenv("CARVEOUT") && !k.cu) CK(cudaFuncSetAttribute((const void*)k.fn, cudaFuncAttributePreferredSharedMemoryCarveout, atoi(getenv("CARVEOUT"))));
         if (k.smem > 48 * 1024) CK(cudaFuncSetAttribute((const void*)k.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, k.smem));
         int nb = 0;
         if (k.cluster == 1) CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&nb, (const void*)k.fn, k.threads, k.smem));
