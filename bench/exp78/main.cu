@@ -178,7 +178,11 @@ timing:
     printf("\nround kernel          us/task  (reps)                                   time/copy\n");
     for (int r = 0; r < rounds; ++r) {
         double copy_us = 0;
-        for (auto& k : kerns) {
+        // REVERSE=1: the chain before fused-cluster in each round.
+        const Kern* order[3] = {&kerns[0], &kerns[1], &kerns[2]};
+        if (getenv("REVERSE")) std::swap(order[1], order[2]);
+        for (const Kern* kp : order) {
+            const Kern& k = *kp;
             if (only && strcmp(only, k.name) && strcmp(k.name, "copy")) continue;
             Timed t = time_kernel(k, dA, dB, dC, N, M, tasks, reps, st, 4);
             if (!strcmp(k.name, "copy")) copy_us = t.us_per_task;
