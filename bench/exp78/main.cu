@@ -11,6 +11,7 @@
 #include <vector>
 #include <random>
 #include <algorithm>
+#include <chrono>
 #include <cuda_runtime.h>
 #include <cuda.h>
 #include "copy_k32.cu"
@@ -184,7 +185,10 @@ timing:
         for (const Kern* kp : order) {
             const Kern& k = *kp;
             if (only && strcmp(only, k.name) && strcmp(k.name, "copy")) continue;
+            const double t0 = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
             Timed t = time_kernel(k, dA, dB, dC, N, M, tasks, reps, st, 4);
+            const double t1 = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+            fprintf(stderr, "span %s %.3f %.3f\n", k.name, t0, t1);  // unix seconds: warm-up and timed reps
             if (!strcmp(k.name, "copy")) copy_us = t.us_per_task;
             printf("%5d %-14s %8.1f  (", r, k.name, t.us_per_task);
             for (double v : t.reps) printf(" %.1f", v);
