@@ -106,8 +106,11 @@ static Timed time_kernel(const Kern& k, const double* a, const double* b, double
         float ms; CK(cudaEventElapsedTime(&ms, e0, e1));
         return (double)ms;
     };
+    // WARM_MS: untimed repetitions until this long has passed (200 ms, mra-bench's harness);
+    // WARM_MS=0 still runs one.
+    const double warm_ms = getenv("WARM_MS") ? atof(getenv("WARM_MS")) : 200.0;
     double warm = 0; int w = 0;
-    while (w == 0 || warm < 200.0) { warm += one(); ++w; }
+    while (w == 0 || warm < warm_ms) { warm += one(); ++w; }
     Timed r;
     for (int i = 0; i < reps; ++i) r.reps.push_back(one() * 1000.0 / tasks);
     std::vector<double> s = r.reps; std::sort(s.begin(), s.end());
@@ -117,7 +120,7 @@ static Timed time_kernel(const Kern& k, const double* a, const double* b, double
 }
 
 int main(int argc, char** argv) {
-    int N = 2048, M = 512, tasks = 100, reps = 5, rounds = 3;
+    int N = 2048, M = 512, tasks = 100, reps = getenv("REPS") ? atoi(getenv("REPS")) : 5, rounds = 3;
     const bool prof = argc > 1 && !strcmp(argv[1], "prof");  // for ncu: 20 launches of each, no validation
     if (argc > 1 && !prof) rounds = atoi(argv[1]);
     Kern kerns[] = {
