@@ -242,10 +242,17 @@ pub struct SweepArgs {
     /// Tasks per repetition (levels slower than 10 ms per task run fewer, at least 3).
     #[arg(short = 'n', long = "tasks", default_value_t = 100)]
     pub tasks: usize,
-    /// Timed repetitions per level and K (the median is reported), after untimed ones lasting
-    /// at least 200 ms so the GPU is at its clocks.
+    /// Timed repetitions per level and K (the median is reported), after the untimed ones of
+    /// --warmup.
     #[arg(short = 'r', long = "reps", default_value_t = 5)]
     pub reps: usize,
+    /// Untimed repetitions before the timed ones: a duration (`200ms`, `3s`), or `settle`:
+    /// until the SM clock stops moving (1 s windows whose median clocks agree within 15 MHz, at
+    /// most 30 s; 5 s where NVML cannot read it). A power-capped level keeps slowing for seconds
+    /// and inherits the clock a compute-heavy predecessor left: `settle` times it as a long run
+    /// sees it, whatever ran before it.
+    #[arg(long, value_name = "DURATION|settle", default_value = "200ms", value_parser = mra_runtime::warmup::Warmup::parse)]
+    pub warmup: mra_runtime::warmup::Warmup,
     /// Streams the tasks are spread over, round-robin.
     #[arg(short = 's', long = "streams", default_value_t = 4)]
     pub streams: usize,
@@ -298,9 +305,16 @@ pub struct RunArgs {
     /// Tasks (kernel submissions) per timed repetition.
     #[arg(short = 'n', long = "tasks", default_value_t = 500)]
     pub tasks: usize,
-    /// Timed repetitions, after untimed ones lasting at least 200 ms so the GPU is at its clocks.
+    /// Timed repetitions, after the untimed ones of --warmup.
     #[arg(short = 'r', long = "reps", default_value_t = 5)]
     pub reps: usize,
+    /// Untimed repetitions before the timed ones: a duration (`200ms`, `3s`), or `settle`:
+    /// until the SM clock stops moving (1 s windows whose median clocks agree within 15 MHz, at
+    /// most 30 s; 5 s where NVML cannot read it). A power-capped level keeps slowing for seconds
+    /// and inherits the clock a compute-heavy predecessor left: `settle` times it as a long run
+    /// sees it, whatever ran before it.
+    #[arg(long, value_name = "DURATION|settle", default_value = "200ms", value_parser = mra_runtime::warmup::Warmup::parse)]
+    pub warmup: mra_runtime::warmup::Warmup,
     /// Streams the tasks are spread over, round-robin.
     #[arg(short = 's', long = "streams", default_value_t = 4)]
     pub streams: usize,
@@ -474,6 +488,13 @@ pub struct TuneArgs {
     /// Timed repetitions per candidate (the median is kept).
     #[arg(short = 'r', default_value_t = 3)]
     pub reps: usize,
+    /// Untimed repetitions before the timed ones: a duration (`200ms`, `3s`), or `settle`:
+    /// until the SM clock stops moving (1 s windows whose median clocks agree within 15 MHz, at
+    /// most 30 s; 5 s where NVML cannot read it). A power-capped level keeps slowing for seconds
+    /// and inherits the clock a compute-heavy predecessor left: `settle` times it as a long run
+    /// sees it, whatever ran before it.
+    #[arg(long, value_name = "DURATION|settle", default_value = "200ms", value_parser = mra_runtime::warmup::Warmup::parse)]
+    pub warmup: mra_runtime::warmup::Warmup,
     /// Streams the tasks are spread over, round-robin.
     #[arg(short = 's', default_value_t = 4)]
     pub streams: usize,

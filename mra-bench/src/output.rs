@@ -26,6 +26,11 @@ pub struct RepResult {
     pub dtype: String,
     pub arch: String,
     pub device: String,
+    /// Device time of the untimed repetitions before the timed ones (`--warmup`).
+    pub warmup_ms: f64,
+    /// With `--warmup settle`: whether the SM clock settled before timing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warmup_settled: Option<bool>,
 }
 
 impl RepResult {
@@ -64,6 +69,8 @@ mod tests {
             dtype: "f64".into(),
             arch: "sm_90".into(),
             device: "H100".into(),
+            warmup_ms: 200.0,
+            warmup_settled: None,
         };
         assert_eq!(
             r.seed_line(),

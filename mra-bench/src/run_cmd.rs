@@ -24,7 +24,7 @@ pub fn run(args: &RunArgs) -> CmdResult {
     // --compiler is checked here too, though a run picks its own (one rule in every mode).
     let named_arch = args.arch.as_deref().map(select::arch).transpose()?;
     select::compiler(args.compiler.as_deref(), named_arch)?;
-    let cfg = HarnessConfig { nfuncs: args.nfuncs, max_blocks: args.max_blocks, tasks: args.tasks, streams: args.streams, reps: args.reps };
+    let cfg = HarnessConfig { nfuncs: args.nfuncs, max_blocks: args.max_blocks, tasks: args.tasks, streams: args.streams, reps: args.reps, warmup: args.warmup };
     cfg.check()?;
     select::check_host_memory(k, cfg.nfuncs)?;
     let arch = match &args.arch {
@@ -95,9 +95,10 @@ fn bench<B: Backend>(session: &Session<B>, args: &RunArgs, schedule: &Schedule, 
     let streams = session.streams(cfg.streams)?;
     // The SM clock while each is timed, where NVML can read it (stderr: the seed's lines stay as they are).
     let clocks = gpu.clock_source();
-    let (floor_times, floor_clock) = harness::time_reps_clocked(gpu, &floor, &bufs, &streams, &cfg, clocks.as_ref().ok())?;
-    let floor_us = harness::median(&floor_times) / cfg.tasks as f64;
-    let (times, clock) = harness::time_reps_clocked(gpu, &level, &bufs, &streams, &cfg, clocks.as_ref().ok())?;
+    let floor_timing = harness::time_reps_clocked(gpu, &floor, &bufs, &streams, &cfg, clocks.as_ref().ok())?;
+    let floor_us = harness::median(&floor_timing.times) / cfg.tasks as f64;
+    let timing = harness::time_reps_clocked(gpu, &level, &bufs, &streams, &cfg, clocks.as_ref().ok())?;
+    let (times, clock, floor_clock) = (&timing.times, timing.clock, floor_timing.clock);
     // GFlop counts what the level executes (the Kronecker GEMM's 2·K⁶, as the seed reports it).
     let gflop = level.kernel.plan.executed_flops_per_tensor() as f64 * cfg.nfuncs as f64 * cfg.tasks as f64 / 1e9;
     for (rep, &t) in times.iter().enumerate() {
@@ -121,6 +122,8 @@ fn bench<B: Backend>(session: &Session<B>, args: &RunArgs, schedule: &Schedule, 
             dtype: dtype.to_string(),
             arch: gpu.arch().name.to_string(),
             device: gpu.device_name().to_string(),
+            warmup_ms: timing.warmup.ms,
+            warmup_settled: timing.warmup.settled,
         };
         if args.json {
             crate::outln!("{}", serde_json::to_string(&r)?)?;
@@ -128,7 +131,7 @@ fn bench<B: Backend>(session: &Session<B>, args: &RunArgs, schedule: &Schedule, 
             crate::outln!("{}", r.seed_line())?;
         }
     }
-    let med = harness::median(&times) / cfg.tasks as f64;
+    let med = harness::median(times) / cfg.tasks as f64;
     eprintln!(
         "# {}: median {med:.2} us/task; floor (copy, same run) {floor_us:.2} us/task; fraction of floor {:.3}",
         level.kernel.level,
@@ -138,6 +141,9 @@ fn bench<B: Backend>(session: &Session<B>, args: &RunArgs, schedule: &Schedule, 
         (Err(why), _, _) => eprintln!("# SM clock not read: {why}"),
         (Ok(_), Some(c), Some(f)) => eprintln!("# SM clock while timed: {} {}, copy {}", level.kernel.level, c.describe(), f.describe()),
         (Ok(_), _, _) => eprintln!("# SM clock: NVML gave no reading while timing"),
+    }
+    if cfg.warmup != harness::Warmup::default() {
+        eprintln!("# warm-up ({}): {} {}, copy {}", cfg.warmup.describe(), level.kernel.level, timing.warmup.describe(), floor_timing.warmup.describe());
     }
     Ok(0)
 }

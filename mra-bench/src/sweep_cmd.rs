@@ -7,7 +7,7 @@ use crate::session::{self, Opened};
 use indicatif::{ProgressBar, ProgressStyle};
 use mra_codegen::{levels, plan::transform_flops, DType, Request, Schedule};
 use mra_runtime::clocks::{ClockSource, ClockStats};
-use mra_runtime::harness::{self, Backend, HarnessConfig, Inputs, Session};
+use mra_runtime::harness::{self, Backend, HarnessConfig, Inputs, Session, Warmup, WarmupDone};
 use std::sync::Arc;
 use serde::Serialize;
 use crate::outfile::Target;
@@ -36,6 +36,8 @@ struct Row {
     note: String,
     /// The SM clock while this level was timed (None where nothing could read it).
     sm_clock: Option<ClockStats>,
+    /// What the untimed repetitions before the timed ones did (None where it did not run).
+    warmup: Option<WarmupDone>,
 }
 
 #[derive(Serialize)]
@@ -52,6 +54,8 @@ struct Report<'a> {
     fp64_gemm_peak_tflops: Option<f64>,
     /// How `sm_clock` was read, or why it was not.
     sm_clock_source: String,
+    /// `--warmup`: `200 ms`, `until the SM clock settles`.
+    warmup: String,
     rows: &'a [Row],
 }
 
@@ -69,7 +73,7 @@ pub fn run(args: &SweepArgs) -> CmdResult {
         chosen.push(Schedule { name: BEST.into(), number: None, summary: String::new(), steps: Vec::new(), file: String::new() });
     }
     chosen.insert(0, copy.clone());
-    let base = HarnessConfig { nfuncs: args.nfuncs, max_blocks: args.max_blocks, tasks: args.tasks, streams: args.streams, reps: args.reps };
+    let base = HarnessConfig { nfuncs: args.nfuncs, max_blocks: args.max_blocks, tasks: args.tasks, streams: args.streams, reps: args.reps, warmup: args.warmup };
     base.check()?;
     for &k in &ks {
         select::check_host_memory(k, base.nfuncs)?;
@@ -195,10 +199,12 @@ fn sweep_on<B: Backend>(session: &Session<B>, args: &SweepArgs, ks: &[u32], dtyp
                 best: false,
                 note: String::new(),
                 sm_clock: None,
+                warmup: None,
             };
             match measure(session, s, k, dtype, base, &inputs, &streams, clocks.as_ref()) {
-                Ok(Measured { us, tasks, max_rel: rel, clock, nblocks }) => {
+                Ok(Measured { us, tasks, max_rel: rel, clock, nblocks, warmup }) => {
                     row.sm_clock = clock;
+                    row.warmup = Some(warmup);
                     row.nblocks = Some(nblocks);
                     if nblocks < base.nblocks() {
                         row.note = format!("persistent: {nblocks} blocks per launch");
@@ -243,6 +249,7 @@ fn sweep_on<B: Backend>(session: &Session<B>, args: &SweepArgs, ks: &[u32], dtyp
         dtype: dtype.to_string(),
         fp64_gemm_peak_tflops: peak,
         sm_clock_source: clock_note,
+        warmup: base.warmup.describe(),
         rows: &rows,
     };
     // Files first (each on its own: one failing never keeps the other from being written),
@@ -306,6 +313,7 @@ struct Measured {
     clock: Option<ClockStats>,
     /// Blocks per launch.
     nblocks: usize,
+    warmup: WarmupDone,
 }
 
 /// Prepares, validates and times one level.
@@ -332,11 +340,11 @@ fn measure<B: Backend>(
     }
     // One task alone tells how long a task takes; slow levels run fewer tasks per repetition
     // (at least 3) so that a sweep ends. µs per task stays comparable.
-    let probe = harness::time_reps(gpu, &p, &bufs, streams, &HarnessConfig { tasks: 1, reps: 1, ..*base })?;
+    let probe = harness::time_reps(gpu, &p, &bufs, streams, &HarnessConfig { tasks: 1, reps: 1, warmup: Warmup::default(), ..*base })?;
     let tasks = if probe[0] > 10_000.0 { ((1e6 / probe[0]) as usize).clamp(3, base.tasks) } else { base.tasks };
     let cfg = HarnessConfig { tasks, ..*base };
-    let (times, clock) = harness::time_reps_clocked(gpu, &p, &bufs, streams, &cfg, clocks)?;
-    Ok(Measured { us: harness::median(&times) / tasks as f64, tasks, max_rel: cmp.max_rel, clock, nblocks: p.grid_blocks(bufs.nblocks) })
+    let t = harness::time_reps_clocked(gpu, &p, &bufs, streams, &cfg, clocks)?;
+    Ok(Measured { us: harness::median(&t.times) / tasks as f64, tasks, max_rel: cmp.max_rel, clock: t.clock, nblocks: p.grid_blocks(bufs.nblocks), warmup: t.warmup })
 }
 
 /// The table; `peak`: the FP64 GEMM peak and the BLAS that measured it.
@@ -382,6 +390,14 @@ fn table(rows: &[Row], peak: Option<(f64, &str)>) -> String {
     if !lowered.is_empty() {
         let _ = writeln!(out, "SM clock lowered by the driver while timing: {}.", lowered.join(", "));
     }
+    // --warmup settle: say so, and name where the clock was still moving when timing began.
+    if rows.iter().any(|r| r.warmup.is_some_and(|w| w.settled.is_some())) {
+        let _ = writeln!(out, "Warm-up: until the SM clock settled (1 s windows within 15 MHz, at most 30 s).");
+        let moving: Vec<String> = rows.iter().filter(|r| r.warmup.is_some_and(|w| w.settled == Some(false))).map(|r| format!("{} K={}", r.level, r.k)).collect();
+        if !moving.is_empty() {
+            let _ = writeln!(out, "Still moving after 30 s (timed as it was): {}.", moving.join(", "));
+        }
+    }
     out
 }
 
@@ -415,6 +431,7 @@ mod tests {
             best: false,
             note: String::new(),
             sm_clock: None,
+            warmup: None,
         };
         let rows = [row("copy", Some(2.0)), row("L3-regblk", Some(5.0)), row("L4-mma", None)];
         let report = Report {
@@ -429,6 +446,7 @@ mod tests {
             dtype: "f64".into(),
             fp64_gemm_peak_tflops: None,
             sm_clock_source: "not read: test".into(),
+            warmup: "200 ms".into(),
             rows: &rows,
         };
         let data = plot_data(&report).expect("the report reads as plot data");
@@ -457,6 +475,7 @@ mod tests {
             best: false,
             note: String::new(),
             sm_clock,
+            warmup: None,
         };
         let rows = [
             row("copy", stats(&[(1980, 0x1), (1980, 0)])),
@@ -473,5 +492,32 @@ mod tests {
         assert!(!t.contains("copy K=24 ("), "idle between repetitions is not a lowered clock\n{t}");
         let plain = table(&[row("copy", None)], None);
         assert!(!plain.contains("SM MHz:") && !plain.contains("lowered"), "no clock, no footnote\n{plain}");
+    }
+
+    #[test]
+    fn with_warmup_settle_the_table_says_so_and_names_where_the_clock_was_still_moving() {
+        let row = |level: &str, settled: Option<bool>| Row {
+            level: level.into(),
+            k: 32,
+            us_per_task: Some(400.0),
+            useful_gflops: None,
+            effective_gbps: None,
+            fraction_of_floor: None,
+            fraction_of_fp64_peak: None,
+            max_rel_err: None,
+            tasks: 3,
+            nblocks: Some(512),
+            best: false,
+            note: String::new(),
+            sm_clock: None,
+            warmup: Some(WarmupDone { ms: 4000.0, reps: 10, settled, sm_mhz: settled.map(|_| 1710) }),
+        };
+        let t = table(&[row("copy", Some(true)), row("fused-cluster", Some(false))], None);
+        assert!(t.contains("Warm-up: until the SM clock settled"), "{t}");
+        assert!(t.contains("Still moving after 30 s (timed as it was): fused-cluster K=32."), "{t}");
+        let settled = table(&[row("copy", Some(true))], None);
+        assert!(settled.contains("Warm-up: until") && !settled.contains("Still moving"), "{settled}");
+        let fixed = table(&[row("copy", None)], None);
+        assert!(!fixed.contains("Warm-up"), "a fixed warm-up is the harness's usual: no footnote\n{fixed}");
     }
 }

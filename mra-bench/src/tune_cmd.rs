@@ -53,7 +53,7 @@ pub fn run(args: &TuneArgs) -> CmdResult {
         let arch = arch.ok_or_else(|| select::usage(format!("tune --compile-only needs --arch (one of: {})", mra_codegen::arch::names().join(", "))))?;
         return compile_only(args, &plan, arch, &mut db);
     }
-    let harness = HarnessConfig { nfuncs: args.nfuncs, max_blocks: args.max_blocks, tasks: args.tasks, streams: args.streams, reps: args.reps };
+    let harness = HarnessConfig { nfuncs: args.nfuncs, max_blocks: args.max_blocks, tasks: args.tasks, streams: args.streams, reps: args.reps, warmup: args.warmup };
     harness.check()?;
     match session::open(arch, args.compiler.as_deref(), select::cache(args.no_cache))? {
         Opened::Cuda(s) => tune_on(&s, &plan, &harness, &mut db),

@@ -225,3 +225,21 @@ fn a_bad_value_in_a_list_exits_2_like_any_malformed_command_line() {
     let o = run(&["validate", "-K", "6", "-N", "3"]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
 }
+
+/// `--warmup` (run, sweep, tune) takes a duration or `settle`; anything else is a malformed
+/// command line (status 2) naming what it expects, before a GPU is looked for, and a good value
+/// gets as far as the GPU (none here: status 1, the no-GPU message).
+#[test]
+fn warmup_takes_a_duration_or_settle_and_refuses_anything_else() {
+    for args in [&["-K", "8", "--warmup", "fast"][..], &["sweep", "-K", "8", "--warmup", "3x"], &["tune", "-K", "8", "--warmup=-1s"], &["-K", "8", "--warmup", "2h"]] {
+        let o = run(args);
+        one_line_error(&o, "--warmup");
+        assert!(text(&o.stderr).contains("`settle`"), "{args:?}: {}", text(&o.stderr));
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o.stderr));
+    }
+    for w in ["settle", "3s", "500ms", "0"] {
+        let o = bin(None).args(["-K", "8", "-N", "3", "--warmup", w]).env("LD_LIBRARY_PATH", "/nonexistent").output().unwrap();
+        assert_eq!(o.status.code(), Some(1), "--warmup {w}: {}", text(&o.stderr));
+        assert!(!text(&o.stderr).contains("--warmup"), "--warmup {w} accepted: {}", text(&o.stderr));
+    }
+}

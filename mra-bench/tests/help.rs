@@ -55,7 +55,8 @@ fn the_seed_short_flags_have_long_forms_and_choices_are_listed() {
     for pair in ["-K, --order", "-N, --nfuncs", "-M, --max-blocks", "-n, --tasks", "-r, --reps", "-s, --streams", "-l, --level", "-o, --output"] {
         assert!(main.contains(pair), "`{pair}` missing from --help");
     }
-    assert!(main.contains("at least 200 ms"), "-r names the warm-up the harness does");
+    assert!(main.contains("untimed ones of --warmup") && main.contains("[default: 200ms]"), "-r names the warm-up the harness does, --warmup its default");
+    assert!(main.contains("`settle`"), "--warmup says what settle does");
     assert!(main.contains("[possible values: sm_80, sm_86, sm_89, sm_90, gfx90a"), "--arch values");
     assert!(main.contains("[possible values: hiprtc, clang, nvrtc]"), "--compiler values");
     assert!(main.contains("- bf16:"), "--dtype values");

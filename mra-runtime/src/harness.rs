@@ -12,6 +12,7 @@ use crate::cache::KernelCache;
 use crate::error::{Result, RuntimeError};
 use crate::reference;
 use crate::validate::Comparison;
+pub use crate::warmup::{Warmup, WarmupDone};
 use mra_codegen::ir::LibraryCall;
 use mra_codegen::plan::Body;
 use mra_codegen::{DType, Kernel, Plan, Request, Schedule};
@@ -32,6 +33,9 @@ pub struct HarnessConfig {
     pub tasks: usize,
     pub streams: usize,
     pub reps: usize,
+    /// The untimed repetitions before the timed ones (`--warmup`).
+    #[serde(skip)]
+    pub warmup: Warmup,
 }
 
 impl HarnessConfig {
@@ -455,18 +459,25 @@ pub fn validate<B: Backend>(gpu: &B, p: &Prepared<B>, bufs: &Buffers<B>, inputs:
     Ok(Comparison::of_in(&got, want, bufs.dtype))
 }
 
-/// Untimed repetitions run until at least this long has passed, so the GPU has left its idle
-/// clocks before the first timed one (one repetition of a small K lasts well under 1 ms).
-pub const WARM_UP_MS: f64 = 200.0;
-
-/// Runs the timed harness: untimed repetitions (at least one, and at least [`WARM_UP_MS`]),
-/// then `cfg.reps` timed ones. Returns microseconds per repetition (all `cfg.tasks` tasks).
+/// Runs the timed harness: untimed repetitions as `cfg.warmup` asks (at least one; by default
+/// at least 200 ms), then `cfg.reps` timed ones. Returns microseconds per repetition (all
+/// `cfg.tasks` tasks).
 pub fn time_reps<B: Backend>(gpu: &B, p: &Prepared<B>, bufs: &Buffers<B>, streams: &[B::Stream], cfg: &HarnessConfig) -> Result<Vec<f64>> {
-    time_reps_clocked(gpu, p, bufs, streams, cfg, None).map(|(times, _)| times)
+    time_reps_clocked(gpu, p, bufs, streams, cfg, None).map(|t| t.times)
+}
+
+/// What [`time_reps_clocked`] measured.
+#[derive(Clone, Debug)]
+pub struct Timing {
+    /// Microseconds per timed repetition.
+    pub times: Vec<f64>,
+    /// The SM clock during the timed repetitions (not the warm-up), where it could be read.
+    pub clock: Option<crate::clocks::ClockStats>,
+    pub warmup: WarmupDone,
 }
 
 /// [`time_reps`], with the SM clock read by `clocks` every 10 ms during the timed repetitions
-/// (not the warm-up): what the clock was while these times were taken.
+/// (and during a `settle` warm-up, to see when it stops moving).
 pub fn time_reps_clocked<B: Backend>(
     gpu: &B,
     p: &Prepared<B>,
@@ -474,19 +485,14 @@ pub fn time_reps_clocked<B: Backend>(
     streams: &[B::Stream],
     cfg: &HarnessConfig,
     clocks: Option<&std::sync::Arc<dyn crate::clocks::ClockSource>>,
-) -> Result<(Vec<f64>, Option<crate::clocks::ClockStats>)> {
+) -> Result<Timing> {
     let events = RepEvents { start: gpu.event()?, end: gpu.event()?, joins: streams.iter().map(|_| gpu.event()).collect::<Result<_>>()? };
     p.set_b(gpu, bufs)?;
-    let mut warm_ms = 0.0;
-    let mut warm_reps = 0;
-    while warm_reps == 0 || warm_ms < WARM_UP_MS {
-        warm_ms += one_rep(gpu, p, bufs, streams, cfg, &events)?;
-        warm_reps += 1;
-    }
+    let warmup = crate::warmup::run(cfg.warmup, clocks, || one_rep(gpu, p, bufs, streams, cfg, &events))?;
     let sampler = clocks.map(|c| crate::clocks::Sampler::start(c.clone(), std::time::Duration::from_millis(10)));
     let timed = (0..cfg.reps).map(|_| one_rep(gpu, p, bufs, streams, cfg, &events).map(|ms| ms * 1000.0)).collect::<Result<Vec<f64>>>();
-    let stats = sampler.and_then(|s| s.finish());
-    Ok((timed?, stats))
+    let clock = sampler.and_then(|s| s.finish());
+    Ok(Timing { times: timed?, clock, warmup })
 }
 
 /// The events of a repetition: start, end, and one join per stream (the first unused).
@@ -767,7 +773,7 @@ pub(crate) mod tests {
     }
 
     fn cfg(nfuncs: usize, tasks: usize, streams: usize, reps: usize) -> HarnessConfig {
-        HarnessConfig { nfuncs, max_blocks: 512, tasks, streams, reps }
+        HarnessConfig { nfuncs, max_blocks: 512, tasks, streams, reps, warmup: Warmup::default() }
     }
 
     /// Level `name` at K = `k` in f64, prepared, with its buffers for `c`.

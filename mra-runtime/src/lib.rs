@@ -19,6 +19,7 @@ pub mod tuned;
 pub mod scratch;
 pub mod tuning;
 pub mod validate;
+pub mod warmup;
 
 pub use cache::KernelCache;
 pub use error::{Result, RuntimeError};

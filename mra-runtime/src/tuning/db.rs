@@ -32,11 +32,29 @@ pub struct Harness {
     pub tasks: usize,
     pub streams: usize,
     pub reps: usize,
+    /// `--warmup` where it was not the default 200 ms (`settle`, `3 s`): a steady-state time
+    /// does not compare with one taken in the first second of load.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warmup: Option<WarmupKey>,
+}
+
+/// A warm-up as the database records it: `{"ms": 3000}` or `"settle"`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WarmupKey {
+    Ms(u64),
+    Settle,
 }
 
 impl From<crate::harness::HarnessConfig> for Harness {
     fn from(c: crate::harness::HarnessConfig) -> Harness {
-        Harness { nfuncs: c.nfuncs, max_blocks: c.max_blocks, tasks: c.tasks, streams: c.streams, reps: c.reps }
+        use crate::warmup::Warmup;
+        let warmup = match c.warmup {
+            w if w == Warmup::default() => None,
+            Warmup::For(d) => Some(WarmupKey::Ms(d.as_millis() as u64)),
+            Warmup::Settle => Some(WarmupKey::Settle),
+        };
+        Harness { nfuncs: c.nfuncs, max_blocks: c.max_blocks, tasks: c.tasks, streams: c.streams, reps: c.reps, warmup }
     }
 }
 
@@ -222,7 +240,7 @@ pub(crate) mod tests {
             level: "fused".into(),
             k: 8,
             dtype: "f64".into(),
-            harness: Some(Harness { nfuncs: 2048, max_blocks: 512, tasks: 100, streams: 4, reps: 3 }),
+            harness: Some(Harness { nfuncs: 2048, max_blocks: 512, tasks: 100, streams: 4, reps: 3, warmup: None }),
             config: cfg.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
             outcome,
             at: 1,

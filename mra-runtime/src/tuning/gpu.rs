@@ -93,9 +93,10 @@ impl<'a, B: Backend> GpuEvaluator<'a, B> {
         let bufs: Buffers<B> = self.session.allocate(&self.harness, &p.kernel.plan)?;
         gpu.upload(&bufs.a, &self.timing_a)?;
         gpu.upload(&bufs.b, &self.timing_b)?;
-        let (times, sm_clock) = harness::time_reps_clocked(gpu, &p, &bufs, &self.streams, &self.harness, self.clocks.as_ref())?;
+        let timing = harness::time_reps_clocked(gpu, &p, &bufs, &self.streams, &self.harness, self.clocks.as_ref())?;
+        let sm_clock = timing.clock;
         Ok(Outcome::Timed {
-            us_per_task: harness::median(&times) / self.harness.tasks as f64,
+            us_per_task: harness::median(&timing.times) / self.harness.tasks as f64,
             copy_us_per_task: self.copy_us,
             max_rel_err: cmp.max_rel,
             resources,
@@ -151,7 +152,7 @@ mod tests {
         let fused = mra_codegen::levels::find("fused").unwrap();
         let (k, dtype) = (5, DType::F64);
         let (space, _) = space(&fused, k, s.gpu.arch(), dtype);
-        let h = HarnessConfig { nfuncs: 9, max_blocks: 4, tasks: 3, streams: 2, reps: 2 };
+        let h = HarnessConfig { nfuncs: 9, max_blocks: 4, tasks: 3, streams: 2, reps: 2, warmup: Default::default() };
         let mut eval = GpuEvaluator::new(&s, &fused, k, dtype, h, 42).unwrap();
         // One wrong candidate: validation runs it once (one launch) and nothing is timed.
         let wrong = mra_codegen::tune::parse_config("threads=512 pad_a=4 unroll_k=0 min_blocks=1").unwrap();
