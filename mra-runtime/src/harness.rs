@@ -25,7 +25,7 @@ pub const MAX_TASKS: usize = 1_000_000_000;
 pub const MAX_STREAMS: usize = 1024;
 pub const MAX_REPS: usize = 1_000_000;
 
-/// The harness parameters (the seed's -N, -M, -n, -s, -r).
+/// The harness parameters (the seed's -N, -M, -n, -s, -r, and our --warmup).
 #[derive(Clone, Copy, Debug, serde::Serialize)]
 pub struct HarnessConfig {
     pub nfuncs: usize,

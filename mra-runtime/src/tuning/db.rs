@@ -294,4 +294,20 @@ pub(crate) mod tests {
         let Outcome::Timed { sm_clock: Some(c), .. } = back else { panic!() };
         assert_eq!((c.sm_mhz_median, c.reasons.as_slice()), (1470, ["sw power cap".to_string()].as_slice()));
     }
+
+    #[test]
+    fn a_non_default_warm_up_is_part_of_the_harness_key_and_old_records_read_as_the_default() {
+        use crate::harness::{HarnessConfig, Warmup};
+        let cfg = |warmup| HarnessConfig { nfuncs: 2048, max_blocks: 512, tasks: 100, streams: 4, reps: 3, warmup };
+        let usual = Harness::from(cfg(Warmup::default()));
+        let settled = Harness::from(cfg(Warmup::Settle));
+        let longer = Harness::from(cfg(Warmup::For(std::time::Duration::from_secs(3))));
+        assert_eq!((usual.warmup, settled.warmup, longer.warmup), (None, Some(WarmupKey::Settle), Some(WarmupKey::Ms(3000))));
+        assert!(usual != settled && settled != longer, "times taken after different warm-ups do not compare");
+        // A record written before --warmup existed has no `warmup` key: it was the 200 ms one.
+        let old: Harness = serde_json::from_str(r#"{"nfuncs":2048,"max_blocks":512,"tasks":100,"streams":4,"reps":3}"#).unwrap();
+        assert_eq!(old, usual);
+        assert_eq!(serde_json::to_string(&usual).unwrap(), r#"{"nfuncs":2048,"max_blocks":512,"tasks":100,"streams":4,"reps":3}"#, "the usual warm-up writes the key it always wrote");
+        assert!(serde_json::to_string(&settled).unwrap().ends_with(r#""warmup":"settle"}"#));
+    }
 }
