@@ -415,11 +415,11 @@ fn plot_data(report: &Report) -> serde_json::Result<crate::plot::SweepData> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn sweep_plot_reads_the_report_as_the_plot_command_reads_the_file() {
-        let row = |level: &str, us: Option<f64>| Row {
+    /// A row of `level` at K = `k` taking `us` µs per task, nothing else measured.
+    fn row_at(level: &str, k: u32, us: Option<f64>) -> Row {
+        Row {
             level: level.into(),
-            k: 7,
+            k,
             us_per_task: us,
             useful_gflops: None,
             effective_gbps: None,
@@ -432,7 +432,12 @@ mod tests {
             note: String::new(),
             sm_clock: None,
             warmup: None,
-        };
+        }
+    }
+
+    #[test]
+    fn sweep_plot_reads_the_report_as_the_plot_command_reads_the_file() {
+        let row = |level: &str, us: Option<f64>| row_at(level, 7, us);
         let rows = [row("copy", Some(2.0)), row("L3-regblk", Some(5.0)), row("L4-mma", None)];
         let report = Report {
             device: "GPU".into(),
@@ -462,20 +467,12 @@ mod tests {
         use mra_runtime::clocks::{ClockSample, ClockStats};
         let stats = |samples: &[(u32, u64)]| ClockStats::from_samples(&samples.iter().map(|&(sm_mhz, reasons)| ClockSample { sm_mhz, reasons }).collect::<Vec<_>>());
         let row = |level: &str, sm_clock: Option<ClockStats>| Row {
-            level: level.into(),
-            k: 24,
-            us_per_task: Some(100.0),
             useful_gflops: Some(1.0),
             effective_gbps: Some(1.0),
             fraction_of_floor: Some(1.0),
-            fraction_of_fp64_peak: None,
             max_rel_err: Some(0.0),
-            tasks: 3,
-            nblocks: Some(512),
-            best: false,
-            note: String::new(),
             sm_clock,
-            warmup: None,
+            ..row_at(level, 24, Some(100.0))
         };
         let rows = [
             row("copy", stats(&[(1980, 0x1), (1980, 0)])),
@@ -497,20 +494,8 @@ mod tests {
     #[test]
     fn with_warmup_settle_the_table_says_so_and_names_where_the_clock_was_still_moving() {
         let row = |level: &str, settled: Option<bool>| Row {
-            level: level.into(),
-            k: 32,
-            us_per_task: Some(400.0),
-            useful_gflops: None,
-            effective_gbps: None,
-            fraction_of_floor: None,
-            fraction_of_fp64_peak: None,
-            max_rel_err: None,
-            tasks: 3,
-            nblocks: Some(512),
-            best: false,
-            note: String::new(),
-            sm_clock: None,
             warmup: Some(WarmupDone { ms: 4000.0, reps: 10, settled, sm_mhz: settled.map(|_| 1710) }),
+            ..row_at(level, 32, Some(400.0))
         };
         let t = table(&[row("copy", Some(true)), row("fused-cluster", Some(false))], None);
         assert!(t.contains("Warm-up: until the SM clock settled"), "{t}");
