@@ -392,10 +392,11 @@ fn table(rows: &[Row], peak: Option<(f64, &str)>) -> String {
     }
     // --warmup settle: say so, and name where the clock was still moving when timing began.
     if rows.iter().any(|r| r.warmup.is_some_and(|w| w.settled.is_some())) {
-        let _ = writeln!(out, "Warm-up: until the SM clock settled (1 s windows within 15 MHz, at most 30 s).");
+        use mra_runtime::warmup::{SETTLE_MAX_MS, SETTLE_MHZ, SETTLE_WINDOW_MS};
+        let _ = writeln!(out, "Warm-up: until the SM clock settled ({} s windows within {SETTLE_MHZ} MHz, at most {} s).", SETTLE_WINDOW_MS / 1000.0, SETTLE_MAX_MS / 1000.0);
         let moving: Vec<String> = rows.iter().filter(|r| r.warmup.is_some_and(|w| w.settled == Some(false))).map(|r| format!("{} K={}", r.level, r.k)).collect();
         if !moving.is_empty() {
-            let _ = writeln!(out, "Still moving after 30 s (timed as it was): {}.", moving.join(", "));
+            let _ = writeln!(out, "Still moving after {} s (timed as it was): {}.", SETTLE_MAX_MS / 1000.0, moving.join(", "));
         }
     }
     out
