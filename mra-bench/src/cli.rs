@@ -256,6 +256,12 @@ pub struct SweepArgs {
     /// Streams the tasks are spread over, round-robin.
     #[arg(short = 's', long = "streams", default_value_t = 4)]
     pub streams: usize,
+    /// What the streams transform: `shared` (the seed's harness: every stream the same A into
+    /// the same C, so tasks running side by side can share L2 lines where the data fit it) or
+    /// `private` (an A and a C per stream, as in a code whose streams transform different
+    /// functions; S times the device memory for A and C). The copy floor moves with it.
+    #[arg(long, value_name = "shared|private", default_value = "shared", value_parser = mra_runtime::harness::StreamData::parse)]
+    pub stream_data: mra_runtime::harness::StreamData,
     /// Element type.
     #[arg(long, default_value = "f64", value_parser = dtype_values(), ignore_case = true)]
     pub dtype: String,
@@ -318,6 +324,12 @@ pub struct RunArgs {
     /// Streams the tasks are spread over, round-robin.
     #[arg(short = 's', long = "streams", default_value_t = 4)]
     pub streams: usize,
+    /// What the streams transform: `shared` (the seed's harness: every stream the same A into
+    /// the same C, so tasks running side by side can share L2 lines where the data fit it) or
+    /// `private` (an A and a C per stream, as in a code whose streams transform different
+    /// functions; S times the device memory for A and C). The copy floor moves with it.
+    #[arg(long, value_name = "shared|private", default_value = "shared", value_parser = mra_runtime::harness::StreamData::parse)]
+    pub stream_data: mra_runtime::harness::StreamData,
     /// Level, by number (3, L3) or name (L3-regblk, copy); with --emit-src or --compile-only
     /// also `all` or a comma-separated list. `mra-bench levels` lists them.
     #[arg(short = 'l', long = "level", default_value = "3")]

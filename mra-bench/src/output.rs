@@ -31,6 +31,8 @@ pub struct RepResult {
     /// With `--warmup settle`: whether the SM clock settled before timing.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub warmup_settled: Option<bool>,
+    /// `--stream-data`: `shared` (the seed's harness) or `private` (an A and a C per stream).
+    pub stream_data: &'static str,
 }
 
 impl RepResult {
@@ -71,6 +73,7 @@ mod tests {
             device: "H100".into(),
             warmup_ms: 200.0,
             warmup_settled: None,
+            stream_data: "shared",
         };
         assert_eq!(
             r.seed_line(),

@@ -17,6 +17,9 @@ pub struct SweepData {
     pub date_unix: u64,
     pub nfuncs: usize,
     pub dtype: String,
+    /// `private` where each stream had its own A and C (absent in older files: shared).
+    #[serde(default)]
+    pub stream_data: Option<String>,
     pub rows: Vec<SweepRow>,
 }
 
@@ -180,8 +183,14 @@ fn draw_all<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, data: &SweepData,
     root.fill(&WHITE)?;
     let date = date_of(data.date_unix);
     let title = format!(
-        "mra-bench sweep: {} ({}), {}, N={}, commit {}{}",
-        data.device, data.arch, data.dtype, data.nfuncs, data.commit, date.map(|d| format!(", {d}")).unwrap_or_default()
+        "mra-bench sweep: {} ({}), {}, N={}{}, commit {}{}",
+        data.device,
+        data.arch,
+        data.dtype,
+        data.nfuncs,
+        if data.stream_data.as_deref() == Some("private") { ", private stream data" } else { "" },
+        data.commit,
+        date.map(|d| format!(", {d}")).unwrap_or_default()
     );
     let root = root.titled(&title, ("sans-serif", 24))?;
     let (charts, legend) = root.split_horizontally(SIZE.0 - LEGEND_WIDTH);

@@ -24,7 +24,7 @@ pub fn run(args: &RunArgs) -> CmdResult {
     // --compiler is checked here too, though a run picks its own (one rule in every mode).
     let named_arch = args.arch.as_deref().map(select::arch).transpose()?;
     select::compiler(args.compiler.as_deref(), named_arch)?;
-    let cfg = HarnessConfig { nfuncs: args.nfuncs, max_blocks: args.max_blocks, tasks: args.tasks, streams: args.streams, reps: args.reps, warmup: args.warmup };
+    let cfg = HarnessConfig { nfuncs: args.nfuncs, max_blocks: args.max_blocks, tasks: args.tasks, streams: args.streams, reps: args.reps, warmup: args.warmup, stream_data: args.stream_data };
     cfg.check()?;
     select::check_host_memory(k, cfg.nfuncs)?;
     let arch = match &args.arch {
@@ -93,6 +93,9 @@ fn bench<B: Backend>(session: &Session<B>, args: &RunArgs, schedule: &Schedule, 
     }
 
     let streams = session.streams(cfg.streams)?;
+    if cfg.stream_data == harness::StreamData::Private && cfg.streams > 1 {
+        eprintln!("# --stream-data private: each of the {} streams transforms its own A into its own C (the copy floor too); the seed's harness shares one", cfg.streams);
+    }
     // The SM clock while each is timed, where NVML can read it (stderr: the seed's lines stay as they are).
     let clocks = gpu.clock_source();
     let floor_timing = harness::time_reps_clocked(gpu, &floor, &bufs, &streams, &cfg, clocks.as_ref().ok())?;
@@ -124,6 +127,7 @@ fn bench<B: Backend>(session: &Session<B>, args: &RunArgs, schedule: &Schedule, 
             device: gpu.device_name().to_string(),
             warmup_ms: timing.warmup.ms,
             warmup_settled: timing.warmup.settled,
+            stream_data: cfg.stream_data.name(),
         };
         if args.json {
             crate::outln!("{}", serde_json::to_string(&r)?)?;

@@ -7,7 +7,7 @@ use crate::session::{self, Opened};
 use indicatif::{ProgressBar, ProgressStyle};
 use mra_codegen::{levels, plan::transform_flops, DType, Request, Schedule};
 use mra_runtime::clocks::{ClockSource, ClockStats};
-use mra_runtime::harness::{self, Backend, HarnessConfig, Inputs, Session, Warmup, WarmupDone};
+use mra_runtime::harness::{self, Backend, HarnessConfig, Inputs, Session, StreamData, Warmup, WarmupDone};
 use std::sync::Arc;
 use serde::Serialize;
 use crate::outfile::Target;
@@ -56,6 +56,8 @@ struct Report<'a> {
     sm_clock_source: String,
     /// `--warmup`: `200 ms`, `until the SM clock settles`.
     warmup: String,
+    /// `--stream-data`: `shared` (the seed's harness) or `private` (an A and a C per stream).
+    stream_data: StreamData,
     rows: &'a [Row],
 }
 
@@ -73,7 +75,7 @@ pub fn run(args: &SweepArgs) -> CmdResult {
         chosen.push(Schedule { name: BEST.into(), number: None, summary: String::new(), steps: Vec::new(), file: String::new() });
     }
     chosen.insert(0, copy.clone());
-    let base = HarnessConfig { nfuncs: args.nfuncs, max_blocks: args.max_blocks, tasks: args.tasks, streams: args.streams, reps: args.reps, warmup: args.warmup };
+    let base = HarnessConfig { nfuncs: args.nfuncs, max_blocks: args.max_blocks, tasks: args.tasks, streams: args.streams, reps: args.reps, warmup: args.warmup, stream_data: args.stream_data };
     base.check()?;
     for &k in &ks {
         select::check_host_memory(k, base.nfuncs)?;
@@ -250,6 +252,7 @@ fn sweep_on<B: Backend>(session: &Session<B>, args: &SweepArgs, ks: &[u32], dtyp
         fp64_gemm_peak_tflops: peak,
         sm_clock_source: clock_note,
         warmup: base.warmup.describe(),
+        stream_data: base.stream_data,
         rows: &rows,
     };
     // Files first (each on its own: one failing never keeps the other from being written),
@@ -287,7 +290,7 @@ fn sweep_on<B: Backend>(session: &Session<B>, args: &SweepArgs, ks: &[u32], dtyp
         }
     }
     // `--json` alone puts the JSON on stdout, so the table goes to stderr there.
-    let table = table(&rows, peak.map(|p| (p, B::BLAS_NAME)));
+    let table = table(&rows, peak.map(|p| (p, B::BLAS_NAME)), base.stream_data);
     if matches!(targets.json, Some(Target::Stdout)) {
         eprint!("{table}");
     } else {
@@ -348,7 +351,7 @@ fn measure<B: Backend>(
 }
 
 /// The table; `peak`: the FP64 GEMM peak and the BLAS that measured it.
-fn table(rows: &[Row], peak: Option<(f64, &str)>) -> String {
+fn table(rows: &[Row], peak: Option<(f64, &str)>, stream_data: StreamData) -> String {
     use std::fmt::Write as _;
     let mut out = String::new();
     let _ = writeln!(out, "{:<14} {:>3} {:>12} {:>13} {:>10} {:>9} {:>9} {:>10}  note", "level", "K", "us/task", "useful Gflop/s", "GB/s", "of floor", "of peak", "SM MHz");
@@ -389,6 +392,9 @@ fn table(rows: &[Row], peak: Option<(f64, &str)>) -> String {
         .collect();
     if !lowered.is_empty() {
         let _ = writeln!(out, "SM clock lowered by the driver while timing: {}.", lowered.join(", "));
+    }
+    if stream_data == StreamData::Private {
+        let _ = writeln!(out, "Stream data: private (each stream its own A and C, the copy floor too): no L2 lines shared between tasks, unlike the seed's harness.");
     }
     // --warmup settle: say so, and name where the clock was still moving when timing began.
     if rows.iter().any(|r| r.warmup.is_some_and(|w| w.settled.is_some())) {
@@ -453,10 +459,12 @@ mod tests {
             fp64_gemm_peak_tflops: None,
             sm_clock_source: "not read: test".into(),
             warmup: "200 ms".into(),
+            stream_data: StreamData::Private,
             rows: &rows,
         };
         let data = plot_data(&report).expect("the report reads as plot data");
         assert_eq!((data.rows.len(), data.rows[1].k, data.rows[1].us_per_task, data.rows[2].us_per_task), (3, 7, Some(5.0), None));
+        assert_eq!(data.stream_data.as_deref(), Some("private"), "the chart's title can say the floor had private stream data");
         let text = serde_json::to_string(&report).unwrap();
         let file = std::env::temp_dir().join(format!("mra-sweep-unit-{}.json", std::process::id()));
         std::fs::write(&file, text).unwrap();
@@ -480,7 +488,7 @@ mod tests {
             row("fused-pipe", stats(&[(1980, 0), (1470, 0x4), (1965, 0x4)])),
             row("L7-breg", None),
         ];
-        let t = table(&rows, None);
+        let t = table(&rows, None, StreamData::Shared);
         let lines: Vec<&str> = t.lines().collect();
         assert!(lines[0].contains("SM MHz"), "{t}");
         assert!(lines[1].trim_end().ends_with(" 1980"), "steady clock: one number\n{t}");
@@ -488,7 +496,7 @@ mod tests {
         assert!(lines[3].trim_end().ends_with(" -"), "not read: a dash\n{t}");
         assert!(t.contains("SM clock lowered by the driver while timing: fused-pipe K=24 (1470-1980 MHz (median 1965; sw power cap))."), "{t}");
         assert!(!t.contains("copy K=24 ("), "idle between repetitions is not a lowered clock\n{t}");
-        let plain = table(&[row("copy", None)], None);
+        let plain = table(&[row("copy", None)], None, StreamData::Shared);
         assert!(!plain.contains("SM MHz:") && !plain.contains("lowered"), "no clock, no footnote\n{plain}");
     }
 
@@ -498,12 +506,20 @@ mod tests {
             warmup: Some(WarmupDone { ms: 4000.0, reps: 10, settled, sm_mhz: settled.map(|_| 1710) }),
             ..row_at(level, 32, Some(400.0))
         };
-        let t = table(&[row("copy", Some(true)), row("fused-cluster", Some(false))], None);
+        let t = table(&[row("copy", Some(true)), row("fused-cluster", Some(false))], None, StreamData::Shared);
         assert!(t.contains("Warm-up: until the SM clock settled"), "{t}");
         assert!(t.contains("Still moving after 30 s (timed as it was): fused-cluster K=32."), "{t}");
-        let settled = table(&[row("copy", Some(true))], None);
+        let settled = table(&[row("copy", Some(true))], None, StreamData::Shared);
         assert!(settled.contains("Warm-up: until") && !settled.contains("Still moving"), "{settled}");
-        let fixed = table(&[row("copy", None)], None);
+        let fixed = table(&[row("copy", None)], None, StreamData::Shared);
         assert!(!fixed.contains("Warm-up"), "a fixed warm-up is the harness's usual: no footnote\n{fixed}");
+    }
+
+    #[test]
+    fn with_private_stream_data_the_table_says_the_floor_shares_no_l2_lines() {
+        let rows = [row_at("copy", 12, Some(20.0))];
+        let t = table(&rows, None, StreamData::Private);
+        assert!(t.contains("Stream data: private (each stream its own A and C, the copy floor too)"), "{t}");
+        assert!(!table(&rows, None, StreamData::Shared).contains("Stream data"), "the seed's harness needs no footnote");
     }
 }

@@ -11,7 +11,7 @@ use crate::tuned_config as tuned;
 use indicatif::{ProgressBar, ProgressStyle};
 use mra_codegen::tune::{describe, Config};
 use mra_codegen::{levels, Arch, DType, Request, Schedule};
-use mra_runtime::harness::{self, Backend, HarnessConfig, Session};
+use mra_runtime::harness::{self, Backend, HarnessConfig, Session, StreamData};
 use mra_runtime::tuning::{self, gpu::GpuEvaluator, Db, Device, Evaluate, Harness, Limits, Outcome, Record, Strategy};
 use std::time::{Duration, Instant};
 
@@ -53,7 +53,7 @@ pub fn run(args: &TuneArgs) -> CmdResult {
         let arch = arch.ok_or_else(|| select::usage(format!("tune --compile-only needs --arch (one of: {})", mra_codegen::arch::names().join(", "))))?;
         return compile_only(args, &plan, arch, &mut db);
     }
-    let harness = HarnessConfig { nfuncs: args.nfuncs, max_blocks: args.max_blocks, tasks: args.tasks, streams: args.streams, reps: args.reps, warmup: args.warmup };
+    let harness = HarnessConfig { nfuncs: args.nfuncs, max_blocks: args.max_blocks, tasks: args.tasks, streams: args.streams, reps: args.reps, warmup: args.warmup, stream_data: StreamData::Shared };
     harness.check()?;
     match session::open(arch, args.compiler.as_deref(), select::cache(args.no_cache))? {
         Opened::Cuda(s) => tune_on(&s, &plan, &harness, &mut db),

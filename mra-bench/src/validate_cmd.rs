@@ -35,7 +35,7 @@ pub fn run(args: &ValidateArgs) -> CmdResult {
     select::no_repeats("-N", &ns)?;
     select::no_repeats("--dtype", &dtypes)?;
     for &n in &ns {
-        HarnessConfig { nfuncs: n, max_blocks: args.max_blocks, tasks: 1, streams: 1, reps: 1, warmup: Default::default() }.check()?;
+        HarnessConfig { nfuncs: n, max_blocks: args.max_blocks, tasks: 1, streams: 1, reps: 1, warmup: Default::default(), stream_data: Default::default() }.check()?;
     }
     for &k in &ks {
         // Reject K out of range before any work, with the planner's message.
@@ -126,7 +126,7 @@ fn validate_on<B: Backend>(session: &Session<B>, args: &ValidateArgs, levels: &[
         for &n in ns {
             let seed = args.seed.unwrap_or_else(rand::random);
             let inputs = Inputs::random(dtype, k, n, seed);
-            let cfg = HarnessConfig { nfuncs: n, max_blocks: args.max_blocks, tasks: 1, streams: 1, reps: 1, warmup: Default::default() };
+            let cfg = HarnessConfig { nfuncs: n, max_blocks: args.max_blocks, tasks: 1, streams: 1, reps: 1, warmup: Default::default(), stream_data: Default::default() };
             for s in levels {
                 // The configuration the other commands run: tuned where the database has one.
                 let s = &crate::tuned_config::apply(db.as_ref(), s, &device, k, dtype, args.untuned)?;

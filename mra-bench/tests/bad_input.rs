@@ -243,3 +243,22 @@ fn warmup_takes_a_duration_or_settle_and_refuses_anything_else() {
         assert!(!text(&o.stderr).contains("--warmup"), "--warmup {w} accepted: {}", text(&o.stderr));
     }
 }
+
+/// `--stream-data` (run, sweep) is `shared` or `private`; anything else is a malformed command
+/// line (status 2) naming both, and tune does not take it (its records are the seed's harness).
+#[test]
+fn stream_data_is_shared_or_private() {
+    for args in [&["-K", "8", "--stream-data", "own"][..], &["sweep", "-K", "8", "--stream-data", "Private "]] {
+        let o = run(args);
+        one_line_error(&o, "--stream-data");
+        assert!(text(&o.stderr).contains("not shared or private"), "{args:?}: {}", text(&o.stderr));
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o.stderr));
+    }
+    let o = run(&["tune", "-K", "8", "--stream-data", "private"]);
+    assert_eq!(o.status.code(), Some(2), "tune has no --stream-data: {}", text(&o.stderr));
+    for d in ["shared", "private"] {
+        let o = bin(None).args(["-K", "8", "-N", "3", "--stream-data", d]).env("LD_LIBRARY_PATH", "/nonexistent").output().unwrap();
+        assert_eq!(o.status.code(), Some(1), "--stream-data {d}: {}", text(&o.stderr));
+        assert!(!text(&o.stderr).contains("--stream-data"), "--stream-data {d} accepted: {}", text(&o.stderr));
+    }
+}

@@ -36,6 +36,51 @@ pub struct HarnessConfig {
     /// The untimed repetitions before the timed ones (`--warmup`).
     #[serde(skip)]
     pub warmup: Warmup,
+    /// Whether the streams share one A and C (the seed's harness) or each has its own
+    /// (`--stream-data`).
+    #[serde(skip)]
+    pub stream_data: StreamData,
+}
+
+/// The data the harness's streams transform. The seed's harness gives every stream the same
+/// A and C, so tasks running side by side read (and write) the same lines and can hit in L2
+/// where N·K³ values in and out fit in or near it: the copy floor then runs above the DRAM
+/// rate (bench/NOTES.md runs 31, 80). A code whose streams transform different functions
+/// never sees that; `Private` gives each stream its own A and C to measure what it does see.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StreamData {
+    /// One A and one C for every stream (the seed's harness).
+    #[default]
+    Shared,
+    /// An A and a C per stream, each stream's A holding the same values.
+    Private,
+}
+
+impl StreamData {
+    /// `shared` or `private` (the command line's spelling).
+    pub fn parse(s: &str) -> std::result::Result<StreamData, String> {
+        match s {
+            "shared" => Ok(StreamData::Shared),
+            "private" => Ok(StreamData::Private),
+            _ => Err(format!("'{s}' is not shared or private (shared: every stream transforms the same A into the same C, the seed's harness; private: each stream has its own)")),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            StreamData::Shared => "shared",
+            StreamData::Private => "private",
+        }
+    }
+
+    /// How many copies of A and of C a configuration with `streams` streams holds.
+    pub fn copies(self, streams: usize) -> usize {
+        match self {
+            StreamData::Shared => 1,
+            StreamData::Private => streams,
+        }
+    }
 }
 
 impl HarnessConfig {
@@ -182,8 +227,8 @@ impl<B: Backend> Prepared<B> {
                 &Gemm {
                     transa: false, transb: false, m: k3 as i32, n: n as i32, k: k3 as i32,
                     a: B::device_ptr(matrix), lda: k3 as i32, stride_a: 0,
-                    b: B::device_ptr(&bufs.a), ldb: k3 as i32, stride_b: 0,
-                    c: B::device_ptr(&bufs.c), ldc: k3 as i32, stride_c: 0, batch: 1,
+                    b: B::device_ptr(bufs.a_of(s)), ldb: k3 as i32, stride_b: 0,
+                    c: B::device_ptr(bufs.c_of(s)), ldc: k3 as i32, stride_c: 0, batch: 1,
                 },
             ),
             Task::ThreeGemm { blas } => {
@@ -193,7 +238,7 @@ impl<B: Backend> Prepared<B> {
                 let e = dtype.bytes() as u64;
                 let s0 = B::device_ptr(&bufs.workspaces[s]);
                 let s1 = s0 + (n * k3) as u64 * e;
-                for (input, out) in [(B::device_ptr(&bufs.a), s0), (s0, s1), (s1, B::device_ptr(&bufs.c))] {
+                for (input, out) in [(B::device_ptr(bufs.a_of(s)), s0), (s0, s1), (s1, B::device_ptr(bufs.c_of(s)))] {
                     gpu.gemm(
                         &blas,
                         stream,
@@ -214,9 +259,12 @@ impl<B: Backend> Prepared<B> {
 
 /// Device buffers for one harness configuration, in the kernel's element type.
 pub struct Buffers<B: Backend> {
+    /// Stream 0's A and C (every stream's, unless `--stream-data private`).
     pub a: B::Buffer,
     pub b: B::Buffer,
     pub c: B::Buffer,
+    /// With `--stream-data private`: the A and C of streams 1, 2, ... (empty otherwise).
+    pub private: Vec<(B::Buffer, B::Buffer)>,
     /// One per stream (may be empty allocations for levels without a workspace).
     pub workspaces: Vec<B::Buffer>,
     pub dtype: DType,
@@ -249,12 +297,14 @@ pub fn workspace_elems_per_stream(cfg: &HarnessConfig, plan: &Plan) -> u64 {
         .saturating_add((cfg.nfuncs as u64).saturating_mul(plan.workspace_elems_per_tensor))
 }
 
-/// Device bytes a configuration needs: A, C, B and one workspace per stream. Saturates at
+/// Device bytes a configuration needs: A, C (one pair per stream with `--stream-data
+/// private`), B and one workspace per stream. Saturates at
 /// `u64::MAX` (which no device has) rather than wrapping to a small number.
 pub fn bytes_needed(cfg: &HarnessConfig, plan: &Plan) -> u64 {
     let e = plan.request.dtype.bytes() as u64;
     let k = plan.request.k as u64;
-    let tensors = (cfg.nfuncs as u64).saturating_mul(k.pow(3)).saturating_mul(e).saturating_mul(2);
+    let copies = cfg.stream_data.copies(cfg.streams) as u64;
+    let tensors = (cfg.nfuncs as u64).saturating_mul(k.pow(3)).saturating_mul(e).saturating_mul(2).saturating_mul(copies);
     let workspaces = (cfg.streams as u64).saturating_mul(workspace_elems_per_stream(cfg, plan)).saturating_mul(e);
     tensors.saturating_add(k.pow(2) * e).saturating_add(workspaces)
 }
@@ -319,7 +369,10 @@ impl<B: Backend> Session<B> {
         if need as f64 > free as f64 * 0.95 {
             let (k, dtype) = (plan.request.k, plan.request.dtype);
             return Err(RuntimeError::OutOfMemory {
-                what: format!("N={} tensors of K={k} ({dtype}) with {} streams of workspace", cfg.nfuncs, cfg.streams),
+                what: match cfg.stream_data {
+                    StreamData::Shared => format!("N={} tensors of K={k} ({dtype}) with {} streams of workspace", cfg.nfuncs, cfg.streams),
+                    StreamData::Private => format!("N={} tensors of K={k} ({dtype}) with {} streams of private A, C and workspace", cfg.nfuncs, cfg.streams),
+                },
                 need_mib: need as f64 / 1048576.0,
                 free_mib: free as f64 / 1048576.0,
             });
@@ -339,6 +392,9 @@ impl<B: Backend> Session<B> {
             a: gpu.alloc(cfg.nfuncs * k3 * e)?,
             b: gpu.alloc((k as usize).pow(2) * e)?,
             c: gpu.alloc(cfg.nfuncs * k3 * e)?,
+            private: (1..cfg.stream_data.copies(cfg.streams))
+                .map(|_| Ok((gpu.alloc(cfg.nfuncs * k3 * e)?, gpu.alloc(cfg.nfuncs * k3 * e)?)))
+                .collect::<Result<_>>()?,
             workspaces: (0..cfg.streams).map(|_| gpu.alloc(ws)).collect::<Result<_>>()?,
             dtype,
             nfuncs: cfg.nfuncs,
@@ -390,12 +446,22 @@ pub fn random_inputs(dtype: DType, n: usize, rng: &mut impl Rng) -> Vec<f64> {
 }
 
 impl<B: Backend> Buffers<B> {
+    /// The A that stream `s` reads.
+    pub fn a_of(&self, s: usize) -> &B::Buffer {
+        if s == 0 || self.private.is_empty() { &self.a } else { &self.private[s - 1].0 }
+    }
+
+    /// The C that stream `s` writes.
+    pub fn c_of(&self, s: usize) -> &B::Buffer {
+        if s == 0 || self.private.is_empty() { &self.c } else { &self.private[s - 1].1 }
+    }
+
     #[inline]
     fn args(&self, stream: usize) -> LaunchArgs {
         LaunchArgs {
-            a: B::device_ptr(&self.a),
+            a: B::device_ptr(self.a_of(stream)),
             b: B::device_ptr(&self.b),
-            c: B::device_ptr(&self.c),
+            c: B::device_ptr(self.c_of(stream)),
             workspace: B::device_ptr(&self.workspaces[stream]),
             nfuncs: self.nfuncs as i32,
             nblocks: self.nblocks as i32,
@@ -404,8 +470,14 @@ impl<B: Backend> Buffers<B> {
 
     /// Uploads A and B.
     pub fn upload_inputs(&self, gpu: &B, inputs: &Inputs) -> Result<()> {
-        gpu.upload(&self.a, &to_device_bytes(self.dtype, &inputs.a))?;
+        self.upload_a(gpu, &to_device_bytes(self.dtype, &inputs.a))?;
         gpu.upload(&self.b, &to_device_bytes(self.dtype, &inputs.b))
+    }
+
+    /// Uploads `bytes` as A, into every stream's A where the streams have their own.
+    pub fn upload_a(&self, gpu: &B, bytes: &[u8]) -> Result<()> {
+        gpu.upload(&self.a, bytes)?;
+        self.private.iter().try_for_each(|(a, _)| gpu.upload(a, bytes))
     }
 }
 
@@ -773,7 +845,7 @@ pub(crate) mod tests {
     }
 
     fn cfg(nfuncs: usize, tasks: usize, streams: usize, reps: usize) -> HarnessConfig {
-        HarnessConfig { nfuncs, max_blocks: 512, tasks, streams, reps, warmup: Warmup::default() }
+        HarnessConfig { nfuncs, max_blocks: 512, tasks, streams, reps, warmup: Warmup::default(), stream_data: StreamData::Shared }
     }
 
     /// Level `name` at K = `k` in f64, prepared, with its buffers for `c`.
@@ -815,6 +887,61 @@ pub(crate) mod tests {
             assert_eq!(launches[0].1.nblocks, want, "{name} K={k}, device holds {resident:?}");
             assert_eq!(p.grid_blocks(bufs.nblocks), want as usize, "what run and sweep report");
         }
+    }
+
+    #[test]
+    fn private_stream_data_gives_each_stream_its_own_a_and_c_and_each_c_its_transform() {
+        // Three streams, three tasks per rep: stream s runs task s. With private data each
+        // stream reads its own A (every one holding the uploaded values) and writes its own
+        // C, which must then hold the FP64 reference transform of A; shared data keeps one of
+        // each. vendor-3gemm goes through the fake's column-major GEMMs (not the reference),
+        // fused-pipe through its launch.
+        for name in ["fused-pipe", "vendor-3gemm"] {
+            for data in [StreamData::Shared, StreamData::Private] {
+                let s = session(300.0);
+                let c = HarnessConfig { stream_data: data, ..cfg(7, 3, 3, 1) };
+                let (p, bufs) = prepared(&s, name, 5, &c);
+                assert_eq!(bufs.private.len(), if data == StreamData::Private { 2 } else { 0 }, "{name} {data:?}");
+                let inputs = Inputs::random(DType::F64, 5, 7, 11);
+                bufs.upload_inputs(&s.gpu, &inputs).unwrap();
+                for st in 0..3 {
+                    s.gpu.poison(bufs.c_of(st)).unwrap();
+                }
+                let streams = s.streams(c.streams).unwrap();
+                time_reps(&s.gpu, &p, &bufs, &streams, &c).unwrap();
+                let a: Vec<u64> = (0..3).map(|st| Fake::device_ptr(bufs.a_of(st))).collect();
+                let distinct = a.iter().collect::<std::collections::BTreeSet<_>>().len();
+                assert_eq!(distinct, if data == StreamData::Private { 3 } else { 1 }, "{name} {data:?}: the streams' A");
+                for (stream, args) in s.gpu.launches() {
+                    let st = streams.iter().position(|x| *x == stream).unwrap();
+                    if name == "fused-pipe" {
+                        assert_eq!((args.a, args.c), (a[st], Fake::device_ptr(bufs.c_of(st))), "{data:?}: stream {st}'s launch");
+                    }
+                }
+                for st in 0..3 {
+                    let got = from_device_bytes(DType::F64, &s.gpu.download(bufs.c_of(st)).unwrap());
+                    let cmp = Comparison::of_in(&got, &inputs.reference, DType::F64);
+                    assert!(cmp.passes(1e-12), "{name} {data:?}: stream {st}'s C: {cmp:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn private_stream_data_needs_a_and_c_once_per_stream() {
+        // K = 4, N = 10, f64: A and C are 10 · 64 · 8 = 5120 B each; B 128 B; copy has no workspace.
+        let plan = level("copy").plan(Request { k: 4, arch: mra_codegen::arch::find("sm_90").unwrap(), dtype: DType::F64 }).unwrap();
+        let shared = cfg(10, 1, 4, 1);
+        assert_eq!(bytes_needed(&shared, &plan), 2 * 5120 + 128);
+        assert_eq!(bytes_needed(&HarnessConfig { stream_data: StreamData::Private, ..shared }, &plan), 4 * 2 * 5120 + 128);
+    }
+
+    #[test]
+    fn stream_data_parses_its_two_names_and_refuses_others() {
+        assert_eq!(StreamData::parse("shared"), Ok(StreamData::Shared));
+        assert_eq!(StreamData::parse("private"), Ok(StreamData::Private));
+        assert!(StreamData::parse("own").unwrap_err().contains("not shared or private"));
+        assert_eq!(StreamData::default(), StreamData::Shared, "the seed's harness by default");
     }
 
     #[test]

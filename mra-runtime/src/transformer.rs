@@ -292,7 +292,7 @@ fn copy_is_no_transform() -> RuntimeError {
 
 /// One launch over all tensors on poisoned outputs; C as f64.
 fn run<B: Backend>(s: &Session<B>, p: &Prepared<B>, nfuncs: usize, max_blocks: usize, a: &[f64], b: &[f64]) -> Result<Vec<f64>> {
-    let cfg = HarnessConfig { nfuncs, max_blocks, tasks: 1, streams: 1, reps: 1, warmup: Default::default() };
+    let cfg = HarnessConfig { nfuncs, max_blocks, tasks: 1, streams: 1, reps: 1, warmup: Default::default(), stream_data: Default::default() };
     cfg.check()?;
     let bufs = s.allocate(&cfg, &p.kernel.plan)?;
     let gpu = &s.gpu;

@@ -16,7 +16,7 @@ fn session(arch: &str, sabotage: Sabotage) -> Option<EmulatorSession> {
 /// max relative error and pass/fail of one emulated validation.
 fn validate(s: &EmulatorSession, level: &str, k: u32, dtype: DType, n: usize) -> (f64, bool) {
     let p = s.prepare(&levels::find(level).unwrap(), k, dtype).unwrap();
-    let cfg = HarnessConfig { nfuncs: n, max_blocks: 512, tasks: 1, streams: 1, reps: 1, warmup: Default::default() };
+    let cfg = HarnessConfig { nfuncs: n, max_blocks: 512, tasks: 1, streams: 1, reps: 1, warmup: Default::default(), stream_data: Default::default() };
     let bufs = s.allocate(&cfg, &p.kernel.plan).unwrap();
     let inputs = Inputs::random(dtype, k, n, rand_seed());
     let cmp = harness::validate(&s.gpu, &p, &bufs, &inputs).unwrap();
@@ -76,7 +76,7 @@ fn run_altered(s: &EmulatorSession, level: &str, k: u32, alter: impl Fn(&str) ->
     let compiled = s.gpu.compile(&s.compiler, &kernel.source, &kernel.entry, &s.cache).unwrap();
     let f = s.gpu.load(&compiled, &kernel.entry, 0).unwrap();
     let p = Prepared { kernel, compiled: Some(compiled), task: Task::Kernel(f), resident_blocks: None };
-    let cfg = HarnessConfig { nfuncs: 2, max_blocks: 512, tasks: 1, streams: 1, reps: 1, warmup: Default::default() };
+    let cfg = HarnessConfig { nfuncs: 2, max_blocks: 512, tasks: 1, streams: 1, reps: 1, warmup: Default::default(), stream_data: Default::default() };
     let bufs = s.allocate(&cfg, &p.kernel.plan).unwrap();
     harness::validate(&s.gpu, &p, &bufs, &Inputs::random(DType::F64, k, 2, 1)).err().map(|e| e.to_string())
 }
@@ -115,7 +115,7 @@ fn validate_schedule(s: &EmulatorSession, schedule: &mra_codegen::Schedule, k: u
     let compiled = s.gpu.compile(&s.compiler, &kernel.source, &kernel.entry, &s.cache).unwrap();
     let f = s.gpu.load(&compiled, &kernel.entry, 0).unwrap();
     let p = Prepared { kernel, compiled: Some(compiled), task: Task::Kernel(f), resident_blocks: None };
-    let cfg = HarnessConfig { nfuncs: n, max_blocks: 512, tasks: 1, streams: 1, reps: 1, warmup: Default::default() };
+    let cfg = HarnessConfig { nfuncs: n, max_blocks: 512, tasks: 1, streams: 1, reps: 1, warmup: Default::default(), stream_data: Default::default() };
     let bufs = s.allocate(&cfg, &p.kernel.plan).unwrap();
     let cmp = harness::validate(&s.gpu, &p, &bufs, &Inputs::random(DType::F64, k, n, rand_seed())).unwrap();
     (cmp.max_rel, cmp.passes(DType::F64.tolerance()))

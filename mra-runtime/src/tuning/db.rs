@@ -298,7 +298,7 @@ pub(crate) mod tests {
     #[test]
     fn a_non_default_warm_up_is_part_of_the_harness_key_and_old_records_read_as_the_default() {
         use crate::harness::{HarnessConfig, Warmup};
-        let cfg = |warmup| HarnessConfig { nfuncs: 2048, max_blocks: 512, tasks: 100, streams: 4, reps: 3, warmup };
+        let cfg = |warmup| HarnessConfig { nfuncs: 2048, max_blocks: 512, tasks: 100, streams: 4, reps: 3, warmup, stream_data: Default::default() };
         let usual = Harness::from(cfg(Warmup::default()));
         let settled = Harness::from(cfg(Warmup::Settle));
         let longer = Harness::from(cfg(Warmup::For(std::time::Duration::from_secs(3))));

@@ -91,7 +91,7 @@ impl<'a, B: Backend> GpuEvaluator<'a, B> {
         }
         drop(vbufs);
         let bufs: Buffers<B> = self.session.allocate(&self.harness, &p.kernel.plan)?;
-        gpu.upload(&bufs.a, &self.timing_a)?;
+        bufs.upload_a(gpu, &self.timing_a)?;
         gpu.upload(&bufs.b, &self.timing_b)?;
         let timing = harness::time_reps_clocked(gpu, &p, &bufs, &self.streams, &self.harness, self.clocks.as_ref())?;
         let sm_clock = timing.clock;
@@ -152,7 +152,7 @@ mod tests {
         let fused = mra_codegen::levels::find("fused").unwrap();
         let (k, dtype) = (5, DType::F64);
         let (space, _) = space(&fused, k, s.gpu.arch(), dtype);
-        let h = HarnessConfig { nfuncs: 9, max_blocks: 4, tasks: 3, streams: 2, reps: 2, warmup: Default::default() };
+        let h = HarnessConfig { nfuncs: 9, max_blocks: 4, tasks: 3, streams: 2, reps: 2, warmup: Default::default(), stream_data: Default::default() };
         let mut eval = GpuEvaluator::new(&s, &fused, k, dtype, h, 42).unwrap();
         // One wrong candidate: validation runs it once (one launch) and nothing is timed.
         let wrong = mra_codegen::tune::parse_config("threads=512 pad_a=4 unroll_k=0 min_blocks=1").unwrap();
