@@ -57,6 +57,9 @@ fn the_seed_short_flags_have_long_forms_and_choices_are_listed() {
     }
     assert!(main.contains("untimed ones of --warmup") && main.contains("[default: 200ms]"), "-r names the warm-up the harness does, --warmup its default");
     assert!(main.contains("`settle`"), "--warmup says what settle does");
+    for text in [main.clone(), help(&["sweep"])] {
+        assert!(text.contains("--stream-data <shared|private>") && text.contains("[default: shared]"), "--stream-data and its default (the seed's harness)");
+    }
     assert!(main.contains("[possible values: sm_80, sm_86, sm_89, sm_90, gfx90a"), "--arch values");
     assert!(main.contains("[possible values: hiprtc, clang, nvrtc]"), "--compiler values");
     assert!(main.contains("- bf16:"), "--dtype values");
