@@ -3,7 +3,8 @@
 # and warm compile. Run on a machine with an NVIDIA GPU, from the repository root:
 #   scripts/gpu-check.sh [path/to/mra-bench]
 # Environment: OUT (where logs and results.json go, default ./gpu-check-out),
-#   MRA_COMMIT (commit the binary was built from; default: what its --version says), KS (bench K list), LEVELS, TASKS, VALIDATE_KS, VALIDATE_NS.
+#   MRA_COMMIT (commit the binary was built from; default: what its --version says), KS (bench K list), LEVELS, TASKS, VALIDATE_KS, VALIDATE_NS,
+#   STREAM_DATA (shared: the seed's harness, the default; private: an A and a C per stream, see README "Whose floor").
 set -uo pipefail
 BIN=${1:-target/release/mra-bench}
 OUT=${OUT:-gpu-check-out}
@@ -11,6 +12,7 @@ mkdir -p "$OUT"
 KS=${KS:-"6 8 10 12 16 20 32"}
 LEVELS=${LEVELS:-"1 2 3"}
 TASKS=${TASKS:-100}
+STREAM_DATA=${STREAM_DATA:-shared}
 VALIDATE_KS=${VALIDATE_KS:-1,5,6,7,8,10,12,13,16,20,24,25,28,32}
 VALIDATE_NS=${VALIDATE_NS:-1,3,2048}
 VALIDATE_LEVELS=${VALIDATE_LEVELS:-all}
@@ -42,11 +44,11 @@ echo "== validate levels=$VALIDATE_LEVELS K=$VALIDATE_KS N=$VALIDATE_NS"
 tail -n 1 "$OUT/validate.err"
 grep '"pass":false' "$OUT/validate.jsonl" && status=1
 
-echo "== bench K in {$KS}, levels {$LEVELS}, N=2048, -n $TASKS"
+echo "== bench K in {$KS}, levels {$LEVELS}, N=2048, -n $TASKS, --stream-data $STREAM_DATA"
 : > "$OUT/bench.jsonl"
 for K in $KS; do
   for L in copy $LEVELS; do
-    "$BIN" -K "$K" -N 2048 -n "$TASKS" -r 5 -l "$L" --json >> "$OUT/bench.jsonl" 2>> "$OUT/bench.err" || { echo "FAILED: -K $K -l $L"; tail -n 2 "$OUT/bench.err"; status=1; }
+    "$BIN" -K "$K" -N 2048 -n "$TASKS" -r 5 -l "$L" --stream-data "$STREAM_DATA" --json >> "$OUT/bench.jsonl" 2>> "$OUT/bench.err" || { echo "FAILED: -K $K -l $L"; tail -n 2 "$OUT/bench.err"; status=1; }
   done
 done
 
@@ -68,7 +70,8 @@ device = rows[0]["device"] if rows else open(f"{out}/device.txt").read().strip()
 doc = {"device": device, "device_info": open(f"{out}/device.txt").read().strip(),
        "commit": os.environ.get("MRA_COMMIT", "unknown"),
        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-       "harness": {"N": 2048, "M": 512, "streams": 4, "tasks": rows[0]["tasks"] if rows else None, "reps": 5},
+       "harness": {"N": 2048, "M": 512, "streams": 4, "tasks": rows[0]["tasks"] if rows else None, "reps": 5,
+                   "stream_data": rows[0]["stream_data"] if rows else os.environ.get("STREAM_DATA", "shared")},
        "validation": {"cases": len(val), "failed": sum(not v["pass"] for v in val),
                       "worst_rel_err": max((v["max_rel_err"] for v in val if v["level"] != "copy"), default=None)},
        "bench": summary, "reps": rows}
