@@ -284,21 +284,20 @@ mod tests {
             .unwrap();
         // Kill it once a few results are on disk (each takes 20 ms), long before it finishes.
         let start = std::time::Instant::now();
-        let measured_before = loop {
+        let wrote = loop {
             std::thread::sleep(Duration::from_millis(5));
-            let n = Db::open(&path).map(|db| db.records().len()).unwrap_or(0);
-            if n >= 5 {
-                child.kill().unwrap();
-                child.wait().unwrap();
-                break Db::open(&path).unwrap().records().to_vec();
+            if Db::open(&path).map(|db| db.records().len()).unwrap_or(0) >= 5 {
+                break true;
             }
             if start.elapsed() >= Duration::from_secs(60) {
-                // Do not leave the child running behind a failed test.
-                let _ = child.kill();
-                let _ = child.wait();
-                panic!("the child run wrote nothing");
+                break false;
             }
         };
+        // Kill and reap the child either way: a failed test must not leave it running.
+        let _ = child.kill();
+        child.wait().unwrap();
+        assert!(wrote, "the child run wrote nothing");
+        let measured_before = Db::open(&path).unwrap().records().to_vec();
         let space = fused_space();
         assert!(measured_before.len() < space.len(), "killed mid-run: {} of {}", measured_before.len(), space.len());
         // The rerun: the same strategy and seed, everything measured so far is skipped.
