@@ -507,6 +507,12 @@ pub struct TuneArgs {
     /// sees it, whatever ran before it.
     #[arg(long, value_name = "DURATION|settle", default_value = "200ms", value_parser = mra_runtime::warmup::Warmup::parse)]
     pub warmup: mra_runtime::warmup::Warmup,
+    /// What the streams transform: `shared` (the seed's harness: every stream the same A into
+    /// the same C, so tasks running side by side can share L2 lines where the data fit it) or
+    /// `private` (an A and a C per stream, as in a code whose streams transform different
+    /// functions). Part of each record's key: results of the two do not compare.
+    #[arg(long, value_name = "shared|private", default_value = "shared", value_parser = mra_runtime::harness::StreamData::parse)]
+    pub stream_data: mra_runtime::harness::StreamData,
     /// Streams the tasks are spread over, round-robin.
     #[arg(short = 's', default_value_t = 4)]
     pub streams: usize,

@@ -11,7 +11,7 @@ use crate::tuned_config as tuned;
 use indicatif::{ProgressBar, ProgressStyle};
 use mra_codegen::tune::{describe, Config};
 use mra_codegen::{levels, Arch, DType, Request, Schedule};
-use mra_runtime::harness::{self, Backend, HarnessConfig, Session, StreamData};
+use mra_runtime::harness::{self, Backend, HarnessConfig, Session};
 use mra_runtime::tuning::{self, gpu::GpuEvaluator, Db, Device, Evaluate, Harness, Limits, Outcome, Record, Strategy};
 use std::time::{Duration, Instant};
 
@@ -53,7 +53,7 @@ pub fn run(args: &TuneArgs) -> CmdResult {
         let arch = arch.ok_or_else(|| select::usage(format!("tune --compile-only needs --arch (one of: {})", mra_codegen::arch::names().join(", "))))?;
         return compile_only(args, &plan, arch, &mut db);
     }
-    let harness = HarnessConfig { nfuncs: args.nfuncs, max_blocks: args.max_blocks, tasks: args.tasks, streams: args.streams, reps: args.reps, warmup: args.warmup, stream_data: StreamData::Shared };
+    let harness = HarnessConfig { nfuncs: args.nfuncs, max_blocks: args.max_blocks, tasks: args.tasks, streams: args.streams, reps: args.reps, warmup: args.warmup, stream_data: args.stream_data };
     harness.check()?;
     match session::open(arch, args.compiler.as_deref(), select::cache(args.no_cache))? {
         Opened::Cuda(s) => tune_on(&s, &plan, &harness, &mut db),
@@ -242,6 +242,9 @@ fn tune_on<B: Backend>(session: &Session<B>, plan: &Plan, harness: &HarnessConfi
     let arch = session.gpu.arch();
     plan.check_some_space(arch)?;
     eprintln!("# tuning on {} ({}; {}; {}), database {}", device.gpu, device.arch, device.driver, device.compiler, db.path().display());
+    if harness.stream_data == harness::StreamData::Private {
+        eprintln!("# --stream-data private: each stream its own A and C (the copy floor too); these records do not compare with the seed's shared-data ones");
+    }
     let n_cases = plan.ks.len() * plan.schedules.len();
     let mut case_i = 0;
     let mut failures = 0;

@@ -47,7 +47,7 @@ pub struct HarnessConfig {
 /// where N·K³ values in and out fit in or near it: the copy floor then runs above the DRAM
 /// rate (bench/NOTES.md runs 31, 80). A code whose streams transform different functions
 /// never sees that; `Private` gives each stream its own A and C to measure what it does see.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum StreamData {
     /// One A and one C for every stream (the seed's harness).

@@ -36,6 +36,10 @@ pub struct Harness {
     /// does not compare with one taken in the first second of load.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warmup: Option<WarmupKey>,
+    /// `--stream-data private` (an A and a C per stream): a time against per-stream data does
+    /// not compare with one where the streams share them in L2. Absent: the seed's shared data.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream_data: Option<crate::harness::StreamData>,
 }
 
 /// A warm-up as the database records it: `{"ms": 3000}` or `"settle"`.
@@ -54,7 +58,8 @@ impl From<crate::harness::HarnessConfig> for Harness {
             Warmup::For(d) => Some(WarmupKey::Ms(d.as_millis() as u64)),
             Warmup::Settle => Some(WarmupKey::Settle),
         };
-        Harness { nfuncs: c.nfuncs, max_blocks: c.max_blocks, tasks: c.tasks, streams: c.streams, reps: c.reps, warmup }
+        let stream_data = (c.stream_data != crate::harness::StreamData::Shared).then_some(c.stream_data);
+        Harness { nfuncs: c.nfuncs, max_blocks: c.max_blocks, tasks: c.tasks, streams: c.streams, reps: c.reps, warmup, stream_data }
     }
 }
 
@@ -240,7 +245,7 @@ pub(crate) mod tests {
             level: "fused".into(),
             k: 8,
             dtype: "f64".into(),
-            harness: Some(Harness { nfuncs: 2048, max_blocks: 512, tasks: 100, streams: 4, reps: 3, warmup: None }),
+            harness: Some(Harness { nfuncs: 2048, max_blocks: 512, tasks: 100, streams: 4, reps: 3, warmup: None, stream_data: None }),
             config: cfg.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
             outcome,
             at: 1,
@@ -309,5 +314,19 @@ pub(crate) mod tests {
         assert_eq!(old, usual);
         assert_eq!(serde_json::to_string(&usual).unwrap(), r#"{"nfuncs":2048,"max_blocks":512,"tasks":100,"streams":4,"reps":3}"#, "the usual warm-up writes the key it always wrote");
         assert!(serde_json::to_string(&settled).unwrap().ends_with(r#""warmup":"settle"}"#));
+    }
+
+    #[test]
+    fn private_stream_data_is_part_of_the_harness_key_and_old_records_read_as_shared() {
+        use crate::harness::{HarnessConfig, StreamData, Warmup};
+        let cfg = |stream_data| HarnessConfig { nfuncs: 2048, max_blocks: 512, tasks: 100, streams: 4, reps: 3, warmup: Warmup::default(), stream_data };
+        let shared = Harness::from(cfg(StreamData::Shared));
+        let private = Harness::from(cfg(StreamData::Private));
+        assert_eq!((shared.stream_data, private.stream_data), (None, Some(StreamData::Private)));
+        assert_ne!(shared, private, "a floor with and without L2 shared between tasks do not compare");
+        let old: Harness = serde_json::from_str(r#"{"nfuncs":2048,"max_blocks":512,"tasks":100,"streams":4,"reps":3}"#).unwrap();
+        assert_eq!(old, shared, "a record from before --stream-data was the seed's shared data");
+        assert_eq!(serde_json::to_string(&shared).unwrap(), r#"{"nfuncs":2048,"max_blocks":512,"tasks":100,"streams":4,"reps":3}"#);
+        assert!(serde_json::to_string(&private).unwrap().ends_with(r#""stream_data":"private"}"#));
     }
 }

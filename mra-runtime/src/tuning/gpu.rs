@@ -183,4 +183,24 @@ mod tests {
         assert!(sum.ranked().iter().all(|r| r.config["threads"] != 512));
         let _ = std::fs::remove_file(&path);
     }
+
+    #[test]
+    fn with_private_stream_data_each_stream_times_its_own_a_and_c() {
+        let s = session(2.0);
+        let fused = mra_codegen::levels::find("fused").unwrap();
+        let (k, dtype) = (5, DType::F64);
+        let (space, _) = space(&fused, k, s.gpu.arch(), dtype);
+        for (data, distinct) in [(crate::harness::StreamData::Shared, 1), (crate::harness::StreamData::Private, 3)] {
+            let h = HarnessConfig { nfuncs: 9, max_blocks: 4, tasks: 3, streams: 3, reps: 2, warmup: Default::default(), stream_data: data };
+            let mut eval = GpuEvaluator::new(&s, &fused, k, dtype, h, 42).unwrap();
+            let before = s.gpu.launch_count();
+            let o = eval.evaluate(&space[0]).unwrap();
+            assert!(matches!(o, Outcome::Timed { .. }), "{o:?}");
+            // The first launch is validation (one stream); the rest are timing, round-robin.
+            let timing: Vec<_> = s.gpu.launches()[before + 1..].to_vec();
+            let a: std::collections::BTreeSet<u64> = timing.iter().map(|(_, args)| args.a).collect();
+            let c: std::collections::BTreeSet<u64> = timing.iter().map(|(_, args)| args.c).collect();
+            assert_eq!((a.len(), c.len()), (distinct, distinct), "{data:?}: the A and C the timed launches used");
+        }
+    }
 }
