@@ -33,6 +33,10 @@ pub struct RepResult {
     pub warmup_settled: Option<bool>,
     /// `--stream-data`: `shared` (the seed's harness) or `private` (an A and a C per stream).
     pub stream_data: &'static str,
+    /// Host µs this repetition took to submit its tasks; at ≥ 90% of `time_us` the GPU waited
+    /// for the launches (`host_bound`) and the time is the host's.
+    pub submit_us: f64,
+    pub host_bound: bool,
 }
 
 impl RepResult {
@@ -74,6 +78,8 @@ mod tests {
             warmup_ms: 200.0,
             warmup_settled: None,
             stream_data: "shared",
+            submit_us: 310.0,
+            host_bound: false,
         };
         assert_eq!(
             r.seed_line(),

@@ -101,7 +101,7 @@ fn bench<B: Backend>(session: &Session<B>, args: &RunArgs, schedule: &Schedule, 
     let floor_timing = harness::time_reps_clocked(gpu, &floor, &bufs, &streams, &cfg, clocks.as_ref().ok())?;
     let floor_us = harness::median(&floor_timing.times) / cfg.tasks as f64;
     let timing = harness::time_reps_clocked(gpu, &level, &bufs, &streams, &cfg, clocks.as_ref().ok())?;
-    let (times, clock, floor_clock) = (&timing.times, timing.clock, floor_timing.clock);
+    let (times, clock, floor_clock) = (&timing.times, timing.clock.clone(), floor_timing.clock.clone());
     // GFlop counts what the level executes (the Kronecker GEMM's 2·K⁶, as the seed reports it).
     let gflop = level.kernel.plan.executed_flops_per_tensor() as f64 * cfg.nfuncs as f64 * cfg.tasks as f64 / 1e9;
     for (rep, &t) in times.iter().enumerate() {
@@ -128,6 +128,8 @@ fn bench<B: Backend>(session: &Session<B>, args: &RunArgs, schedule: &Schedule, 
             warmup_ms: timing.warmup.ms,
             warmup_settled: timing.warmup.settled,
             stream_data: cfg.stream_data.name(),
+            submit_us: timing.submit_us[rep],
+            host_bound: timing.host_bound(rep),
         };
         if args.json {
             crate::outln!("{}", serde_json::to_string(&r)?)?;
@@ -145,6 +147,11 @@ fn bench<B: Backend>(session: &Session<B>, args: &RunArgs, schedule: &Schedule, 
         (Err(why), _, _) => eprintln!("# SM clock not read: {why}"),
         (Ok(_), Some(c), Some(f)) => eprintln!("# SM clock while timed: {} {}, copy {}", level.kernel.level, c.describe(), f.describe()),
         (Ok(_), _, _) => eprintln!("# SM clock: NVML gave no reading while timing"),
+    }
+    for (name, t) in [(level.kernel.level.as_str(), &timing), ("copy", &floor_timing)] {
+        if let Some(note) = t.host_bound_note() {
+            eprintln!("# warning: {name}: {note}");
+        }
     }
     if cfg.warmup != harness::Warmup::default() {
         eprintln!("# warm-up ({}): {} {}, copy {}", cfg.warmup.describe(), level.kernel.level, timing.warmup.describe(), floor_timing.warmup.describe());

@@ -38,6 +38,9 @@ struct Row {
     sm_clock: Option<ClockStats>,
     /// What the untimed repetitions before the timed ones did (None where it did not run).
     warmup: Option<WarmupDone>,
+    /// Timed repetitions whose submission took ≥ 90% of their device time: the GPU waited for
+    /// the host's launches (0 where it did not run).
+    host_bound_reps: usize,
 }
 
 #[derive(Serialize)]
@@ -202,11 +205,13 @@ fn sweep_on<B: Backend>(session: &Session<B>, args: &SweepArgs, ks: &[u32], dtyp
                 note: String::new(),
                 sm_clock: None,
                 warmup: None,
+                host_bound_reps: 0,
             };
             match measure(session, s, k, dtype, base, &inputs, &streams, clocks.as_ref()) {
-                Ok(Measured { us, tasks, max_rel: rel, clock, nblocks, warmup }) => {
+                Ok(Measured { us, tasks, max_rel: rel, clock, nblocks, warmup, host_bound_reps }) => {
                     row.sm_clock = clock;
                     row.warmup = Some(warmup);
+                    row.host_bound_reps = host_bound_reps;
                     row.nblocks = Some(nblocks);
                     if nblocks < base.nblocks() {
                         row.note = format!("persistent: {nblocks} blocks per launch");
@@ -317,6 +322,7 @@ struct Measured {
     /// Blocks per launch.
     nblocks: usize,
     warmup: WarmupDone,
+    host_bound_reps: usize,
 }
 
 /// Prepares, validates and times one level.
@@ -347,7 +353,8 @@ fn measure<B: Backend>(
     let tasks = if probe[0] > 10_000.0 { ((1e6 / probe[0]) as usize).clamp(3, base.tasks) } else { base.tasks };
     let cfg = HarnessConfig { tasks, ..*base };
     let t = harness::time_reps_clocked(gpu, &p, &bufs, streams, &cfg, clocks)?;
-    Ok(Measured { us: harness::median(&t.times) / tasks as f64, tasks, max_rel: cmp.max_rel, clock: t.clock, nblocks: p.grid_blocks(bufs.nblocks), warmup: t.warmup })
+    let host_bound_reps = t.host_bound_reps();
+    Ok(Measured { us: harness::median(&t.times) / tasks as f64, tasks, max_rel: cmp.max_rel, clock: t.clock, nblocks: p.grid_blocks(bufs.nblocks), warmup: t.warmup, host_bound_reps })
 }
 
 /// The table; `peak`: the FP64 GEMM peak and the BLAS that measured it.
@@ -392,6 +399,11 @@ fn table(rows: &[Row], peak: Option<(f64, &str)>, stream_data: StreamData) -> St
         .collect();
     if !lowered.is_empty() {
         let _ = writeln!(out, "SM clock lowered by the driver while timing: {}.", lowered.join(", "));
+    }
+    // Repetitions the host's launches bounded: their time is not the kernel's.
+    let host: Vec<String> = rows.iter().filter(|r| r.host_bound_reps > 0).map(|r| format!("{} K={} ({} of its repetitions)", r.level, r.k, r.host_bound_reps)).collect();
+    if !host.is_empty() {
+        let _ = writeln!(out, "Host-bound (submitting the tasks took >= 90% of the time measured, so the GPU waited for launches): {}.", host.join(", "));
     }
     if stream_data == StreamData::Private {
         let _ = writeln!(out, "Stream data: private (each stream its own A and C, the copy floor too): no L2 lines shared between tasks, unlike the seed's harness.");
@@ -439,6 +451,7 @@ mod tests {
             note: String::new(),
             sm_clock: None,
             warmup: None,
+            host_bound_reps: 0,
         }
     }
 
@@ -521,5 +534,13 @@ mod tests {
         let t = table(&rows, None, StreamData::Private);
         assert!(t.contains("Stream data: private (each stream its own A and C, the copy floor too)"), "{t}");
         assert!(!table(&rows, None, StreamData::Shared).contains("Stream data"), "the seed's harness needs no footnote");
+    }
+
+    #[test]
+    fn the_table_names_levels_whose_repetitions_were_host_bound() {
+        let rows = [row_at("copy", 6, Some(26.2)), Row { host_bound_reps: 3, ..row_at("fused-pipe", 6, Some(26.2)) }];
+        let t = table(&rows, None, StreamData::Shared);
+        assert!(t.contains("Host-bound (submitting the tasks took >= 90% of the time measured, so the GPU waited for launches): fused-pipe K=6 (3 of its repetitions)."), "{t}");
+        assert!(!table(&rows[..1], None, StreamData::Shared).contains("Host-bound"), "{t}");
     }
 }

@@ -538,11 +538,17 @@ pub fn time_reps<B: Backend>(gpu: &B, p: &Prepared<B>, bufs: &Buffers<B>, stream
     time_reps_clocked(gpu, p, bufs, streams, cfg, None).map(|t| t.times)
 }
 
+/// A repetition counts as host-bound when submitting its tasks took at least this share of
+/// the device time it measured: the GPU then waited for launches, and the time is the host's.
+pub const HOST_BOUND_SHARE: f64 = 0.9;
+
 /// What [`time_reps_clocked`] measured.
 #[derive(Clone, Debug)]
 pub struct Timing {
-    /// Microseconds per timed repetition.
+    /// Microseconds per timed repetition (device events).
     pub times: Vec<f64>,
+    /// Host microseconds each timed repetition took to submit (events, launches and joins).
+    pub submit_us: Vec<f64>,
     /// The SM clock during the timed repetitions (not the warm-up), where it could be read.
     pub clock: Option<crate::clocks::ClockStats>,
     pub warmup: WarmupDone,
@@ -560,11 +566,49 @@ pub fn time_reps_clocked<B: Backend>(
 ) -> Result<Timing> {
     let events = RepEvents { start: gpu.event()?, end: gpu.event()?, joins: streams.iter().map(|_| gpu.event()).collect::<Result<_>>()? };
     p.set_b(gpu, bufs)?;
-    let warmup = crate::warmup::run(cfg.warmup, clocks, || one_rep(gpu, p, bufs, streams, cfg, &events))?;
+    let warmup = crate::warmup::run(cfg.warmup, clocks, || one_rep(gpu, p, bufs, streams, cfg, &events).map(|r| r.device_ms))?;
     let sampler = clocks.map(|c| crate::clocks::Sampler::start(c.clone(), std::time::Duration::from_millis(10)));
-    let timed = (0..cfg.reps).map(|_| one_rep(gpu, p, bufs, streams, cfg, &events).map(|ms| ms * 1000.0)).collect::<Result<Vec<f64>>>();
+    let timed = (0..cfg.reps).map(|_| one_rep(gpu, p, bufs, streams, cfg, &events)).collect::<Result<Vec<Rep>>>();
     let clock = sampler.and_then(|s| s.finish());
-    Ok(Timing { times: timed?, clock, warmup })
+    let timed = timed?;
+    Ok(Timing {
+        times: timed.iter().map(|r| r.device_ms * 1000.0).collect(),
+        submit_us: timed.iter().map(|r| r.submit_ms * 1000.0).collect(),
+        clock,
+        warmup,
+    })
+}
+
+impl Timing {
+    /// Whether timed repetition `i` was host-bound (see [`HOST_BOUND_SHARE`]).
+    pub fn host_bound(&self, i: usize) -> bool {
+        self.submit_us[i] >= HOST_BOUND_SHARE * self.times[i]
+    }
+
+    /// How many timed repetitions were host-bound.
+    pub fn host_bound_reps(&self) -> usize {
+        (0..self.times.len()).filter(|&i| self.host_bound(i)).count()
+    }
+
+    /// `3 of 5 repetitions were host-bound: submitting took 2610 µs of the 2623 µs measured
+    /// (median)`, or None when none was.
+    pub fn host_bound_note(&self) -> Option<String> {
+        let n = self.host_bound_reps();
+        (n > 0).then(|| {
+            format!(
+                "{n} of {} repetitions were host-bound: submitting the tasks took {:.0} µs of the {:.0} µs measured (median), so the GPU waited for launches and the time is the host's, not the kernel's",
+                self.times.len(),
+                median(&self.submit_us),
+                median(&self.times)
+            )
+        })
+    }
+}
+
+/// One repetition: its device time (events) and the host time its submission took, in ms.
+struct Rep {
+    device_ms: f64,
+    submit_ms: f64,
 }
 
 /// The events of a repetition: start, end, and one join per stream (the first unused).
@@ -575,8 +619,10 @@ struct RepEvents<B: Backend> {
 }
 
 /// One repetition: `cfg.tasks` tasks round-robin over the streams, timed from an event on
-/// stream 0 (that every stream waits for) to an event after all streams joined. Milliseconds.
-fn one_rep<B: Backend>(gpu: &B, p: &Prepared<B>, bufs: &Buffers<B>, streams: &[B::Stream], cfg: &HarnessConfig, ev: &RepEvents<B>) -> Result<f64> {
+/// stream 0 (that every stream waits for) to an event after all streams joined, and the host
+/// time from the first event's record to the last's (submission only: the wait is not in it).
+fn one_rep<B: Backend>(gpu: &B, p: &Prepared<B>, bufs: &Buffers<B>, streams: &[B::Stream], cfg: &HarnessConfig, ev: &RepEvents<B>) -> Result<Rep> {
+    let submit = std::time::Instant::now();
     gpu.record(&ev.start, &streams[0])?;
     for s in &streams[1..] {
         gpu.wait(s, &ev.start)?;
@@ -590,7 +636,8 @@ fn one_rep<B: Backend>(gpu: &B, p: &Prepared<B>, bufs: &Buffers<B>, streams: &[B
         gpu.wait(&streams[0], j)?;
     }
     gpu.record(&ev.end, &streams[0])?;
-    Ok(gpu.elapsed_ms(&ev.start, &ev.end)? as f64)
+    let submit_ms = submit.elapsed().as_secs_f64() * 1000.0;
+    Ok(Rep { device_ms: gpu.elapsed_ms(&ev.start, &ev.end)? as f64, submit_ms })
 }
 
 /// The median of a non-empty list.
@@ -669,12 +716,14 @@ pub(crate) mod tests {
         pub(crate) wrong_threads: Cell<u32>,
         /// Blocks of any kernel the fake device holds at once (None: it cannot tell).
         resident: Cell<Option<usize>>,
+        /// Host time each launch takes to submit (a slow host).
+        launch_delay: Cell<std::time::Duration>,
     }
 
     impl Fake {
         pub(crate) fn new(rep_ms: f32) -> Fake {
             let arch = mra_codegen::arch::find("sm_90").unwrap();
-            Fake { arch, mem: RefCell::default(), ops: RefCell::default(), ids: Cell::new(0), rep_ms, lazy: Cell::new(false), wrong_threads: Cell::new(0), resident: Cell::new(None) }
+            Fake { arch, mem: RefCell::default(), ops: RefCell::default(), ids: Cell::new(0), rep_ms, lazy: Cell::new(false), wrong_threads: Cell::new(0), resident: Cell::new(None), launch_delay: Cell::new(std::time::Duration::ZERO) }
         }
 
         /// The launches (thread counts) and downloads in order: validation must come first.
@@ -785,6 +834,7 @@ pub(crate) mod tests {
         /// it: M[alpha * K^3 + beta] = B(a,i) B(b,j) B(c,k)) or any other level as the transform.
         fn launch(&self, entry: &String, stream: &usize, threads: u32, args: &LaunchArgs) -> Result<()> {
             self.log(Op::Launch { stream: *stream, entry: entry.clone(), args: *args });
+            std::thread::sleep(self.launch_delay.get());
             if self.lazy.get() || self.wrong_threads.get() == threads {
                 return Ok(());
             }
@@ -942,6 +992,28 @@ pub(crate) mod tests {
         assert_eq!(StreamData::parse("private"), Ok(StreamData::Private));
         assert!(StreamData::parse("own").unwrap_err().contains("not shared or private"));
         assert_eq!(StreamData::default(), StreamData::Shared, "the seed's harness by default");
+    }
+
+    #[test]
+    fn a_repetition_whose_submission_takes_as_long_as_its_device_time_is_host_bound() {
+        // The fake's events say 50 ms per repetition of 4 tasks. Launches that take 20 ms each
+        // to submit (80 ms per repetition) are a host the GPU waits for; instant ones (a few µs
+        // of host work, far below 45 ms even on a loaded machine) are not.
+        for (delay_ms, bound) in [(0, 0), (20, 3)] {
+            let s = session(50.0);
+            let c = cfg(3, 4, 2, 3);
+            let (p, bufs) = prepared(&s, "copy", 4, &c);
+            let streams = s.streams(c.streams).unwrap();
+            s.gpu.launch_delay.set(std::time::Duration::from_millis(delay_ms));
+            let t = time_reps_clocked(&s.gpu, &p, &bufs, &streams, &c, None).unwrap();
+            assert_eq!(t.submit_us.len(), 3);
+            assert_eq!(t.host_bound_reps(), bound, "{delay_ms} ms per launch: {:?} µs submitting, {:?} µs measured", t.submit_us, t.times);
+            assert_eq!(t.host_bound_note().is_some(), bound > 0);
+            if bound > 0 {
+                assert!(t.submit_us.iter().all(|&u| u >= 80_000.0), "four launches of 20 ms: {:?}", t.submit_us);
+                assert!(t.host_bound_note().unwrap().starts_with("3 of 3 repetitions were host-bound: submitting the tasks took "), "{:?}", t.host_bound_note());
+            }
+        }
     }
 
     #[test]
