@@ -236,6 +236,11 @@ fn say(bar: &ProgressBar, line: String) {
     }
 }
 
+/// How many of a case's timed candidates had host-bound repetitions.
+fn host_bound_candidates<T>(tried: &[(Record, T)]) -> usize {
+    tried.iter().filter(|(r, _)| matches!(r.outcome, Outcome::Timed { host_bound_reps: Some(n), .. } if n > 0)).count()
+}
+
 /// Tunes every (level, K) on an opened GPU, the copy floor measured once per K.
 fn tune_on<B: Backend>(session: &Session<B>, plan: &Plan, harness: &HarnessConfig, db: &mut Db) -> CmdResult {
     let device = tuned::device_of(session);
@@ -315,6 +320,13 @@ fn tune_on<B: Backend>(session: &Session<B>, plan: &Plan, harness: &HarnessConfi
                 (Some(c), None) => crate::outln!("  defaults {}: no valid time in this run", describe(c))?,
                 (None, _) => crate::outln!("  defaults: not among the candidates --fix {} keeps", describe(&plan.fix))?,
             }
+            let host_bound = host_bound_candidates(&summary.tried);
+            if host_bound > 0 {
+                crate::outln!(
+                    "  warning: {host_bound} of the {} timed candidates had host-bound repetitions (submitting took >= 90% of the time measured: the GPU waited for launches), so their ranking is partly the host's launch rate; a larger -N makes each task long enough to time the GPU",
+                    summary.tried.iter().filter(|(r, _)| r.outcome.us().is_some()).count()
+                )?;
+            }
             if ranked.is_empty() {
                 failures += 1;
                 crate::outln!("  no valid configuration found for {} at K={k}", s.name)?;
@@ -322,6 +334,7 @@ fn tune_on<B: Backend>(session: &Session<B>, plan: &Plan, harness: &HarnessConfi
             summary_rows.push(serde_json::json!({
                 "level": s.name, "k": k, "candidates": space.len(), "declared": declared, "tried": summary.tried.len(),
                 "measured": summary.measured(), "seconds": secs, "copy_us_per_task": copy_us, "default_us_per_task": default_us,
+                "host_bound_candidates": host_bound,
                 "best": ranked.first().map(|r| serde_json::json!({"config": r.config, "us_per_task": r.outcome.us()})),
             }));
         }
@@ -505,5 +518,23 @@ mod tests {
         assert_eq!(parse_duration("42").unwrap(), Duration::from_secs(42));
         assert!(parse_duration("10 parsecs").is_err());
         assert!(parse_duration("m").is_err());
+    }
+
+    #[test]
+    fn host_bound_candidates_counts_the_timed_ones_with_host_bound_repetitions() {
+        let timed = |host_bound_reps| Outcome::Timed { us_per_task: 3.0, copy_us_per_task: None, max_rel_err: 0.0, resources: None, sm_clock: None, host_bound_reps };
+        let rec = |outcome| Record {
+            device: Device { gpu: "G".into(), arch: "sm_90".into(), driver: String::new(), compiler: String::new() },
+            level: "fused".into(),
+            k: 6,
+            dtype: "f64".into(),
+            harness: None,
+            config: Config::new(),
+            outcome,
+            at: 0,
+        };
+        let tried = vec![(rec(timed(Some(5))), true), (rec(timed(None)), true), (rec(timed(Some(2))), false), (rec(Outcome::Invalid { why: String::new() }), true)];
+        assert_eq!(host_bound_candidates(&tried), 2);
+        assert_eq!(host_bound_candidates(&tried[1..2]), 0);
     }
 }

@@ -717,7 +717,7 @@ pub(crate) mod tests {
         /// Blocks of any kernel the fake device holds at once (None: it cannot tell).
         resident: Cell<Option<usize>>,
         /// Host time each launch takes to submit (a slow host).
-        launch_delay: Cell<std::time::Duration>,
+        pub(crate) launch_delay: Cell<std::time::Duration>,
     }
 
     impl Fake {

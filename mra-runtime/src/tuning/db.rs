@@ -77,6 +77,10 @@ pub enum Outcome {
         /// The SM clock while it was timed (absent in results from before it was read).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         sm_clock: Option<crate::clocks::ClockStats>,
+        /// Timed repetitions that were host-bound (the GPU waited for launches: the time is the
+        /// host's launch rate); absent where none was, and in results from before it was counted.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        host_bound_reps: Option<usize>,
     },
     /// Compiled offline and fits (no spills, within shared memory): a survivor a tuning run
     /// on that arch starts from.
@@ -253,7 +257,7 @@ pub(crate) mod tests {
     }
 
     pub fn timed(us: f64) -> Outcome {
-        Outcome::Timed { us_per_task: us, copy_us_per_task: Some(3.0), max_rel_err: 1e-15, resources: None, sm_clock: None }
+        Outcome::Timed { us_per_task: us, copy_us_per_task: Some(3.0), max_rel_err: 1e-15, resources: None, sm_clock: None, host_bound_reps: None }
     }
 
     #[test]
@@ -290,10 +294,15 @@ pub(crate) mod tests {
         // Written by a build before the clock was read: no `sm_clock` key.
         let old = r#"{"status":"timed","us_per_task":12.5,"copy_us_per_task":9.8,"max_rel_err":1e-15,"resources":null}"#;
         let o: Outcome = serde_json::from_str(old).unwrap();
-        assert_eq!(o, Outcome::Timed { us_per_task: 12.5, copy_us_per_task: Some(9.8), max_rel_err: 1e-15, resources: None, sm_clock: None });
+        assert_eq!(o, Outcome::Timed { us_per_task: 12.5, copy_us_per_task: Some(9.8), max_rel_err: 1e-15, resources: None, sm_clock: None, host_bound_reps: None });
         assert!(!serde_json::to_string(&o).unwrap().contains("sm_clock"), "nothing read, nothing written");
+        assert!(!serde_json::to_string(&o).unwrap().contains("host_bound_reps"), "none host-bound, nothing written");
+        let Outcome::Timed { host_bound_reps, .. } = serde_json::from_str(&serde_json::to_string(&Outcome::Timed {
+            us_per_task: 3.1, copy_us_per_task: None, max_rel_err: 0.0, resources: None, sm_clock: None, host_bound_reps: Some(5),
+        }).unwrap()).unwrap() else { panic!() };
+        assert_eq!(host_bound_reps, Some(5), "a host-bound count survives the database");
         let clock = crate::clocks::ClockStats::from_samples(&[crate::clocks::ClockSample { sm_mhz: 1470, reasons: 0x4 }]);
-        let timed = Outcome::Timed { us_per_task: 13.1, copy_us_per_task: None, max_rel_err: 0.0, resources: None, sm_clock: clock };
+        let timed = Outcome::Timed { us_per_task: 13.1, copy_us_per_task: None, max_rel_err: 0.0, resources: None, sm_clock: clock, host_bound_reps: None };
         let back: Outcome = serde_json::from_str(&serde_json::to_string(&timed).unwrap()).unwrap();
         assert_eq!(back, timed);
         let Outcome::Timed { sm_clock: Some(c), .. } = back else { panic!() };

@@ -94,13 +94,15 @@ impl<'a, B: Backend> GpuEvaluator<'a, B> {
         bufs.upload_a(gpu, &self.timing_a)?;
         gpu.upload(&bufs.b, &self.timing_b)?;
         let timing = harness::time_reps_clocked(gpu, &p, &bufs, &self.streams, &self.harness, self.clocks.as_ref())?;
-        let sm_clock = timing.clock;
+        let sm_clock = timing.clock.clone();
+        let host_bound_reps = Some(timing.host_bound_reps()).filter(|&n| n > 0);
         Ok(Outcome::Timed {
             us_per_task: harness::median(&timing.times) / self.harness.tasks as f64,
             copy_us_per_task: self.copy_us,
             max_rel_err: cmp.max_rel,
             resources,
             sm_clock,
+            host_bound_reps,
         })
     }
 }
@@ -201,6 +203,22 @@ mod tests {
             let a: std::collections::BTreeSet<u64> = timing.iter().map(|(_, args)| args.a).collect();
             let c: std::collections::BTreeSet<u64> = timing.iter().map(|(_, args)| args.c).collect();
             assert_eq!((a.len(), c.len()), (distinct, distinct), "{data:?}: the A and C the timed launches used");
+        }
+    }
+
+    #[test]
+    fn a_candidate_timed_behind_a_slow_host_records_its_host_bound_repetitions() {
+        // 50 ms per repetition by the fake's events; 3 launches of 20 ms each to submit.
+        let fused = mra_codegen::levels::find("fused").unwrap();
+        let (k, dtype) = (5, DType::F64);
+        for (delay_ms, want) in [(0, None), (20, Some(2))] {
+            let s = session(50.0);
+            let (space, _) = space(&fused, k, s.gpu.arch(), dtype);
+            let h = HarnessConfig { nfuncs: 9, max_blocks: 4, tasks: 3, streams: 2, reps: 2, warmup: Default::default(), stream_data: Default::default() };
+            let mut eval = GpuEvaluator::new(&s, &fused, k, dtype, h, 42).unwrap();
+            s.gpu.launch_delay.set(std::time::Duration::from_millis(delay_ms));
+            let Outcome::Timed { host_bound_reps, .. } = eval.evaluate(&space[0]).unwrap() else { panic!() };
+            assert_eq!(host_bound_reps, want, "{delay_ms} ms per launch");
         }
     }
 }
