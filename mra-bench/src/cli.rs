@@ -224,6 +224,26 @@ fn dtype_values() -> PossibleValuesParser {
     ])
 }
 
+/// How the harness times (run, sweep, tune): the warm-up before the timed repetitions, and
+/// what data the streams transform. Tuning records keep both in their key where they are not
+/// the defaults, so results of different settings never compare.
+#[derive(Args, Debug, Clone, Copy)]
+pub struct TimingArgs {
+    /// Untimed repetitions before the timed ones: a duration (`200ms`, `3s`), or `settle`:
+    /// until the SM clock stops moving (1 s windows whose median clocks agree within 15 MHz, at
+    /// most 30 s; 5 s where NVML cannot read it). A power-capped level keeps slowing for seconds
+    /// and inherits the clock a compute-heavy predecessor left: `settle` times it as a long run
+    /// sees it, whatever ran before it.
+    #[arg(long, value_name = "DURATION|settle", default_value = "200ms", value_parser = mra_runtime::warmup::Warmup::parse)]
+    pub warmup: mra_runtime::warmup::Warmup,
+    /// What the streams transform: `shared` (the seed's harness: every stream the same A into
+    /// the same C, so tasks running side by side can share L2 lines where the data fit it) or
+    /// `private` (an A and a C per stream, as in a code whose streams transform different
+    /// functions; S times the device memory for A and C). The copy floor moves with it.
+    #[arg(long, value_name = "shared|private", default_value = "shared", value_parser = mra_runtime::harness::StreamData::parse)]
+    pub stream_data: mra_runtime::harness::StreamData,
+}
+
 #[derive(Args, Debug)]
 pub struct SweepArgs {
     /// Comma-separated K values (transform orders, 1..=32).
@@ -246,22 +266,12 @@ pub struct SweepArgs {
     /// --warmup.
     #[arg(short = 'r', long = "reps", default_value_t = 5)]
     pub reps: usize,
-    /// Untimed repetitions before the timed ones: a duration (`200ms`, `3s`), or `settle`:
-    /// until the SM clock stops moving (1 s windows whose median clocks agree within 15 MHz, at
-    /// most 30 s; 5 s where NVML cannot read it). A power-capped level keeps slowing for seconds
-    /// and inherits the clock a compute-heavy predecessor left: `settle` times it as a long run
-    /// sees it, whatever ran before it.
-    #[arg(long, value_name = "DURATION|settle", default_value = "200ms", value_parser = mra_runtime::warmup::Warmup::parse)]
-    pub warmup: mra_runtime::warmup::Warmup,
+    /// --warmup and --stream-data.
+    #[command(flatten)]
+    pub timing: TimingArgs,
     /// Streams the tasks are spread over, round-robin.
     #[arg(short = 's', long = "streams", default_value_t = 4)]
     pub streams: usize,
-    /// What the streams transform: `shared` (the seed's harness: every stream the same A into
-    /// the same C, so tasks running side by side can share L2 lines where the data fit it) or
-    /// `private` (an A and a C per stream, as in a code whose streams transform different
-    /// functions; S times the device memory for A and C). The copy floor moves with it.
-    #[arg(long, value_name = "shared|private", default_value = "shared", value_parser = mra_runtime::harness::StreamData::parse)]
-    pub stream_data: mra_runtime::harness::StreamData,
     /// Element type.
     #[arg(long, default_value = "f64", value_parser = dtype_values(), ignore_case = true)]
     pub dtype: String,
@@ -314,22 +324,12 @@ pub struct RunArgs {
     /// Timed repetitions, after the untimed ones of --warmup.
     #[arg(short = 'r', long = "reps", default_value_t = 5)]
     pub reps: usize,
-    /// Untimed repetitions before the timed ones: a duration (`200ms`, `3s`), or `settle`:
-    /// until the SM clock stops moving (1 s windows whose median clocks agree within 15 MHz, at
-    /// most 30 s; 5 s where NVML cannot read it). A power-capped level keeps slowing for seconds
-    /// and inherits the clock a compute-heavy predecessor left: `settle` times it as a long run
-    /// sees it, whatever ran before it.
-    #[arg(long, value_name = "DURATION|settle", default_value = "200ms", value_parser = mra_runtime::warmup::Warmup::parse)]
-    pub warmup: mra_runtime::warmup::Warmup,
+    /// --warmup and --stream-data.
+    #[command(flatten)]
+    pub timing: TimingArgs,
     /// Streams the tasks are spread over, round-robin.
     #[arg(short = 's', long = "streams", default_value_t = 4)]
     pub streams: usize,
-    /// What the streams transform: `shared` (the seed's harness: every stream the same A into
-    /// the same C, so tasks running side by side can share L2 lines where the data fit it) or
-    /// `private` (an A and a C per stream, as in a code whose streams transform different
-    /// functions; S times the device memory for A and C). The copy floor moves with it.
-    #[arg(long, value_name = "shared|private", default_value = "shared", value_parser = mra_runtime::harness::StreamData::parse)]
-    pub stream_data: mra_runtime::harness::StreamData,
     /// Level, by number (3, L3) or name (L3-regblk, copy); with --emit-src or --compile-only
     /// also `all` or a comma-separated list. `mra-bench levels` lists them.
     #[arg(short = 'l', long = "level", default_value = "3")]
@@ -500,19 +500,9 @@ pub struct TuneArgs {
     /// Timed repetitions per candidate (the median is kept).
     #[arg(short = 'r', default_value_t = 3)]
     pub reps: usize,
-    /// Untimed repetitions before the timed ones: a duration (`200ms`, `3s`), or `settle`:
-    /// until the SM clock stops moving (1 s windows whose median clocks agree within 15 MHz, at
-    /// most 30 s; 5 s where NVML cannot read it). A power-capped level keeps slowing for seconds
-    /// and inherits the clock a compute-heavy predecessor left: `settle` times it as a long run
-    /// sees it, whatever ran before it.
-    #[arg(long, value_name = "DURATION|settle", default_value = "200ms", value_parser = mra_runtime::warmup::Warmup::parse)]
-    pub warmup: mra_runtime::warmup::Warmup,
-    /// What the streams transform: `shared` (the seed's harness: every stream the same A into
-    /// the same C, so tasks running side by side can share L2 lines where the data fit it) or
-    /// `private` (an A and a C per stream, as in a code whose streams transform different
-    /// functions). Part of each record's key: results of the two do not compare.
-    #[arg(long, value_name = "shared|private", default_value = "shared", value_parser = mra_runtime::harness::StreamData::parse)]
-    pub stream_data: mra_runtime::harness::StreamData,
+    /// --warmup and --stream-data.
+    #[command(flatten)]
+    pub timing: TimingArgs,
     /// Streams the tasks are spread over, round-robin.
     #[arg(short = 's', default_value_t = 4)]
     pub streams: usize,

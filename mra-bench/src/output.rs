@@ -32,7 +32,7 @@ pub struct RepResult {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub warmup_settled: Option<bool>,
     /// `--stream-data`: `shared` (the seed's harness) or `private` (an A and a C per stream).
-    pub stream_data: &'static str,
+    pub stream_data: mra_runtime::harness::StreamData,
     /// Host µs this repetition took to submit its tasks; at ≥ 90% of `time_us` the GPU waited
     /// for the launches (`host_bound`) and the time is the host's.
     pub submit_us: f64,
@@ -77,10 +77,11 @@ mod tests {
             device: "H100".into(),
             warmup_ms: 200.0,
             warmup_settled: None,
-            stream_data: "shared",
+            stream_data: mra_runtime::harness::StreamData::Shared,
             submit_us: 310.0,
             host_bound: false,
         };
+        assert!(serde_json::to_string(&r).unwrap().contains(r#""stream_data":"shared""#), "the JSON spells the stream data as the command line does");
         assert_eq!(
             r.seed_line(),
             "Transform;level=L3-regblk;nfuncs=2048;nblocks=512;K=16;tasks=100;threads={128,1,1};smem=2048;Time(us)=12345;GFlop=403.0;Gflop/s=32.6"

@@ -24,7 +24,7 @@ pub fn run(args: &RunArgs) -> CmdResult {
     // --compiler is checked here too, though a run picks its own (one rule in every mode).
     let named_arch = args.arch.as_deref().map(select::arch).transpose()?;
     select::compiler(args.compiler.as_deref(), named_arch)?;
-    let cfg = HarnessConfig { nfuncs: args.nfuncs, max_blocks: args.max_blocks, tasks: args.tasks, streams: args.streams, reps: args.reps, warmup: args.warmup, stream_data: args.stream_data };
+    let cfg = HarnessConfig { nfuncs: args.nfuncs, max_blocks: args.max_blocks, tasks: args.tasks, streams: args.streams, reps: args.reps, warmup: args.timing.warmup, stream_data: args.timing.stream_data };
     cfg.check()?;
     select::check_host_memory(k, cfg.nfuncs)?;
     let arch = match &args.arch {
@@ -127,7 +127,7 @@ fn bench<B: Backend>(session: &Session<B>, args: &RunArgs, schedule: &Schedule, 
             device: gpu.device_name().to_string(),
             warmup_ms: timing.warmup.ms,
             warmup_settled: timing.warmup.settled,
-            stream_data: cfg.stream_data.name(),
+            stream_data: cfg.stream_data,
             submit_us: timing.submit_us[rep],
             host_bound: timing.host_bound(rep),
         };

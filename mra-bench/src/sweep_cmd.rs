@@ -78,7 +78,7 @@ pub fn run(args: &SweepArgs) -> CmdResult {
         chosen.push(Schedule { name: BEST.into(), number: None, summary: String::new(), steps: Vec::new(), file: String::new() });
     }
     chosen.insert(0, copy.clone());
-    let base = HarnessConfig { nfuncs: args.nfuncs, max_blocks: args.max_blocks, tasks: args.tasks, streams: args.streams, reps: args.reps, warmup: args.warmup, stream_data: args.stream_data };
+    let base = HarnessConfig { nfuncs: args.nfuncs, max_blocks: args.max_blocks, tasks: args.tasks, streams: args.streams, reps: args.reps, warmup: args.timing.warmup, stream_data: args.timing.stream_data };
     base.check()?;
     for &k in &ks {
         select::check_host_memory(k, base.nfuncs)?;
@@ -403,7 +403,7 @@ fn table(rows: &[Row], peak: Option<(f64, &str)>, stream_data: StreamData) -> St
     // Repetitions the host's launches bounded: their time is not the kernel's.
     let host: Vec<String> = rows.iter().filter(|r| r.host_bound_reps > 0).map(|r| format!("{} K={} ({} of its repetitions)", r.level, r.k, r.host_bound_reps)).collect();
     if !host.is_empty() {
-        let _ = writeln!(out, "Host-bound (submitting the tasks took >= 90% of the time measured, so the GPU waited for launches): {}.", host.join(", "));
+        let _ = writeln!(out, "Host-bound ({}): {}.", harness::host_bound_rule(), host.join(", "));
     }
     if stream_data == StreamData::Private {
         let _ = writeln!(out, "Stream data: private (each stream its own A and C, the copy floor too): no L2 lines shared between tasks, unlike the seed's harness.");

@@ -53,7 +53,7 @@ pub fn run(args: &TuneArgs) -> CmdResult {
         let arch = arch.ok_or_else(|| select::usage(format!("tune --compile-only needs --arch (one of: {})", mra_codegen::arch::names().join(", "))))?;
         return compile_only(args, &plan, arch, &mut db);
     }
-    let harness = HarnessConfig { nfuncs: args.nfuncs, max_blocks: args.max_blocks, tasks: args.tasks, streams: args.streams, reps: args.reps, warmup: args.warmup, stream_data: args.stream_data };
+    let harness = HarnessConfig { nfuncs: args.nfuncs, max_blocks: args.max_blocks, tasks: args.tasks, streams: args.streams, reps: args.reps, warmup: args.timing.warmup, stream_data: args.timing.stream_data };
     harness.check()?;
     match session::open(arch, args.compiler.as_deref(), select::cache(args.no_cache))? {
         Opened::Cuda(s) => tune_on(&s, &plan, &harness, &mut db),
@@ -323,8 +323,9 @@ fn tune_on<B: Backend>(session: &Session<B>, plan: &Plan, harness: &HarnessConfi
             let host_bound = host_bound_candidates(&summary.tried);
             if host_bound > 0 {
                 crate::outln!(
-                    "  warning: {host_bound} of the {} timed candidates had host-bound repetitions (submitting took >= 90% of the time measured: the GPU waited for launches), so their ranking is partly the host's launch rate; a larger -N makes each task long enough to time the GPU",
-                    summary.tried.iter().filter(|(r, _)| r.outcome.us().is_some()).count()
+                    "  warning: {host_bound} of the {} timed candidates had host-bound repetitions ({}), so their ranking is partly the host's launch rate; a larger -N makes each task long enough to time the GPU",
+                    summary.tried.iter().filter(|(r, _)| r.outcome.us().is_some()).count(),
+                    harness::host_bound_rule()
                 )?;
             }
             if ranked.is_empty() {

@@ -67,13 +67,6 @@ impl StreamData {
         }
     }
 
-    pub fn name(self) -> &'static str {
-        match self {
-            StreamData::Shared => "shared",
-            StreamData::Private => "private",
-        }
-    }
-
     /// How many copies of A and of C a configuration with `streams` streams holds.
     pub fn copies(self, streams: usize) -> usize {
         match self {
@@ -541,6 +534,11 @@ pub fn time_reps<B: Backend>(gpu: &B, p: &Prepared<B>, bufs: &Buffers<B>, stream
 /// A repetition counts as host-bound when submitting its tasks took at least this share of
 /// the device time it measured: the GPU then waited for launches, and the time is the host's.
 pub const HOST_BOUND_SHARE: f64 = 0.9;
+
+/// What "host-bound" means, for the notes that name such repetitions.
+pub fn host_bound_rule() -> String {
+    format!("submitting the tasks took >= {:.0}% of the time measured, so the GPU waited for launches", HOST_BOUND_SHARE * 100.0)
+}
 
 /// What [`time_reps_clocked`] measured.
 #[derive(Clone, Debug)]
