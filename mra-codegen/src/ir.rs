@@ -280,6 +280,17 @@ pub enum Step {
     /// skew overlaps that work. Only where pass 0 waits at all (one gather buffer, or the
     /// asynchronous exchange).
     LateWait(Value),
+    /// `stack(N)`: the rows of every whole-tensor fused pass span N tensors. A pass is
+    /// out(i, j) = Σ_k in(k, i) B(k, j) with i over one tensor's K² rows, padded to whole
+    /// fragments (K = 10: 112 rows for 100); B is the same for every tensor and each row is
+    /// computed alone, so N tensors side by side in a shared buffer (tensor t's in(k, i) at
+    /// column t·K² + i of row k) are one GEMM of N·K² rows (K = 10, N = 2: 208 rows for 200;
+    /// N = 4: 400, no padding). An output row t·K² + x·K + y goes to row x, column
+    /// t·K² + y·K + j of the next pass's input: tensors never mix, a tile may straddle two.
+    /// The block walks groups of N consecutive tensors (the last one possibly partial: its
+    /// empty slots are computed on stale data and never stored), so a launch has at most
+    /// ceil(N_tensors / N) blocks of work. Shared buffers are N times as wide.
+    Stack(Value),
 }
 
 /// The one match behind [`Step::value`] and [`Step::value_mut`]: matched through `&` or
@@ -288,7 +299,7 @@ macro_rules! step_value {
     ($step:expr) => {
         match $step {
             Step::Threads(v) | Step::Unroll(_, v) | Step::Buffers(v) | Step::Pipeline(v) | Step::Tensors(v) | Step::Cluster(v) | Step::SplitCols(v) => Some(v),
-            Step::AsyncExchange(v) | Step::AlignRuns(v) | Step::PairRows(v) | Step::FuseK(v) | Step::BulkCopy(v) | Step::FmaTail(v) | Step::Persistent(v) | Step::LateWait(v) => Some(v),
+            Step::AsyncExchange(v) | Step::AlignRuns(v) | Step::PairRows(v) | Step::FuseK(v) | Step::BulkCopy(v) | Step::FmaTail(v) | Step::Persistent(v) | Step::LateWait(v) | Step::Stack(v) => Some(v),
             Step::CacheRead { pad, .. } | Step::CacheWrite { pad, .. } => Some(pad),
             Step::LaunchBounds { min_blocks } => Some(min_blocks),
             Step::Bind(_) | Step::Tensorize(_) | Step::RegisterTile(_) | Step::Workspace(_) | Step::Library(_) | Step::Copy { .. } | Step::Constraint(_) => None,
@@ -337,6 +348,7 @@ impl Step {
             Step::FmaTail(_) => "fma_tail",
             Step::Persistent(_) => "persistent",
             Step::LateWait(_) => "late_wait",
+            Step::Stack(_) => "stack",
         }
     }
 }
@@ -458,6 +470,7 @@ impl fmt::Display for Step {
             Step::FmaTail(v) => write!(f, "fma_tail({v})"),
             Step::Persistent(v) => write!(f, "persistent({v})"),
             Step::LateWait(v) => write!(f, "late_wait({v})"),
+            Step::Stack(v) => write!(f, "stack({v})"),
         }
     }
 }

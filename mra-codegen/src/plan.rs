@@ -91,6 +91,9 @@ pub struct TransformPlan {
     /// ([`TransformPlan::fragment_cols`]); the K mod FN columns after them are computed by FMA,
     /// each lane holding its tail column of B in registers.
     pub fma_tail: bool,
+    /// `stack(N)`: tensors side by side in the rows of every fused pass (1: one). The shared
+    /// buffers are N tensors wide and the block walks groups of N consecutive tensors.
+    pub stack: u32,
 }
 
 impl TransformPlan {
@@ -165,9 +168,15 @@ impl TransformPlan {
         self.align_runs && self.stages_whole_tensor() && k % 2 == 1
     }
 
-    /// Elements of one row of a shared buffer (W_STRIDE): K runs of KR, then the row pad.
+    /// Elements of one row of a shared buffer (W_STRIDE): K runs of KR for each of the
+    /// `stack(N)` tensors, then the row pad.
     pub fn shared_row_elems(&self, k: u32) -> u32 {
-        k * self.run_stride(k) + self.shared_row_pad()
+        self.stack.max(1) * k * self.run_stride(k) + self.shared_row_pad()
+    }
+
+    /// The rows of one fused pass: K² for each of the `stack(N)` tensors.
+    pub fn pass_rows(&self, k: u32) -> u32 {
+        self.stack.max(1) * k * k
     }
 
     /// K rounded up to a multiple of `m`: fragments pad the contraction and the columns.
@@ -683,10 +692,22 @@ impl Schedule {
                     return Err(PlanError::KUnsupported { level: self.name.clone(), k, why });
                 }
             }
+            let stack = self.step_value(|s| match s {
+                Step::Stack(v) => Some(v),
+                _ => None,
+            })
+            .unwrap_or(1);
+            if stack != 1 {
+                let plain = pipeline == 2 && shared_buffers == 2 && tensors == 1 && cluster == 1 && jam == 1 && col_split == 1 && !fma_tail;
+                if !(1..=4).contains(&stack) || !whole || !plain {
+                    return Err(malformed("stack(N) widens the fused passes of pipeline(2) with buffers(2) to N tensors: tensorize(mma), cache_read(A, shared), workspace(shared), without tensors(..), cluster(..), unroll(rows), split_cols(..) or fma_tail(1); 1 <= N <= 4"));
+                }
+            }
             if shared_buffers > 2 && pipeline == 1 {
                 return Err(malformed("buffers(N > 2) hold the tensors in flight of pipeline(N - 1): add pipeline(..)"));
             }
             let plan = TransformPlan {
+                stack,
                 fma_tail,
                 bulk_copy,
                 fuse_k,
@@ -873,6 +894,16 @@ impl Plan {
         match self.body {
             Body::Transform(tp) => tp.cluster.max(1),
             _ => 1,
+        }
+    }
+
+    /// Blocks that have work in a batch of `nfuncs` tensors: one per tensor, or with
+    /// `stack(N)` one per group of N (the last group possibly partial). A launch uses at most
+    /// this many (and at most M).
+    pub fn work_blocks(&self, nfuncs: usize) -> usize {
+        match self.body {
+            Body::Transform(tp) => nfuncs.div_ceil(tp.stack.max(1) as usize),
+            _ => nfuncs,
         }
     }
 

@@ -92,6 +92,7 @@ impl Prim {
             PrimKind::BulkCopy(v) => out.push((named("bulk_copy".into(), v), v)),
             PrimKind::FmaTail(v) => out.push((named("fma_tail".into(), v), v)),
             PrimKind::Persistent(v) => out.push((named("persistent".into(), v), v)),
+            PrimKind::Stack(v) => out.push((named("stack".into(), v), v)),
             _ => {}
         }
         out
@@ -125,6 +126,7 @@ impl Prim {
             PrimKind::BulkCopy(_) => "bulk_copy",
             PrimKind::FmaTail(_) => "fma_tail",
             PrimKind::Persistent(_) => "persistent",
+            PrimKind::Stack(_) => "stack",
         }
     }
 }
@@ -201,6 +203,9 @@ pub enum PrimKind {
     FmaTail(Val),
     /// `persistent(0|1)`: 1: launch at most the blocks the GPU holds at once.
     Persistent(Val),
+    /// `stack(N)`: the rows of every whole-tensor fused pass span N tensors side by side (one
+    /// GEMM of N·K² rows: less row padding, fewer barriers per tensor).
+    Stack(Val),
 }
 
 /// A numeric argument: `N`, or `tune([N, ...], default = D[, name = ident])` (for threads

@@ -97,7 +97,7 @@ fn check_values(prim: &Prim, errors: &mut Errors) {
     }
     match &prim.kind {
         PrimKind::Threads(v) => for_each_value(v, |n| thread_count(n, errors)),
-        PrimKind::Buffers(v) | PrimKind::Pipeline(v) | PrimKind::Tensors(v) | PrimKind::Cluster(v) | PrimKind::SplitCols(v) => {
+        PrimKind::Buffers(v) | PrimKind::Pipeline(v) | PrimKind::Tensors(v) | PrimKind::Cluster(v) | PrimKind::SplitCols(v) | PrimKind::Stack(v) => {
             let what = prim.name();
             let max = match what {
                 "buffers" => 9,
@@ -107,6 +107,9 @@ fn check_values(prim: &Prim, errors: &mut Errors) {
                 "cluster" => 8,
                 // A tile has at most 4 column fragments (K = 32, 8-wide fragments).
                 "split_cols" => 4,
+                // At K = 10 four tensors are 400 rows, whole 16-row tiles; more only widens
+                // the buffers (shared memory per block) with no padding left to remove.
+                "stack" => 4,
                 _ => 8,
             };
             for_each_value(v, |n| {
@@ -486,7 +489,7 @@ fn check_combination(level: &Level, errors: &mut Errors) {
     if let (Some(x), None) = (find("bulk_copy"), find("pipeline")) {
         errors.push(x.ident.span(), "bulk_copy(..) chooses how pipeline(N) copies the next tensors: add pipeline(N)");
     }
-    for b in ["buffers", "pipeline", "tensors", "cluster", "split_cols", "align_runs", "pair_rows", "bulk_copy"].into_iter().filter_map(|name| find(name)) {
+    for b in ["buffers", "pipeline", "tensors", "cluster", "split_cols", "align_runs", "pair_rows", "bulk_copy", "stack"].into_iter().filter_map(|name| find(name)) {
         let shared_workspace = level.prims.iter().any(|p| matches!(&p.kind, PrimKind::Workspace(m) if m.value == Memory::Shared));
         let staged_a = level.prims.iter().any(|p| matches!(&p.kind, PrimKind::CacheRead { operand, into, .. } if operand.value == crate::ast::Operand::A && into.value == Memory::Shared));
         if tensorize.is_none() || !shared_workspace || !staged_a {
@@ -507,6 +510,17 @@ fn check_combination(level: &Level, errors: &mut Errors) {
             x.ident.span(),
             format!("persistent(..) counts resident blocks per SM; cluster(N) (line {}) places its blocks by cluster: use one or the other", c.ident.span().start().line),
         );
+    }
+    if let (Some(x), None) = (find("stack"), find("pipeline")) {
+        errors.push(x.ident.span(), "stack(..) widens the passes of pipeline(N)'s batch loop to groups of tensors: add pipeline(2)");
+    }
+    for other in ["cluster", "tensors"] {
+        if let (Some(x), Some(c)) = (find("stack"), find(other)) {
+            errors.push(
+                x.ident.span(),
+                format!("stack(..) puts several tensors in one block's passes; {other}(N) (line {}) splits the block's work another way: use one or the other", c.ident.span().start().line),
+            );
+        }
     }
     if let (Some(x), Some(c)) = (find("align_runs"), find("cluster")) {
         errors.push(

@@ -31,6 +31,7 @@
 //!            | "bulk_copy"     "(" VALUE ")"
 //!            | "fma_tail"      "(" VALUE ")"
 //!            | "persistent"    "(" VALUE ")"
+//!            | "stack"         "(" VALUE ")"
 //! ```
 //!
 //! A VALUE may be tuned: `tune([0, 1, 4], default = 4)` declares a parameter the auto-tuner
@@ -203,6 +204,7 @@ fn parse_prim(input: ParseStream) -> Result<Prim> {
         "tensors" => PrimKind::Tensors(numeric(&mut args, "tensors per block")?),
         "cluster" => PrimKind::Cluster(numeric(&mut args, "blocks per cluster")?),
         "split_cols" => PrimKind::SplitCols(numeric(&mut args, "warps per row tile")?),
+        "stack" => PrimKind::Stack(numeric(&mut args, "tensors per pass")?),
         "async_exchange" => PrimKind::AsyncExchange(numeric(&mut args, words::switch_meaning(prim))?),
         "align_runs" => PrimKind::AlignRuns(numeric(&mut args, words::switch_meaning(prim))?),
         "late_wait" => PrimKind::LateWait(numeric(&mut args, words::switch_meaning(prim))?),

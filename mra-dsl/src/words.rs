@@ -32,6 +32,7 @@ pub const PRIMITIVES: &[&str] = &[
     "bulk_copy",
     "fma_tail",
     "persistent",
+    "stack",
 ];
 
 /// How each primitive is written, for "missing/extra argument" messages.
@@ -63,6 +64,7 @@ pub fn signature(prim: &str) -> &'static str {
         "bulk_copy" => "bulk_copy(0|1) or bulk_copy(tune([0, 1], default = N))",
         "fma_tail" => "fma_tail(0|1) or fma_tail(tune([0, 1], default = N))",
         "persistent" => "persistent(0|1) or persistent(tune([0, 1], default = N))",
+        "stack" => "stack(N), 1 <= N <= 4, or stack(tune([N, ...], default = N))",
         _ => unreachable!("not a primitive: {prim}"),
     }
 }

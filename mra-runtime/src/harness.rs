@@ -391,8 +391,9 @@ impl<B: Backend> Session<B> {
             workspaces: (0..cfg.streams).map(|_| gpu.alloc(ws)).collect::<Result<_>>()?,
             dtype,
             nfuncs: cfg.nfuncs,
-            // A cluster level's grid is whole clusters (min(N, M) rounded up).
-            nblocks: plan.grid_blocks(cfg.nblocks()),
+            // A cluster level's grid is whole clusters (min(N, M) rounded up); a stack(N) level
+            // has work for ceil(N / stack) blocks.
+            nblocks: plan.grid_blocks(plan.work_blocks(cfg.nfuncs).min(cfg.max_blocks)),
         })
     }
 }

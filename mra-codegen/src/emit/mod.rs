@@ -492,7 +492,9 @@ impl Emitter<'_> {
                 w.line(format!("{tensors_note}: one tensor here, the first group's waves compute it."));
             }
             let call = |i: usize, input: &str, out: &str| {
-                let c = passes[i].replace("{in}", input).replace("{out}", out);
+                // stack(N): one tensor here, in the first slot; the others are computed on
+                // whatever the buffers hold and not stored.
+                let c = passes[i].replace("{in}", input).replace("{out}", out).replace("{rows}", "K2");
                 if grouped { format!("if (wave < WAVES) {c}") } else { c }
             };
             if tp.stages_whole_tensor() {

@@ -56,12 +56,30 @@ impl Emitter<'_> {
     /// `bulk_copy(1)`: warp 0 starts the copy of the tensor at `src` into buffer `dst`, one
     /// bulk copy per row, on mbarrier `bar` (after the barrier that freed `dst`: the fence orders
     /// the block's generic accesses of it before the copies' writes).
-    fn bulk_tensor_stage(&self, src: &str, dst: &str, bar: &str) -> String {
+    fn bulk_tensor_stage(&self, tp: &TransformPlan, src: &str, dst: &str, bar: &str) -> String {
+        if tp.stack > 1 {
+            return self.bulk_group_stage(src, dst, bar);
+        }
         let mut s = "if (wave == 0) {\n".to_string();
         s += "    mra_fence_proxy_async();\n";
         s += &format!("    if (lane == 0) mra_mbar_expect({bar}, (unsigned)(K3 * sizeof(*{src})));\n");
         s += "    __syncwarp();\n";
         s += &format!("    for (int r = lane; r < K; r += LANES) mra_bulk_copy({dst} + r * W_STRIDE, {src} + (long long)r * K2, (unsigned)(K2 * sizeof(*{src})), {bar});\n");
+        s += "}\n";
+        s
+    }
+
+    /// `bulk_copy(1)` with `stack(N)`: the `cnt` tensors of a group from `src` into the slots
+    /// of buffer `dst`, one bulk copy per tensor and row (tensor t's row r at r · W_STRIDE + t · K2).
+    fn bulk_group_stage(&self, src: &str, dst: &str, bar: &str) -> String {
+        let mut s = "if (wave == 0) {\n".to_string();
+        s += "    mra_fence_proxy_async();\n";
+        s += &format!("    if (lane == 0) mra_mbar_expect({bar}, (unsigned)(cnt * K3 * sizeof(*{src})));\n");
+        s += "    __syncwarp();\n";
+        s += "    for (int e = lane; e < cnt * K; e += LANES) {\n";
+        s += "        const int t = e / K, r = e % K;  // tensor t of the group, row r\n";
+        s += &format!("        mra_bulk_copy({dst} + r * W_STRIDE + t * K2, {src} + (long long)t * K3 + (long long)r * K2, (unsigned)(K2 * sizeof(*{src})), {bar});\n");
+        s += "    }\n";
         s += "}\n";
         s
     }
@@ -99,6 +117,14 @@ impl Emitter<'_> {
     /// by the threads that copy it: the block, or one warp group of `tensors(N)`.
     fn async_tensor_copies(&self, tp: &TransformPlan, src: &str, dst: &str) -> String {
         let width = self.async_width(tp);
+        if tp.stack > 1 {
+            // stack(N): the group's cnt tensors; element e of tensor t goes to row e / K2,
+            // column t · K2 + e % K2 (whole vectors: K3 and K2 are multiples of the width).
+            let mut s = format!("for (int v = tid; v < cnt * K3 / {width}; v += THREADS) {{\n");
+            s += &format!("    const int x = v * {width}, t = x / K3, e = x % K3;\n");
+            s += &format!("    mra_cp_async({dst} + (e / K2) * W_STRIDE + t * K2 + e % K2, {src} + x);\n}}\n");
+            return s;
+        }
         let (tid, threads) = if tp.tensors > 1 { ("gtid", "GROUP_THREADS") } else { ("tid", "THREADS") };
         let mut s = if width == 1 {
             format!("for (int x = {tid}; x < K3; x += {threads}) {{  // element x goes to row x / K2 of the padded layout\n")
@@ -154,40 +180,61 @@ impl Emitter<'_> {
             s += "const int first = block;\n";
         }
         s += &format!("const int stride = {stride};\n");
+        // stack(N): the block walks groups of STACK consecutive tensors (group g: tensors
+        // g·STACK ..), each stage one group; `cnt` is the tensors a group has (the last may
+        // be partial) and `rows` the pass-2 rows stored.
+        let stacked = tp.stack > 1;
+        let limit = if stacked { "groups" } else { "nfuncs" };
+        if stacked {
+            let note = self.step_comment(|s| matches!(s, Step::Stack(_)));
+            s += &format!("{note}: the block walks groups of STACK consecutive tensors: group g is tensors g * STACK, ...\n");
+            s += "const int groups = (nfuncs + STACK - 1) / STACK;\n";
+        }
+        // The source of the stage of the tensor (group) at index `at`, and what the stage needs declared.
+        let src = |at: &str| if stacked { format!("(a + (long long)({at}) * STACK * K3)") } else { format!("(a + (long long){at} * K3)") };
+        let count = |at: &str| if stacked { format!("const int cnt = min(STACK, nfuncs - ({at}) * STACK);  // tensors in this group\n") } else { String::new() };
+        let stage = |at: &str, dst: &str, bar: &str| {
+            let copies = if tp.bulk_copy { self.bulk_tensor_stage(tp, &src(at), dst, bar) } else { self.async_tensor_stage(tp, &src(at), dst) };
+            count(at) + &copies
+        };
         if tp.bulk_copy {
             s += &self.bulk_barriers(2);
             s += "int ia = 1, ib = 0;  // the buffers' indices: wa = w1, wb = w0\n";
-            s += "if (first < nfuncs) {\n";
-            s += &indent(self.bulk_tensor_stage("(a + (long long)first * K3)", "wa", "&bars[ia]"), 4);
+            s += &format!("if (first < {limit}) {{\n");
+            s += &indent(stage("first", "wa", "&bars[ia]"), 4);
             s += "}\n";
             s += &b_setup;
-            s += "if (first < nfuncs) {\n";
+            s += &format!("if (first < {limit}) {{\n");
             s += &indent(self.bulk_wait("ia"), 4);
             s += "}\n";
         } else {
-            s += "if (first < nfuncs) {\n";
-            s += &indent(self.async_tensor_stage(tp, "(a + (long long)first * K3)", "wa"), 4);
+            s += &format!("if (first < {limit}) {{\n");
+            s += &indent(stage("first", "wa", ""), 4);
             s += "}\n";
             s += &b_setup;
             s += "mra_cp_async_wait_all();\n";
             s += &format!("{barrier}  // the first tensor is staged\n");
         }
-        s += "for (int n = first; n < nfuncs; n += stride) {\n";
+        let call = |i: usize, input: &str, out: &str| call(i, input, out).replace("{rows}", "rows");
+        if stacked {
+            s += "for (int g = first; g < groups; g += stride) {\n";
+            s += "    const int n = g * STACK;  // the group's first tensor\n";
+            s += "    const int rows = min(STACK, nfuncs - n) * K2;  // the rows of the group's tensors, stored by pass 2\n";
+        } else {
+            s += "for (int n = first; n < nfuncs; n += stride) {\n";
+        }
+        let next = if stacked { "g + stride" } else { "n + stride" };
         s += &format!("    {t}* c_n = c + (long long)n * K3;\n");
         s += &format!("    {}  // pass 0: A (in wa) -> wb\n", call(0, "wa", "wb"));
         s += &format!("    {barrier}\n");
         s += &format!("    {}  // pass 1: wb -> wa\n", call(1, "wb", "wa"));
         s += &format!("    {barrier}  // wb is free: pass 2 reads only wa\n");
-        s += "    if (n + stride < nfuncs) {\n";
-        if tp.bulk_copy {
-            s += &indent(self.bulk_tensor_stage("(a + (long long)(n + stride) * K3)", "wb", "&bars[ib]"), 8);
-        } else {
-            s += &indent(self.async_tensor_stage(tp, "(a + (long long)(n + stride) * K3)", "wb"), 8);
-        }
+        s += &format!("    if ({next} < {limit}) {{\n");
+        s += &indent(stage(if stacked { "g + stride" } else { "(n + stride)" }, "wb", "&bars[ib]"), 8);
         s += "    }\n";
         s += &format!("    {}  // pass 2: wa -> C, while the next tensor arrives in wb\n", call(2, "wa", "c_n"));
         if tp.bulk_copy {
-            s += "    if (n + stride < nfuncs) {\n";
+            s += &format!("    if ({next} < {limit}) {{\n");
             s += &indent(self.bulk_wait("ib"), 8);
             s += "    }\n";
             s += &format!("    {barrier}  // pass 2 is done with wa\n");
@@ -224,7 +271,7 @@ impl Emitter<'_> {
         s += "    const int m = block + s * nblocks;\n";
         s += "    if (m < nfuncs) {\n";
         if tp.bulk_copy {
-            s += &indent(self.bulk_tensor_stage("(a + (long long)m * K3)", "(ring + s * K * W_STRIDE)", "&bars[s]"), 8);
+            s += &indent(self.bulk_tensor_stage(tp, "(a + (long long)m * K3)", "(ring + s * K * W_STRIDE)", "&bars[s]"), 8);
             s += "    }\n}\n";
         } else {
             s += &indent(self.async_tensor_copies(tp, "(a + (long long)m * K3)", "(ring + s * K * W_STRIDE)"), 8);
@@ -239,7 +286,7 @@ impl Emitter<'_> {
         s += "    const int ahead = slot + SLOTS - 1 < SLOTS ? slot + SLOTS - 1 : slot - 1;\n";
         s += "    if (m < nfuncs) {\n";
         if tp.bulk_copy {
-            s += &indent(self.bulk_tensor_stage("(a + (long long)m * K3)", "(ring + ahead * K * W_STRIDE)", "&bars[ahead]"), 8);
+            s += &indent(self.bulk_tensor_stage(tp, "(a + (long long)m * K3)", "(ring + ahead * K * W_STRIDE)", "&bars[ahead]"), 8);
             s += "    }\n";
             s += &indent(self.bulk_wait("slot"), 4);
         } else {

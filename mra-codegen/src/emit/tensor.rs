@@ -129,7 +129,18 @@ impl Emitter<'_> {
                 self.w.line(format!("{note}: off: every column in fragments"));
             }
         }
-        self.w.line("constexpr int ROW_TILES = (K2 + FM - 1) / FM;");
+        if tp.stack > 1 {
+            let note = self.step_comment(|s| matches!(s, Step::Stack(_)));
+            self.w.line(format!("constexpr int STACK = {};  {note}: tensors side by side in every pass's rows", tp.stack));
+            self.w.line("constexpr int ROWS = STACK * K2;  // rows of one pass: tensor t's row i is row t * K2 + i");
+            self.w.line("constexpr int ROW_TILES = (ROWS + FM - 1) / FM;");
+        } else {
+            let note = self.step_comment(|s| matches!(s, Step::Stack(_)));
+            if !note.is_empty() {
+                self.w.line(format!("{note}: one tensor per pass"));
+            }
+            self.w.line("constexpr int ROW_TILES = (K2 + FM - 1) / FM;");
+        }
         let jam_note = self.step_comment(|s| matches!(s, Step::Unroll(Loop::Rows, _)));
         if tp.jam > 1 {
             self.w.line(format!("constexpr int JAM = {};  {jam_note}: row tiles a wave computes at once", tp.jam));
@@ -168,9 +179,11 @@ impl Emitter<'_> {
                 let align = self.step_comment(|s| matches!(s, Step::AlignRuns(_)));
                 self.w.line(format!("constexpr int KR = K + 1;  {align}: the K-long output runs of the shared intermediates lie KR apart"));
                 self.w.line("// (even: every column pair j, j + 1 with j even is 16-byte aligned; slot K of a run is padding).");
-                self.w.line(format!("constexpr int W_STRIDE = K * KR + {};  {cache}: row stride of the shared intermediates", tp.shared_row_pad()));
+                let width = if tp.stack > 1 { "STACK * K * KR" } else { "K * KR" };
+                self.w.line(format!("constexpr int W_STRIDE = {width} + {};  {cache}: row stride of the shared intermediates", tp.shared_row_pad()));
             } else {
-                self.w.line(format!("constexpr int W_STRIDE = K2 + {};  {cache}: row stride of the shared intermediates", tp.shared_row_pad()));
+                let width = if tp.stack > 1 { "STACK * K2" } else { "K2" };
+                self.w.line(format!("constexpr int W_STRIDE = {width} + {};  {cache}: row stride of the shared intermediates", tp.shared_row_pad()));
                 let align = self.step_comment(|s| matches!(s, Step::AlignRuns(_)));
                 if !align.is_empty() {
                     self.w.line(if k % 2 == 0 {
@@ -301,6 +314,7 @@ impl Emitter<'_> {
             let v = variants[p];
             match v.src {
                 ASource::Direct if v.in_place => format!("{}({{in}}, {b}, lane, wave);", v.name()),
+                ASource::Direct if stacked_to_global(tp, v) => format!("{}({{in}}, {b}, {{out}}, {{rows}}, lane, wave);", v.name()),
                 ASource::Direct => format!("{}({{in}}, {b}, {{out}}, lane, wave);", v.name()),
                 ASource::Staged if tp.wmma_stages_c(self.k()) => format!("{}({{in}}, {b}, {{out}}, tid, lane, wave, a_stage, c_stage);", v.name()),
                 ASource::Staged => format!("{}({{in}}, {b}, {{out}}, tid, lane, wave, a_stage);", v.name()),
@@ -356,7 +370,9 @@ impl Emitter<'_> {
                     (true, false) if v.in_runs => "// The last GEMM pass: shared intermediate (padded rows and runs) to C in device memory.",
                     (true, false) => "// The last GEMM pass: shared intermediate (padded rows) to C in device memory.",
                 });
-                let head = format!("{} void {}(const {t}* in, {b_param}, {t}* out, int lane, int wave)", self.d.inline_device(), v.name());
+                // stack(N) into C: `rows` of the group's N·K² are stored (a partial last group).
+                let rows = if stacked_to_global(tp, v) { ", int rows" } else { "" };
+                let head = format!("{} void {}(const {t}* in, {b_param}, {t}* out{rows}, int lane, int wave)", self.d.inline_device(), v.name());
                 let body = self.tile_body(tp, f, v, TileMode::Whole);
                 let (first, step) = tile_walk(tp);
                 self.w.block(head, "", |w| {
@@ -444,11 +460,15 @@ impl Emitter<'_> {
         if tp.wmma {
             return Box::new(wmma_body(k, tp.wmma_stages_c(k), unroll, zero));
         }
-        // The output rows of the pass: K² (the slice passes of cluster(N): K·CL).
+        // The output rows of the pass: K² (the slice passes of cluster(N): K·CL; stack(N): N·K²).
         let (rows, rows_name) = match v.slice {
             Some(_) => (k * tp.cluster_slice_width(k), "SLICE_ROWS"),
+            _ if tp.stack > 1 => (tp.pass_rows(k), "ROWS"),
             _ => (k * k, "K2"),
         };
+        // stack(N) into C: the group's last tensors may not exist (a partial group): the
+        // caller says how many rows are stored.
+        let stacked_out = stacked_to_global(tp, v);
         let rows_pad = rows % f.m != 0;
         let acc_decl = self.d.mma_acc_decl(f, "acc", nfr);
         let mma = self.d.mma_call(f, dtype, "acc[nf]", "a", "b");
@@ -468,12 +488,19 @@ impl Emitter<'_> {
             a_guard.push("a_k < K");
         }
         // Staged chunks are zero-padded already; a direct read guards the last tile's rows.
+        let (a_rows_guard, c_rows_guard) = match rows_name {
+            "K2" => ("a_i < K2", "i < K2"),
+            "ROWS" => ("a_i < ROWS", "i < ROWS"),
+            _ => ("a_i < SLICE_ROWS", "i < SLICE_ROWS"),
+        };
         if rows_pad && src == ASource::Direct {
-            a_guard.push(if rows_name == "K2" { "a_i < K2" } else { "a_i < SLICE_ROWS" });
+            a_guard.push(a_rows_guard);
         }
         let mut c_guard = Vec::new();
-        if rows_pad {
-            c_guard.push(if rows_name == "K2" { "i < K2" } else { "i < SLICE_ROWS" });
+        if stacked_out {
+            c_guard.push("i < rows");
+        } else if rows_pad {
+            c_guard.push(c_rows_guard);
         }
         if k % f.n != 0 && !tp.fma_tail {
             c_guard.push("j < K");
@@ -513,6 +540,9 @@ impl Emitter<'_> {
             Some(SlicePass::First) => "(*mra_cluster_map_rw(&out[(b0 + i / K) * SLICE_STRIDE + (i % K) * CL + j % CL], j / CL))",
             // Row (c, x) = (i / CL, i % CL), column y = j: row c, column (x, y) of T2.
             Some(SlicePass::Second) => "out[(i / CL) * SLICE_STRIDE + (i % CL) * K + j]",
+            // stack(N): row i = t·K² + x·K + y of tensor t goes to row x, column t·K² + y·K + j.
+            _ if v.out_runs && tp.stack > 1 => "out[((i % K2) / K) * W_STRIDE + (i / K2) * (K * KR) + (i % K) * KR + j]",
+            _ if v.out_shared && tp.stack > 1 => "out[((i % K2) / K) * W_STRIDE + (i / K2) * K2 + (i % K) * K + j]",
             _ if v.out_runs => "out[(i / K) * W_STRIDE + (i % K) * KR + j]",
             _ if v.out_shared => "out[(i / K) * W_STRIDE + (i % K) * K + j]",
             _ => "out[i * K + j]",
@@ -926,6 +956,12 @@ impl Emitter<'_> {
 
 /// Whether a pass's input rows allow 16-byte loads of two adjacent elements at even offsets
 /// (the FMA tail's row pairs): a shared input of plain runs with an even row stride, at even K.
+/// `stack(N)`'s last pass, into C: it stores the rows of the tensors the group has, which
+/// the caller passes (`rows`, a multiple of K²).
+fn stacked_to_global(tp: &TransformPlan, v: Variant) -> bool {
+    tp.stack > 1 && v.slice.is_none() && !v.out_shared
+}
+
 fn in_stride_even_rows(tp: &TransformPlan, v: Variant, k: u32, rows: u32) -> bool {
     v.in_shared && !v.in_runs && v.slice.is_none() && k % 2 == 0 && rows % 2 == 0 && tp.shared_row_elems(k) % 2 == 0
 }

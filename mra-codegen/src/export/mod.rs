@@ -76,6 +76,8 @@ pub enum ExportError {
 
 /// The kernel for `k` at `level` (exactly that level: an error says why it cannot).
 pub fn entry_for(level: &Schedule, k: u32, arch: &'static Arch, dtype: DType, reason: String) -> Result<Entry, ExportError> {
+    let one = one_tensor_per_pass(level, Request { k, arch, dtype });
+    let level = one.as_ref().unwrap_or(level);
     let kernel = emit::generate(level, Request { k, arch, dtype }).map_err(|source| ExportError::Plan { k, source })?;
     let what = match kernel.plan.body {
         Body::Transform(tp) if tp.cluster > 1 => Some("a thread-block-cluster kernel (one tensor spans several blocks, so there is no block-level transform_block)"),
@@ -87,6 +89,19 @@ pub fn entry_for(level: &Schedule, k: u32, arch: &'static Arch, dtype: DType, re
         return Err(ExportError::NoKernel { k, level: level.name.clone(), what });
     }
     Ok(Entry { k, schedule: level.clone(), kernel, reason })
+}
+
+/// `level` with `stack(1)` where its tunable `stack(N)` resolves to N > 1 for `req` (else
+/// `None`): a bundle's `transform_block` transforms one tensor per call, and with N tensors
+/// per pass each call would compute N slots' rows for it (N times the instructions, N times
+/// the shared memory). The bundle's batch kernel is planned the same way, so both match.
+fn one_tensor_per_pass(level: &Schedule, req: Request) -> Option<Schedule> {
+    let stacked = matches!(level.plan(req), Ok(crate::Plan { body: Body::Transform(tp), .. }) if tp.stack > 1);
+    let tunable = level.params().iter().any(|p| p.name == "stack");
+    if !(stacked && tunable) {
+        return None;
+    }
+    level.with_config(&[("stack".to_string(), 1)].into_iter().collect()).ok()
 }
 
 /// The default level for `k`: the first level of [`DEFAULT_CHAIN`] that lowers.
