@@ -18,6 +18,7 @@
 #include "copy_k10.cu"
 #include "base_k10.cu"
 #include "stack_k10.cu"
+#include "gen_s2_k10.cu"  // mra-bench at 3aef315: fused-pipe K = 10 with its default stack(2), renamed
 
 #define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); exit(1); } } while (0)
 
@@ -129,10 +130,7 @@ int main(int argc, char** argv) {
         {"fused-pipe", mra_fused_pipe_k10_f64, 128, 0, 1},
         {"stack1-t128", stackp::stack_k10<1, 128>, 128, stackp::Geo<1>::SMEM, 1, 1},
         {"stack2-t128", stackp::stack_k10<2, 128>, 128, stackp::Geo<2>::SMEM, 1, 2},
-        {"stack2-t256", stackp::stack_k10<2, 256>, 256, stackp::Geo<2>::SMEM, 1, 2},
-        {"stack3-t128", stackp::stack_k10<3, 128>, 128, stackp::Geo<3>::SMEM, 1, 3},
-        {"stack4-t128", stackp::stack_k10<4, 128>, 128, stackp::Geo<4>::SMEM, 1, 4},
-        {"stack4-t160", stackp::stack_k10<4, 160>, 160, stackp::Geo<4>::SMEM, 1, 4},
+        {"gen-stack2", mra_fused_pipe_s2_k10_f64, 128, 0, 1, 2},
     };
     const int NK = sizeof(kerns) / sizeof(kerns[0]);
     CK(cudaFree(0));
