@@ -18,7 +18,7 @@
 #include "copy_k10.cu"
 #include "base_k10.cu"
 #include "stack_k10.cu"
-#include "gen_s2_k10.cu"  // mra-bench at 3aef315: fused-pipe K = 10 with its default stack(2), renamed
+#include "gen_s2_k10.cu"  // mra-bench after 3aef315 (row starts once per tile): fused-pipe K = 10 with its default stack(2), renamed
 
 #define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); exit(1); } } while (0)
 

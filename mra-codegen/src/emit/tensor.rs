@@ -469,6 +469,14 @@ impl Emitter<'_> {
         // stack(N) into C: the group's last tensors may not exist (a partial group): the
         // caller says how many rows are stored.
         let stacked_out = stacked_to_global(tp, v);
+        // stack(N) into a shared intermediate: the start of each D register's output row in the
+        // next pass's input, computed before the stores (the divisions once per row, not once
+        // per store: an H100 ran the per-store form 17% slower, NOTES.md run 83).
+        let stacked_rows = (tp.stack > 1 && v.slice.is_none() && v.out_shared).then(|| {
+            let run = if v.out_runs { "KR" } else { "K" };
+            let tensor = if v.out_runs { "(K * KR)" } else { "K2" };
+            format!("((i % K2) / K) * W_STRIDE + (i / K2) * {tensor} + (i % K) * {run}")
+        });
         let rows_pad = rows % f.m != 0;
         let acc_decl = self.d.mma_acc_decl(f, "acc", nfr);
         let mma = self.d.mma_call(f, dtype, "acc[nf]", "a", "b");
@@ -540,9 +548,9 @@ impl Emitter<'_> {
             Some(SlicePass::First) => "(*mra_cluster_map_rw(&out[(b0 + i / K) * SLICE_STRIDE + (i % K) * CL + j % CL], j / CL))",
             // Row (c, x) = (i / CL, i % CL), column y = j: row c, column (x, y) of T2.
             Some(SlicePass::Second) => "out[(i / CL) * SLICE_STRIDE + (i % CL) * K + j]",
-            // stack(N): row i = t·K² + x·K + y of tensor t goes to row x, column t·K² + y·K + j.
-            _ if v.out_runs && tp.stack > 1 => "out[((i % K2) / K) * W_STRIDE + (i / K2) * (K * KR) + (i % K) * KR + j]",
-            _ if v.out_shared && tp.stack > 1 => "out[((i % K2) / K) * W_STRIDE + (i / K2) * K2 + (i % K) * K + j]",
+            // stack(N): row i = t·K² + x·K + y of tensor t goes to row x, column t·K² + y·K + j;
+            // where each of the lane's rows starts (at[r]) is computed once per tile.
+            _ if stacked_rows.is_some() => "out[at[r] + j]",
             _ if v.out_runs => "out[(i / K) * W_STRIDE + (i % K) * KR + j]",
             _ if v.out_shared => "out[(i / K) * W_STRIDE + (i % K) * K + j]",
             _ => "out[i * K + j]",
@@ -577,7 +585,18 @@ impl Emitter<'_> {
         let into_runs = v.out_runs && k % 2 == 1;
         let (pi, pj) = (f.c.row.cpp("lane", "(2 * q)", f.lanes), f.c.col.cpp("lane", "(2 * q)", f.lanes));
         let late_wait = v.slice == Some(SlicePass::First) && super::cluster::waits_late(tp);
+        let c_regs_all = f.c.regs;
+        let stack_note = self.step_comment(|s| matches!(s, Step::Stack(_)));
         let store_tile = move |w: &mut Writer| {
+            if let Some(row_at) = &stacked_rows {
+                let note = stack_note.clone();
+                w.line(format!("int at[{c_regs_all}];  {note}: where row i = t * K2 + x * K + y of tensor t goes: row x, column t * K2 + y * K"));
+                w.line("#pragma unroll");
+                w.block(format!("for (int r = 0; r < {c_regs_all}; ++r)"), "", |w| {
+                    w.line(format!("const int i = i0 + {c_i};"));
+                    w.line(format!("at[r] = {row_at};"));
+                });
+            }
             if late_wait {
                 w.line("if (!waited) {  // this wave's first store into another block: the cluster may go on");
                 w.line("    mra_cluster_wait();");
@@ -595,7 +614,7 @@ impl Emitter<'_> {
                         w.line(format!("const int j = {col0} + {pj};"));
                         let st = match send_at {
                             Some(at) => format!("mra_send_pair({at}, acc[nf][2 * q], acc[nf][2 * q + 1], bar);"),
-                            None => format!("*reinterpret_cast<double2*>(&{out_at}) = make_double2(acc[nf][2 * q], acc[nf][2 * q + 1]);"),
+                            None => format!("*reinterpret_cast<double2*>(&{}) = make_double2(acc[nf][2 * q], acc[nf][2 * q + 1]);", out_at.replace("at[r]", "at[2 * q]")),
                         };
                         if pair_guard.is_empty() {
                             w.line(st);
