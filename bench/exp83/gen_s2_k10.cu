@@ -136,21 +136,17 @@ __device__ __forceinline__ void gemm_pass_shared(const double* in, const double 
                 mma_m16n8k4(acc[nf], a, b);
             }
         }
-        int at[4];  // [levels/fusedp.rs:29] stack(tune([1, 2, 3, 4], default = if K == 10 { 2 } else { 1 })): where row i = t * K2 + x * K + y of tensor t goes: row x, column t * K2 + y * K
+        // D fragment, registers 2q, 2q + 1: one row, adjacent columns, one 16-byte store; // [levels/fusedp.rs:29] stack(tune([1, 2, 3, 4], default = if K == 10 { 2 } else { 1 })): row i = t * K2 + x * K + y of tensor t goes to row x, column t * K2 + y * K.
         #pragma unroll
-        for (int r = 0; r < 4; ++r) {
-            const int i = i0 + (lane >> 2) + (r >> 1) * 8;
-            at[r] = ((i % K2) / K) * W_STRIDE + (i / K2) * K2 + (i % K) * K;
-        }
-        // D fragment: registers 2q, 2q + 1 of this lane are D(i0 + (lane >> 2) + (r >> 1) * 8, nf * FN + (lane & 3) * 2 + (r & 1)) for r = 2q, 2q + 1:
-        // adjacent columns of one row, stored as one 16-byte access.
-        #pragma unroll
-        for (int nf = 0; nf < N_FRAGS; ++nf) {
-            #pragma unroll
-            for (int q = 0; q < 2; ++q) {
-                const int i = i0 + (lane >> 2) + ((2 * q) >> 1) * 8;
-                const int j = nf * FN + (lane & 3) * 2 + ((2 * q) & 1);
-                if (i < ROWS && j < K) *reinterpret_cast<double2*>(&out[at[2 * q] + j]) = make_double2(acc[nf][2 * q], acc[nf][2 * q + 1]);  // padding is not stored
+        for (int q = 0; q < 2; ++q) {
+            const int i = i0 + (lane >> 2) + ((2 * q) >> 1) * 8;
+            if (i < ROWS) {
+                const int at = ((i % K2) / K) * W_STRIDE + (i / K2) * K2 + (i % K) * K;
+                #pragma unroll
+                for (int nf = 0; nf < N_FRAGS; ++nf) {
+                    const int j = nf * FN + (lane & 3) * 2 + ((2 * q) & 1);
+                    if (j < K) *reinterpret_cast<double2*>(&out[at + j]) = make_double2(acc[nf][2 * q], acc[nf][2 * q + 1]);  // padding is not stored
+                }
             }
         }
     }

@@ -17,11 +17,8 @@
 #include <cuda.h>
 #include "copy_k10.cu"
 #include "base_k10.cu"
-#include "stack_k10.cu"
-#include "gen_s2_k10.cu"
-#include "gen_s2a_k10.cu"  // + __launch_bounds__(128)
-#include "gen_s2b_k10.cu"  // dynamic shared memory
-#include "gen_s2c_k10.cu"  // stores: rows outside, columns inside  // mra-bench after 3aef315 (row starts once per tile): fused-pipe K = 10 with its default stack(2), renamed
+#include "gen_s2_k10.cu"  // mra-bench after 3aef315 (row starts once per tile): fused-pipe K = 10 with its default stack(2), renamed
+#include "stack_k10.cu"   // the prototype, and the hybrid: its kernel with gen_s2's pass functions
 
 #define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); exit(1); } } while (0)
 
@@ -133,9 +130,9 @@ int main(int argc, char** argv) {
         {"fused-pipe", mra_fused_pipe_k10_f64, 128, 0, 1},
         {"stack2-t128", stackp::stack_k10<2, 128>, 128, stackp::Geo<2>::SMEM, 1, 2},
         {"gen-stack2", mra_fused_pipe_s2_k10_f64, 128, 0, 1, 2},
-        {"gen-s2-lb", mra_fused_pipe_s2a_k10_f64, 128, 0, 1, 2},
-        {"gen-s2-dyn", mra_fused_pipe_s2b_k10_f64, 128, 32656, 1, 2},
-        {"gen-s2-rows", mra_fused_pipe_s2c_k10_f64, 128, 0, 1, 2},
+        {"hybrid", stackp::stack_k10<2, 128, true>, 128, stackp::Geo<2>::SMEM, 1, 2},
+        {"proto-genstore", stackp::stack_k10<2, 128, false, 1>, 128, stackp::Geo<2>::SMEM, 1, 2},
+        {"proto-genload", stackp::stack_k10<2, 128, false, 2>, 128, stackp::Geo<2>::SMEM, 1, 2},
     };
     const int NK = sizeof(kerns) / sizeof(kerns[0]);
     CK(cudaFree(0));

@@ -21,7 +21,7 @@ template <int S> struct Geo {
 
 // One pass: in (K x S K^2, stride WS) -> out, shared to shared (TO_GLOBAL = false) or the last
 // pass to C (rows t K^2 + l of the group are C's consecutive tensors: c_g + i K + j), rows < rows.
-template <int S, int THREADS, bool TO_GLOBAL>
+template <int S, int THREADS, bool TO_GLOBAL, int V = 0>
 __device__ __forceinline__ void pass(const double* in, const double (&b_frag)[K_STEPS][N_FRAGS], double* out, int rows, int lane, int wave) {
     using G = Geo<S>;
     constexpr int W = THREADS / 32;
@@ -38,7 +38,8 @@ __device__ __forceinline__ void pass(const double* in, const double (&b_frag)[K_
                 for (int r = 0; r < 2; ++r) {
                     const int a_i = i0 + (lane >> 2) + r * 8;
                     const int a_k = s * FK + (lane & 3);
-                    a_steps[s][r] = (a_i < G::MS) ? in[a_k * G::WS + a_i] : 0;
+                    if (V == 2) a_steps[s][r] = (a_k < K && a_i < G::MS) ? in[a_k * G::WS + a_i] : 0;
+                    else a_steps[s][r] = (a_i < G::MS) ? in[a_k * G::WS + a_i] : 0;
                 }
             #pragma unroll
             for (int nf = 0; nf < N_FRAGS; ++nf) {
@@ -68,6 +69,24 @@ __device__ __forceinline__ void pass(const double* in, const double (&b_frag)[K_
                         if (j < K) *reinterpret_cast<double2*>(&out[i * K + j]) = make_double2(acc[nf][2 * q], acc[nf][2 * q + 1]);
                     }
                 }
+            } else if (V == 1) {
+                if (q == 0) {  // gen's store block, once for both q
+                    int at[4];
+                    #pragma unroll
+                    for (int r = 0; r < 4; ++r) {
+                        const int ii = i0 + (lane >> 2) + (r >> 1) * 8;
+                        at[r] = ((ii % K2) / K) * G::WS + (ii / K2) * K2 + (ii % K) * K;
+                    }
+                    #pragma unroll
+                    for (int nf = 0; nf < N_FRAGS; ++nf) {
+                        #pragma unroll
+                        for (int qq = 0; qq < 2; ++qq) {
+                            const int ii = i0 + (lane >> 2) + qq * 8;
+                            const int j = nf * FN + (lane & 3) * 2;
+                            if (ii < G::MS && j < K) *reinterpret_cast<double2*>(&out[at[2 * qq] + j]) = make_double2(acc[nf][2 * qq], acc[nf][2 * qq + 1]);
+                        }
+                    }
+                }
             } else if (i < G::MS) {
                 const int t = i / K2, l = i - t * K2, x = l / K, y = l - x * K;
                 double* row = out + x * G::WS + t * K2 + y * K;
@@ -92,7 +111,7 @@ __device__ __forceinline__ void stage(double* w, int ws, const double* a_g, int 
     }
 }
 
-template <int S, int THREADS>
+template <int S, int THREADS, bool GEN = false, int V = 0>
 __global__ void __launch_bounds__(THREADS) stack_k10(const double* __restrict__ a, const double* __restrict__ b, double* __restrict__ c, double* workspace, int nfuncs, int nblocks) {
     using G = Geo<S>;
     const int tid = (int)threadIdx.x, lane = tid % 32, wave = tid / 32;
@@ -112,13 +131,20 @@ __global__ void __launch_bounds__(THREADS) stack_k10(const double* __restrict__ 
     if (first < groups) { mra_mbar_wait(&bars[ia], (phases >> ia) & 1u); phases ^= 1u << ia; }
     for (int g = first; g < groups; g += nblocks) {
         const int cnt = min(S, nfuncs - g * S);
-        pass<S, THREADS, false>(wa, b_frag, wb, 0, lane, wave);
-        __syncthreads();
-        pass<S, THREADS, false>(wb, b_frag, wa, 0, lane, wave);
+        if constexpr (GEN) {  // run 83 hybrid: the generated passes (stack 2, pad 4: the same layout)
+            mra::fused_pipe_s2_k10_f64::gemm_pass_shared(wa, b_frag, wb, lane, wave);
+            __syncthreads();
+            mra::fused_pipe_s2_k10_f64::gemm_pass_shared(wb, b_frag, wa, lane, wave);
+        } else {
+            pass<S, THREADS, false, V>(wa, b_frag, wb, 0, lane, wave);
+            __syncthreads();
+            pass<S, THREADS, false, V>(wb, b_frag, wa, 0, lane, wave);
+        }
         __syncthreads();
         const int gn = g + nblocks;
         if (gn < groups && wave == 0) stage(wb, G::WS, a + (long long)gn * S * K3, min(S, nfuncs - gn * S), &bars[ib], lane);
-        pass<S, THREADS, true>(wa, b_frag, c + (long long)g * S * K3, cnt * K2, lane, wave);
+        if constexpr (GEN) mra::fused_pipe_s2_k10_f64::gemm_pass_to_global(wa, b_frag, c + (long long)g * S * K3, cnt * K2, lane, wave);
+        else pass<S, THREADS, true>(wa, b_frag, c + (long long)g * S * K3, cnt * K2, lane, wave);
         if (gn < groups) { mra_mbar_wait(&bars[ib], (phases >> ib) & 1u); phases ^= 1u << ib; }
         __syncthreads();
         const int si = ia; ia = ib; ib = si;

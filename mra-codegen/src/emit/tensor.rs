@@ -469,9 +469,9 @@ impl Emitter<'_> {
         // stack(N) into C: the group's last tensors may not exist (a partial group): the
         // caller says how many rows are stored.
         let stacked_out = stacked_to_global(tp, v);
-        // stack(N) into a shared intermediate: the start of each D register's output row in the
-        // next pass's input, computed before the stores (the divisions once per row, not once
-        // per store: an H100 ran the per-store form 17% slower, NOTES.md run 83).
+        // stack(N) into a shared intermediate: where each D row starts in the next pass's input
+        // (the divisions once per row, not per store: an H100 ran the per-store form 17% slower,
+        // NOTES.md run 83).
         let stacked_rows = (tp.stack > 1 && v.slice.is_none() && v.out_shared).then(|| {
             let run = if v.out_runs { "KR" } else { "K" };
             let tensor = if v.out_runs { "(K * KR)" } else { "K2" };
@@ -550,7 +550,6 @@ impl Emitter<'_> {
             Some(SlicePass::Second) => "out[(i / CL) * SLICE_STRIDE + (i % CL) * K + j]",
             // stack(N): row i = t·K² + x·K + y of tensor t goes to row x, column t·K² + y·K + j;
             // where each of the lane's rows starts (at[r]) is computed once per tile.
-            _ if stacked_rows.is_some() => "out[at[r] + j]",
             _ if v.out_runs => "out[(i / K) * W_STRIDE + (i % K) * KR + j]",
             _ if v.out_shared => "out[(i / K) * W_STRIDE + (i % K) * K + j]",
             _ => "out[i * K + j]",
@@ -585,17 +584,43 @@ impl Emitter<'_> {
         let into_runs = v.out_runs && k % 2 == 1;
         let (pi, pj) = (f.c.row.cpp("lane", "(2 * q)", f.lanes), f.c.col.cpp("lane", "(2 * q)", f.lanes));
         let late_wait = v.slice == Some(SlicePass::First) && super::cluster::waits_late(tp);
-        let c_regs_all = f.c.regs;
+        let f_n = f.n;
         let stack_note = self.step_comment(|s| matches!(s, Step::Stack(_)));
         let store_tile = move |w: &mut Writer| {
             if let Some(row_at) = &stacked_rows {
-                let note = stack_note.clone();
-                w.line(format!("int at[{c_regs_all}];  {note}: where row i = t * K2 + x * K + y of tensor t goes: row x, column t * K2 + y * K"));
+                // stack(N) into a shared intermediate: rows outside, each row's start computed
+                // under its own guard, columns inside (the form whose stores an H100 ran as
+                // fast as the prototype's, NOTES.md run 83).
+                let (count, unit, row, col) = if paired { (c_regs / 2, "q", &pi, &pj) } else { (c_regs, "r", &c_i, &c_j) };
+                let what = if paired { "registers 2q, 2q + 1: one row, adjacent columns, one 16-byte store" } else { "register r" };
+                w.line(format!("// D fragment, {what}; {stack_note}: row i = t * K2 + x * K + y of tensor t goes to row x, column t * K2 + y * K."));
                 w.line("#pragma unroll");
-                w.block(format!("for (int r = 0; r < {c_regs_all}; ++r)"), "", |w| {
-                    w.line(format!("const int i = i0 + {c_i};"));
-                    w.line(format!("at[r] = {row_at};"));
+                w.block(format!("for (int {unit} = 0; {unit} < {count}; ++{unit})"), "", |w| {
+                    w.line(format!("const int i = i0 + {row};"));
+                    let body = |w: &mut Writer| {
+                        w.line(format!("const int at = {row_at};"));
+                        w.line("#pragma unroll");
+                        w.block(format!("for (int nf = 0; nf < {nfr}; ++nf)"), "", |w| {
+                            w.line(format!("const int j = {col0} + {col};"));
+                            let st = if paired {
+                                "*reinterpret_cast<double2*>(&out[at + j]) = make_double2(acc[nf][2 * q], acc[nf][2 * q + 1]);".to_string()
+                            } else {
+                                format!("out[at + j] = {store};")
+                            };
+                            if k % f_n != 0 {
+                                w.line(format!("if (j < K) {st}  // padding is not stored"));
+                            } else {
+                                w.line(st);
+                            }
+                        });
+                    };
+                    if rows_pad {
+                        w.block("if (i < ROWS)", "", body);
+                    } else {
+                        body(w);
+                    }
                 });
+                return;
             }
             if late_wait {
                 w.line("if (!waited) {  // this wave's first store into another block: the cluster may go on");
@@ -614,7 +639,7 @@ impl Emitter<'_> {
                         w.line(format!("const int j = {col0} + {pj};"));
                         let st = match send_at {
                             Some(at) => format!("mra_send_pair({at}, acc[nf][2 * q], acc[nf][2 * q + 1], bar);"),
-                            None => format!("*reinterpret_cast<double2*>(&{}) = make_double2(acc[nf][2 * q], acc[nf][2 * q + 1]);", out_at.replace("at[r]", "at[2 * q]")),
+                            None => format!("*reinterpret_cast<double2*>(&{out_at}) = make_double2(acc[nf][2 * q], acc[nf][2 * q + 1]);"),
                         };
                         if pair_guard.is_empty() {
                             w.line(st);
