@@ -129,13 +129,30 @@ int main(int argc, char** argv) {
         {"copy", mra_copy_k10_f64, 128, 0, 1},
         {"fused-pipe", mra_fused_pipe_k10_f64, 128, 0, 1},
         {"stack2-t128", stackp::stack_k10<2, 128>, 128, stackp::Geo<2>::SMEM, 1, 2},
-        {"gen-stack2", mra_fused_pipe_s2_k10_f64, 128, 0, 1, 2},
-        {"hybrid", stackp::stack_k10<2, 128, true>, 128, stackp::Geo<2>::SMEM, 1, 2},
-        {"proto-genstore", stackp::stack_k10<2, 128, false, 1>, 128, stackp::Geo<2>::SMEM, 1, 2},
-        {"proto-genload", stackp::stack_k10<2, 128, false, 2>, 128, stackp::Geo<2>::SMEM, 1, 2},
     };
-    const int NK = sizeof(kerns) / sizeof(kerns[0]);
     CK(cudaFree(0));
+    // NVRTC_CUBIN=file: three more kernels from a cubin NVRTC built as mra-bench does
+    // (nvrtc_cubin.py: --gpu-architecture=sm_90): fused-pipe (stack 1), the prototype, the generated stack(2).
+    std::vector<Kern> all(kerns, kerns + sizeof(kerns) / sizeof(kerns[0]));
+    if (const char* cubin = getenv("NVRTC_CUBIN")) {
+        CUmodule mod;
+        if (cuModuleLoad(&mod, cubin) != CUDA_SUCCESS) { fprintf(stderr, "cannot load %s\n", cubin); return 1; }
+        struct { const char* label; const char* sym; int smem; int stack; } from[] = {
+            {"nvrtc-fused-pipe", "mra_fused_pipe_k10_f64", 0, 1},
+            {"nvrtc-proto2", "_ZN6stackp9stack_k10ILi2ELi128ELi0ELi0EEEvPKdS2_PdS3_ii", stackp::Geo<2>::SMEM, 2},
+            {"nvrtc-gen2", "mra_fused_pipe_s2_k10_f64", 0, 2},
+        };
+        for (auto& f : from) {
+            CUfunction fn;
+            if (cuModuleGetFunction(&fn, mod, f.sym) != CUDA_SUCCESS) { fprintf(stderr, "no %s in %s\n", f.sym, cubin); return 1; }
+            if (f.smem) cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, f.smem);
+            int regs = 0; cuFuncGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, fn);
+            printf("kernel %-14s from %s: regs %d\n", f.label, cubin, regs);
+            Kern k{f.label, nullptr, 128, f.smem, 1, f.stack};
+            k.cu = fn;
+            all.push_back(k);
+        }
+    }
     for (auto& k : kerns) {
         if (k.smem) CK(cudaFuncSetAttribute((const void*)k.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, k.smem));
         int nb = 0;
@@ -143,20 +160,22 @@ int main(int argc, char** argv) {
         cudaFuncAttributes fa; CK(cudaFuncGetAttributes(&fa, (const void*)k.fn));
         printf("kernel %-14s regs %d, static smem %zu B, local %zu B, blocks/SM %d\n", k.name, fa.numRegs, fa.sharedSizeBytes, fa.localSizeBytes, nb);
     }
+    Kern* ks = all.data();
+    const int NK = (int)all.size();
     cudaDeviceProp prop; CK(cudaGetDeviceProperties(&prop, 0));
     printf("device %s, %d SMs\n", prop.name, prop.multiProcessorCount);
     if (prof) {
         double *dA, *dB, *dC;
         CK(cudaMalloc(&dA, (size_t)N * K3 * 8)); CK(cudaMalloc(&dB, K2 * 8)); CK(cudaMalloc(&dC, (size_t)N * K3 * 8));
         CK(cudaMemset(dA, 0, (size_t)N * K3 * 8)); CK(cudaMemset(dB, 0, K2 * 8));
-        for (auto& k : kerns) for (int i = 0; i < 20; ++i) launch(k, 0, dA, dB, dC, N, M);
+        for (auto& k : all) for (int i = 0; i < 20; ++i) launch(k, 0, dA, dB, dC, N, M);
         CK(cudaDeviceSynchronize());
         return 0;
     }
     unsigned seed = (unsigned)time(nullptr);
-    bool ok = validate(kerns[0], 2048, seed++, true);
+    bool ok = validate(ks[0], 2048, seed++, true);
     for (int i = 1; i < NK; ++i)
-        for (int n : {1, 3, 17, 2047, 2048}) ok &= validate(kerns[i], n, seed++, false);
+        for (int n : {1, 3, 17, 2047, 2048}) ok &= validate(ks[i], n, seed++, false);
     if (!ok) { printf("VALIDATION FAILED: not timing\n"); return 1; }
     const char* only = getenv("ONLY");  // time this kernel (and the copy) only
     std::vector<double> A((size_t)N * K3), B(K2);
@@ -174,7 +193,7 @@ int main(int argc, char** argv) {
         double copy_us = 0;
         for (int j = 0; j < NK; ++j) {
             // the copy first, then the others rotated by the round
-            const Kern& k = kerns[j == 0 ? 0 : 1 + (j - 1 + r) % (NK - 1)];
+            const Kern& k = ks[j == 0 ? 0 : 1 + (j - 1 + r) % (NK - 1)];
             if (only && strcmp(only, k.name) && strcmp(k.name, "copy")) continue;
             Timed t = time_kernel(k, dA, dB, dC, N, M, tasks, reps, st, 4);
             if (!strcmp(k.name, "copy")) copy_us = t.us_per_task;

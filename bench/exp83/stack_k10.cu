@@ -111,7 +111,7 @@ __device__ __forceinline__ void stage(double* w, int ws, const double* a_g, int 
     }
 }
 
-template <int S, int THREADS, bool GEN = false, int V = 0>
+template <int S, int THREADS, int GEN = 0, int V = 0>
 __global__ void __launch_bounds__(THREADS) stack_k10(const double* __restrict__ a, const double* __restrict__ b, double* __restrict__ c, double* workspace, int nfuncs, int nblocks) {
     using G = Geo<S>;
     const int tid = (int)threadIdx.x, lane = tid % 32, wave = tid / 32;
@@ -131,7 +131,7 @@ __global__ void __launch_bounds__(THREADS) stack_k10(const double* __restrict__ 
     if (first < groups) { mra_mbar_wait(&bars[ia], (phases >> ia) & 1u); phases ^= 1u << ia; }
     for (int g = first; g < groups; g += nblocks) {
         const int cnt = min(S, nfuncs - g * S);
-        if constexpr (GEN) {  // run 83 hybrid: the generated passes (stack 2, pad 4: the same layout)
+        if constexpr (GEN == 1 || GEN == 2) {  // run 83 hybrid: the generated passes (stack 2, pad 4: the same layout)
             mra::fused_pipe_s2_k10_f64::gemm_pass_shared(wa, b_frag, wb, lane, wave);
             __syncthreads();
             mra::fused_pipe_s2_k10_f64::gemm_pass_shared(wb, b_frag, wa, lane, wave);
@@ -143,7 +143,7 @@ __global__ void __launch_bounds__(THREADS) stack_k10(const double* __restrict__ 
         __syncthreads();
         const int gn = g + nblocks;
         if (gn < groups && wave == 0) stage(wb, G::WS, a + (long long)gn * S * K3, min(S, nfuncs - gn * S), &bars[ib], lane);
-        if constexpr (GEN) mra::fused_pipe_s2_k10_f64::gemm_pass_to_global(wa, b_frag, c + (long long)g * S * K3, cnt * K2, lane, wave);
+        if constexpr (GEN == 1 || GEN == 3) mra::fused_pipe_s2_k10_f64::gemm_pass_to_global(wa, b_frag, c + (long long)g * S * K3, cnt * K2, lane, wave);
         else pass<S, THREADS, true>(wa, b_frag, c + (long long)g * S * K3, cnt * K2, lane, wave);
         if (gn < groups) { mra_mbar_wait(&bars[ib], (phases >> ib) & 1u); phases ^= 1u << ib; }
         __syncthreads();
