@@ -15,7 +15,7 @@ mra_dsl::schedule! {
         launch_bounds(min_blocks = tune([1, 2], default = 1));
         bind(warps, tiles);
         tensorize(mma);
-        cache_read(A, shared, pad = tune([0, 1, 2, 4], default = if K % 8 == 1 { 2 } else if K % 8 == 3 { 0 } else if K % 8 == 5 { 0 } else if K == 6 { 4 } else if K == 10 { 4 } else if K % 4 == 2 { 0 } else { 4 }));
+        cache_read(A, shared, pad = tune([0, 1, 2, 4], default = if K % 8 == 1 { 2 } else if K % 8 == 3 { 0 } else if K % 8 == 5 { 0 } else if K == 6 { 4 } else if K % 4 == 2 { 0 } else { 4 }));
         cache_read(B, registers);
         workspace(shared);
         buffers(tune([2, 3], default = if K == 20 { 3 } else { 2 }));
@@ -23,10 +23,10 @@ mra_dsl::schedule! {
         // stack(N): N tensors side by side in every pass's rows, one GEMM of N·K² rows (K = 10:
         // 13 row tiles per two tensors instead of 14, 39 m16n8k4 per tensor and pass instead of
         // 42, and half the block barriers per tensor), N times the shared memory per block.
-        // Two by default at K = 10, where an H100 measured it 3-7% faster than one tensor in a
-        // hand-written prototype (NOTES.md run 83); three and four were slower there (fewer
-        // blocks per SM, uneven groups per block).
-        stack(tune([1, 2, 3, 4], default = if K == 10 { 2 } else { 1 }));
+        // One by default: at K = 10 two measured no faster on an H100 when both are built by
+        // NVRTC (a prototype +1%, the generated kernel +6%; NOTES.md run 83), and three, four and
+        // other K from 9 to 18 slower; a choice for the tuner.
+        stack(tune([1, 2, 3, 4], default = 1));
         constraint((stack - 1) * (buffers - 2) == 0);
         unroll(k, by = tune([0, 1, 2], default = 0));
         constraint(min_blocks * buffers * K * (stack * K * (K + align_runs) + pad_a) * bytes <= shared);
@@ -37,8 +37,8 @@ mra_dsl::schedule! {
         // -3.5%, 21 -8%); at K = 13, 19, 23 the plain runs were 2-5% faster.
         // The pad makes the row stride 4 mod 8 doubles (A-fragment loads without bank
         // conflicts): 4 where K² is 0 mod 8, 0 where K = 2 mod 4 (K² = 4 mod 8: run 50 measured
-        // pad 0 faster by 1-3% at K = 10, 14, 18, 22; K = 6, launch-bound, keeps 4). K = 10
-        // stacks two tensors (stride 2 · 100 + pad): 4 there.
+        // pad 0 faster by 1-3% at K = 10, 14, 18, 22; K = 6, launch-bound, keeps 4). With
+        // stack(N) the stride is N·K² + pad: stack(2) at K = 10 wants pad 4 (tune both).
         // With the runs K + 1 apart the row stride is K(K + 1) + pad_a; at odd K the pad's
         // default makes it 4 mod 8 doubles where an even pad can (A-fragment loads without
         // bank conflicts: K % 8 = 1, 3, 7) and keeps the blocks per SM where 4 would lose one
