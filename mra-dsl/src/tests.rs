@@ -633,6 +633,25 @@ fn cluster_and_unroll_rows() {
     assert_error(&format!("{fused} unroll(rows);\n}}"), "unroll(rows) needs `by = N`", 7, "rows");
     assert_error(&format!("{fused} unroll(rows, by = 8);\n}}"), "unroll(rows, by = 8): a wave computes 1 to 4 row tiles at once", 7, "8");
     assert_error("level f \"f\" {\n threads(256);\n bind(threads, rows);\n unroll(rows, by = 2);\n}", "it needs bind(warps, tiles) and tensorize(mma)", 4, "rows");
+    // stack(N): 1..=4 tensors per pass, in pipeline(N)'s batch loop, not with cluster(N) or tensors(N).
+    parse(&format!("{fused} pipeline(2);\n stack(tune([1, 2, 3, 4], default = 1));\n}}"));
+    parse(&format!("{fused} pipeline(2);\n stack(2);\n}}"));
+    assert_error(&format!("{fused} pipeline(2);\n stack(5);\n}}"), "stack(5): takes 1 to 4", 8, "5");
+    assert_error(&format!("{fused} pipeline(2);\n stack(tune([1, 8], default = 1));\n}}"), "stack(8): takes 1 to 4", 8, "8");
+    assert_error(&format!("{fused} stack(2);\n}}"), "stack(..) widens the passes of pipeline(N)'s batch loop to groups of tensors: add pipeline(2)", 7, "stack");
+    assert_error(
+        &format!("{fused} pipeline(2);\n cluster(4);\n stack(2);\n}}"),
+        "stack(..) puts several tensors in one block's passes; cluster(N) (line 8) splits the block's work another way: use one or the other",
+        9,
+        "stack",
+    );
+    assert_error(&format!("{fused} pipeline(2);\n tensors(2);\n stack(2);\n}}"), "tensors(N) (line 8) splits the block's work another way", 9, "stack");
+    assert_error(
+        "level f \"f\" {\n threads(256);\n bind(warps, tiles);\n tensorize(mma);\n stack(2);\n}",
+        "`stack` shapes the fused passes: it needs tensorize(mma), cache_read(A, shared) and workspace(shared)",
+        5,
+        "stack",
+    );
 }
 
 #[test]

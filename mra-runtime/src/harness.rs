@@ -939,6 +939,25 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn a_stacked_level_launches_one_block_per_group_of_tensors() {
+        // stack(N) walks groups of N consecutive tensors: a launch has work for ceil(N_tensors / N)
+        // blocks, at most M. Expected grids by hand: N = 300 tensors, M = 512 and M = 100.
+        for (stack, max_blocks, want) in [(1u32, 512usize, 300i32), (2, 512, 150), (3, 512, 100), (4, 512, 75), (2, 100, 100)] {
+            let s = session(1.0);
+            s.gpu.lazy.set(true);
+            let sched = level("fused-pipe").with_config(&[("stack".to_string(), stack)].into_iter().collect()).unwrap();
+            let p = s.prepare(&sched, 10, DType::F64).unwrap();
+            let c = HarnessConfig { max_blocks, ..cfg(300, 1, 1, 1) };
+            let bufs = s.allocate(&c, &p.kernel.plan).unwrap();
+            assert_eq!(bufs.nblocks, want as usize, "stack({stack}), M = {max_blocks}");
+            let streams = s.streams(1).unwrap();
+            p.launch(&s.gpu, &streams[0], &bufs, 0).unwrap();
+            let launches = s.gpu.launches();
+            assert_eq!((launches[0].1.nfuncs, launches[0].1.nblocks), (300, want), "stack({stack}), M = {max_blocks}");
+        }
+    }
+
+    #[test]
     fn private_stream_data_gives_each_stream_its_own_a_and_c_and_each_c_its_transform() {
         // Three streams, three tasks per rep: stream s runs task s. With private data each
         // stream reads its own A (every one holding the uploaded values) and writes its own

@@ -754,6 +754,80 @@ fn bulk_copy_loads_rows_by_tma_where_rows_allow() {
     assert_eq!(with("", 12, "sm_80").unwrap().plan.parameters["bulk_copy"], 0);
 }
 
+/// `stack(N)` (fused-pipe, tunable, default 1): N tensors side by side in every pass's rows. The
+/// source names the stacked rows, walks groups of N tensors and stores C by the group's row count;
+/// shared memory is N tensors wide (sizes by hand); a launch has ceil(N_tensors / N) blocks of work;
+/// refused in one line where the passes are not pipeline(2) with buffers(2); stack(1) is the
+/// unstacked kernel. (Correctness is the GPU's: run 83 validated every K from 3 to 18.)
+#[test]
+fn stack_puts_tensors_side_by_side_in_the_pass_rows() {
+    let req = |k: u32| Request { k, arch: mra_codegen::arch::find("sm_90").unwrap(), dtype: DType::F64 };
+    let with = |cfg: &str, k: u32| {
+        let s = levels::find("fused-pipe").unwrap().with_config(&mra_codegen::tune::parse_config(cfg).unwrap()).unwrap();
+        mra_codegen::generate(&s, req(k))
+    };
+    assert_eq!(with("", 10).unwrap().plan.parameters["stack"], 1, "default: one tensor per pass (run 83)");
+    for (cfg, k) in [("stack=2,pad_a=4", 10u32), ("stack=3", 7), ("stack=2,align_runs=1", 15), ("stack=4,pair_rows=1", 12)] {
+        let kernel = with(cfg, k).unwrap();
+        let src = &kernel.source;
+        let n = cfg[6..7].to_string();
+        for part in [
+            format!("constexpr int STACK = {n};"),
+            "constexpr int ROWS = STACK * K2;".to_string(),
+            "constexpr int ROW_TILES = (ROWS + FM - 1) / FM;".to_string(),
+            "const int groups = (nfuncs + STACK - 1) / STACK;".to_string(),
+            "for (int g = first; g < groups; g += stride) {".to_string(),
+            "const int rows = min(STACK, nfuncs - n) * K2;".to_string(),
+            "gemm_pass_to_global(wa, b_frag, c_n, rows, lane, wave);".to_string(),
+            // transform_block (one tensor) stores the first slot's rows only
+            "gemm_pass_to_global(w1, b_frag, c_n, K2, lane, wave);".to_string(),
+        ] {
+            assert!(src.contains(&part), "{cfg} K={k}: no `{part}`");
+        }
+        // An output row t·K² + x·K + y goes to row x, column t·K² + y·K (runs: t·K·KR + y·KR).
+        let at = if cfg.contains("align_runs=1") { "((i % K2) / K) * W_STRIDE + (i / K2) * (K * KR) + (i % K) * KR" } else { "((i % K2) / K) * W_STRIDE + (i / K2) * K2 + (i % K) * K" };
+        assert!(src.contains(&format!("const int at = {at};")), "{cfg} K={k}");
+        assert_eq!(kernel.plan.work_blocks(2048), 2048usize.div_ceil(n.parse().unwrap()), "{cfg}");
+        assert_eq!(kernel.plan.work_blocks(67), 67usize.div_ceil(n.parse().unwrap()), "{cfg}");
+    }
+    // Shared memory by hand: 2 buffers of K rows of (N·K² + pad) doubles (+ an 8-byte mbarrier per
+    // buffer with bulk copies, even K).
+    assert_eq!(with("stack=2,pad_a=4", 10).unwrap().plan.shared_bytes, 2 * 10 * (2 * 100 + 4) * 8 + 16);
+    assert_eq!(with("stack=3,pad_a=4", 7).unwrap().plan.shared_bytes, 2 * 7 * (3 * 49 + 4) * 8);
+    assert_eq!(with("stack=1,pad_a=4", 7).unwrap().plan.shared_bytes, 2 * 7 * (49 + 4) * 8);
+    // stack(1) is the unstacked kernel: without the step (and its constraints) the source differs
+    // only in the schedule's comments.
+    let body = |src: &str| src.lines().filter(|l| !l.contains("stack") && !l.contains("constraint(") && !l.contains("tunable parameters")).collect::<Vec<_>>().join("\n");
+    let mut plain = levels::find("fused-pipe").unwrap();
+    plain.steps.retain(|st| !matches!(&st.item, mra_codegen::ir::Step::Stack(_)) && !matches!(&st.item, mra_codegen::ir::Step::Constraint(c) if c.text.contains("stack")));
+    for k in [7u32, 10, 13, 20] {
+        let (one, none) = (with("stack=1", k).unwrap().source, mra_codegen::generate(&plain, req(k)).unwrap().source);
+        assert!(body(&one) == body(&none), "K={k}: stack(1) differs from the unstacked kernel");
+        // (K = 20's default is the ring of buffers(3), which stack(N > 1) does not take.)
+        assert!(!one.contains("STACK") && !one.contains("const int groups"), "K={k}");
+    }
+    // Refused in one line: with buffers(3) (the schedule's constraint, then the planner's own).
+    let s = levels::find("fused-pipe").unwrap().with_config(&mra_codegen::tune::parse_config("stack=2,buffers=3").unwrap()).unwrap();
+    let e = mra_codegen::generate(&s, req(10)).unwrap_err().to_string();
+    assert!(e.contains("stack") && !e.contains('\n'), "{e}");
+    let mut bare = s.clone();
+    bare.steps.retain(|st| !matches!(&st.item, mra_codegen::ir::Step::Constraint(c) if c.text.contains("(stack - 1)")));
+    let e = mra_codegen::generate(&bare, req(10)).unwrap_err().to_string();
+    assert!(e.contains("stack(N) widens the fused passes of pipeline(2) with buffers(2) to N tensors") && !e.contains('\n'), "{e}");
+    // export: the bundle's transform_block is one tensor per call, so a schedule whose stack(N)
+    // resolves above 1 is exported with stack(1) (and says so); the default is exported as is.
+    let sm90 = mra_codegen::arch::find("sm_90").unwrap();
+    let stacked = levels::find("fused-pipe").unwrap().with_config(&mra_codegen::tune::parse_config("stack=2").unwrap()).unwrap();
+    let e = mra_codegen::export::entry_for(&stacked, 10, sm90, DType::F64, "-l fused-pipe".into()).unwrap();
+    assert!(matches!(e.kernel.plan.body, mra_codegen::plan::Body::Transform(tp) if tp.stack == 1), "{:?}", e.kernel.plan.body);
+    assert!(!e.kernel.source.contains("STACK") && e.reason.contains("stack(1)"), "{}", e.reason);
+    let plain = mra_codegen::export::entry_for(&levels::find("fused-pipe").unwrap(), 10, sm90, DType::F64, "default".into()).unwrap();
+    assert_eq!(plain.reason, "default");
+    // Too wide for shared memory: K = 20 with two tensors (2 · 20 · 800 · 8 B > 227 KB).
+    let e = with("stack=2,buffers=2,persistent=0", 20).unwrap_err().to_string();
+    assert!(e.contains("constraint") || e.contains("shared memory"), "{e}");
+}
+
 /// `fma_tail(1)`: the instructions cover the whole column fragments (NP = 8·floor(K/8) on
 /// sm_90's m16n8), the K mod 8 columns after them come from FMA with the lane's column of B in
 /// registers. Refused in one line where there is no tail, no whole fragment, or a pass shape it

@@ -167,6 +167,41 @@ fn odd_k_fused_pipe_stores_its_intermediates_as_16_byte_pairs() {
     }
 }
 
+/// `stack(N)` (fused-pipe, N = 2..4) compiles with NVRTC for sm_80 and sm_90 wherever it plans,
+/// without spilling up to K = 16: cp.async staging (odd K, sm_80), bulk copies (even K on sm_90),
+/// align_runs (K = 15), pair_rows (K = 12). Where the column pairs are 16-byte aligned (even K, or
+/// align_runs at odd K) its shared stores are 16-byte STS.128 only, as unstacked: nvcc once split
+/// them into STS.64 pairs (NOTES.md run 83), which this guards against for NVRTC's build.
+#[test]
+#[ignore = "needs NVRTC and nvdisasm (run with --include-ignored; .ci/run does)"]
+fn every_stack_width_compiles_without_spills_and_stores_16_byte_pairs() {
+    let Some(nvrtc) = require("NVRTC (libnvrtc)", Nvrtc::load()) else { return };
+    let Some(tool) = require("nvdisasm", nvdisasm()) else { return };
+    let cache = KernelCache::disabled();
+    let pipe = levels::find("fused-pipe").unwrap();
+    let mut compiled = 0;
+    for arch_name in ["sm_80", "sm_90"] {
+        let arch = arch::find(arch_name).unwrap();
+        for k in [3u32, 6, 7, 10, 12, 15, 16] {
+            for n in 2..=4u32 {
+                let s = pipe.with_config(&[("stack".to_string(), n)].into_iter().collect()).unwrap();
+                let Ok(kernel) = mra_codegen::generate(&s, Request { k, arch, dtype: DType::F64 }) else { continue };
+                let what = format!("stack({n}) K={k} {arch_name}");
+                assert!(kernel.source.contains(&format!("constexpr int STACK = {n};")), "{what}");
+                let out = nvrtc.compile(&kernel.source, &kernel.entry, arch_name, &cache).unwrap_or_else(|e| panic!("{what}: {e}"));
+                let r = out.resources.expect("ptxas report in the NVRTC log");
+                assert!(!r.spills() && r.stack_frame_bytes == 0, "{what} spills: {r:?}");
+                if k % 2 == 0 || k == 15 {
+                    let (wide, narrow, other) = shared_stores(&tool, &out.cubin, &format!("stack{n}-k{k}-{arch_name}"));
+                    assert!(wide > 0 && narrow == 0 && other == 0, "{what}: STS.128 {wide}, STS.64 {narrow}, other {other}");
+                }
+                compiled += 1;
+            }
+        }
+    }
+    assert!(compiled >= 30, "too few stacked kernels compiled: {compiled}");
+}
+
 /// `pair_rows(1)` at even K: in the SASS, a lane's A fragment is one 16-byte LDS.128 per k-step
 /// (none with pair_rows(0), whose A registers are two 8-byte LDS.64), the 8-byte loads drop by
 /// at least the A fragments' share, and nothing spills: fused-pipe at K = 10, 12, 16, 20, 24 and

@@ -77,6 +77,7 @@ pub enum ExportError {
 /// The kernel for `k` at `level` (exactly that level: an error says why it cannot).
 pub fn entry_for(level: &Schedule, k: u32, arch: &'static Arch, dtype: DType, reason: String) -> Result<Entry, ExportError> {
     let one = one_tensor_per_pass(level, Request { k, arch, dtype });
+    let reason = if one.is_some() { format!("{reason}; stack(1): transform_block is one tensor per call") } else { reason };
     let level = one.as_ref().unwrap_or(level);
     let kernel = emit::generate(level, Request { k, arch, dtype }).map_err(|source| ExportError::Plan { k, source })?;
     let what = match kernel.plan.body {
