@@ -548,8 +548,7 @@ impl Emitter<'_> {
             Some(SlicePass::First) => "(*mra_cluster_map_rw(&out[(b0 + i / K) * SLICE_STRIDE + (i % K) * CL + j % CL], j / CL))",
             // Row (c, x) = (i / CL, i % CL), column y = j: row c, column (x, y) of T2.
             Some(SlicePass::Second) => "out[(i / CL) * SLICE_STRIDE + (i % CL) * K + j]",
-            // stack(N): row i = t·K² + x·K + y of tensor t goes to row x, column t·K² + y·K + j;
-            // where each of the lane's rows starts (at[r]) is computed once per tile.
+            // (stack(N)'s shared outputs are placed by the store block of `store_tile`.)
             _ if v.out_runs => "out[(i / K) * W_STRIDE + (i % K) * KR + j]",
             _ if v.out_shared => "out[(i / K) * W_STRIDE + (i % K) * K + j]",
             _ => "out[i * K + j]",
@@ -998,14 +997,14 @@ impl Emitter<'_> {
     }
 }
 
-/// Whether a pass's input rows allow 16-byte loads of two adjacent elements at even offsets
-/// (the FMA tail's row pairs): a shared input of plain runs with an even row stride, at even K.
 /// `stack(N)`'s last pass, into C: it stores the rows of the tensors the group has, which
 /// the caller passes (`rows`, a multiple of K²).
 fn stacked_to_global(tp: &TransformPlan, v: Variant) -> bool {
     tp.stack > 1 && v.slice.is_none() && !v.out_shared
 }
 
+/// Whether a pass's input rows allow 16-byte loads of two adjacent elements at even offsets
+/// (the FMA tail's row pairs): a shared input of plain runs with an even row stride, at even K.
 fn in_stride_even_rows(tp: &TransformPlan, v: Variant, k: u32, rows: u32) -> bool {
     v.in_shared && !v.in_runs && v.slice.is_none() && k % 2 == 0 && rows % 2 == 0 && tp.shared_row_elems(k) % 2 == 0
 }
