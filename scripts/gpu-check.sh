@@ -5,6 +5,8 @@
 # Environment: OUT (where logs and results.json go, default ./gpu-check-out),
 #   MRA_COMMIT (commit the binary was built from; default: what its --version says), KS (bench K list), LEVELS, TASKS, VALIDATE_KS, VALIDATE_NS,
 #   STREAM_DATA (shared: the seed's harness, the default; private: an A and a C per stream, see README "Whose floor").
+# A level listed in LEVELS that the planner refuses at a K of KS on this GPU (e.g. fused-cluster below
+# K = 13) is not run: cannot-run.txt and results.json "cannot_run" give the reason; it fails nothing.
 set -uo pipefail
 BIN=${1:-target/release/mra-bench}
 OUT=${OUT:-gpu-check-out}
@@ -46,8 +48,16 @@ grep '"pass":false' "$OUT/validate.jsonl" && status=1
 
 echo "== bench K in {$KS}, levels {$LEVELS}, N=2048, -n $TASKS, --stream-data $STREAM_DATA"
 : > "$OUT/bench.jsonl"
+: > "$OUT/cannot-run.txt"
+# A level asked for at a K (or on a GPU) it cannot run at is planned first, offline for this GPU's
+# arch, and left out with the planner's one-line reason: a "-" in the table, not a failed check.
+ARCH=sm_$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1 | tr -d ' .')
 for K in $KS; do
   for L in copy $LEVELS; do
+    if [ "$ARCH" != sm_ ] && ! "$BIN" -K "$K" -l "$L" --emit-src --arch "$ARCH" > /dev/null 2> "$OUT/plan.err"; then
+      echo "cannot run: -K $K -l $L on $ARCH: $(sed 's/^mra-bench: error: //' "$OUT/plan.err")" | tee -a "$OUT/cannot-run.txt"
+      continue
+    fi
     "$BIN" -K "$K" -N 2048 -n "$TASKS" -r 5 -l "$L" --stream-data "$STREAM_DATA" --json >> "$OUT/bench.jsonl" 2>> "$OUT/bench.err" || { echo "FAILED: -K $K -l $L"; tail -n 2 "$OUT/bench.err"; status=1; }
   done
 done
@@ -74,7 +84,9 @@ doc = {"device": device, "device_info": open(f"{out}/device.txt").read().strip()
                    "stream_data": rows[0]["stream_data"] if rows else os.environ.get("STREAM_DATA", "shared")},
        "validation": {"cases": len(val), "failed": sum(not v["pass"] for v in val),
                       "worst_rel_err": max((v["max_rel_err"] for v in val if v["level"] != "copy"), default=None)},
-       "bench": summary, "reps": rows}
+       "bench": summary, "reps": rows,
+       # (K, level) pairs asked for that the planner refused for this GPU, with its reason
+       "cannot_run": [l.strip() for l in open(f"{out}/cannot-run.txt") if l.strip()]}
 json.dump(doc, open(f"{out}/results.json", "w"), indent=1)
 levels = sorted({s["level"] for s in summary})
 ks = sorted({s["K"] for s in summary})
@@ -87,5 +99,7 @@ for k in ks:
         cells.append(f"{s['us_per_task']:>12.1f} ({s['fraction_of_floor']:.3f})" if s else f"{'-':>22}")
     print(f"{k:<5}" + "".join(f"{c:>22}" for c in cells))
 print(f"validation: {doc['validation']}")
+if doc["cannot_run"]:
+    print(f"not run (the planner's refusals, in cannot-run.txt): {len(doc['cannot_run'])}")
 PY
 exit $status
