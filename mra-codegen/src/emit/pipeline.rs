@@ -55,31 +55,25 @@ impl Emitter<'_> {
 
     /// `bulk_copy(1)`: warp 0 starts the copy of the tensor at `src` into buffer `dst`, one
     /// bulk copy per row, on mbarrier `bar` (after the barrier that freed `dst`: the fence orders
-    /// the block's generic accesses of it before the copies' writes).
+    /// the block's generic accesses of it before the copies' writes). With `stack(N)`: the `cnt`
+    /// tensors of a group, one bulk copy per tensor and row (tensor t's row r at r · W_STRIDE + t · K2).
     fn bulk_tensor_stage(&self, tp: &TransformPlan, src: &str, dst: &str, bar: &str) -> String {
-        if tp.stack > 1 {
-            return self.bulk_group_stage(src, dst, bar);
-        }
+        let row = format!("(unsigned)(K2 * sizeof(*{src})), {bar});");
+        let (tensors, copies) = if tp.stack > 1 {
+            (
+                "cnt * K3",
+                format!(
+                    "    for (int e = lane; e < cnt * K; e += LANES) {{\n        const int t = e / K, r = e % K;  // tensor t of the group, row r\n        mra_bulk_copy({dst} + r * W_STRIDE + t * K2, {src} + (long long)t * K3 + (long long)r * K2, {row}\n    }}\n"
+                ),
+            )
+        } else {
+            ("K3", format!("    for (int r = lane; r < K; r += LANES) mra_bulk_copy({dst} + r * W_STRIDE, {src} + (long long)r * K2, {row}\n"))
+        };
         let mut s = "if (wave == 0) {\n".to_string();
         s += "    mra_fence_proxy_async();\n";
-        s += &format!("    if (lane == 0) mra_mbar_expect({bar}, (unsigned)(K3 * sizeof(*{src})));\n");
+        s += &format!("    if (lane == 0) mra_mbar_expect({bar}, (unsigned)({tensors} * sizeof(*{src})));\n");
         s += "    __syncwarp();\n";
-        s += &format!("    for (int r = lane; r < K; r += LANES) mra_bulk_copy({dst} + r * W_STRIDE, {src} + (long long)r * K2, (unsigned)(K2 * sizeof(*{src})), {bar});\n");
-        s += "}\n";
-        s
-    }
-
-    /// `bulk_copy(1)` with `stack(N)`: the `cnt` tensors of a group from `src` into the slots
-    /// of buffer `dst`, one bulk copy per tensor and row (tensor t's row r at r · W_STRIDE + t · K2).
-    fn bulk_group_stage(&self, src: &str, dst: &str, bar: &str) -> String {
-        let mut s = "if (wave == 0) {\n".to_string();
-        s += "    mra_fence_proxy_async();\n";
-        s += &format!("    if (lane == 0) mra_mbar_expect({bar}, (unsigned)(cnt * K3 * sizeof(*{src})));\n");
-        s += "    __syncwarp();\n";
-        s += "    for (int e = lane; e < cnt * K; e += LANES) {\n";
-        s += "        const int t = e / K, r = e % K;  // tensor t of the group, row r\n";
-        s += &format!("        mra_bulk_copy({dst} + r * W_STRIDE + t * K2, {src} + (long long)t * K3 + (long long)r * K2, (unsigned)(K2 * sizeof(*{src})), {bar});\n");
-        s += "    }\n";
+        s += &copies;
         s += "}\n";
         s
     }

@@ -129,13 +129,12 @@ impl Emitter<'_> {
                 self.w.line(format!("{note}: off: every column in fragments"));
             }
         }
+        let note = self.step_comment(|s| matches!(s, Step::Stack(_)));
         if tp.stack > 1 {
-            let note = self.step_comment(|s| matches!(s, Step::Stack(_)));
             self.w.line(format!("constexpr int STACK = {};  {note}: tensors side by side in every pass's rows", tp.stack));
             self.w.line("constexpr int ROWS = STACK * K2;  // rows of one pass: tensor t's row i is row t * K2 + i");
             self.w.line("constexpr int ROW_TILES = (ROWS + FM - 1) / FM;");
         } else {
-            let note = self.step_comment(|s| matches!(s, Step::Stack(_)));
             if !note.is_empty() {
                 self.w.line(format!("{note}: one tensor per pass"));
             }
