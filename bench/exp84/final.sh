@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Run 85 / final check: validate fused where its default changed (K = 9-14, now 128 threads) and every
+# Run 85 / final check: validate fused where its default changed (K = 9-14: 128 threads; K >= 20: 512) and every
 # level at a spread of K, then the issue's sweep (every level, K 6-32, no tuning database) and the
 # README main job. On the device, from the repository root:  OUT=... bash bench/exp84/final.sh
 set -uo pipefail
@@ -10,7 +10,9 @@ $B --version > "$O/version.txt" 2>&1
 export MRA_KERNEL_CACHE=$(mktemp -d)
 export MRA_TUNING_DB=$(mktemp -d)/tuning.json   # empty: every level at its schedule's defaults
 date -u +%FT%TZ > "$O/start.txt"
-$B validate -l fused -K 9,10,11,12,13,14 -N 1,3,2047 > "$O/validate-fused.txt" 2>&1; echo "exit $?" >> "$O/validate-fused.txt"
+$B validate -l fused -K ${FUSED_KS:-9,10,11,12,13,14,20,21,24} -N 1,3,2047 > "$O/validate-fused.txt" 2>&1; echo "exit $?" >> "$O/validate-fused.txt"
+# compute-sanitizer over fused at a K of each default thread count (128, 256, 512)
+for K in 12 16 20; do compute-sanitizer --tool memcheck $B validate -l fused -K $K -N 3 > "$O/memcheck-fused-k$K.txt" 2>&1; echo "K=$K exit $? $(grep -h "ERROR SUMMARY" "$O/memcheck-fused-k$K.txt")"; done
 $B validate -l all -K ${VKS:-7,10,12,13,16,20,25,32} -N 3,2047 --json > "$O/validate.jsonl" 2> "$O/validate.err"; echo "exit $?" >> "$O/validate.err"
 tail -n 2 "$O/validate-fused.txt" "$O/validate.err"
 s=$(date +%s)
