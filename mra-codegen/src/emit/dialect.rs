@@ -117,8 +117,11 @@ impl Dialect for Cuda {
             // Above 256 threads the compiler's own ceiling of 255 registers a thread no longer
             // fits one block in the SM's 65536, and ptxas, told nothing, may take more than a
             // block can have: a kernel that compiles and never launches (fused at K = 23 on
-            // sm_90: 130 registers at 512 threads). One block per SM is what such a kernel asks.
-            None if threads * 255 > REGISTERS_PER_SM => Some(format!("__launch_bounds__({threads}, 1)")),
+            // sm_90: 130 registers at 512 threads). `__maxnreg__` caps the registers at what one
+            // block may have (whole multiples of 8, the allocation unit) and nothing else:
+            // `__launch_bounds__(THREADS, 1)` did too, but changed ptxas's choices where the cap
+            // does not bind (fused-cluster K = 28: local-memory loads, +46%; NOTES.md run 87).
+            None if threads * 255 > REGISTERS_PER_SM => Some(format!("__maxnreg__({})", REGISTERS_PER_SM / threads / 8 * 8)),
             None => None,
         }
     }
