@@ -165,10 +165,7 @@ impl Emitter<'_> {
                 Step::LaunchBounds { .. } => {
                     let what = match self.plan.min_blocks {
                         Some(m) => format!("at least {m} blocks per multiprocessor (attribute on the kernel)"),
-                        None => match self.d.launch_bounds(self.plan.threads, None, self.plan.request.arch) {
-                            Some(attr) => format!("1 block per multiprocessor: {attr} on the kernel"),
-                            None => "1 block per multiprocessor: no attribute, the compiler's default".into(),
-                        },
+                        None => "1 block per multiprocessor: no attribute, the compiler's default".into(),
                     };
                     self.w.line(format!("// [{}:{}] {}: {what}", short_file(&self.s.file), s.line, s.item));
                 }

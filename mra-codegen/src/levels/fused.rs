@@ -3,20 +3,20 @@ mra_dsl::schedule! {
     /// of A (staged whole, coalesced) and one write of C. Matrix cores, B fragments in registers.
     /// Shared memory holds 2·K³ values, so K is bounded by the arch's limit (K ≤ 24 in f64 on
     /// sm_90, K ≤ 15 on AMD's 64 KiB LDS). The shared rows are padded by 4 so fragment loads
-    /// spread over the banks. Threads (NVIDIA): 128 at K = 9-14, where shared memory holds many
-    /// blocks of this size; 512 where only one block fits an SM (K ≥ 20 in f64 on sm_90); 256
-    /// between, at K ≤ 8 and on AMD. `tune` on H100s (NOTES.md run 84) put 128 first at K = 10-14
-    /// (K = 11-13: -11..-17%: smaller blocks mean more of them per SM, each with its own barriers),
-    /// 256 at K = 16 (128: +7%) and 17 (128 within 1%, 512 +39%), 512 at K = 20 and 24 (-15%: one
-    /// block of 8 warps leaves the SM idle at every barrier), a tie at K = 8; an H200's tune
-    /// (a27a50e) agreed at K = 10, 12, 20 and 24. "One block fits" is two buffers at the default
-    /// pad of 4 over half the arch's shared memory.
-    /// sm_80/86/89 take the same rule unmeasured; AMD (64 KiB LDS: two blocks per CU at K = 12
+    /// spread over the banks. Threads: 128 at K = 9-14 on NVIDIA, where shared memory holds many
+    /// blocks of this size; 256 elsewhere and on AMD. `tune` on H100s (NOTES.md run 84) put 128
+    /// first at K = 10-14 (K = 11-13: -11..-17%: smaller blocks mean more of them per SM, each
+    /// with its own barriers), 256 at K = 16 (128: +7%) and 17, a tie at K = 8; an H200's tune
+    /// (a27a50e) agreed at K = 10 and 12. At K = 20 and 24 both GPUs' tunes put 512 first (-15%),
+    /// but not as the default: with one block per SM and no register cap, ptxas took 130
+    /// registers at K = 23, more than a block of 512 threads may have (runs 86-87), and the cap
+    /// that fixes it changes the code of every level above 256 threads, not yet measured.
+    /// sm_80/86/89 take the NVIDIA rule unmeasured; AMD (64 KiB LDS: two blocks per CU at K = 12
     /// whatever the block size) keeps 256, unmeasured either way.
     /// Tunable (`mra-bench tune`): threads, the shared-row pad, the k-loop unrolling and a
     /// minimum of resident blocks per SM/CU, which must all fit in shared memory.
     level fused "fused" {
-        threads(tune([128, 256, 512], default = if shared <= 65536 { 256 } else if K <= 8 { 256 } else if K <= 14 { 128 } else if 4 * K * (K * K + 4) * bytes > shared { 512 } else { 256 }));
+        threads(tune([128, 256, 512], default = if shared <= 65536 { 256 } else if K <= 8 { 256 } else if K <= 14 { 128 } else { 256 }));
         launch_bounds(min_blocks = tune([1, 2], default = 1));
         bind(warps, tiles);
         tensorize(mma);
