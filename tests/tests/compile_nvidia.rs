@@ -1,5 +1,6 @@
-//! Every (level, K, dtype) lowers and compiles with NVRTC for sm_80 and sm_90, and the
-//! register-blocked and fused levels do not spill up to K = 16 (ptxas resource report).
+//! Every (level, K, dtype) lowers and compiles with NVRTC for sm_80 and sm_90, one block of each
+//! fits an SM, and the register-blocked and fused levels do not spill up to K = 16 (ptxas
+//! resource report).
 
 use mra_codegen::{arch, levels, DType, Request};
 use mra_runtime::cuda::nvrtc::Nvrtc;

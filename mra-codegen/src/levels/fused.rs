@@ -9,8 +9,10 @@ mra_dsl::schedule! {
     /// with its own barriers), 256 at K = 16 (128: +7%) and 17, a tie at K = 8; an H200's tune
     /// (a27a50e) agreed at K = 10 and 12. At K = 20 and 24 both GPUs' tunes put 512 first (-15%),
     /// but not as the default: with one block per SM and no register cap, ptxas took 130
-    /// registers at K = 23, more than a block of 512 threads may have (runs 86-87), and the cap
-    /// that fixes it changes the code of every level above 256 threads, not yet measured.
+    /// registers at K = 23, more than a block of 512 threads may have (runs 86-87), and the
+    /// register caps that fix it also change the code of the other default kernels above 256
+    /// threads (fused-pipe K ≥ 20, fused-cluster): one cost fused-cluster K = 28 46%, the other
+    /// is not yet measured.
     /// sm_80/86/89 take the NVIDIA rule unmeasured; AMD (64 KiB LDS: two blocks per CU at K = 12
     /// whatever the block size) keeps 256, unmeasured either way.
     /// Tunable (`mra-bench tune`): threads, the shared-row pad, the k-loop unrolling and a
