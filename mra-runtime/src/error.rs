@@ -25,6 +25,8 @@ pub enum RuntimeError {
     Cache { path: PathBuf, source: std::io::Error },
     #[error(transparent)]
     Plan(#[from] mra_codegen::PlanError),
+    #[error("{what}: no block of {threads} threads fits a multiprocessor ({resources}), so every launch would fail; a configuration with fewer threads or less shared memory runs (`mra-bench tune` tries them)")]
+    BlockDoesNotFit { what: String, threads: u32, resources: String },
     #[error("{0}")]
     Invalid(String),
 }

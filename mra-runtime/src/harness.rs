@@ -311,6 +311,9 @@ impl<B: Backend> Session<B> {
             (None, None)
         } else {
             let compiled = self.gpu.compile(&self.compiler, &kernel.source, &kernel.entry, &self.cache)?;
+            if let Some(r) = B::resources(&compiled) {
+                crate::residency::check_one_block_fits(self.gpu.arch(), &r, &kernel.plan, &format!("{} at K={k} ({dtype})", kernel.level))?;
+            }
             let dynamic = if kernel.plan.dynamic_shared { kernel.plan.shared_bytes } else { 0 };
             let function = self.gpu.load(&compiled, &kernel.entry, dynamic)?;
             (Some(compiled), Some(function))

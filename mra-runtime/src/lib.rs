@@ -14,6 +14,7 @@ pub mod hip;
 pub mod process;
 pub mod reference;
 pub mod replace_file;
+pub mod residency;
 pub mod transformer;
 pub mod tuned;
 pub mod scratch;

@@ -71,7 +71,7 @@ impl<'a, B: Backend> GpuEvaluator<'a, B> {
             }
             let plan = &p.kernel.plan;
             let dynamic = if plan.dynamic_shared { plan.shared_bytes } else { 0 };
-            match blocks_per_multiprocessor(arch, &r, plan.threads, r.shared_bytes + dynamic) {
+            match crate::residency::blocks_per_multiprocessor(arch, &r, plan.threads, r.shared_bytes + dynamic) {
                 Some(0) => return Ok(Outcome::Rejected { why: format!("no block of {} threads fits on a multiprocessor ({} registers)", plan.threads, r.registers) }),
                 Some(b) if plan.min_blocks.is_some_and(|m| b < m) => {
                     return Ok(Outcome::Rejected { why: format!("launch_bounds asks {} blocks per multiprocessor, resources allow {b}", plan.min_blocks.unwrap_or(0)) })
@@ -104,17 +104,6 @@ impl<'a, B: Backend> GpuEvaluator<'a, B> {
             sm_clock,
             host_bound_reps,
         })
-    }
-}
-
-/// Resident blocks per SM/CU from the arch's occupancy tables (`None`: no table for the arch).
-fn blocks_per_multiprocessor(arch: &mra_codegen::Arch, r: &crate::backend::Resources, threads: u32, shared_bytes: u32) -> Option<u32> {
-    match arch.vendor {
-        mra_codegen::Vendor::Nvidia => crate::cuda::occupancy::limits(arch.name).map(|l| l.occupancy(r.registers, shared_bytes, threads).blocks_per_sm),
-        mra_codegen::Vendor::Amd => crate::hip::occupancy::limits(arch.name).map(|l| {
-            let use_ = crate::hip::occupancy::KernelUse { vgprs: r.registers, sgprs: r.scalar_registers, lds_bytes: shared_bytes, workgroup_size: threads };
-            l.occupancy(use_).workgroups_per_cu
-        }),
     }
 }
 

@@ -1,0 +1,87 @@
+//! Whether a compiled kernel's blocks fit a multiprocessor at all, from the compiler's resource
+//! report and the arch's occupancy tables (the same tables `--compile-only` and `tune` use).
+//! A kernel none of whose blocks fits compiles and loads, and then every launch fails with the
+//! driver's bare CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES (fused at K = 23 with 512 threads and 130
+//! registers on an H100, NOTES.md run 87); [`check_one_block_fits`] says why before that.
+
+use crate::backend::Resources;
+use crate::error::{Result, RuntimeError};
+use mra_codegen::{Arch, Plan, Vendor};
+
+/// Resident blocks per SM/CU from the arch's occupancy tables (`None`: no table for the arch).
+pub fn blocks_per_multiprocessor(arch: &Arch, r: &Resources, threads: u32, shared_bytes: u32) -> Option<u32> {
+    match arch.vendor {
+        Vendor::Nvidia => crate::cuda::occupancy::limits(arch.name).map(|l| l.occupancy(r.registers, shared_bytes, threads).blocks_per_sm),
+        Vendor::Amd => crate::hip::occupancy::limits(arch.name).map(|l| {
+            let use_ = crate::hip::occupancy::KernelUse { vgprs: r.registers, sgprs: r.scalar_registers, lds_bytes: shared_bytes, workgroup_size: threads };
+            l.occupancy(use_).workgroups_per_cu
+        }),
+    }
+}
+
+/// An error naming `what` (the level, K and dtype) when not one block of the planned kernel fits
+/// a multiprocessor of `arch` with resources `r` (registers a thread, static shared memory, plus
+/// the plan's dynamic shared memory); Ok where it fits or where the arch has no table.
+pub fn check_one_block_fits(arch: &Arch, r: &Resources, plan: &Plan, what: &str) -> Result<()> {
+    let dynamic = if plan.dynamic_shared { plan.shared_bytes } else { 0 };
+    if blocks_per_multiprocessor(arch, r, plan.threads, r.shared_bytes + dynamic) != Some(0) {
+        return Ok(());
+    }
+    let shared = match dynamic {
+        0 => format!("{} B of shared memory", r.shared_bytes),
+        d => format!("{} B of shared memory ({d} B dynamic)", r.shared_bytes + d),
+    };
+    Err(RuntimeError::BlockDoesNotFit { what: format!("{what} on {}", arch.name), threads: plan.threads, resources: format!("{} registers a thread, {shared}", r.registers) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mra_codegen::{arch, levels, DType, Request};
+
+    fn plan(level: &str, k: u32, arch_name: &str) -> Plan {
+        mra_codegen::generate(&levels::find(level).unwrap(), Request { k, arch: arch::find(arch_name).unwrap(), dtype: DType::F64 }).unwrap().plan
+    }
+
+    fn with_threads(mut p: Plan, threads: u32) -> Plan {
+        p.threads = threads;
+        p
+    }
+
+    fn res(registers: u32, shared_bytes: u32) -> Resources {
+        Resources { registers, spill_bytes: 0, shared_bytes, scalar_registers: 0 }
+    }
+
+    #[test]
+    fn a_block_whose_registers_exceed_the_sm_is_refused_in_one_line() {
+        // Measured on an H100 (run 87): fused K = 23, 512 threads, 130 registers a thread did not
+        // launch (CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES); with 128 (fused K = 24) it ran. By the CUDA
+        // occupancy rule: 16 warps x ceil(130 * 32 / 256) * 256 = 69632 > 65536; 128 gives 65536.
+        let sm90 = arch::find("sm_90").unwrap();
+        let p = with_threads(plan("fused", 23, "sm_90"), 512);
+        let shared = if p.dynamic_shared { 0 } else { p.shared_bytes };
+        let e = check_one_block_fits(sm90, &res(130, shared), &p, "fused at K=23 (f64)").unwrap_err().to_string();
+        assert!(!e.contains('\n'), "{e}");
+        assert!(e.starts_with("fused at K=23 (f64) on sm_90: no block of 512 threads fits a multiprocessor (130 registers a thread, "), "{e}");
+        assert!(e.contains("mra-bench tune"), "{e}");
+        assert!(check_one_block_fits(sm90, &res(128, shared), &p, "fused").is_ok());
+        // 256 threads never run out of registers (255 x 256 = 65280).
+        assert!(check_one_block_fits(sm90, &res(255, 0), &with_threads(plan("L3", 16, "sm_90"), 256), "L3").is_ok());
+    }
+
+    #[test]
+    fn a_block_whose_shared_memory_exceeds_the_sm_is_refused() {
+        // sm_80 gives a block at most 163 KiB of shared memory (CUDA programming guide, compute
+        // capability 8.0): 166912 B fits, one byte more does not.
+        let sm80 = arch::find("sm_80").unwrap();
+        let p = plan("L3", 16, "sm_80");
+        assert!(check_one_block_fits(sm80, &res(32, 166912), &p, "L3").is_ok());
+        let e = check_one_block_fits(sm80, &res(32, 166913), &p, "L3 at K=16 (f64)").unwrap_err().to_string();
+        assert!(e.contains("166913 B of shared memory"), "{e}");
+        // AMD: a workgroup needs at most the CU's 64 KiB of LDS.
+        let gfx90a = arch::find("gfx90a").unwrap();
+        let p = plan("L3", 16, "gfx90a");
+        assert!(check_one_block_fits(gfx90a, &res(32, 65536), &p, "L3").is_ok());
+        assert!(check_one_block_fits(gfx90a, &res(32, 65537), &p, "L3").is_err());
+    }
+}
