@@ -56,6 +56,8 @@ impl<'a, B: Backend> GpuEvaluator<'a, B> {
         let schedule = self.schedule.with_config(config).map_err(|e| crate::RuntimeError::Invalid(e.to_string()))?;
         let p = match self.session.prepare(&schedule, self.k, self.dtype) {
             Ok(p) => p,
+            // prepare checks that one block fits (the occupancy tables used below).
+            Err(e @ crate::RuntimeError::BlockDoesNotFit { .. }) => return Ok(Outcome::Rejected { why: super::brief(&e.to_string()) }),
             Err(e) => return Ok(Outcome::Rejected { why: format!("does not compile or load: {}", super::brief(&e.to_string())) }),
         };
         let resources = p.compiled.as_ref().and_then(B::resources);
@@ -72,7 +74,6 @@ impl<'a, B: Backend> GpuEvaluator<'a, B> {
             let plan = &p.kernel.plan;
             let dynamic = if plan.dynamic_shared { plan.shared_bytes } else { 0 };
             match crate::residency::blocks_per_multiprocessor(arch, &r, plan.threads, r.shared_bytes + dynamic) {
-                Some(0) => return Ok(Outcome::Rejected { why: format!("no block of {} threads fits on a multiprocessor ({} registers)", plan.threads, r.registers) }),
                 Some(b) if plan.min_blocks.is_some_and(|m| b < m) => {
                     return Ok(Outcome::Rejected { why: format!("launch_bounds asks {} blocks per multiprocessor, resources allow {b}", plan.min_blocks.unwrap_or(0)) })
                 }
