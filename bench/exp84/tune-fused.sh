@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Run 84, call 3: `fused` exhaustively at more K on this GPU (its default of 256 threads lost to 128 at
 # K = 10 and 12 in call 2), into the database of call 2 if given as DB. From the repository root:
-#   OUT=... [DB=bench/results/.../tune-db.json] bash bench/exp84/tune-fused.sh
+#   OUT=... [DB=bench/results/2026-11-25-h100-1ad6454-run84/tune/tune-db.json] bash bench/exp84/tune-fused.sh
+# (run 84 call 3 started from that database, call 2's)
 set -uo pipefail
 O=$OUT/tune-fused; mkdir -p "$O"
 B=target/release/mra-bench

@@ -8,8 +8,12 @@ use crate::backend::Resources;
 use crate::error::{Result, RuntimeError};
 use mra_codegen::{Arch, Plan, Vendor};
 
-/// Resident blocks per SM/CU from the arch's occupancy tables (`None`: no table for the arch).
-pub fn blocks_per_multiprocessor(arch: &Arch, r: &Resources, threads: u32, shared_bytes: u32) -> Option<u32> {
+/// Resident blocks per SM/CU of the planned kernel with resources `r` (registers a thread, static
+/// shared memory; the plan adds its dynamic shared memory and gives the block size), from the
+/// arch's occupancy tables (`None`: no table for the arch).
+pub fn blocks_per_multiprocessor(arch: &Arch, r: &Resources, plan: &Plan) -> Option<u32> {
+    let threads = plan.threads;
+    let shared_bytes = r.shared_bytes + if plan.dynamic_shared { plan.shared_bytes } else { 0 };
     match arch.vendor {
         Vendor::Nvidia => crate::cuda::occupancy::limits(arch.name).map(|l| l.occupancy(r.registers, shared_bytes, threads).blocks_per_sm),
         Vendor::Amd => crate::hip::occupancy::limits(arch.name).map(|l| {
@@ -23,10 +27,10 @@ pub fn blocks_per_multiprocessor(arch: &Arch, r: &Resources, threads: u32, share
 /// a multiprocessor of `arch` with resources `r` (registers a thread, static shared memory, plus
 /// the plan's dynamic shared memory); Ok where it fits or where the arch has no table.
 pub fn check_one_block_fits(arch: &Arch, r: &Resources, plan: &Plan, what: &str) -> Result<()> {
-    let dynamic = if plan.dynamic_shared { plan.shared_bytes } else { 0 };
-    if blocks_per_multiprocessor(arch, r, plan.threads, r.shared_bytes + dynamic) != Some(0) {
+    if blocks_per_multiprocessor(arch, r, plan) != Some(0) {
         return Ok(());
     }
+    let dynamic = if plan.dynamic_shared { plan.shared_bytes } else { 0 };
     let shared = match dynamic {
         0 => format!("{} B of shared memory", r.shared_bytes),
         d => format!("{} B of shared memory ({d} B dynamic)", r.shared_bytes + d),

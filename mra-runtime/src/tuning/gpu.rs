@@ -71,13 +71,12 @@ impl<'a, B: Backend> GpuEvaluator<'a, B> {
             if r.shared_bytes > arch.shared_bytes_max {
                 return Ok(Outcome::Rejected { why: format!("{} B shared memory per block, {} allows {}", r.shared_bytes, arch.name, arch.shared_bytes_max) });
             }
+            // (prepare has refused a kernel of which no block fits.)
             let plan = &p.kernel.plan;
-            let dynamic = if plan.dynamic_shared { plan.shared_bytes } else { 0 };
-            match crate::residency::blocks_per_multiprocessor(arch, &r, plan.threads, r.shared_bytes + dynamic) {
-                Some(b) if plan.min_blocks.is_some_and(|m| b < m) => {
-                    return Ok(Outcome::Rejected { why: format!("launch_bounds asks {} blocks per multiprocessor, resources allow {b}", plan.min_blocks.unwrap_or(0)) })
+            if let (Some(m), Some(b)) = (plan.min_blocks, crate::residency::blocks_per_multiprocessor(arch, &r, plan)) {
+                if b < m {
+                    return Ok(Outcome::Rejected { why: format!("launch_bounds asks {m} blocks per multiprocessor, resources allow {b}") });
                 }
-                _ => {}
             }
         }
         // Validation first, on its own small odd-N buffers.
