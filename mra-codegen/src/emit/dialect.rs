@@ -7,6 +7,9 @@ use crate::arch::{Arch, MatrixInstr, Vendor};
 use crate::dtype::DType;
 use crate::fragment::{Fragment, StepOperands};
 
+/// 32-bit registers of one NVIDIA SM (sm_80 to sm_90), which one block's threads share at most.
+const REGISTERS_PER_SM: u32 = 65536;
+
 pub trait Dialect {
     fn vendor(&self) -> Vendor;
     /// Language name for the header comment.
@@ -109,7 +112,18 @@ impl Dialect for Cuda {
         // 65536 / (THREADS * MIN) instead: what the schedule asked for.
         // The number, not THREADS: the kernel's signature is outside the namespace of its
         // constants.
-        min_blocks.map(|m| format!("__launch_bounds__({threads}, {m})"))
+        match min_blocks {
+            Some(m) => Some(format!("__launch_bounds__({threads}, {m})")),
+            // Above 256 threads the compiler's own ceiling of 255 registers a thread no longer
+            // fits one block in the SM's 65536, and ptxas, told nothing, may take more than a
+            // block can have: a kernel that compiles and never launches (fused at K = 23 on
+            // sm_90: 130 registers at 512 threads). `__maxnreg__` caps the registers at what one
+            // block may have (whole multiples of 8, the allocation unit) and nothing else:
+            // `__launch_bounds__(THREADS, 1)` did too, but changed ptxas's choices where the cap
+            // does not bind (fused-cluster K = 28: local-memory loads, +46%; NOTES.md run 87).
+            None if threads * 255 > REGISTERS_PER_SM => Some(format!("__maxnreg__({})", REGISTERS_PER_SM / threads / 8 * 8)),
+            None => None,
+        }
     }
     fn launch_bounds_min_blocks(&self, threads: u32, min_blocks: u32, _arch: &Arch) -> Option<String> {
         Some(format!("__launch_bounds__({threads}, {min_blocks})"))
