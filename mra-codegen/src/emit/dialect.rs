@@ -9,6 +9,17 @@ use crate::fragment::{Fragment, StepOperands};
 
 /// 32-bit registers of one NVIDIA SM (sm_80 to sm_90), which one block's threads share at most.
 const REGISTERS_PER_SM: u32 = 65536;
+/// The SM's sub-partitions (warp schedulers), each with a quarter of the registers.
+const SUB_PARTITIONS: u32 = 4;
+
+/// The most registers a thread may have for one block of `threads` to launch on an NVIDIA SM,
+/// in whole multiples of 8 (a warp's registers are allocated in units of 256). The hardware
+/// checks a block as if its warps were spread evenly over the sub-partitions, so the warp count
+/// rounds up to a multiple of 4 (cuda_occupancy.h): 416 threads (13 warps) get 128, not 152.
+fn max_registers_for_one_block(threads: u32) -> u32 {
+    let warps_checked = threads.div_ceil(32).div_ceil(SUB_PARTITIONS) * SUB_PARTITIONS;
+    REGISTERS_PER_SM / (warps_checked * 32) / 8 * 8
+}
 
 pub trait Dialect {
     fn vendor(&self) -> Vendor;
@@ -121,7 +132,7 @@ impl Dialect for Cuda {
             // block may have (whole multiples of 8, the allocation unit) and nothing else:
             // `__launch_bounds__(THREADS, 1)` did too, but changed ptxas's choices where the cap
             // does not bind (fused-cluster K = 28: local-memory loads, +46%; NOTES.md run 87).
-            None if threads * 255 > REGISTERS_PER_SM => Some(format!("__maxnreg__({})", REGISTERS_PER_SM / threads / 8 * 8)),
+            None if max_registers_for_one_block(threads) < 255 => Some(format!("__maxnreg__({})", max_registers_for_one_block(threads))),
             None => None,
         }
     }

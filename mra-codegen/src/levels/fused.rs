@@ -18,7 +18,7 @@ mra_dsl::schedule! {
     /// Tunable (`mra-bench tune`): threads, the shared-row pad, the k-loop unrolling and a
     /// minimum of resident blocks per SM/CU, which must all fit in shared memory.
     level fused "fused" {
-        threads(tune([128, 256, 512], default = if shared <= 65536 { 256 } else if K <= 8 { 256 } else if K <= 14 { 128 } else { 256 }));
+        threads(tune([128, 256, 512], default = if shared <= 65536 { 256 } else if K <= 8 { 256 } else if K <= 14 { 128 } else if 4 * K * (K * K + 4) * bytes > shared { 512 } else { 256 }));
         launch_bounds(min_blocks = tune([1, 2], default = 1));
         bind(warps, tiles);
         tensorize(mma);
