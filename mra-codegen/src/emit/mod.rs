@@ -163,9 +163,13 @@ impl Emitter<'_> {
         for s in &self.s.steps {
             match &s.item {
                 Step::LaunchBounds { .. } => {
+                    let attribute = match self.kernel_bounds() {
+                        Some(b) => format!("`{b}` on the kernel"),
+                        None => "no attribute, the compiler's default".into(),
+                    };
                     let what = match self.plan.min_blocks {
-                        Some(m) => format!("at least {m} blocks per multiprocessor (attribute on the kernel)"),
-                        None => "1 block per multiprocessor: no attribute, the compiler's default".into(),
+                        Some(m) => format!("at least {m} blocks per multiprocessor ({attribute})"),
+                        None => format!("1 block per multiprocessor: {attribute}"),
                     };
                     self.w.line(format!("// [{}:{}] {}: {what}", short_file(&self.s.file), s.line, s.item));
                 }
@@ -203,9 +207,9 @@ impl Emitter<'_> {
         format!("using namespace {};", self.namespace)
     }
 
-    fn kernel_signature(&self, entry: &str) -> String {
-        let t = self.t();
-        let bounds = match self.plan.body {
+    /// The attribute that bounds the kernel's threads and registers, if any.
+    fn kernel_bounds(&self) -> Option<String> {
+        match self.plan.body {
             // In-place passes hold a wave's output tiles in registers: without a bound the
             // compiler takes more registers than a block of THREADS may have (168 at K = 20).
             // An explicit launch_bounds(min_blocks = ..) of the schedule wins.
@@ -213,8 +217,12 @@ impl Emitter<'_> {
                 self.d.launch_bounds_min_blocks(self.plan.threads, (65536 / (self.plan.threads * 128)).max(1), self.plan.request.arch)
             }
             _ => self.d.launch_bounds(self.plan.threads, self.plan.min_blocks, self.plan.request.arch),
-        };
-        let bounds = bounds.map(|b| b + " ").unwrap_or_default();
+        }
+    }
+
+    fn kernel_signature(&self, entry: &str) -> String {
+        let t = self.t();
+        let bounds = self.kernel_bounds().map(|b| b + " ").unwrap_or_default();
         let bounds = match self.plan.body {
             Body::Transform(tp) if tp.cluster > 1 => format!("__cluster_dims__({}, 1, 1) {bounds}", tp.cluster),
             _ => bounds,

@@ -4,15 +4,14 @@ mra_dsl::schedule! {
     /// Shared memory holds 2·K³ values, so K is bounded by the arch's limit (K ≤ 24 in f64 on
     /// sm_90, K ≤ 15 on AMD's 64 KiB LDS). The shared rows are padded by 4 so fragment loads
     /// spread over the banks. Threads: 128 at K = 9-14 on NVIDIA, where shared memory holds many
-    /// blocks of this size; 256 elsewhere and on AMD. `tune` on H100s (NOTES.md run 84) put 128
-    /// first at K = 10-14 (K = 11-13: -11..-17%: smaller blocks mean more of them per SM, each
-    /// with its own barriers), 256 at K = 16 (128: +7%) and 17, a tie at K = 8; an H200's tune
-    /// (a27a50e) agreed at K = 10 and 12. At K = 20 and 24 both GPUs' tunes put 512 first (-15%),
-    /// but not as the default: with one block per SM and no register cap, ptxas took 130
-    /// registers at K = 23, more than a block of 512 threads may have (runs 86-87), and the
-    /// register caps that fix it also change the code of the other default kernels above 256
-    /// threads (fused-pipe K ≥ 20, fused-cluster): one cost fused-cluster K = 28 46%, the other
-    /// is not yet measured.
+    /// blocks of this size; 512 where two blocks do not fit the SM's shared memory (K ≥ 20 in
+    /// f64 on sm_90, K ≥ 18 on sm_80); 256 elsewhere and on AMD. `tune` on H100s (NOTES.md run
+    /// 84) put 128 first at K = 10-14 (K = 11-13: -11..-17%: smaller blocks mean more of them per
+    /// SM, each with its own barriers), 256 at K = 16 (128: +7%) and 17, a tie at K = 8; an H200's
+    /// tune (a27a50e) agreed at K = 10 and 12. With one block per SM, 512 threads were faster on
+    /// both GPUs (H200, run 88: K = 20 -15%, 22 -9%, 24 -14%); they need the CUDA dialect's
+    /// register cap above 256 threads, without which ptxas took 130 registers at K = 23, more
+    /// than a block of 512 threads may have (runs 86-88).
     /// sm_80/86/89 take the NVIDIA rule unmeasured; AMD (64 KiB LDS: two blocks per CU at K = 12
     /// whatever the block size) keeps 256, unmeasured either way.
     /// Tunable (`mra-bench tune`): threads, the shared-row pad, the k-loop unrolling and a
