@@ -18,6 +18,17 @@ fn one_block_fits(registers: u32, threads: u32) -> bool {
     threads.div_ceil(32).div_ceil(4) * 4 * per_warp <= 65536
 }
 
+/// Whether a kernel does not spill, or spills only because ptxas sits at the register cap the
+/// CUDA dialect puts above 256 threads (the most for one block: 65536 / (warps rounded up to 4 ×
+/// 32), down to a multiple of 8). Without the cap such a kernel takes more registers than one
+/// block may have and never launches (fused-cluster K = 28 `pair_rows=1`: 168 at 512 threads),
+/// so at the cap a spill is the price of launching at all. Every kernel must still fit.
+fn no_spills_below_the_cap(r: &mra_runtime::cuda::nvrtc::ResourceReport, threads: u32) -> bool {
+    let cap = 65536 / (threads.div_ceil(32).div_ceil(4) * 4 * 32) / 8 * 8;
+    let clean = !r.spills() && r.stack_frame_bytes == 0;
+    one_block_fits(r.registers, threads) && (clean || (threads > 256 && r.registers == cap))
+}
+
 #[test]
 #[ignore = "needs NVRTC (run with --include-ignored; .ci/run does)"]
 fn every_level_compiles_with_nvrtc_for_sm80_and_sm90() {
@@ -127,7 +138,7 @@ fn every_cluster_configuration_compiles_for_sm90() {
             let out = nvrtc.compile(&kernel.source, &kernel.entry, "sm_90", &cache).unwrap_or_else(|e| panic!("{what}: {e}"));
             let r = out.resources.expect("ptxas report in the NVRTC log");
             if cfg.get("unroll_rows") == Some(&1) {
-                assert!(!r.spills() && r.stack_frame_bytes == 0, "{what} spills: {r:?}");
+                assert!(no_spills_below_the_cap(&r, kernel.threads()), "{what} spills or does not fit: {r:?}");
             }
             compiled += 1;
         }
@@ -245,7 +256,8 @@ fn every_stack_width_compiles_without_spills_and_stores_16_byte_pairs() {
 
 /// `pair_rows(1)` at even K: in the SASS, a lane's A fragment is one 16-byte LDS.128 per k-step
 /// (none with pair_rows(0), whose A registers are two 8-byte LDS.64), the 8-byte loads drop by
-/// at least the A fragments' share, and nothing spills: fused-pipe at K = 10, 12, 16, 20, 24 and
+/// at least the A fragments' share, and nothing spills below the register cap (fused-cluster K = 28 `pair_rows=1` spills at it;
+/// uncapped it took 168 registers and could not launch): fused-pipe at K = 10, 12, 16, 20, 24 and
 /// fused-cluster at K = 28, 29, 32 (slice passes, an even number of rows at every K). fused-pipe
 /// at odd K: the rows are permuted but a pair can be 8-byte aligned only, so no LDS.128 there.
 #[test]
@@ -265,7 +277,7 @@ fn pair_rows_loads_a_fragments_as_16_byte_pairs() {
             let r = out.resources.expect("ptxas report in the NVRTC log");
             let counts = shared_accesses(&tool, &out.cubin, &format!("{level}-k{k}-p{pair}"), "LDS");
             println!("{level} K={k} pair_rows={pair}: {} registers, LDS.128 {}, LDS.64 {}, other LDS {}", r.registers, counts.0, counts.1, counts.2);
-            assert!(!r.spills() && r.stack_frame_bytes == 0, "{level} K={k} pair_rows={pair} spills: {r:?}");
+            assert!(no_spills_below_the_cap(&r, kernel.threads()), "{level} K={k} pair_rows={pair} spills or does not fit: {r:?}");
             loads.push(counts);
         }
         let (plain, paired) = (loads[0], loads[1]);
@@ -337,7 +349,8 @@ fn fuse_k_issues_the_deep_dmmas_the_split_promises() {
 /// fragments instead of ceil(K / 8), so each pass body has that many DMMAs per k-step, and
 /// gains K · TAIL_ROWS DFMAs (a lane's rows times the contraction; TAIL_ROWS =
 /// ceil(16 / floor(32 / (K mod 8))), written here from the mapping's definition) where fma_tail(0)
-/// has none; nothing spills.
+/// has none; nothing spills below the register cap (K = 20, 416 threads: 124 registers uncapped, 128 and a
+/// spill with the cap).
 #[test]
 #[ignore = "needs NVRTC and nvdisasm (run with --include-ignored; .ci/run does)"]
 fn fma_tail_trades_the_padded_fragment_for_dfmas() {
@@ -355,7 +368,7 @@ fn fma_tail_trades_the_padded_fragment_for_dfmas() {
             let kernel = mra_codegen::generate(&s, Request { k, arch: sm90, dtype: DType::F64 }).unwrap();
             let out = nvrtc.compile(&kernel.source, &kernel.entry, "sm_90", &cache).unwrap_or_else(|e| panic!("K={k} {cfg}: {e}"));
             let r = out.resources.expect("ptxas report in the NVRTC log");
-            assert!(!r.spills() && r.stack_frame_bytes == 0, "K={k} {cfg} spills: {r:?}");
+            assert!(no_spills_below_the_cap(&r, kernel.threads()), "K={k} {cfg} spills or does not fit: {r:?}");
             let ops = sass_opcodes(&tool, &out.cubin, &format!("tail-k{k}-{tail}"));
             let count = |name: &str| ops.iter().filter(|op| op.split('.').next() == Some(name)).count();
             println!("K={k} fma_tail={tail}: {} registers, {} DMMA, {} DFMA", r.registers, count("DMMA"), count("DFMA"));
