@@ -17,6 +17,6 @@ for c in "fused 24" "fused-pipe 20"; do set -- $c
   compute-sanitizer --tool memcheck $B validate -l $1 -K $2 -N 3 > "$O/memcheck-$1-k$2.txt" 2>&1; echo "memcheck $1 K=$2 exit $? $(grep -h "ERROR SUMMARY" "$O/memcheck-$1-k$2.txt")"; done
 M=dram__throughput.avg.pct_of_peak_sustained_elapsed,lts__throughput.avg.pct_of_peak_sustained_elapsed,gpu__time_duration.sum,launch__grid_size,launch__registers_per_thread,sm__warps_active.avg.pct_of_peak_sustained_active,sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active,sm__cycles_elapsed.avg.per_second,smsp__average_warp_latency_issue_stalled_barrier.ratio,smsp__average_warp_latency_issue_stalled_long_scoreboard.ratio,smsp__average_warp_latency_issue_stalled_short_scoreboard.ratio,smsp__average_warp_latency_issue_stalled_math_pipe_throttle.ratio,smsp__average_warp_latency_issue_stalled_wait.ratio
 for c in "fused-pipe 10" "fused-pipe 12" "fused-cluster 32"; do set -- $c
-  timeout 120 ncu --clock-control none -k regex:mra_ --launch-skip 40 --launch-count 1 --metrics $M $B -K $2 -l $1 -n 60 -r 1 -s 1 > "$O/ncu-$1-k$2.txt" 2>&1; echo "ncu $1 K=$2 exit $?"
+  timeout 120 ncu --clock-control none -k regex:mra_${1//-/_}_k$2 --launch-skip 40 --launch-count 1 --metrics $M $B -K $2 -l $1 -n 60 -r 1 -s 1 > "$O/ncu-$1-k$2.txt" 2>&1; echo "ncu $1 K=$2 exit $?"
   grep -E "^\s+(dram|lts|gpu__time|launch__grid|launch__reg|sm__warps|sm__pipe_tensor|sm__cycles|smsp__average)" "$O/ncu-$1-k$2.txt" | awk '{print $1, $NF}'; done
 tar -C "$OUT" -czf "$OUT/final.tgz" final && rm -rf "$O"
