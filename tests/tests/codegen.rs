@@ -945,3 +945,31 @@ fn every_tunable_value_of_every_level_is_a_parameter() {
     }
     assert!(seen >= 30, "too few tunable values found: {seen}");
 }
+
+/// Above 256 threads a CUDA kernel carries the register cap that lets one block launch (65536
+/// registers over the warps rounded up to the SM's 4 sub-partitions, whole multiples of 8; the
+/// numbers worked by hand), on the kernel itself and in the export README; at 256 threads or
+/// fewer, and on AMD, none.
+#[test]
+fn kernels_above_256_threads_carry_the_register_cap_on_nvidia_only() {
+    let sm90 = mra_codegen::arch::find("sm_90").unwrap();
+    let gfx90a = mra_codegen::arch::find("gfx90a").unwrap();
+    let pipe = levels::find("fused-pipe").unwrap();
+    let fused = levels::find("fused").unwrap();
+    // (level, K, arch, threads expected, cap expected)
+    for (level, k, arch, threads, cap) in [(&pipe, 20, sm90, 416, Some(128)), (&pipe, 22, sm90, 384, Some(168)), (&fused, 24, sm90, 512, Some(128)), (&pipe, 16, sm90, 128, None), (&fused, 16, sm90, 256, None), (&fused, 12, gfx90a, 256, None)] {
+        let kernel = mra_codegen::generate(level, Request { k, arch, dtype: DType::F64 }).unwrap();
+        assert_eq!(kernel.threads(), threads, "{} K={k} {}", level.name, arch.name);
+        let signature = kernel.source.lines().find(|l| l.contains("__global__")).unwrap();
+        match cap {
+            Some(c) => assert!(signature.contains(&format!("__maxnreg__({c})")), "{signature}"),
+            None => assert!(!signature.contains("__maxnreg__"), "{signature}"),
+        }
+    }
+    let entry = |k| mra_codegen::export::entry_for(&pipe, k, sm90, DType::F64, "test".into()).unwrap();
+    let files = mra_codegen::export::bundle(&[entry(16), entry(20)], "test").unwrap();
+    let readme = &files.iter().find(|f| f.path == "README.md").unwrap().text;
+    assert!(readme.contains("The kernels of K = 20 carry `__maxnreg__`"), "{readme}");
+    let files = mra_codegen::export::bundle(&[entry(16)], "test").unwrap();
+    assert!(!files.iter().find(|f| f.path == "README.md").unwrap().text.contains("__maxnreg__"));
+}

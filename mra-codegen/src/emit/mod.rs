@@ -29,6 +29,9 @@ pub struct Kernel {
     /// Complete, self-contained C++ source (no #include).
     pub source: String,
     pub plan: Plan,
+    /// The attribute on the kernel that bounds its threads and registers, if any
+    /// (`__launch_bounds__(256, 2)`, `__maxnreg__(128)`, AMD's `amdgpu_flat_work_group_size`).
+    pub bounds: Option<String>,
 }
 
 impl Kernel {
@@ -69,7 +72,8 @@ pub fn generate(schedule: &Schedule, req: Request) -> Result<Kernel, PlanError> 
         Body::Library(call) => e.library(&entry, call),
     };
     e.close_namespace();
-    Ok(Kernel { level: schedule.name.clone(), entry, source: e.w.finish(), plan })
+    let bounds = e.kernel_bounds();
+    Ok(Kernel { level: schedule.name.clone(), entry, source: e.w.finish(), plan, bounds })
 }
 
 /// `mra_l3_regblk_k16_f64`: level name, K and dtype, so one module may hold several kernels.

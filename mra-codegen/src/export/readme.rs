@@ -37,6 +37,14 @@ pub(super) fn readme(entries: &[Entry], generator: &str) -> String {
     s += "- `manifest.json`: the table above, for tools.\n\n";
     s += "## Build\n\n";
     s += &format!("```sh\n{compiler} {arch_flag} -O3 -I{{this dir}} your_code.{ext} {{this dir}}/*.{ext} -o your_program\n```\n\n");
+    // A register cap in a kernel's signature needs a compiler that knows the qualifier.
+    let capped: Vec<String> = entries.iter().filter(|e| e.kernel.bounds.as_deref().is_some_and(|b| b.starts_with("__maxnreg__"))).map(|e| e.k.to_string()).collect();
+    if !capped.is_empty() {
+        s += &format!(
+            "The kernels of K = {} carry `__maxnreg__` (a block of more than 256 threads capped at the registers one\nblock may have, so it always launches): CUDA 12.4 or newer; generated and checked with CUDA 13.0.\n\n",
+            capped.join(", ")
+        );
+    }
     s += "CMake (3.21+):\n\n```cmake\n";
     s += &format!("enable_language({lang})\nfile(GLOB MRA_SOURCES ${{MRA_EXPORT_DIR}}/*.{ext})\n");
     if req.arch.vendor == Vendor::Amd {
