@@ -84,10 +84,11 @@ fn the_kernel_cache_serves_the_second_compile() {
     std::fs::remove_dir_all(dir).unwrap();
 }
 
-/// `fused` at its defaults from K = 17 to the largest K it plans (one or two blocks per SM; with
-/// 512 threads, a tuning choice, ptxas took 130 registers at K = 23 on sm_90 and no block fitted:
-/// NOTES.md run 87). ptxas's report must show no spill and a register count at which one block
-/// fits, on sm_80 (K ≤ 21) and sm_90 (K ≤ 24); the K ≤ 16 check above does not reach these K.
+/// `fused` at its defaults from K = 17 to the largest K it plans (one or two blocks per SM; 512
+/// threads where one block fills the SM, which uncapped took 130 registers at K = 23 on sm_90 so
+/// that no block fitted: NOTES.md runs 87-88). ptxas's report must show no spill and a register
+/// count at which one block fits, on sm_80 (K ≤ 21) and sm_90 (K ≤ 24); the K ≤ 16 check above
+/// does not reach these K.
 #[test]
 #[ignore = "needs NVRTC (run with --include-ignored; .ci/run does)"]
 fn fused_at_its_defaults_does_not_spill_up_to_its_largest_k() {
