@@ -108,17 +108,23 @@ fn collect_env_vars(dir: &std::path::Path, out: &mut std::collections::BTreeSet<
     }
 }
 
-/// `--version` names the commit the binary was built from, as git names the checkout's HEAD
-/// (results and scripts quote it; a copied tree's .git may say otherwise). Without git: "unknown".
+/// `--version` names the commit the binary was built from, as git names the checkout's HEAD,
+/// with `-dirty` when tracked files differ from it (results and scripts quote it; a copied
+/// tree's .git may say otherwise). Without git: "unknown". The test is built and run from the
+/// same tree, so git's answer now is the build's.
 #[test]
-fn version_names_the_commit_of_the_build() {
+fn version_names_the_commit_of_the_build_and_marks_a_dirty_tree() {
     let o = Command::new(env!("CARGO_BIN_EXE_mra-bench")).arg("--version").output().expect("run mra-bench");
     assert!(o.status.success());
     let out = String::from_utf8(o.stdout).expect("UTF-8");
-    let git = Command::new("git").args(["rev-parse", "--short", "HEAD"]).current_dir(env!("CARGO_MANIFEST_DIR")).output();
-    let head = match git {
-        Ok(g) if g.status.success() => String::from_utf8_lossy(&g.stdout).trim().to_string(),
-        _ => "unknown".to_string(),
+    let git = |args: &[&str]| match Command::new("git").args(args).current_dir(env!("CARGO_MANIFEST_DIR")).output() {
+        Ok(g) if g.status.success() => Some(String::from_utf8_lossy(&g.stdout).trim().to_string()),
+        _ => None,
     };
-    assert_eq!(out.trim(), format!("mra-bench {} (commit {head})", env!("CARGO_PKG_VERSION")));
+    let commit = match git(&["rev-parse", "--short", "HEAD"]) {
+        Some(head) if git(&["diff", "--quiet", "HEAD"]).is_none() => format!("{head}-dirty"),
+        Some(head) => head,
+        None => "unknown".to_string(),
+    };
+    assert_eq!(out.trim(), format!("mra-bench {} (commit {commit})", env!("CARGO_PKG_VERSION")));
 }
