@@ -72,6 +72,9 @@ fn bench<B: Backend>(session: &Session<B>, args: &RunArgs, schedule: &Schedule, 
     let level = prepare(schedule)?;
     let floor = prepare(&floor_schedule)?;
     let bufs = session.allocate(&cfg, &level.kernel.plan)?;
+    if let Some(c) = level.clusters {
+        eprintln!("# {}: {}", level.kernel.level, c.describe());
+    }
     if let Some(resident) = level.resident_blocks {
         eprintln!("# persistent(1): {} blocks per launch (the GPU holds {resident} of them at once; min(N, M) = {})", level.grid_blocks(bufs.nblocks), bufs.nblocks);
     }

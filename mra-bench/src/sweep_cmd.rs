@@ -8,6 +8,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use mra_codegen::{levels, plan::transform_flops, DType, Request, Schedule};
 use mra_runtime::clocks::{ClockSource, ClockStats};
 use mra_runtime::harness::{self, Backend, HarnessConfig, Inputs, Session, StreamData, Warmup, WarmupDone};
+use mra_runtime::residency::ClusterResidency;
 use std::sync::Arc;
 use serde::Serialize;
 use crate::outfile::Target;
@@ -41,6 +42,9 @@ struct Row {
     /// Timed repetitions whose submission took ≥ 90% of their device time: the GPU waited for
     /// the host's launches (0 where it did not run).
     host_bound_reps: usize,
+    /// A cluster level: the clusters the GPU holds at once against its block slots (None:
+    /// not a cluster level, or the driver cannot tell).
+    clusters: Option<ClusterResidency>,
 }
 
 #[derive(Serialize)]
@@ -206,10 +210,12 @@ fn sweep_on<B: Backend>(session: &Session<B>, args: &SweepArgs, ks: &[u32], dtyp
                 sm_clock: None,
                 warmup: None,
                 host_bound_reps: 0,
+                clusters: None,
             };
             match measure(session, s, k, dtype, base, &inputs, &streams, clocks.as_ref()) {
-                Ok(Measured { us, tasks, max_rel: rel, clock, nblocks, warmup, host_bound_reps }) => {
+                Ok(Measured { us, tasks, max_rel: rel, clock, nblocks, warmup, host_bound_reps, clusters }) => {
                     row.sm_clock = clock;
+                    row.clusters = clusters;
                     row.warmup = Some(warmup);
                     row.host_bound_reps = host_bound_reps;
                     row.nblocks = Some(nblocks);
@@ -323,6 +329,7 @@ struct Measured {
     nblocks: usize,
     warmup: WarmupDone,
     host_bound_reps: usize,
+    clusters: Option<ClusterResidency>,
 }
 
 /// Prepares, validates and times one level.
@@ -354,7 +361,7 @@ fn measure<B: Backend>(
     let cfg = HarnessConfig { tasks, ..*base };
     let t = harness::time_reps_clocked(gpu, &p, &bufs, streams, &cfg, clocks)?;
     let host_bound_reps = t.host_bound_reps();
-    Ok(Measured { us: harness::median(&t.times) / tasks as f64, tasks, max_rel: cmp.max_rel, clock: t.clock, nblocks: p.grid_blocks(bufs.nblocks), warmup: t.warmup, host_bound_reps })
+    Ok(Measured { us: harness::median(&t.times) / tasks as f64, tasks, max_rel: cmp.max_rel, clock: t.clock, nblocks: p.grid_blocks(bufs.nblocks), warmup: t.warmup, host_bound_reps, clusters: p.clusters })
 }
 
 /// The table; `peak`: the FP64 GEMM peak and the BLAS that measured it.
@@ -405,6 +412,14 @@ fn table(rows: &[Row], peak: Option<(f64, &str)>, stream_data: StreamData) -> St
     if !host.is_empty() {
         let _ = writeln!(out, "Host-bound ({}): {}.", harness::host_bound_rule(), host.join(", "));
     }
+    // Cluster levels whose clusters cannot fill the GPU: the rest of its SMs idle while they run.
+    let idle: Vec<String> = rows
+        .iter()
+        .filter_map(|r| r.clusters.filter(|c| r.us_per_task.is_some() && c.idle_fraction() > 0.0).map(|c| format!("{} K={}: {}", r.level, r.k, c.describe())))
+        .collect();
+    if !idle.is_empty() {
+        let _ = writeln!(out, "Clusters: {}.", idle.join("; "));
+    }
     if stream_data == StreamData::Private {
         let _ = writeln!(out, "Stream data: private (each stream its own A and C, the copy floor too): no L2 lines shared between tasks, unlike the seed's harness.");
     }
@@ -452,6 +467,7 @@ mod tests {
             sm_clock: None,
             warmup: None,
             host_bound_reps: 0,
+            clusters: None,
         }
     }
 
@@ -542,5 +558,23 @@ mod tests {
         let t = table(&rows, None, StreamData::Shared);
         assert!(t.contains("Host-bound (submitting the tasks took >= 90% of the time measured, so the GPU waited for launches): fused-pipe K=6 (3 of its repetitions)."), "{t}");
         assert!(!table(&rows[..1], None, StreamData::Shared).contains("Host-bound"), "{t}");
+    }
+
+    #[test]
+    fn the_table_names_cluster_levels_whose_clusters_leave_block_slots_idle() {
+        // Run 90's H200 counts: 30 clusters of 8 against 264 slots (24 idle); clusters of 4
+        // filling all 132 slots of another kernel need no footnote, nor does a level that did
+        // not run.
+        let res = |cluster_blocks, clusters, slots| Some(ClusterResidency { cluster_blocks, clusters, block_slots: Some(slots) });
+        let rows = [
+            row_at("copy", 32, Some(264.0)),
+            Row { clusters: res(8, 30, 264), ..row_at("fused-cluster", 32, Some(395.0)) },
+            Row { clusters: res(4, 33, 132), ..row_at("fused-cluster", 28, Some(250.0)) },
+            Row { clusters: res(8, 30, 264), ..row_at("fused-cluster", 10, None) },
+        ];
+        let t = table(&rows, None, StreamData::Shared);
+        assert!(t.contains("Clusters: fused-cluster K=32: 30 clusters of 8 at once = 240 of 264 block slots (9.1% idle: a cluster's blocks share one GPC)."), "{t}");
+        assert!(!t.contains("K=28:") && !t.contains("K=10:"), "{t}");
+        assert!(!table(&rows[..1], None, StreamData::Shared).contains("Clusters:"));
     }
 }

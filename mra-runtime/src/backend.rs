@@ -149,6 +149,14 @@ pub trait Backend: Sized {
         Ok(None)
     }
 
+    /// How many clusters of `f` (a kernel compiled for clusters of `cluster_blocks` blocks of
+    /// `threads` threads) the whole device holds at once, where the backend can tell (`None`:
+    /// no clusters on this backend, or the driver cannot say). A cluster's blocks must share one
+    /// GPC, so this can be fewer than [`Backend::resident_blocks`] / `cluster_blocks`.
+    fn resident_clusters(&self, _f: &Self::Function, _threads: u32, _cluster_blocks: u32) -> Result<Option<usize>> {
+        Ok(None)
+    }
+
     /// What the compiler reported about a compiled kernel (registers, spills, shared memory),
     /// if it reported anything: the tuner rejects spilling or non-fitting candidates from it.
     fn resources(_compiled: &Self::Compiled) -> Option<Resources> {

@@ -27,6 +27,8 @@ pub enum RuntimeError {
     Plan(#[from] mra_codegen::PlanError),
     #[error("{what}: no block of {threads} threads fits a multiprocessor ({resources}), so every launch would fail; a configuration with fewer threads or less shared memory runs (`mra-bench tune` tries them)")]
     BlockDoesNotFit { what: String, threads: u32, resources: String },
+    #[error("{what}: not one cluster of {cluster_blocks} blocks ({threads} threads, {resources} each) fits the device at once (a cluster's blocks must share one GPC), so every launch would fail; a smaller cluster runs (`mra-bench tune` tries them) or another level")]
+    ClusterDoesNotFit { what: String, cluster_blocks: u32, threads: u32, resources: String },
     #[error("{0}")]
     Invalid(String),
 }

@@ -152,6 +152,9 @@ pub struct Prepared<B: Backend> {
     /// With `persistent(1)`: how many of the kernel's blocks the device holds at once (the
     /// backend's occupancy for the loaded kernel), which caps every launch's grid.
     pub resident_blocks: Option<usize>,
+    /// For a thread-block-cluster kernel: how many clusters the device holds at once against
+    /// its block slots (`None`: not a cluster kernel, or the backend cannot tell).
+    pub clusters: Option<crate::residency::ClusterResidency>,
 }
 
 /// What one task of a level submits.
@@ -307,12 +310,13 @@ impl<B: Backend> Session<B> {
     /// its BLAS handles (made on first use) and, for the Kronecker level, its K⁶ matrix.
     pub fn prepare(&self, schedule: &Schedule, k: u32, dtype: DType) -> Result<Prepared<B>> {
         let kernel = mra_codegen::generate(schedule, Request { k, arch: self.gpu.arch(), dtype })?;
+        let what = format!("{} at K={k} ({dtype})", kernel.level);
         let (compiled, function) = if kernel.entry.is_empty() {
             (None, None)
         } else {
             let compiled = self.gpu.compile(&self.compiler, &kernel.source, &kernel.entry, &self.cache)?;
             if let Some(r) = B::resources(&compiled) {
-                crate::residency::check_one_block_fits(self.gpu.arch(), &r, &kernel.plan, &format!("{} at K={k} ({dtype})", kernel.level))?;
+                crate::residency::check_one_block_fits(self.gpu.arch(), &r, &kernel.plan, &what)?;
             }
             let dynamic = if kernel.plan.dynamic_shared { kernel.plan.shared_bytes } else { 0 };
             let function = self.gpu.load(&compiled, &kernel.entry, dynamic)?;
@@ -335,11 +339,22 @@ impl<B: Backend> Session<B> {
             (_, Some(f)) => Task::Kernel(f),
             (_, None) => unreachable!("every non-library level has a kernel"),
         };
+        let (threads, cluster_blocks) = (kernel.plan.threads, kernel.plan.cluster_blocks());
         let resident_blocks = match &task {
-            Task::Kernel(f) if kernel.plan.persistent => self.gpu.resident_blocks(f, kernel.plan.threads)?,
+            Task::Kernel(f) if kernel.plan.persistent => self.gpu.resident_blocks(f, threads)?,
             _ => None,
         };
-        Ok(Prepared { kernel, compiled, task, resident_blocks })
+        // A cluster kernel: how much of the device its clusters can hold, or a one-line refusal
+        // where not one cluster fits (the driver would fail every launch).
+        let clusters = match &task {
+            Task::Kernel(f) if cluster_blocks > 1 => {
+                let resources = compiled.as_ref().and_then(B::resources).map(|r| crate::residency::describe_resources(&r, &kernel.plan)).unwrap_or_else(|| "its registers and shared memory".into());
+                let refusal = || RuntimeError::ClusterDoesNotFit { what: format!("{what} on {}", self.gpu.device_name()), cluster_blocks, threads, resources };
+                crate::residency::cluster_residency(self.gpu.resident_clusters(f, threads, cluster_blocks)?, self.gpu.resident_blocks(f, threads)?, cluster_blocks, refusal)?
+            }
+            _ => None,
+        };
+        Ok(Prepared { kernel, compiled, task, resident_blocks, clusters })
     }
 
     /// How a prepared level's kernel was compiled (` compiled with NVRTC 13.0 in ...`), or
@@ -720,12 +735,14 @@ pub(crate) mod tests {
         resident: Cell<Option<usize>>,
         /// Host time each launch takes to submit (a slow host).
         pub(crate) launch_delay: Cell<std::time::Duration>,
+        /// Clusters of any cluster kernel the fake device holds at once (None: it cannot tell).
+        clusters: Cell<Option<usize>>,
     }
 
     impl Fake {
         pub(crate) fn new(rep_ms: f32) -> Fake {
             let arch = mra_codegen::arch::find("sm_90").unwrap();
-            Fake { arch, mem: RefCell::default(), ops: RefCell::default(), ids: Cell::new(0), rep_ms, lazy: Cell::new(false), wrong_threads: Cell::new(0), resident: Cell::new(None), launch_delay: Cell::new(std::time::Duration::ZERO) }
+            Fake { arch, mem: RefCell::default(), ops: RefCell::default(), ids: Cell::new(0), rep_ms, lazy: Cell::new(false), wrong_threads: Cell::new(0), resident: Cell::new(None), launch_delay: Cell::new(std::time::Duration::ZERO), clusters: Cell::new(None) }
         }
 
         /// The launches (thread counts) and downloads in order: validation must come first.
@@ -831,6 +848,9 @@ pub(crate) mod tests {
         }
         fn resident_blocks(&self, _: &String, _: u32) -> Result<Option<usize>> {
             Ok(self.resident.get())
+        }
+        fn resident_clusters(&self, _: &String, _: u32, _: u32) -> Result<Option<usize>> {
+            Ok(self.clusters.get())
         }
         /// Runs the copy level, the Kronecker matrix build (as the generated kernel documents
         /// it: M[alpha * K^3 + beta] = B(a,i) B(b,j) B(c,k)) or any other level as the transform.
@@ -939,6 +959,31 @@ pub(crate) mod tests {
             assert_eq!(launches[0].1.nblocks, want, "{name} K={k}, device holds {resident:?}");
             assert_eq!(p.grid_blocks(bufs.nblocks), want as usize, "what run and sweep report");
         }
+    }
+
+    #[test]
+    fn a_cluster_level_says_how_much_of_the_device_its_clusters_hold_and_refuses_when_none_fit() {
+        // The driver's counts are the fake's; what prepare must do with them is by hand: fused-
+        // cluster K = 32 is planned as clusters of 8 (its default); 30 of them against 264 block
+        // slots leave 24 idle (run 90's H200). No cluster at all: refused in one line naming the
+        // cluster and the device, before any launch. fused-pipe (no clusters) asks nothing.
+        let s = session(1.0);
+        s.gpu.resident.set(Some(264));
+        s.gpu.clusters.set(Some(30));
+        let p = s.prepare(&level("fused-cluster"), 32, DType::F64).unwrap();
+        assert_eq!(p.kernel.plan.cluster_blocks(), 8);
+        let r = p.clusters.expect("a cluster kernel on a device that can tell");
+        assert_eq!((r.clusters, r.blocks(), r.block_slots), (30, 240, Some(264)));
+        assert!(s.prepare(&level("fused-pipe"), 20, DType::F64).unwrap().clusters.is_none());
+        s.gpu.clusters.set(None);
+        assert!(s.prepare(&level("fused-cluster"), 32, DType::F64).unwrap().clusters.is_none(), "unknown is not refused");
+        s.gpu.clusters.set(Some(0));
+        let e = s.prepare(&level("fused-cluster"), 32, DType::F64).err().expect("no cluster fits").to_string();
+        assert!(!e.contains('\n'), "{e}");
+        assert!(e.starts_with("fused-cluster at K=32 (f64) on "), "{e}");
+        assert!(e.contains("not one cluster of 8 blocks (256 threads"), "{e}");
+        assert!(e.contains("mra-bench tune"), "{e}");
+        assert_eq!(s.gpu.launch_count(), 0);
     }
 
     #[test]

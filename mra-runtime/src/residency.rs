@@ -30,12 +30,70 @@ pub fn check_one_block_fits(arch: &Arch, r: &Resources, plan: &Plan, what: &str)
     if blocks_per_multiprocessor(arch, r, plan) != Some(0) {
         return Ok(());
     }
+    Err(RuntimeError::BlockDoesNotFit { what: format!("{what} on {}", arch.name), threads: plan.threads, resources: describe_resources(r, plan) })
+}
+
+/// `123 registers a thread, 101392 B of shared memory (101392 B dynamic)`.
+pub fn describe_resources(r: &Resources, plan: &Plan) -> String {
     let dynamic = if plan.dynamic_shared { plan.shared_bytes } else { 0 };
     let shared = match dynamic {
         0 => format!("{} B of shared memory", r.shared_bytes),
         d => format!("{} B of shared memory ({d} B dynamic)", r.shared_bytes + d),
     };
-    Err(RuntimeError::BlockDoesNotFit { what: format!("{what} on {}", arch.name), threads: plan.threads, resources: format!("{} registers a thread, {shared}", r.registers) })
+    format!("{} registers a thread, {shared}", r.registers)
+}
+
+/// How much of the device a thread-block-cluster kernel can use at once: its blocks go to the
+/// GPU in whole clusters, each within one GPC, so a GPC whose block slots are not a multiple
+/// of the cluster leaves the rest idle (run 90: fused-cluster K = 32 on an H200, 30 clusters of
+/// 8 = 240 of 264 slots).
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+pub struct ClusterResidency {
+    /// Blocks a cluster.
+    pub cluster_blocks: u32,
+    /// Clusters the device holds at once (the driver's count; at least 1).
+    pub clusters: usize,
+    /// Blocks of the kernel the device would hold at once without clusters (`None`: unknown).
+    pub block_slots: Option<usize>,
+}
+
+impl ClusterResidency {
+    /// Blocks in resident clusters.
+    pub fn blocks(&self) -> usize {
+        self.clusters * self.cluster_blocks as usize
+    }
+
+    /// The share of block slots no cluster can use (0 where unknown).
+    pub fn idle_fraction(&self) -> f64 {
+        match self.block_slots {
+            Some(slots) if slots > self.blocks() => (slots - self.blocks()) as f64 / slots as f64,
+            _ => 0.0,
+        }
+    }
+
+    /// `30 clusters of 8 at once = 240 of 264 block slots (9.1% idle: a cluster's blocks share one GPC)`.
+    pub fn describe(&self) -> String {
+        let head = format!("{} clusters of {} at once", self.clusters, self.cluster_blocks);
+        match self.block_slots {
+            Some(slots) if slots > self.blocks() => format!(
+                "{head} = {} of {slots} block slots ({:.1}% idle: a cluster's blocks share one GPC)",
+                self.blocks(),
+                100.0 * self.idle_fraction()
+            ),
+            Some(slots) => format!("{head} = all {slots} block slots"),
+            None => format!("{head} = {} blocks", self.blocks()),
+        }
+    }
+}
+
+/// The residency of a cluster kernel from the driver's counts, or the one-line refusal when not
+/// one cluster fits (`clusters` = 0: every launch would fail). `None` where the driver cannot tell.
+pub fn cluster_residency(clusters: Option<usize>, block_slots: Option<usize>, cluster_blocks: u32, refusal: impl FnOnce() -> RuntimeError) -> Result<Option<ClusterResidency>> {
+    match clusters {
+        None => Ok(None),
+        Some(0) => Err(refusal()),
+        Some(clusters) => Ok(Some(ClusterResidency { cluster_blocks, clusters, block_slots })),
+    }
 }
 
 #[cfg(test)]
@@ -71,6 +129,29 @@ mod tests {
         assert!(check_one_block_fits(sm90, &res(128, shared), &p, "fused").is_ok());
         // 256 threads never run out of registers (255 x 256 = 65280).
         assert!(check_one_block_fits(sm90, &res(255, 0), &with_threads(plan("L3", 16, "sm_90"), 256), "L3").is_ok());
+    }
+
+    #[test]
+    fn cluster_residency_counts_the_slots_no_cluster_can_use() {
+        // Run 90 (H200, cudaOccupancyMaxActiveClusters at fused-cluster K = 32's footprint):
+        // 30 clusters of 8 against 2 blocks x 132 SMs = 264 slots: 24 idle, 24 / 264 = 9.09%.
+        let r = ClusterResidency { cluster_blocks: 8, clusters: 30, block_slots: Some(264) };
+        assert_eq!(r.blocks(), 240);
+        assert!((r.idle_fraction() - 24.0 / 264.0).abs() < 1e-12);
+        assert_eq!(r.describe(), "30 clusters of 8 at once = 240 of 264 block slots (9.1% idle: a cluster's blocks share one GPC)");
+        // Clusters of 2 used all 264 there.
+        let r = ClusterResidency { cluster_blocks: 2, clusters: 132, block_slots: Some(264) };
+        assert_eq!((r.idle_fraction(), r.describe()), (0.0, "132 clusters of 2 at once = all 264 block slots".to_string()));
+        let r = ClusterResidency { cluster_blocks: 4, clusters: 62, block_slots: None };
+        assert_eq!((r.idle_fraction(), r.describe()), (0.0, "62 clusters of 4 at once = 248 blocks".to_string()));
+    }
+
+    #[test]
+    fn a_cluster_that_cannot_be_resident_is_refused_and_an_unknown_count_is_not() {
+        let refuse = || RuntimeError::Invalid("refused".into());
+        assert!(matches!(cluster_residency(Some(0), Some(264), 8, refuse), Err(RuntimeError::Invalid(_))));
+        assert_eq!(cluster_residency(None, Some(264), 8, refuse).unwrap(), None);
+        assert_eq!(cluster_residency(Some(30), Some(264), 8, refuse).unwrap().map(|r| r.blocks()), Some(240));
     }
 
     #[test]

@@ -38,6 +38,10 @@ impl Backend for Gpu {
         Gpu::resident_blocks(self, f, threads).map(Some)
     }
 
+    fn resident_clusters(&self, f: &Function, threads: u32, cluster_blocks: u32) -> Result<Option<usize>> {
+        Gpu::resident_clusters(self, f, threads, cluster_blocks)
+    }
+
     fn resources(c: &Compiled) -> Option<crate::backend::Resources> {
         c.resources.map(|r| crate::backend::Resources {
             registers: r.registers,

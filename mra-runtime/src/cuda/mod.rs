@@ -190,6 +190,38 @@ impl Gpu {
         })?;
         Ok(per_sm.max(0) as usize * self.multiprocessors.max(0) as usize)
     }
+
+    /// Clusters of `f` (compiled with `__cluster_dims__(cluster_blocks, 1, 1)`, `threads` threads
+    /// a block, its dynamic shared memory) the device holds at once: cuOccupancyMaxActiveClusters.
+    /// A cluster's blocks must share one GPC, so this can be fewer than resident blocks /
+    /// `cluster_blocks` (run 90: 30 clusters of 8, not 33, at fused-cluster K = 32 on an H200).
+    /// `None` for a driver without the call (before CUDA 12.0, which runs no clusters either).
+    pub fn resident_clusters(&self, f: &Function, threads: u32, cluster_blocks: u32) -> Result<Option<usize>> {
+        if probe_library(&lib_candidates("cuda"), &["cuOccupancyMaxActiveClusters"]).is_err() {
+            return Ok(None);
+        }
+        // The kernel carries its cluster size, so the configuration names none (the driver's
+        // rule: a required cluster size is either unspecified here or equal); the grid is one
+        // cluster, which the query only needs to be a multiple of it.
+        let config = sys::CUlaunchConfig {
+            gridDimX: cluster_blocks.max(1),
+            gridDimY: 1,
+            gridDimZ: 1,
+            blockDimX: threads,
+            blockDimY: 1,
+            blockDimZ: 1,
+            sharedMemBytes: f.dynamic_shared_bytes,
+            hStream: std::ptr::null_mut(),
+            attrs: std::ptr::null_mut(),
+            numAttrs: 0,
+        };
+        let mut clusters: std::ffi::c_int = 0;
+        // SAFETY: f.func is a live kernel handle; config is a complete launch configuration
+        // without attributes; clusters is written once.
+        let r = unsafe { sys::cuOccupancyMaxActiveClusters(&mut clusters, f.func, &config) };
+        check("cuOccupancyMaxActiveClusters", r.result())?;
+        Ok(Some(clusters.max(0) as usize))
+    }
 }
 
 impl Drop for Gpu {
