@@ -56,8 +56,9 @@ impl<'a, B: Backend> GpuEvaluator<'a, B> {
         let schedule = self.schedule.with_config(config).map_err(|e| crate::RuntimeError::Invalid(e.to_string()))?;
         let p = match self.session.prepare(&schedule, self.k, self.dtype) {
             Ok(p) => p,
-            // prepare checks that one block fits (the occupancy tables used below).
-            Err(e @ crate::RuntimeError::BlockDoesNotFit { .. }) => return Ok(Outcome::Rejected { why: super::brief(&e.to_string()) }),
+            // prepare checks that one block fits (the occupancy tables used below) and, for a
+            // cluster kernel, that one cluster fits the device.
+            Err(e @ (crate::RuntimeError::BlockDoesNotFit { .. } | crate::RuntimeError::ClusterDoesNotFit { .. })) => return Ok(Outcome::Rejected { why: super::brief(&e.to_string()) }),
             Err(e) => return Ok(Outcome::Rejected { why: format!("does not compile or load: {}", super::brief(&e.to_string())) }),
         };
         let resources = p.compiled.as_ref().and_then(B::resources);
