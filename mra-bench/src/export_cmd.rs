@@ -76,7 +76,7 @@ fn existing_entries(dir: &Path) -> CmdResult<usize> {
         Ok(rd) => Ok(rd.count()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(0),
         Err(e) if dir.is_file() => Err(format!("{} is a file, not a directory: {e}", dir.display()).into()),
-        Err(e) => Err(format!("cannot read {}: {e}", dir.display()).into()),
+        Err(e) => Err(format!("cannot use {} as the export directory: {e}", dir.display()).into()),
     }
 }
 

@@ -111,6 +111,8 @@ fn export_refuses_what_it_cannot_write_with_one_line() {
     assert_clean_error(&["export", "--arch", "sm_90", "-K", "32", "-l", "fused", "-o", d], "shared memory");
     assert_clean_error(&["export", "--arch", "gfx1100", "-K", "8", "-l", "L7", "-o", d], "matrix cores");
     assert_clean_error(&["export", "--arch", "sm_90", "-K", "8", "-o", "/nonexistent-mra-dir/x"], "does not exist");
+    // A path through a file: it names the export directory it cannot use.
+    assert_clean_error(&["export", "--arch", "sm_90", "-K", "8", "-o", "/dev/null/x"], "cannot use /dev/null/x as the export directory");
     assert!(!Path::new(d).exists(), "a refused export wrote {d}");
 }
 
