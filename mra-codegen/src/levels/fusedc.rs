@@ -23,7 +23,7 @@ mra_dsl::schedule! {
         pipeline(2);
         unroll(rows, by = tune([1, 2], default = 1));
         split_cols(tune([1, 2, 4], default = if K == 27 { 4 } else if K == 31 { 4 } else if K == 25 { 2 } else if K >= 29 { 2 } else { 1 }));
-        cluster(tune([2, 3, 4, 8], default = if K <= 24 { 4 } else if K <= 26 { 2 } else if K <= 28 { 4 } else if K == 31 { 4 } else { 8 }));
+        cluster(tune([2, 3, 4, 5, 6, 7, 8], default = if K <= 24 { 4 } else if K <= 26 { 2 } else if K <= 28 { 4 } else if K == 31 { 4 } else { 8 }));
         async_exchange(tune([0, 1], default = if bytes != 8 { 0 } else if K % 2 == 1 { 0 } else if K >= 28 { 1 } else { 0 }));
         launch_bounds(min_blocks = tune([1, 2], default = if K == 29 { 2 } else { 1 }));
         // late_wait(1): pass 0's cluster wait after each wave's first tile, not before pass 0;
