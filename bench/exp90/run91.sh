@@ -5,6 +5,8 @@
 set -uo pipefail
 B=target/release/mra-bench
 export MRA_TUNING_DB=$OUT/db.json
+# A database from an earlier call of this run (carried in the tree) continues there.
+[ -f bench/exp90/db.json ] && cp bench/exp90/db.json $OUT/db.json
 { nvidia-smi --query-gpu=name,serial,power.limit,clocks.max.sm,driver_version --format=csv; $B --version; date -u +%FT%TZ; } > $OUT/gpu.txt
 cat $OUT/gpu.txt
 fix() { # K -> the K's defaults other than cluster, split_cols, threads
@@ -22,6 +24,7 @@ for K in ${KS:-28 26 25 27 31 30 29}; do
   timeout 75 $B tune -l fused-cluster -K $K --strategy exhaustive --fix pad_a=4,unroll_rows=1,pair_rows=0,$(fix $K) --top 5 > $OUT/tune-k$K.txt 2>&1
   echo "== K=$K exit $?"; grep -E "^ +[0-9]|best|wrong|reject" $OUT/tune-k$K.txt | head -8
 done
+[ -n "${NO_SWEEP:-}" ] && exit 0
 echo "== sweep untuned"
 $B sweep -K 25,26,27,28,29,30,31 -l copy,fused-cluster -n 50 --untuned --json $OUT/sweep-untuned.json > $OUT/sweep-untuned.txt 2>&1; tail -n 28 $OUT/sweep-untuned.txt
 echo "== sweep tuned"
