@@ -24,6 +24,11 @@ for K in ${KS:-28 26 25 27 31 30 29}; do
   timeout 75 $B tune -l fused-cluster -K $K --strategy exhaustive --fix pad_a=4,unroll_rows=1,pair_rows=0,$(fix $K) --top 5 > $OUT/tune-k$K.txt 2>&1
   echo "== K=$K exit $?"; grep -E "^ +[0-9]|best|wrong|reject" $OUT/tune-k$K.txt | head -8
 done
+# K = 28 around call 1's best (cluster 7, 128 threads): the steps that were fixed there.
+if [ -n "${REFINE28:-}" ]; then
+  timeout 150 $B tune -l fused-cluster -K 28 --strategy exhaustive --fix pad_a=4,unroll_rows=1,pair_rows=0,cluster=7,late_wait=1,min_blocks=1 --top 8 > $OUT/tune-k28-refine.txt 2>&1
+  echo "== K=28 refine exit $?"; grep -v "^  fused-cluster" $OUT/tune-k28-refine.txt | tail -14
+fi
 [ -n "${NO_SWEEP:-}" ] && exit 0
 echo "== sweep untuned"
 $B sweep -K 25,26,27,28,29,30,31 -l copy,fused-cluster -n 50 --untuned --json $OUT/sweep-untuned.json > $OUT/sweep-untuned.txt 2>&1; tail -n 28 $OUT/sweep-untuned.txt
