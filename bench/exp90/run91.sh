@@ -6,7 +6,7 @@ set -uo pipefail
 B=target/release/mra-bench
 export MRA_TUNING_DB=$OUT/db.json
 # A database from an earlier call of this run (carried in the tree) continues there.
-[ -f bench/exp90/db.json ] && cp bench/exp90/db.json $OUT/db.json
+[ -f bench/exp90/db.json ] && cp bench/exp90/db.json $OUT/db.json && chmod u+w $OUT/db.json
 { nvidia-smi --query-gpu=name,serial,power.limit,clocks.max.sm,driver_version --format=csv; $B --version; date -u +%FT%TZ; } > $OUT/gpu.txt
 cat $OUT/gpu.txt
 fix() { # K -> the K's defaults other than cluster, split_cols, threads
