@@ -145,6 +145,14 @@ fn every_cluster_configuration_compiles_for_sm90() {
         }
     }
     assert!(compiled >= 20, "too few cluster kernels compiled: {compiled}");
+    // The defaults themselves (the loop above skips 128 threads, which K = 25 and 28 now take):
+    // every K from 25 to 32 without a spill, one block fitting.
+    for k in 25..=32u32 {
+        let kernel = mra_codegen::generate(&level, Request { k, arch: sm90, dtype: DType::F64 }).unwrap();
+        let out = nvrtc.compile(&kernel.source, &kernel.entry, "sm_90", &cache).unwrap_or_else(|e| panic!("default K={k}: {e}"));
+        let r = out.resources.expect("ptxas report in the NVRTC log");
+        assert!(!r.spills() && r.stack_frame_bytes == 0 && one_block_fits(r.registers, kernel.threads()), "default K={k} ({} threads) spills or does not fit: {r:?}", kernel.threads());
+    }
 }
 
 /// nvdisasm on PATH (`.ci/run` installs it from PyPI).

@@ -8,12 +8,13 @@ mra_dsl::schedule! {
     /// alternates two gather buffers: one cluster barrier per tensor instead of two.
     /// async_exchange(1) sends pass 0's output with st.async, counted by an mbarrier of the
     /// receiving block, instead of stores and a cluster barrier.
-    /// The defaults follow K as the H200 tuning runs found (NOTES.md runs 24-28, 34, 45, 47), per
-    /// K from 25 to 32: K = 25, 26 cluster 2; 27, 28, 31 cluster 4; 29, 30, 32 cluster 8; odd K and
+    /// The defaults follow K as the H200 tuning runs found (NOTES.md runs 24-28, 34, 45, 47, 91),
+    /// per K from 25 to 32: K = 26 cluster 2; 27, 31 cluster 4; 25, 28 cluster 7 with 128 threads
+    /// (slices of 4, as K = 32's; run 91: K = 28 -15%, K = 25 -3%); 29, 30, 32 cluster 8; odd K and
     /// K = 26 plain remote stores, even K from 28 on the asynchronous exchange (f64); column
     /// splits and 512 threads where registers ask for them. Elsewhere: run fused-pipe (K <= 24).
     level fused_cluster "fused-cluster" {
-        threads(tune([128, 256, 512], default = if K <= 24 { 256 } else if K == 29 { 256 } else if K % 2 == 1 { 512 } else if K == 28 { 512 } else { 256 }));
+        threads(tune([128, 256, 512], default = if K <= 24 { 256 } else if K == 25 { 128 } else if K == 28 { 128 } else if K == 29 { 256 } else if K % 2 == 1 { 512 } else { 256 }));
         bind(warps, tiles);
         tensorize(mma);
         cache_read(A, shared, pad = tune([0, 2, 4, 8], default = 4));
@@ -22,8 +23,8 @@ mra_dsl::schedule! {
         buffers(tune([3, 4], default = if K == 27 { 4 } else if K == 28 { 4 } else { 3 }));
         pipeline(2);
         unroll(rows, by = tune([1, 2], default = 1));
-        split_cols(tune([1, 2, 4], default = if K == 27 { 4 } else if K == 31 { 4 } else if K == 25 { 2 } else if K >= 29 { 2 } else { 1 }));
-        cluster(tune([2, 3, 4, 5, 6, 7, 8], default = if K <= 24 { 4 } else if K <= 26 { 2 } else if K <= 28 { 4 } else if K == 31 { 4 } else { 8 }));
+        split_cols(tune([1, 2, 4], default = if K == 27 { 4 } else if K == 31 { 4 } else if K >= 29 { 2 } else { 1 }));
+        cluster(tune([2, 3, 4, 5, 6, 7, 8], default = if K <= 24 { 4 } else if K == 25 { 7 } else if K == 26 { 2 } else if K == 27 { 4 } else if K == 28 { 7 } else if K == 31 { 4 } else { 8 }));
         async_exchange(tune([0, 1], default = if bytes != 8 { 0 } else if K % 2 == 1 { 0 } else if K >= 28 { 1 } else { 0 }));
         launch_bounds(min_blocks = tune([1, 2], default = if K == 29 { 2 } else { 1 }));
         // late_wait(1): pass 0's cluster wait after each wave's first tile, not before pass 0;
@@ -34,10 +35,10 @@ mra_dsl::schedule! {
         // pair_rows(1): one 16-byte shared load per lane and k-step for the A fragment (run 49).
         pair_rows(tune([0, 1], default = 0));
         // fuse_k(N): as fused-pipe's; with unroll(rows), per jammed tile. Two by default
-        // where an H200 measured it faster (NOTES.md run 60: K = 30, 31 -2.5%, 32 -1.7%); one
-        // below: K = 25 +1.5%, 26, 27, 29 within 0.6% (and K = 29 with pair_rows(1) spills),
-        // K = 28 at 512 threads no longer fits (166 registers), K <= 24 not measured.
-        fuse_k(tune([1, 2, 4], default = if fuse_k_max == 1 { 1 } else if K >= 30 { 2 } else { 1 }));
+        // where an H200 measured it faster (NOTES.md run 60: K = 30, 31 -2.5%, 32 -1.7%; run 91:
+        // K = 28 at cluster(7), 128 threads 288 against 297 µs); one elsewhere: K = 25 +1.5%,
+        // 26, 27, 29 within 0.6% (and K = 29 with pair_rows(1) spills), K <= 24 not measured.
+        fuse_k(tune([1, 2, 4], default = if fuse_k_max == 1 { 1 } else if K >= 30 { 2 } else if K == 28 { 2 } else { 1 }));
         constraint(fuse_k <= fuse_k_max);
     }
 }
