@@ -115,7 +115,7 @@ impl TransformPlan {
     /// block's slice is one contiguous run of CL·K values, copied by one `cp.async.bulk` when
     /// rows and runs are 16-byte aligned (K and the pad even); else 8-byte `cp.async`s.
     pub fn cluster_bulk_copies(&self, k: u32, arch: &Arch) -> bool {
-        self.cluster > 1 && arch.bulk_async_copy && k % 2 == 0 && self.shared_row_pad() % 2 == 0
+        self.cluster > 1 && arch.bulk_async_copy && k.is_multiple_of(2) && self.shared_row_pad().is_multiple_of(2)
     }
 
     /// `cluster(N)`: the 8-byte mbarriers after the buffers: one for the bulk copies of the
@@ -138,7 +138,7 @@ impl TransformPlan {
     /// A WMMA level whose K is not a multiple of the fragment's 8 columns stages each tile's
     /// result in shared memory and stores it masked (the API stores whole 8×8 fragments).
     pub fn wmma_stages_c(&self, k: u32) -> bool {
-        self.wmma && k % 8 != 0
+        self.wmma && !k.is_multiple_of(8)
     }
 
     /// `cache_read(A, shared)` with `workspace(shared)`: the whole input tensor is staged into
@@ -291,7 +291,7 @@ pub enum PlanError {
     /// A tensorized level without an instruction for (arch, dtype): either the arch lacks such
     /// matrix cores, or it has them and this level has no lowering onto them. The message
     /// says which, and what runs instead (see [`crate::matrix_support`]).
-    #[error("{}", crate::matrix_support::explain(level, *arch, *dtype, *k, *wmma))]
+    #[error("{}", crate::matrix_support::explain(level, arch, *dtype, *k, *wmma))]
     NoMatrixCore { level: String, arch: &'static Arch, dtype: DType, k: u32, wmma: bool },
 }
 
@@ -423,7 +423,7 @@ impl Schedule {
                         return Err(malformed("tensorize(wmma) loads B fragments from shared memory: it needs cache_read(B, shared)"));
                     }
                     let chunk = (threads / f.lanes) * f.m;
-                    if (chunk + a.pad) % 4 != 0 || b.pad % 4 != 0 {
+                    if !(chunk + a.pad).is_multiple_of(4) || b.pad % 4 != 0 {
                         return Err(malformed("tensorize(wmma) needs 32-byte aligned rows: pad by a multiple of 4 elements"));
                     }
                 }
@@ -473,10 +473,8 @@ impl Schedule {
                 _ => None,
             })
             .unwrap_or(2);
-            if shared_buffers == 1 {
-                if !whole {
-                    return Err(malformed("buffers(1) needs tensorize(mma), cache_read(A, shared) and workspace(shared)"));
-                }
+            if shared_buffers == 1 && !whole {
+                return Err(malformed("buffers(1) needs tensorize(mma), cache_read(A, shared) and workspace(shared)"));
             }
             if !(1..=9).contains(&shared_buffers) {
                 return Err(malformed("buffers(N) takes 1 to 9"));
@@ -617,10 +615,8 @@ impl Schedule {
                 _ => None,
             })
             .unwrap_or(1);
-            if jam != 1 {
-                if !(1..=4).contains(&jam) || fragment.is_none() || wmma || shared_buffers == 1 || !direct {
-                    return Err(malformed("unroll(rows, by = N) jams the row tiles of tensorize(mma) passes that read their input where it lies (not chunk-staged, not buffers(1)); 1 <= N <= 4"));
-                }
+            if jam != 1 && (!(1..=4).contains(&jam) || fragment.is_none() || wmma || shared_buffers == 1 || !direct) {
+                return Err(malformed("unroll(rows, by = N) jams the row tiles of tensorize(mma) passes that read their input where it lies (not chunk-staged, not buffers(1)); 1 <= N <= 4"));
             }
             let col_split = self.step_value(|s| match s {
                 Step::SplitCols(v) => Some(v),
@@ -636,7 +632,7 @@ impl Schedule {
                 if !(1..=4).contains(&col_split) || b.memory != Memory::Registers || !direct || shared_buffers == 1 || tensors != 1 {
                     return Err(malformed("split_cols(N) splits the B fragments held in registers (cache_read(B, registers)) of passes that read their input where it lies, without buffers(1) or tensors(..); 1 <= N <= 4"));
                 }
-                if frags % col_split != 0 || waves % col_split != 0 {
+                if !frags.is_multiple_of(col_split) || waves % col_split != 0 {
                     return Err(PlanError::KUnsupported {
                         level: self.name.clone(),
                         k,
@@ -734,7 +730,7 @@ impl Schedule {
                 fragment,
                 wmma,
             };
-            if plan.bulk_copy && plan.shared_row_pad() % 2 != 0 {
+            if plan.bulk_copy && !plan.shared_row_pad().is_multiple_of(2) {
                 return Err(PlanError::KUnsupported {
                     level: self.name.clone(),
                     k,

@@ -489,7 +489,7 @@ fn check_combination(level: &Level, errors: &mut Errors) {
     if let (Some(x), None) = (find("bulk_copy"), find("pipeline")) {
         errors.push(x.ident.span(), "bulk_copy(..) chooses how pipeline(N) copies the next tensors: add pipeline(N)");
     }
-    for b in ["buffers", "pipeline", "tensors", "cluster", "split_cols", "align_runs", "pair_rows", "bulk_copy", "stack"].into_iter().filter_map(|name| find(name)) {
+    for b in ["buffers", "pipeline", "tensors", "cluster", "split_cols", "align_runs", "pair_rows", "bulk_copy", "stack"].into_iter().filter_map(&find) {
         let shared_workspace = level.prims.iter().any(|p| matches!(&p.kind, PrimKind::Workspace(m) if m.value == Memory::Shared));
         let staged_a = level.prims.iter().any(|p| matches!(&p.kind, PrimKind::CacheRead { operand, into, .. } if operand.value == crate::ast::Operand::A && into.value == Memory::Shared));
         if tensorize.is_none() || !shared_workspace || !staged_a {

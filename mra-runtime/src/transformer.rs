@@ -234,7 +234,7 @@ pub fn check_shapes(k: u32, a_len: usize, b_len: usize) -> Result<usize> {
     if b_len != k2 {
         return Err(invalid(format!("B has {b_len} elements; a K x K matrix for K = {k} has {k2}")));
     }
-    if a_len == 0 || a_len % k3 != 0 {
+    if a_len == 0 || !a_len.is_multiple_of(k3) {
         return Err(invalid(format!("A has {a_len} elements, not a multiple of K^3 = {k3} (N >= 1 tensors of K x K x K)")));
     }
     let n = a_len / k3;

@@ -47,7 +47,7 @@ pub struct InstructionTables {
 fn parse_cell(cell: &str, letter: char) -> Result<(u32, u32), String> {
     let rest = cell.strip_prefix(letter).ok_or_else(|| format!("cell `{cell}` is not an element of {letter}"))?;
     let nums: Vec<u32> = rest
-        .split(|c| c == '[' || c == ']')
+        .split(['[', ']'])
         .filter(|s| !s.is_empty())
         .map(|s| s.parse::<u32>().map_err(|e| format!("cell `{cell}`: {e}")))
         .collect::<Result<_, _>>()?;

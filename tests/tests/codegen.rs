@@ -33,7 +33,7 @@ fn every_level_lowers_for_every_arch_k_and_dtype() {
                     // callers' kernels can use, with what it needs as constants, in the kernel's
                     // namespace (closed before the __global__ entry point).
                     // (A cluster level's tensor spans several blocks: no block-level function.)
-                    if let mra_codegen::plan::Body::Transform(tp) = kernel.plan.body.clone() {
+                    if let mra_codegen::plan::Body::Transform(tp) = kernel.plan.body {
                         if tp.cluster > 1 {
                             assert!(src.contains(&format!("__cluster_dims__({}, 1, 1)", tp.cluster)), "{}", kernel.entry);
                         }
@@ -380,7 +380,7 @@ fn async_exchange_expects_exactly_the_bytes_each_block_receives() {
                     let formula = k * k * (if k - x0 < cl { k - x0 } else { cl }) * 8;
                     assert_eq!(formula, received * 8, "K={k} cluster={blocks} rank {rank}");
                     let tp = match &kernel.plan.body {
-                        mra_codegen::plan::Body::Transform(tp) => tp.clone(),
+                        mra_codegen::plan::Body::Transform(tp) => *tp,
                         _ => unreachable!(),
                     };
                     assert_eq!(tp.cluster_gather_bytes(k, rank, 8), received * 8, "K={k} cluster={blocks} rank {rank}");

@@ -633,7 +633,7 @@ impl Emitter<'_> {
             crate::plan::Body::Transform(tp) => tp.shared_row_pad(),
             _ => 0,
         };
-        if (k * k * k) % width == 0 && (k * k) % width == 0 && pad % width == 0 {
+        if (k * k * k).is_multiple_of(width) && (k * k).is_multiple_of(width) && pad % width == 0 {
             let (vec_t, decl) = self.d.vector_type(dtype, width);
             if let Some(decl) = decl {
                 s += &format!("{decl}\n");
@@ -739,7 +739,7 @@ impl Emitter<'_> {
                 }
                 // cache_write: a block-wide chunk of THREADS rows at a time goes through shared
                 // memory; the chunk is contiguous in `out`, so the block stores it coalesced.
-                let full_chunks = (k * k) % threads == 0;
+                let full_chunks = (k * k).is_multiple_of(threads);
                 w.line(format!("{write_note}: rows are staged in shared memory, then stored"));
                 w.line("// as one contiguous chunk: consecutive threads write consecutive addresses.");
                 w.block("for (int i0 = 0; i0 < K2; i0 += THREADS)", "", |w| {

@@ -13,7 +13,7 @@ impl Emitter<'_> {
     pub(super) fn async_width(&self, tp: &TransformPlan) -> u32 {
         let k = self.plan.request.k;
         let width = 16 / self.plan.request.dtype.bytes();
-        let aligned = (k * k * k) % width == 0 && (k * k) % width == 0 && tp.shared_row_pad() % width == 0;
+        let aligned = (k * k * k).is_multiple_of(width) && (k * k).is_multiple_of(width) && tp.shared_row_pad().is_multiple_of(width);
         if aligned { width } else { 1 }
     }
 

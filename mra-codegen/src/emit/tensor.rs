@@ -185,7 +185,7 @@ impl Emitter<'_> {
                 self.w.line(format!("constexpr int W_STRIDE = {width} + {};  {cache}: row stride of the shared intermediates", tp.shared_row_pad()));
                 let align = self.step_comment(|s| matches!(s, Step::AlignRuns(_)));
                 if !align.is_empty() {
-                    self.w.line(if k % 2 == 0 {
+                    self.w.line(if k.is_multiple_of(2) {
                         format!("{align}: K is even, so the output runs lie K apart and their column pairs are 16-byte aligned as they are")
                     } else {
                         format!("{align}: off: the output runs lie K apart, so at odd K the stores are element by element")
@@ -225,10 +225,10 @@ impl Emitter<'_> {
         match tp.b.memory {
             Memory::Registers => {
                 let mut guard = Vec::new();
-                if k % f.k != 0 {
+                if !k.is_multiple_of(f.k) {
                     guard.push("k < K");
                 }
-                if k % f.n != 0 && !tp.fma_tail {
+                if !k.is_multiple_of(f.n) && !tp.fma_tail {
                     guard.push("j < K");
                 }
                 let dtype = self.plan.request.dtype;
@@ -384,9 +384,9 @@ impl Emitter<'_> {
             }
             ASource::Staged => {
                 let cache = self.step_comment(|s| matches!(s, Step::CacheRead { operand: Operand::A, .. }));
-                let rows_guard = (k * k) % ((self.plan.threads / f.lanes) * f.m) != 0;
-                let k_pad = k % f.k != 0;
-                let tiles_guard = (k * k).div_ceil(f.m) % (self.plan.threads / f.lanes) != 0;
+                let rows_guard = !(k * k).is_multiple_of((self.plan.threads / f.lanes) * f.m);
+                let k_pad = !k.is_multiple_of(f.k);
+                let tiles_guard = !(k * k).div_ceil(f.m).is_multiple_of(self.plan.threads / f.lanes);
                 self.w.line("// One GEMM pass on matrix fragments, its input staged through shared memory.");
                 let c_param = if tp.wmma_stages_c(k) { format!(", {t}* c_stage") } else { String::new() };
                 let head = format!(
@@ -491,7 +491,7 @@ impl Emitter<'_> {
         let (c_i, c_j) = (f.c.row.cpp("lane", "r", f.lanes), f.c.col.cpp("lane", "r", f.lanes));
         let mut a_guard = Vec::new();
         // Staged chunks hold zero rows for k >= K; a direct read guards them.
-        if k % f.k != 0 && src == ASource::Direct {
+        if !k.is_multiple_of(f.k) && src == ASource::Direct {
             a_guard.push("a_k < K");
         }
         // Staged chunks are zero-padded already; a direct read guards the last tile's rows.
@@ -509,7 +509,7 @@ impl Emitter<'_> {
         } else if rows_pad {
             c_guard.push(c_rows_guard);
         }
-        if k % f.n != 0 && !tp.fma_tail {
+        if !k.is_multiple_of(f.n) && !tp.fma_tail {
             c_guard.push("j < K");
         }
         // The last block's slice may run past K - 1: those rows (b or x) have no place to go.
@@ -573,10 +573,10 @@ impl Emitter<'_> {
         let odd_pairs = k % 2 == 1 && v.slice == Some(SlicePass::First) && !tp.async_exchange;
         let paired = dtype == crate::DType::F64
             && self.d.vendor() == crate::Vendor::Nvidia
-            && (k % 2 == 0 || v.out_runs || odd_pairs)
-            && (!v.out_shared || tp.shared_row_pad() % 2 == 0)
-            && (v.slice != Some(SlicePass::First) || tp.cluster_slice_width(k) % 2 == 0)
-            && f.c.regs % 2 == 0
+            && (k.is_multiple_of(2) || v.out_runs || odd_pairs)
+            && (!v.out_shared || tp.shared_row_pad().is_multiple_of(2))
+            && (v.slice != Some(SlicePass::First) || tp.cluster_slice_width(k).is_multiple_of(2))
+            && f.c.regs.is_multiple_of(2)
             && (0..f.lanes).all(|l| (0..f.c.regs / 2).all(|q| f.c.row.at(l, 2 * q) == f.c.row.at(l, 2 * q + 1) && f.c.col.at(l, 2 * q) + 1 == f.c.col.at(l, 2 * q + 1)));
         let pair_guard = c_guard.clone();
         let into_runs = v.out_runs && k % 2 == 1;
@@ -605,7 +605,7 @@ impl Emitter<'_> {
                             } else {
                                 format!("out[at + j] = {store};")
                             };
-                            if k % f_n != 0 {
+                            if !k.is_multiple_of(f_n) {
                                 w.line(format!("if (j < K) {st}  // padding is not stored"));
                             } else {
                                 w.line(st);
@@ -710,11 +710,11 @@ impl Emitter<'_> {
             && !v.in_runs
             && in_stride % 2 == 0
             && rows % 2 == 0
-            && f.a.regs % 2 == 0
+            && f.a.regs.is_multiple_of(2)
             && (0..f.lanes).all(|l| {
                 (0..f.a.regs / 2).all(|q| {
                     let (r0, r1) = (2 * q, 2 * q + 1);
-                    f.a.row.at(l, r0) % 2 == 0 && f.a.row.at(l, r1) == f.a.row.at(l, r0) + 1 && f.a.col.at(l, r1) == f.a.col.at(l, r0)
+                    f.a.row.at(l, r0).is_multiple_of(2) && f.a.row.at(l, r1) == f.a.row.at(l, r0) + 1 && f.a.col.at(l, r1) == f.a.col.at(l, r0)
                 })
             });
         let pair_note = self.step_comment(|s| matches!(s, Step::PairRows(_)));
@@ -920,9 +920,9 @@ impl Emitter<'_> {
         let rows = f.m.div_ceil(lanes_per_col);
         // Guards the shapes need: idle lanes (LANES not a multiple of TAIL), rows past the
         // tile (TAIL_LANES · TAIL_ROWS > FM), rows past the pass's last (K² not whole tiles).
-        let idle = f.lanes % tail != 0;
+        let idle = !f.lanes.is_multiple_of(tail);
         let over = lanes_per_col * rows > f.m;
-        let pairs = pairs && rows % 2 == 0 && self.plan.request.dtype == crate::DType::F64 && self.d.vendor() == crate::Vendor::Nvidia;
+        let pairs = pairs && rows.is_multiple_of(2) && self.plan.request.dtype == crate::DType::F64 && self.d.vendor() == crate::Vendor::Nvidia;
         let guard = |row: &str, i: &str| {
             let mut g = Vec::new();
             if over {
@@ -1005,7 +1005,7 @@ fn stacked_to_global(tp: &TransformPlan, v: Variant) -> bool {
 /// Whether a pass's input rows allow 16-byte loads of two adjacent elements at even offsets
 /// (the FMA tail's row pairs): a shared input of plain runs with an even row stride, at even K.
 fn in_stride_even_rows(tp: &TransformPlan, v: Variant, k: u32, rows: u32) -> bool {
-    v.in_shared && !v.in_runs && v.slice.is_none() && k % 2 == 0 && rows % 2 == 0 && tp.shared_row_elems(k) % 2 == 0
+    v.in_shared && !v.in_runs && v.slice.is_none() && k.is_multiple_of(2) && rows.is_multiple_of(2) && tp.shared_row_elems(k).is_multiple_of(2)
 }
 
 /// The depths above 1 of the instructions `fuse_k(N)` issues in a tile's k loop at order `k`.
