@@ -116,7 +116,7 @@ impl Dialect for Cuda {
     fn barrier(&self) -> &'static str {
         "__syncthreads();"
     }
-    fn launch_bounds(&self, threads: u32, min_blocks: Option<u32>, _arch: &Arch) -> Option<String> {
+    fn launch_bounds(&self, threads: u32, min_blocks: Option<u32>, arch: &Arch) -> Option<String> {
         // None without launch_bounds(..) on purpose: given only a thread count, ptxas (CUDA 13)
         // aims at full occupancy, caps the kernel at 32 registers and spills (seen for L2 and
         // L3 at K = 16, sm_90). With a minimum of blocks per SM it caps registers at
@@ -134,7 +134,7 @@ impl Dialect for Cuda {
             // does not bind (fused-cluster K = 28: local-memory loads, +46%; NOTES.md run 87).
             // Measured on an H200 (run 88): the capped default kernels within ±1.1% of the
             // uncapped, except fused-cluster K = 25 (+2.3%).
-            None if max_registers_for_one_block(threads) < 255 => Some(format!("__maxnreg__({})", max_registers_for_one_block(threads))),
+            None if max_registers_for_one_block(threads) < arch.max_registers_per_thread => Some(format!("__maxnreg__({})", max_registers_for_one_block(threads))),
             None => None,
         }
     }
