@@ -1,0 +1,160 @@
+// Run 92: a lower bound on any sm_90 FP64-tensor implementation of the transform at K, in the
+// seed's harness. One kernel moves each tensor as the copy level does (N tensors of K^3 doubles,
+// in -> out, 16-byte accesses) and also issues, per tensor, the fewest m16n8k4 f64 DMMAs a
+// tensorized transform needs at K (3 passes, padded to whole fragments in the mapping that pads
+// least). Its operands are random doubles from the tensor, held in registers: no shared memory,
+// no barriers, no dependency of the DMMAs on the data's arrival. A real kernel does at least
+// this work plus more, so its time per task is at least what this measures, power cap included.
+//
+// Modes: copy (no DMMA), dmma (no memory traffic), both (each warp copies, then computes), split
+// (warp-specialized: half the warps copy, half compute). Harness as mra-bench's: -M blocks per
+// launch at most, tasks round-robin over streams sharing one A and one C, events from a start on
+// stream 0 to the joined end, warm-up, median of reps. Output: one line per mode.
+#include <cuda_runtime.h>
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); exit(1); } } while (0)
+
+__device__ __forceinline__ void dmma(double (&d)[4], double a0, double a1, double b0) {
+    asm volatile("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%0,%1,%2,%3};"
+                 : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
+                 : "d"(a0), "d"(a1), "d"(b0));
+}
+
+// `count` DMMAs on 4 independent accumulator chains, operands rotating over 8 registers.
+__device__ __forceinline__ void dmma_run(double (&acc)[4][4], const double (&r)[8], int count) {
+    int i = 0;
+    for (; i + 8 <= count; i += 8) {
+#pragma unroll
+        for (int u = 0; u < 8; ++u) dmma(acc[u & 3], r[u], r[(u + 3) & 7], r[(u + 5) & 7]);
+    }
+    for (; i < count; ++i) dmma(acc[i & 3], r[i & 7], r[(i + 3) & 7], r[(i + 5) & 7]);
+}
+
+__device__ __forceinline__ void copy_tensor(const double2* __restrict__ src, double2* __restrict__ dst, int vecs, int tid, int nthreads) {
+    int i = tid;
+    for (; i + 3 * nthreads < vecs; i += 4 * nthreads) {
+        double2 a = src[i], b = src[i + nthreads], c = src[i + 2 * nthreads], d = src[i + 3 * nthreads];
+        dst[i] = a; dst[i + nthreads] = b; dst[i + 2 * nthreads] = c; dst[i + 3 * nthreads] = d;
+    }
+    for (; i < vecs; i += nthreads) dst[i] = src[i];
+}
+
+static double now_s() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
+
+enum Mode { COPY = 0, DMMA = 1, BOTH = 2, SPLIT = 3 };
+
+// elems = K^3 (even for every K used here), dmma_per_tensor split over the computing warps.
+__global__ void floor_kernel(const double* __restrict__ in, double* __restrict__ out, int n, int elems, int dmma_per_tensor, int mode, int sink) {
+    const int warp = threadIdx.x / 32, warps = blockDim.x / 32;
+    const int vecs = elems / 2;
+    double acc[4][4] = {};
+    double r[8];
+    for (int t = blockIdx.x; t < n; t += gridDim.x) {
+        const double* src = in + (size_t)t * elems;
+        double* dst = out + (size_t)t * elems;
+#pragma unroll
+        for (int u = 0; u < 8; ++u) r[u] = __ldg(src + ((threadIdx.x * 8 + u) % elems));
+        bool copies = mode == COPY || mode == BOTH || (mode == SPLIT && warp < warps / 2);
+        bool computes = mode == DMMA || mode == BOTH || (mode == SPLIT && warp >= warps / 2);
+        if (copies) {
+            int cw = mode == SPLIT ? warps / 2 : warps;
+            copy_tensor((const double2*)src, (double2*)dst, vecs, threadIdx.x % (cw * 32), cw * 32);
+        }
+        if (computes) {
+            int cw = mode == SPLIT ? warps - warps / 2 : warps;
+            int w = mode == SPLIT ? warp - warps / 2 : warp;
+            int mine = dmma_per_tensor / cw + (w < dmma_per_tensor % cw ? 1 : 0);
+            dmma_run(acc, r, mine);
+        }
+    }
+    if (sink) {  // never at run time: keeps the DMMAs alive
+        double s = 0;
+        for (int c = 0; c < 4; ++c) for (int j = 0; j < 4; ++j) s += acc[c][j];
+        out[threadIdx.x] = s;
+    }
+}
+
+// The fewest m16n8k4 per pass at K: rows (K^2) on M = 16 and columns (K) on N = 8, or swapped.
+static long min_dmma_per_pass(int K) {
+    auto up = [](long a, long b) { return (a + b - 1) / b; };
+    long ks = up(K, 4);
+    long normal = up((long)K * K, 16) * up(K, 8) * ks;
+    long swapped = up(K, 16) * up((long)K * K, 8) * ks;
+    return std::min(normal, swapped);
+}
+
+int main(int argc, char** argv) {
+    int K = argc > 1 ? atoi(argv[1]) : 32;
+    int N = 2048, M = 512, tasks = 100, streams = 4, reps = 5, threads = argc > 2 ? atoi(argv[2]) : 256;
+    double warm_ms = 1000, timed_ms = 1000;  // long enough for the power readings to settle
+    long per_tensor = 3 * min_dmma_per_pass(K);
+    if (argc > 3) per_tensor = atol(argv[3]);
+    int elems = K * K * K;
+    if (elems % 2) { fprintf(stderr, "K^3 must be even\n"); return 1; }
+    size_t bytes = (size_t)N * elems * sizeof(double);
+    double *in, *out;
+    CK(cudaMalloc(&in, bytes));
+    CK(cudaMalloc(&out, bytes));
+    {
+        std::vector<double> h((size_t)N * elems);
+        std::mt19937_64 g(std::random_device{}());
+        std::uniform_real_distribution<double> d(-1, 1);
+        for (auto& x : h) x = d(g);
+        CK(cudaMemcpy(in, h.data(), bytes, cudaMemcpyHostToDevice));
+    }
+    std::vector<cudaStream_t> s(streams);
+    for (auto& x : s) CK(cudaStreamCreateWithFlags(&x, cudaStreamNonBlocking));
+    cudaEvent_t start, end;
+    std::vector<cudaEvent_t> joins(streams);
+    CK(cudaEventCreate(&start)); CK(cudaEventCreate(&end));
+    for (auto& j : joins) CK(cudaEventCreateWithFlags(&j, cudaEventDisableTiming));
+    int grid = std::min(N, M);
+    auto rep = [&](int mode) {
+        CK(cudaEventRecord(start, s[0]));
+        for (int i = 1; i < streams; ++i) CK(cudaStreamWaitEvent(s[i], start));
+        for (int t = 0; t < tasks; ++t)
+            floor_kernel<<<grid, threads, 0, s[t % streams]>>>(in, out, N, elems, (int)per_tensor, mode, 0);
+        CK(cudaGetLastError());
+        for (int i = 1; i < streams; ++i) { CK(cudaEventRecord(joins[i], s[i])); CK(cudaStreamWaitEvent(s[0], joins[i])); }
+        CK(cudaEventRecord(end, s[0]));
+        CK(cudaEventSynchronize(end));
+        float ms; CK(cudaEventElapsedTime(&ms, start, end));
+        return ms * 1000.0 / tasks;  // µs per task
+    };
+    const char* names[] = {"copy", "dmma", "both", "split"};
+    int order[] = {COPY, DMMA, BOTH, SPLIT, COPY};
+    int min_reps = reps;
+    double tflop_task = per_tensor * 1024.0 * N / 1e12;
+    printf("# K=%d N=%d M=%d tasks=%d streams=%d threads=%d dmma/tensor=%ld (%.1f MFLOP/task)\n", K, N, M, tasks, streams, threads, per_tensor, tflop_task * 1e6);
+    std::vector<double> hin((size_t)N * elems), hout((size_t)N * elems);
+    CK(cudaMemcpy(hin.data(), in, bytes, cudaMemcpyDeviceToHost));
+    for (int mode : order) {
+        CK(cudaMemset(out, 0xff, bytes));  // NaN before the run: a copy that misses a value shows
+        // warm-up: repetitions for at least warm_ms of device time
+        double spent = 0;
+        reps = min_reps;
+        while (spent < warm_ms * 1000) spent += rep(mode) * tasks;
+        std::vector<double> v;
+        double t0 = now_s();
+        for (spent = 0; (int)v.size() < reps || spent < timed_ms * 1000;) { v.push_back(rep(mode)); spent += v.back() * tasks; }
+        double t1 = now_s();
+        reps = (int)v.size();
+        if (mode != DMMA) {
+            CK(cudaMemcpy(hout.data(), out, bytes, cudaMemcpyDeviceToHost));
+            if (memcmp(hin.data(), hout.data(), bytes) != 0) { fprintf(stderr, "%s: the copy is wrong\n", names[mode]); return 1; }
+        }
+        std::sort(v.begin(), v.end());
+        double med = v[reps / 2];
+        printf("%-5s K=%2d %9.2f us/task  (min %.2f max %.2f, %d reps, wall %.3f-%.3f)  %.1f TFLOP/s  %.2f TB/s\n", names[mode], K, med, v[0], v[reps - 1], reps, t0, t1,
+               mode == COPY ? 0.0 : tflop_task / (med * 1e-6), mode == DMMA ? 0.0 : 2.0 * bytes / (med * 1e-6) / 1e12);
+        fflush(stdout);
+    }
+    return 0;
+}
