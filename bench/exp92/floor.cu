@@ -6,7 +6,7 @@
 // no barriers, no dependency of the DMMAs on the data's arrival. A real kernel does at least
 // this work plus more, so its time per task is at least what this measures, power cap included.
 //
-// Modes: copy (no DMMA), dmma (no memory traffic), both (each warp copies, then computes), split
+// Modes: copy (no DMMA), dmma (no memory traffic), both (each warp interleaves the two), split
 // (warp-specialized: half the warps copy, half compute). Harness as mra-bench's: -M blocks per
 // launch at most, tasks round-robin over streams sharing one A and one C, events from a start on
 // stream 0 to the joined end, warm-up, median of reps. Output: one line per mode.
@@ -37,46 +37,52 @@ __device__ __forceinline__ void dmma_run(double (&acc)[4][4], const double (&r)[
     for (; i < count; ++i) dmma(acc[i & 3], r[i & 7], r[(i + 3) & 7], r[(i + 5) & 7]);
 }
 
-__device__ __forceinline__ void copy_tensor(const double2* __restrict__ src, double2* __restrict__ dst, int vecs, int tid, int nthreads) {
-    int i = tid;
-    for (; i + 3 * nthreads < vecs; i += 4 * nthreads) {
-        double2 a = src[i], b = src[i + nthreads], c = src[i + 2 * nthreads], d = src[i + 3 * nthreads];
-        dst[i] = a; dst[i + nthreads] = b; dst[i + 2 * nthreads] = c; dst[i + 3 * nthreads] = d;
-    }
-    for (; i < vecs; i += nthreads) dst[i] = src[i];
-}
-
 static double now_s() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
 
 enum Mode { COPY = 0, DMMA = 1, BOTH = 2, SPLIT = 3 };
 
-// elems = K^3 (even for every K used here), dmma_per_tensor split over the computing warps.
-__global__ void floor_kernel(const double* __restrict__ in, double* __restrict__ out, int n, int elems, int dmma_per_tensor, int mode, int sink) {
+// The copy is the copy level's (mra-bench --emit-src -l copy): one flat grid-stride loop over the
+// launch's N * K^3 values in 16-byte pieces, not tensor by tensor, so a tensor's size does not
+// set its latency. The DMMAs of the launch (N * dmma_per_tensor) are spread evenly over the
+// computing warps; in `both` each warp interleaves its share with its copy iterations.
+__global__ void floor_kernel(const double* __restrict__ in, double* __restrict__ out, long long total, long long total_dmma, int mode, int sink) {
     const int warp = threadIdx.x / 32, warps = blockDim.x / 32;
-    const int vecs = elems / 2;
+    const bool split = mode == SPLIT;
+    const int cwarps = split ? warps / 2 : warps;                 // copying warps per block
+    const int dwarps = split ? warps - warps / 2 : warps;         // computing warps per block
+    const bool copies = mode == COPY || mode == BOTH || (split && warp < cwarps);
+    const bool computes = mode == DMMA || mode == BOTH || (split && warp >= cwarps);
     double acc[4][4] = {};
     double r[8];
-    for (int t = blockIdx.x; t < n; t += gridDim.x) {
-        const double* src = in + (size_t)t * elems;
-        double* dst = out + (size_t)t * elems;
 #pragma unroll
-        for (int u = 0; u < 8; ++u) r[u] = __ldg(src + ((threadIdx.x * 8 + u) % elems));
-        bool copies = mode == COPY || mode == BOTH || (mode == SPLIT && warp < warps / 2);
-        bool computes = mode == DMMA || mode == BOTH || (mode == SPLIT && warp >= warps / 2);
-        if (copies) {
-            int cw = mode == SPLIT ? warps / 2 : warps;
-            copy_tensor((const double2*)src, (double2*)dst, vecs, threadIdx.x % (cw * 32), cw * 32);
+    for (int u = 0; u < 8; ++u) r[u] = __ldg(in + ((blockIdx.x * blockDim.x + threadIdx.x) * 8 + u) % total);
+    // this warp's DMMAs
+    long long dw = computes ? (long long)gridDim.x * dwarps : 1;
+    long long dindex = (long long)blockIdx.x * dwarps + (split ? warp - cwarps : warp);
+    long long mine = computes ? total_dmma / dw + (dindex < total_dmma % dw ? 1 : 0) : 0;
+    const long long nvec = total / 2;
+    const double2* a = reinterpret_cast<const double2*>(in);
+    double2* c = reinterpret_cast<double2*>(out);
+    if (copies) {
+        const long long threads = (long long)gridDim.x * cwarps * 32;
+        const long long first = (long long)blockIdx.x * cwarps * 32 + (threadIdx.x % (cwarps * 32));
+        long long iters = (nvec - first + threads - 1) / threads;
+        long long per = mode == BOTH && iters > 0 ? mine / iters : 0;  // DMMAs per copy iteration
+        long long v = first;
+        for (; v + 3 * threads < nvec; v += 4 * threads) {
+            double2 x0 = a[v], x1 = a[v + threads], x2 = a[v + 2 * threads], x3 = a[v + 3 * threads];
+            c[v] = x0; c[v + threads] = x1; c[v + 2 * threads] = x2; c[v + 3 * threads] = x3;
+            if (per) { dmma_run(acc, r, (int)(4 * per)); mine -= 4 * per; }
         }
-        if (computes) {
-            int cw = mode == SPLIT ? warps - warps / 2 : warps;
-            int w = mode == SPLIT ? warp - warps / 2 : warp;
-            int mine = dmma_per_tensor / cw + (w < dmma_per_tensor % cw ? 1 : 0);
-            dmma_run(acc, r, mine);
+        for (; v < nvec; v += threads) {
+            c[v] = a[v];
+            if (per) { dmma_run(acc, r, (int)per); mine -= per; }
         }
     }
+    if (computes) dmma_run(acc, r, (int)mine);
     if (sink) {  // never at run time: keeps the DMMAs alive
         double s = 0;
-        for (int c = 0; c < 4; ++c) for (int j = 0; j < 4; ++j) s += acc[c][j];
+        for (int q = 0; q < 4; ++q) for (int j = 0; j < 4; ++j) s += acc[q][j];
         out[threadIdx.x] = s;
     }
 }
@@ -120,7 +126,7 @@ int main(int argc, char** argv) {
         CK(cudaEventRecord(start, s[0]));
         for (int i = 1; i < streams; ++i) CK(cudaStreamWaitEvent(s[i], start));
         for (int t = 0; t < tasks; ++t)
-            floor_kernel<<<grid, threads, 0, s[t % streams]>>>(in, out, N, elems, (int)per_tensor, mode, 0);
+            floor_kernel<<<grid, threads, 0, s[t % streams]>>>(in, out, (long long)N * elems, (long long)N * per_tensor, mode, 0);
         CK(cudaGetLastError());
         for (int i = 1; i < streams; ++i) { CK(cudaEventRecord(joins[i], s[i])); CK(cudaStreamWaitEvent(s[0], joins[i])); }
         CK(cudaEventRecord(end, s[0]));

@@ -14,13 +14,13 @@ nvidia-smi --query-gpu=$Q --format=csv,noheader,nounits -lms 50 >> $OUT/smi.csv 
 SMI=$!
 nvcc -O3 -arch=sm_90a -o /tmp/floor bench/exp92/floor.cu || { kill $SMI; exit 1; }
 for K in ${KS:-32 10 12 16 20 24 8 6}; do
-  for T in ${THREADS:-256 512}; do
+  for T in ${THREADS:-128 256 512}; do
     /tmp/floor $K $T 2>&1 | tee -a $OUT/floor.txt
   done
 done
 echo "== mra-bench sweep" | tee -a $OUT/floor.txt
 date +%s.%N >> $OUT/floor.txt
-$B sweep -K ${SWEEP_KS:-6,8,10,12,16,20,24,32} -l copy,fused,fused-ring,fused-pipe,fused-cluster,L7-breg -n 100 --json $OUT/sweep.json > $OUT/sweep.txt 2> $OUT/sweep.err
+$B sweep -K ${SWEEP_KS:-6,8,10,12,16,20,24,32} -l ${SWEEP_LEVELS:-copy,fused,fused-ring,fused-pipe,fused-cluster,L7-breg} -n 100 --json $OUT/sweep.json > $OUT/sweep.txt 2> $OUT/sweep.err
 echo "sweep exit $?" >> $OUT/sweep.txt
 date +%s.%N >> $OUT/floor.txt
 kill $SMI
