@@ -12,7 +12,7 @@ nvidia-smi --query-gpu=$Q --format=csv,noheader -c 1 >/dev/null 2>&1 || Q=timest
 echo "# $Q" > $OUT/smi.csv
 nvidia-smi --query-gpu=$Q --format=csv,noheader,nounits -lms 50 >> $OUT/smi.csv &
 SMI=$!
-nvcc -O3 -arch=sm_90a -o /tmp/floor bench/exp92/floor.cu || { kill $SMI; exit 1; }
+nvcc -O3 -arch=sm_90a -Xptxas -v -o /tmp/floor bench/exp92/floor.cu 2>&1 | tee $OUT/ptxas.txt; test -x /tmp/floor || { kill $SMI; exit 1; }
 for K in ${KS:-32 10 12 16 20 24 8 6}; do
   for T in ${THREADS:-128 256 512}; do
     /tmp/floor $K $T 2>&1 | tee -a $OUT/floor.txt
