@@ -27,16 +27,17 @@ __device__ __forceinline__ void dmma(double (&d)[4], double a0, double a1, doubl
                  : "d"(a0), "d"(a1), "d"(b0));
 }
 
-// `count` DMMAs on 4 independent accumulator chains, operands rotating over 8 registers.
-__device__ __forceinline__ void dmma_run(double (&acc)[4][4], const double (&r)[8], int count) {
+// `count` DMMAs on CHAINS independent accumulator chains, operands rotating over 4 registers.
+template <int CHAINS>
+__device__ __forceinline__ void dmma_run(double (&acc)[CHAINS][4], const double (&r)[4], int count) {
     int i = 0;
     for (; i + 8 <= count; i += 8) {
 #pragma unroll
-        for (int u = 0; u < 8; ++u) dmma(acc[u & 3], r[u], r[(u + 3) & 7], r[(u + 5) & 7]);
+        for (int u = 0; u < 8; ++u) dmma(acc[u % CHAINS], r[u & 3], r[(u + 1) & 3], r[(u + 2) & 3]);
     }
     // the rest on chain 0: a register index known at compile time (a runtime one, acc[i & 3],
     // put acc in local memory and made call 2's kernels slower the more threads they had)
-    for (; i < count; ++i) dmma(acc[0], r[1], r[4], r[6]);
+    for (; i < count; ++i) dmma(acc[0], r[1], r[2], r[3]);
 }
 
 static double now_s() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
@@ -47,6 +48,7 @@ enum Mode { COPY = 0, DMMA = 1, BOTH = 2, SPLIT = 3 };
 // launch's N * K^3 values in 16-byte pieces, not tensor by tensor, so a tensor's size does not
 // set its latency. The DMMAs of the launch (N * dmma_per_tensor) are spread evenly over the
 // computing warps; in `both` each warp interleaves its share with its copy iterations.
+template <int CHAINS>
 __global__ void floor_kernel(const double* __restrict__ in, double* __restrict__ out, long long total, long long total_dmma, int mode, int sink) {
     const int warp = threadIdx.x / 32, warps = blockDim.x / 32;
     const bool split = mode == SPLIT;
@@ -54,10 +56,10 @@ __global__ void floor_kernel(const double* __restrict__ in, double* __restrict__
     const int dwarps = split ? warps - warps / 2 : warps;         // computing warps per block
     const bool copies = mode == COPY || mode == BOTH || (split && warp < cwarps);
     const bool computes = mode == DMMA || mode == BOTH || (split && warp >= cwarps);
-    double acc[4][4] = {};
-    double r[8];
+    double acc[CHAINS][4] = {};
+    double r[4];  // random operands from the first 8 KB of A (cached: no extra DRAM or L2 traffic)
 #pragma unroll
-    for (int u = 0; u < 8; ++u) r[u] = __ldg(in + ((blockIdx.x * blockDim.x + threadIdx.x) * 8 + u) % total);
+    for (int u = 0; u < 4; ++u) r[u] = __ldg(in + ((threadIdx.x * 4 + u) & 1023));
     // this warp's DMMAs
     long long dw = computes ? (long long)gridDim.x * dwarps : 1;
     long long dindex = (long long)blockIdx.x * dwarps + (split ? warp - cwarps : warp);
@@ -84,7 +86,7 @@ __global__ void floor_kernel(const double* __restrict__ in, double* __restrict__
     if (computes) dmma_run(acc, r, (int)mine);
     if (sink) {  // never at run time: keeps the DMMAs alive
         double s = 0;
-        for (int q = 0; q < 4; ++q) for (int j = 0; j < 4; ++j) s += acc[q][j];
+        for (int q = 0; q < CHAINS; ++q) for (int j = 0; j < 4; ++j) s += acc[q][j];
         out[threadIdx.x] = s;
     }
 }
@@ -103,7 +105,9 @@ int main(int argc, char** argv) {
     int N = 2048, M = 512, tasks = 100, streams = 4, reps = 5, threads = argc > 2 ? atoi(argv[2]) : 256;
     double warm_ms = 1000, timed_ms = 1000;  // long enough for the power readings to settle
     long per_tensor = 3 * min_dmma_per_pass(K);
-    if (argc > 3) per_tensor = atol(argv[3]);
+    if (argc > 3 && atol(argv[3]) > 0) per_tensor = atol(argv[3]);
+    int chains = argc > 4 ? atoi(argv[4]) : 4;
+    if (chains != 2 && chains != 4) { fprintf(stderr, "chains: 2 or 4\n"); return 1; }
     int elems = K * K * K;
     if (elems % 2) { fprintf(stderr, "K^3 must be even\n"); return 1; }
     size_t bytes = (size_t)N * elems * sizeof(double);
@@ -128,7 +132,8 @@ int main(int argc, char** argv) {
         CK(cudaEventRecord(start, s[0]));
         for (int i = 1; i < streams; ++i) CK(cudaStreamWaitEvent(s[i], start));
         for (int t = 0; t < tasks; ++t)
-            floor_kernel<<<grid, threads, 0, s[t % streams]>>>(in, out, (long long)N * elems, (long long)N * per_tensor, mode, 0);
+            if (chains == 2) floor_kernel<2><<<grid, threads, 0, s[t % streams]>>>(in, out, (long long)N * elems, (long long)N * per_tensor, mode, 0);
+            else floor_kernel<4><<<grid, threads, 0, s[t % streams]>>>(in, out, (long long)N * elems, (long long)N * per_tensor, mode, 0);
         CK(cudaGetLastError());
         for (int i = 1; i < streams; ++i) { CK(cudaEventRecord(joins[i], s[i])); CK(cudaStreamWaitEvent(s[0], joins[i])); }
         CK(cudaEventRecord(end, s[0]));
@@ -140,7 +145,7 @@ int main(int argc, char** argv) {
     int order[] = {COPY, DMMA, BOTH, SPLIT, COPY};
     int min_reps = reps;
     double tflop_task = per_tensor * 1024.0 * N / 1e12;
-    printf("# K=%d N=%d M=%d tasks=%d streams=%d threads=%d dmma/tensor=%ld (%.1f MFLOP/task)\n", K, N, M, tasks, streams, threads, per_tensor, tflop_task * 1e6);
+    printf("# K=%d N=%d M=%d tasks=%d streams=%d threads=%d chains=%d dmma/tensor=%ld (%.1f MFLOP/task)\n", K, N, M, tasks, streams, threads, chains, per_tensor, tflop_task * 1e6);
     std::vector<double> hin((size_t)N * elems), hout((size_t)N * elems);
     CK(cudaMemcpy(hin.data(), in, bytes, cudaMemcpyDeviceToHost));
     for (int mode : order) {
