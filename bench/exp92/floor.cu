@@ -7,7 +7,8 @@
 // this work plus more, so its time per task is at least what this measures, power cap included.
 //
 // Modes: copy (no DMMA), dmma (no memory traffic), both (each warp interleaves the two), split
-// (warp-specialized: half the warps copy, half compute). Harness as mra-bench's: -M blocks per
+// (warp-specialized: half the warps copy, half compute), pair (the copy level's own kernel beside a
+// DMMA-only launch on a second stream of each pair). Harness as mra-bench's: -M blocks per
 // launch at most, tasks round-robin over streams sharing one A and one C, events from a start on
 // stream 0 to the joined end, warm-up, median of reps. Output: one line per mode.
 #include <cuda_runtime.h>
@@ -42,7 +43,19 @@ __device__ __forceinline__ void dmma_run(double (&acc)[CHAINS][4], const double 
 
 static double now_s() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
 
-enum Mode { COPY = 0, DMMA = 1, BOTH = 2, SPLIT = 3 };
+enum Mode { COPY = 0, DMMA = 1, BOTH = 2, SPLIT = 3, PAIR = 4 };
+
+// `pair` (run 92, call 6): the copy level's kernel itself (128 threads, few registers: as many
+// blocks per SM as the copy level gets), launched beside a DMMA-only launch on a second stream
+// of each pair, so the copy is not held to floor_kernel's 92-116 registers.
+__global__ void __launch_bounds__(128) copy_level(const double* __restrict__ in, double* __restrict__ out, long long total) {
+    const long long stride = (long long)gridDim.x * 128;
+    const long long nvec = total / 2;
+    const double2* a = reinterpret_cast<const double2*>(in);
+    double2* c = reinterpret_cast<double2*>(out);
+#pragma unroll 4
+    for (long long v = (long long)blockIdx.x * 128 + threadIdx.x; v < nvec; v += stride) c[v] = a[v];
+}
 
 // The copy is the copy level's (mra-bench --emit-src -l copy): one flat grid-stride loop over the
 // launch's N * K^3 values in 16-byte pieces, not tensor by tensor, so a tensor's size does not
@@ -121,28 +134,33 @@ int main(int argc, char** argv) {
         for (auto& x : h) x = d(g);
         CK(cudaMemcpy(in, h.data(), bytes, cudaMemcpyHostToDevice));
     }
-    std::vector<cudaStream_t> s(streams);
+    std::vector<cudaStream_t> s(2 * streams);  // the second half: `pair`'s DMMA launches
     for (auto& x : s) CK(cudaStreamCreateWithFlags(&x, cudaStreamNonBlocking));
     cudaEvent_t start, end;
-    std::vector<cudaEvent_t> joins(streams);
+    std::vector<cudaEvent_t> joins(2 * streams);
     CK(cudaEventCreate(&start)); CK(cudaEventCreate(&end));
     for (auto& j : joins) CK(cudaEventCreateWithFlags(&j, cudaEventDisableTiming));
     int grid = std::min(N, M);
     auto rep = [&](int mode) {
+        int used = mode == PAIR ? 2 * streams : streams;
         CK(cudaEventRecord(start, s[0]));
-        for (int i = 1; i < streams; ++i) CK(cudaStreamWaitEvent(s[i], start));
+        for (int i = 1; i < used; ++i) CK(cudaStreamWaitEvent(s[i], start));
         for (int t = 0; t < tasks; ++t)
-            if (chains == 2) floor_kernel<2><<<grid, threads, 0, s[t % streams]>>>(in, out, (long long)N * elems, (long long)N * per_tensor, mode, 0);
+            if (mode == PAIR) {
+                copy_level<<<grid, 128, 0, s[t % streams]>>>(in, out, (long long)N * elems);
+                if (chains == 2) floor_kernel<2><<<grid, threads, 0, s[streams + t % streams]>>>(in, out, 0, (long long)N * per_tensor, DMMA, 0);
+                else floor_kernel<4><<<grid, threads, 0, s[streams + t % streams]>>>(in, out, 0, (long long)N * per_tensor, DMMA, 0);
+            } else if (chains == 2) floor_kernel<2><<<grid, threads, 0, s[t % streams]>>>(in, out, (long long)N * elems, (long long)N * per_tensor, mode, 0);
             else floor_kernel<4><<<grid, threads, 0, s[t % streams]>>>(in, out, (long long)N * elems, (long long)N * per_tensor, mode, 0);
         CK(cudaGetLastError());
-        for (int i = 1; i < streams; ++i) { CK(cudaEventRecord(joins[i], s[i])); CK(cudaStreamWaitEvent(s[0], joins[i])); }
+        for (int i = 1; i < used; ++i) { CK(cudaEventRecord(joins[i], s[i])); CK(cudaStreamWaitEvent(s[0], joins[i])); }
         CK(cudaEventRecord(end, s[0]));
         CK(cudaEventSynchronize(end));
         float ms; CK(cudaEventElapsedTime(&ms, start, end));
         return ms * 1000.0 / tasks;  // µs per task
     };
-    const char* names[] = {"copy", "dmma", "both", "split"};
-    int order[] = {COPY, DMMA, BOTH, SPLIT, COPY};
+    const char* names[] = {"copy", "dmma", "both", "split", "pair"};
+    int order[] = {COPY, DMMA, BOTH, SPLIT, PAIR, COPY};
     int min_reps = reps;
     double tflop_task = per_tensor * 1024.0 * N / 1e12;
     printf("# K=%d N=%d M=%d tasks=%d streams=%d threads=%d chains=%d dmma/tensor=%ld (%.1f MFLOP/task)\n", K, N, M, tasks, streams, threads, chains, per_tensor, tflop_task * 1e6);
