@@ -41,6 +41,25 @@ __device__ __forceinline__ void dmma_run(double (&acc)[CHAINS][4], const double 
     for (; i < count; ++i) dmma(acc[0], r[1], r[2], r[3]);
 }
 
+// DFMA instead (call 7): `count` warp-wide fma.rn.f64 (32 FMAs each) on CHAINS x 4 independent
+// accumulators; the same register operands. A transform by DFMA needs no padding: 3 K^4 FMAs per tensor.
+template <int CHAINS>
+__device__ __forceinline__ void dfma_run(double (&acc)[CHAINS][4], const double (&r)[4], int count) {
+    int i = 0;
+    for (; i + 8 <= count; i += 8) {
+#pragma unroll
+        for (int u = 0; u < 8; ++u)
+            asm volatile("fma.rn.f64 %0, %1, %2, %0;" : "+d"(acc[(u / 4) % CHAINS][u & 3]) : "d"(r[u & 3]), "d"(r[(u + 1) & 3]));
+    }
+    for (; i < count; ++i) asm volatile("fma.rn.f64 %0, %1, %2, %0;" : "+d"(acc[0][0]) : "d"(r[1]), "d"(r[2]));
+}
+
+template <int OP, int CHAINS>
+__device__ __forceinline__ void work_run(double (&acc)[CHAINS][4], const double (&r)[4], int count) {
+    if (OP == 0) dmma_run(acc, r, count);
+    else dfma_run(acc, r, count);
+}
+
 static double now_s() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
 
 enum Mode { COPY = 0, DMMA = 1, BOTH = 2, SPLIT = 3, PAIR = 4 };
@@ -61,7 +80,7 @@ __global__ void __launch_bounds__(128) copy_level(const double* __restrict__ in,
 // launch's N * K^3 values in 16-byte pieces, not tensor by tensor, so a tensor's size does not
 // set its latency. The DMMAs of the launch (N * dmma_per_tensor) are spread evenly over the
 // computing warps; in `both` each warp interleaves its share with its copy iterations.
-template <int CHAINS>
+template <int OP, int CHAINS>
 __global__ void floor_kernel(const double* __restrict__ in, double* __restrict__ out, long long total, long long total_dmma, int mode, int sink) {
     const int warp = threadIdx.x / 32, warps = blockDim.x / 32;
     const bool split = mode == SPLIT;
@@ -89,14 +108,14 @@ __global__ void floor_kernel(const double* __restrict__ in, double* __restrict__
         for (; v + 3 * threads < nvec; v += 4 * threads) {
             double2 x0 = a[v], x1 = a[v + threads], x2 = a[v + 2 * threads], x3 = a[v + 3 * threads];
             c[v] = x0; c[v + threads] = x1; c[v + 2 * threads] = x2; c[v + 3 * threads] = x3;
-            if (per) { dmma_run(acc, r, (int)(4 * per)); mine -= 4 * per; }
+            if (per) { work_run<OP>(acc, r, (int)(4 * per)); mine -= 4 * per; }
         }
         for (; v < nvec; v += threads) {
             c[v] = a[v];
-            if (per) { dmma_run(acc, r, (int)per); mine -= per; }
+            if (per) { work_run<OP>(acc, r, (int)per); mine -= per; }
         }
     }
-    if (computes) dmma_run(acc, r, (int)mine);
+    if (computes) work_run<OP>(acc, r, (int)mine);
     if (sink) {  // never at run time: keeps the DMMAs alive
         double s = 0;
         for (int q = 0; q < CHAINS; ++q) for (int j = 0; j < 4; ++j) s += acc[q][j];
@@ -120,6 +139,8 @@ int main(int argc, char** argv) {
     long per_tensor = 3 * min_dmma_per_pass(K);
     if (argc > 3 && atol(argv[3]) > 0) per_tensor = atol(argv[3]);
     int chains = argc > 4 ? atoi(argv[4]) : 4;
+    int op = argc > 5 && !strcmp(argv[5], "dfma") ? 1 : 0;  // dfma: 3 K^4 FMAs per tensor, 32 per instruction
+    if (op == 1 && !(argc > 3 && atol(argv[3]) > 0)) per_tensor = (3L * K * K * K * K + 31) / 32;
     if (chains != 2 && chains != 4) { fprintf(stderr, "chains: 2 or 4\n"); return 1; }
     int elems = K * K * K;
     if (elems % 2) { fprintf(stderr, "K^3 must be even\n"); return 1; }
@@ -141,6 +162,13 @@ int main(int argc, char** argv) {
     CK(cudaEventCreate(&start)); CK(cudaEventCreate(&end));
     for (auto& j : joins) CK(cudaEventCreateWithFlags(&j, cudaEventDisableTiming));
     int grid = std::min(N, M);
+    auto launch = [&](cudaStream_t st, long long total, int mode) {
+        long long work = (long long)N * per_tensor;
+        if (op == 0 && chains == 2) floor_kernel<0, 2><<<grid, threads, 0, st>>>(in, out, total, work, mode, 0);
+        else if (op == 0) floor_kernel<0, 4><<<grid, threads, 0, st>>>(in, out, total, work, mode, 0);
+        else if (chains == 2) floor_kernel<1, 2><<<grid, threads, 0, st>>>(in, out, total, work, mode, 0);
+        else floor_kernel<1, 4><<<grid, threads, 0, st>>>(in, out, total, work, mode, 0);
+    };
     auto rep = [&](int mode) {
         int used = mode == PAIR ? 2 * streams : streams;
         CK(cudaEventRecord(start, s[0]));
@@ -148,10 +176,8 @@ int main(int argc, char** argv) {
         for (int t = 0; t < tasks; ++t)
             if (mode == PAIR) {
                 copy_level<<<grid, 128, 0, s[t % streams]>>>(in, out, (long long)N * elems);
-                if (chains == 2) floor_kernel<2><<<grid, threads, 0, s[streams + t % streams]>>>(in, out, 0, (long long)N * per_tensor, DMMA, 0);
-                else floor_kernel<4><<<grid, threads, 0, s[streams + t % streams]>>>(in, out, 0, (long long)N * per_tensor, DMMA, 0);
-            } else if (chains == 2) floor_kernel<2><<<grid, threads, 0, s[t % streams]>>>(in, out, (long long)N * elems, (long long)N * per_tensor, mode, 0);
-            else floor_kernel<4><<<grid, threads, 0, s[t % streams]>>>(in, out, (long long)N * elems, (long long)N * per_tensor, mode, 0);
+                launch(s[streams + t % streams], 0, DMMA);
+            } else launch(s[t % streams], (long long)N * elems, mode);
         CK(cudaGetLastError());
         for (int i = 1; i < used; ++i) { CK(cudaEventRecord(joins[i], s[i])); CK(cudaStreamWaitEvent(s[0], joins[i])); }
         CK(cudaEventRecord(end, s[0]));
@@ -162,8 +188,8 @@ int main(int argc, char** argv) {
     const char* names[] = {"copy", "dmma", "both", "split", "pair"};
     int order[] = {COPY, DMMA, BOTH, SPLIT, PAIR, COPY};
     int min_reps = reps;
-    double tflop_task = per_tensor * 1024.0 * N / 1e12;
-    printf("# K=%d N=%d M=%d tasks=%d streams=%d threads=%d chains=%d dmma/tensor=%ld (%.1f MFLOP/task)\n", K, N, M, tasks, streams, threads, chains, per_tensor, tflop_task * 1e6);
+    double tflop_task = per_tensor * (op == 0 ? 1024.0 : 64.0) * N / 1e12;
+    printf("# K=%d N=%d M=%d tasks=%d streams=%d threads=%d chains=%d %s/tensor=%ld (%.1f MFLOP/task)\n", K, N, M, tasks, streams, threads, chains, op == 0 ? "dmma" : "dfma-warp-instr", per_tensor, tflop_task * 1e6);
     std::vector<double> hin((size_t)N * elems), hout((size_t)N * elems);
     CK(cudaMemcpy(hin.data(), in, bytes, cudaMemcpyDeviceToHost));
     for (int mode : order) {

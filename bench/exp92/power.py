@@ -16,8 +16,8 @@ for line in open(f"{d}/smi.csv"):
 variant = ""
 for line in open(f"{d}/floor.txt"):
     if line.startswith("#"):
-        m = re.search(r"threads=(\d+)(?: chains=(\d+))?", line)
-        variant = f"t{m.group(1)}" + (f"c{m.group(2)}" if m.group(2) else "")
+        m = re.search(r"threads=(\d+)(?: chains=(\d+))?(?: (dfma))?", line)
+        variant = f"t{m.group(1)}" + (f"c{m.group(2)}" if m.group(2) else "") + (" dfma" if m.group(3) else "")
         continue
     m = re.search(r"^(\w+)\s+K=\s*(\d+)\s+([\d.]+) us/task.*wall ([\d.]+)-([\d.]+)", line)
     if not m:

@@ -16,7 +16,9 @@ nvcc -O3 -arch=sm_90a -Xptxas -v -o /tmp/floor bench/exp92/floor.cu 2>&1 | tee $
 for K in ${KS:-32 10 12 16 20 24 8 6}; do
   for T in ${THREADS:-128 256 512}; do
     for C in ${CHAINS:-4}; do
-      /tmp/floor $K $T 0 $C 2>&1 | tee -a $OUT/floor.txt
+      for O in ${OPS:-dmma}; do
+        /tmp/floor $K $T 0 $C $O 2>&1 | tee -a $OUT/floor.txt
+      done
     done
   done
 done
