@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Run 92, call 8: energy per task from energy.sh's logs. For each mra-bench run (windows.txt) the
 samples in the last 60% of its window (the timed repetitions follow a 3 s warm-up) give the median
-power; µs per task is the median of the seed's Time(us) lines / 100 tasks. For floor.cu's lines the
+power; µs per task is the median of the seed's Time(us) lines / the tasks per repetition. For floor.cu's lines the
 timed window is printed. Energy per task = power x time. Usage: energy.py DIR"""
 import datetime, re, statistics, sys
 
@@ -20,9 +20,9 @@ def window(t0, t1):
     return statistics.median(r[1] for r in rows), statistics.median(r[2] for r in rows), sum(1 for r in rows if r[3] & 4), len(rows)
 
 for line in open(f"{d}/windows.txt"):
-    name, t0, t1 = line.split()
+    name, t0, t1, tasks = line.split()
     t0, t1 = float(t0), float(t1)
-    times = [float(m.group(1)) / 100 for m in re.finditer(r"Time\(us\)=([\d.]+)", open(f"{d}/{name}.out").read())]
+    times = [float(m.group(1)) / int(tasks) for m in re.finditer(r"Time\(us\)=([\d.]+)", open(f"{d}/{name}.out").read())]
     if not times:
         print(f"{name}: no timings"); continue
     us = statistics.median(times)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run 92, call 8: the power each fastest level draws over several seconds (run's --warmup 3s, then
-# -r 30 timed repetitions), next to the copy's, with nvidia-smi sampling every 50 ms, so that energy
+# -r 30 timed repetitions of >= 35 ms), next to the copy's, with nvidia-smi sampling every 50 ms, so that energy
 # per task can be compared with the bound's (floor.cu at the same K). Logs under $OUT.
 set -uo pipefail
 B=target/release/mra-bench
@@ -15,12 +15,12 @@ SMI=$!
 nvcc -O3 -arch=sm_90a -o /tmp/floor bench/exp92/floor.cu || { kill $SMI; exit 1; }
 run() {  # label, then mra-bench arguments
   local t0 t1; t0=$(date +%s.%N)
-  $B "${@:2}" --warmup 3s -n 100 -r 30 > $OUT/$1.out 2> $OUT/$1.err; echo "exit $?" >> $OUT/$1.err
+  $B "${@:2}" --warmup 3s -n $TASKS -r 30 > $OUT/$1.out 2> $OUT/$1.err; echo "exit $?" >> $OUT/$1.err
   t1=$(date +%s.%N)
-  echo "$1 $t0 $t1" >> $OUT/windows.txt
+  echo "$1 $t0 $t1 $TASKS" >> $OUT/windows.txt
 }
 for K in 10 12 32; do
-  L=fused-pipe; [ $K = 32 ] && L=fused-cluster
+  L=fused-pipe; TASKS=5000; [ $K = 32 ] && L=fused-cluster && TASKS=100  # >= 1 s of timed repetitions
   run copy-k$K -l copy -K $K
   run level-k$K -l $L -K $K
 done
