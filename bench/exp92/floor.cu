@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <random>
+#include <thread>
 #include <vector>
 
 #define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); exit(1); } } while (0)
@@ -135,7 +136,13 @@ static long min_dmma_per_pass(int K) {
 int main(int argc, char** argv) {
     int K = argc > 1 ? atoi(argv[1]) : 32;
     int N = 2048, M = 512, tasks = 100, streams = 4, reps = 5, threads = argc > 2 ? atoi(argv[2]) : 256;
-    double warm_ms = 1000, timed_ms = 1000;  // long enough for the power readings to settle
+    // Sustained (the default): 1 s of warm-up and >= 1 s timed, long enough for the power readings.
+    // As mra-bench's default harness (argv[6] = 200, argv[7] = 0): 200 ms of warm-up, then 5
+    // repetitions, after 1 s idle so that no mode inherits the previous one's lowered clock; the
+    // issue's targets are measured this way, and the power controller lets the first second run
+    // faster than the sustained rate (README "The first second is not the sustained rate").
+    double warm_ms = argc > 6 ? atof(argv[6]) : 1000, timed_ms = argc > 7 ? atof(argv[7]) : 1000;
+    bool rest = argc > 6;
     long per_tensor = 3 * min_dmma_per_pass(K);
     if (argc > 3 && atol(argv[3]) > 0) per_tensor = atol(argv[3]);
     int chains = argc > 4 ? atoi(argv[4]) : 4;
@@ -189,11 +196,12 @@ int main(int argc, char** argv) {
     int order[] = {COPY, DMMA, BOTH, SPLIT, PAIR, COPY};
     int min_reps = reps;
     double tflop_task = per_tensor * (op == 0 ? 1024.0 : 64.0) * N / 1e12;
-    printf("# K=%d N=%d M=%d tasks=%d streams=%d threads=%d chains=%d %s/tensor=%ld (%.1f MFLOP/task)\n", K, N, M, tasks, streams, threads, chains, op == 0 ? "dmma" : "dfma-warp-instr", per_tensor, tflop_task * 1e6);
+    printf("# K=%d N=%d M=%d tasks=%d streams=%d threads=%d chains=%d %s/tensor=%ld (%.1f MFLOP/task) warm-up %.0f ms, timed >= %.0f ms%s\n", K, N, M, tasks, streams, threads, chains, op == 0 ? "dmma" : "dfma-warp-instr", per_tensor, tflop_task * 1e6, warm_ms, timed_ms, rest ? ", 1 s idle before each mode" : "");
     std::vector<double> hin((size_t)N * elems), hout((size_t)N * elems);
     CK(cudaMemcpy(hin.data(), in, bytes, cudaMemcpyDeviceToHost));
     for (int mode : order) {
         CK(cudaMemset(out, 0xff, bytes));  // NaN before the run: a copy that misses a value shows
+        if (rest) std::this_thread::sleep_for(std::chrono::seconds(1));
         // warm-up: repetitions for at least warm_ms of device time
         double spent = 0;
         reps = min_reps;
