@@ -70,7 +70,7 @@ pub enum Command {
     /// List the levels: names, schedule primitives, where each can run.
     Levels(LevelsArgs),
     /// Run every level that can run for a list of K, with the copy floor and an FP64 GEMM peak,
-    /// and print one table (µs/task, useful Gflop/s, GB/s, fraction of floor, SM clock while timed; best per K marked).
+    /// and print one table (µs/task, useful Gflop/s, GB/s, fraction of floor, SM clock and board power while timed; best per K marked).
     Sweep(SweepArgs),
     /// Auto-tune the parameters the levels declare (threads, pads, unrolling, launch bounds,
     /// ...): every candidate validated against the FP64 reference, then timed; results kept

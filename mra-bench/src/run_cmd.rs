@@ -148,7 +148,7 @@ fn bench<B: Backend>(session: &Session<B>, args: &RunArgs, schedule: &Schedule, 
     );
     match (&clocks, clock, floor_clock) {
         (Err(why), _, _) => eprintln!("# SM clock not read: {why}"),
-        (Ok(_), Some(c), Some(f)) => eprintln!("# SM clock while timed: {} {}, copy {}", level.kernel.level, c.describe(), f.describe()),
+        (Ok(_), Some(c), Some(f)) => eprintln!("# SM clock while timed: {} {}; copy {}", level.kernel.level, c.describe_with_power(), f.describe_with_power()),
         (Ok(_), _, _) => eprintln!("# SM clock: NVML gave no reading while timing"),
     }
     for (name, t) in [(level.kernel.level.as_str(), &timing), ("copy", &floor_timing)] {

@@ -275,16 +275,17 @@ fn sweep_on<B: Backend>(session: &Session<B>, args: &SweepArgs, ks: &[u32], dtyp
         }
     }
     if let Some(t) = &targets.csv {
-        let mut csv = String::from("level,K,us_per_task,useful_gflops,effective_gbps,fraction_of_floor,fraction_of_fp64_peak,max_rel_err,tasks,best,note,sm_mhz_min,sm_mhz_median,sm_clock_reasons\n");
+        let mut csv = String::from("level,K,us_per_task,useful_gflops,effective_gbps,fraction_of_floor,fraction_of_fp64_peak,max_rel_err,tasks,best,note,sm_mhz_min,sm_mhz_median,sm_clock_reasons,power_w_median\n");
         let f = |v: Option<f64>| v.map(|x| format!("{x:.6}")).unwrap_or_default();
         for r in &rows {
             let clock = |g: fn(&ClockStats) -> String| r.sm_clock.as_ref().map(g).unwrap_or_default();
             csv += &format!(
-                "{},{},{},{},{},{},{},{},{},{},\"{}\",{},{},\"{}\"\n",
+                "{},{},{},{},{},{},{},{},{},{},\"{}\",{},{},\"{}\",{}\n",
                 r.level, r.k, f(r.us_per_task), f(r.useful_gflops), f(r.effective_gbps), f(r.fraction_of_floor),
                 f(r.fraction_of_fp64_peak), r.max_rel_err.map(|x| format!("{x:.3e}")).unwrap_or_default(), r.tasks, r.best,
                 r.note.replace('"', "'"),
                 clock(|c| c.sm_mhz_min.to_string()), clock(|c| c.sm_mhz_median.to_string()), clock(|c| c.reasons.join("; ")),
+                clock(|c| c.power_w_median.map(|w| format!("{w:.1}")).unwrap_or_default()),
             );
         }
         if let Err(e) = t.write(&csv) {
@@ -368,7 +369,7 @@ fn measure<B: Backend>(
 fn table(rows: &[Row], peak: Option<(f64, &str)>, stream_data: StreamData) -> String {
     use std::fmt::Write as _;
     let mut out = String::new();
-    let _ = writeln!(out, "{:<14} {:>3} {:>12} {:>13} {:>10} {:>9} {:>9} {:>10}  note", "level", "K", "us/task", "useful Gflop/s", "GB/s", "of floor", "of peak", "SM MHz");
+    let _ = writeln!(out, "{:<14} {:>3} {:>12} {:>13} {:>10} {:>9} {:>9} {:>10} {:>5}  note", "level", "K", "us/task", "useful Gflop/s", "GB/s", "of floor", "of peak", "SM MHz", "W");
     let mut last_k = None;
     for r in rows {
         if last_k.is_some_and(|k| k != r.k) {
@@ -379,7 +380,7 @@ fn table(rows: &[Row], peak: Option<(f64, &str)>, stream_data: StreamData) -> St
         match r.us_per_task {
             Some(us) => writeln!(
                 out,
-                "{:<14} {:>3} {:>12.1} {:>13.0} {:>10.0} {:>9.3} {:>9} {:>10}{mark}",
+                "{:<14} {:>3} {:>12.1} {:>13.0} {:>10.0} {:>9.3} {:>9} {:>10} {:>5}{mark}",
                 r.level,
                 r.k,
                 us,
@@ -388,6 +389,7 @@ fn table(rows: &[Row], peak: Option<(f64, &str)>, stream_data: StreamData) -> St
                 r.fraction_of_floor.unwrap_or(f64::NAN),
                 r.fraction_of_fp64_peak.map(|f| format!("{f:.3}")).unwrap_or_else(|| "-".into()),
                 r.sm_clock.as_ref().map(clock_cell).unwrap_or_else(|| "-".into()),
+                r.sm_clock.as_ref().and_then(|c| c.power_w_median).map(|w| format!("{w:.0}")).unwrap_or_else(|| "-".into()),
             ),
             None => writeln!(out, "{:<14} {:>3} {:>12}  {}", r.level, r.k, "-", r.note),
         }
@@ -398,6 +400,9 @@ fn table(rows: &[Row], peak: Option<(f64, &str)>, stream_data: StreamData) -> St
     }
     if rows.iter().any(|r| r.sm_clock.is_some()) {
         let _ = writeln!(out, "SM MHz: the SM clock while the level was timed, median (lowest/median where it moved).");
+    }
+    if rows.iter().any(|r| r.sm_clock.as_ref().is_some_and(|c| c.power_w_median.is_some())) {
+        let _ = writeln!(out, "W: the board power while the level was timed, median of NVML's instantaneous readings; at the board's power limit a level's time is its energy per task over that limit.");
     }
     // A lowered clock slows compute-heavy levels more than the copy: name where it happened.
     let lowered: Vec<String> = rows
@@ -501,9 +506,11 @@ mod tests {
     }
 
     #[test]
-    fn the_table_shows_the_clock_each_level_ran_at_and_names_where_the_driver_lowered_it() {
+    fn the_table_shows_the_clock_and_power_each_level_ran_at_and_names_where_the_driver_lowered_it() {
         use mra_runtime::clocks::{ClockSample, ClockStats};
-        let stats = |samples: &[(u32, u64)]| ClockStats::from_samples(&samples.iter().map(|&(sm_mhz, reasons)| ClockSample { sm_mhz, reasons }).collect::<Vec<_>>());
+        let stats = |samples: &[(u32, u64, Option<u32>)]| {
+            ClockStats::from_samples(&samples.iter().map(|&(sm_mhz, reasons, power_mw)| ClockSample { sm_mhz, reasons, power_mw }).collect::<Vec<_>>())
+        };
         let row = |level: &str, sm_clock: Option<ClockStats>| Row {
             useful_gflops: Some(1.0),
             effective_gbps: Some(1.0),
@@ -513,20 +520,26 @@ mod tests {
             ..row_at(level, 24, Some(100.0))
         };
         let rows = [
-            row("copy", stats(&[(1980, 0x1), (1980, 0)])),
-            row("fused-pipe", stats(&[(1980, 0), (1470, 0x4), (1965, 0x4)])),
+            row("copy", stats(&[(1980, 0x1, Some(560_400)), (1980, 0, Some(571_000))])),
+            row("fused-pipe", stats(&[(1980, 0, Some(640_000)), (1470, 0x4, Some(698_600)), (1965, 0x4, Some(697_200))])),
+            row("fused", stats(&[(1905, 0, None)])),
             row("L7-breg", None),
         ];
         let t = table(&rows, None, StreamData::Shared);
         let lines: Vec<&str> = t.lines().collect();
-        assert!(lines[0].contains("SM MHz"), "{t}");
-        assert!(lines[1].trim_end().ends_with(" 1980"), "steady clock: one number\n{t}");
-        assert!(lines[2].trim_end().ends_with(" 1470/1965"), "moved: lowest/median\n{t}");
-        assert!(lines[3].trim_end().ends_with(" -"), "not read: a dash\n{t}");
+        let tail = |line: &str| line.split_whitespace().rev().take(2).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>().join(" ");
+        assert!(lines[0].contains("SM MHz") && lines[0].trim_end().ends_with("W  note"), "{t}");
+        assert_eq!(tail(lines[1]), "1980 560", "steady clock: one number; power: the lower middle of 560.4, 571.0 W\n{t}");
+        assert_eq!(tail(lines[2]), "1470/1965 697", "moved: lowest/median; power: the median 697.2 W\n{t}");
+        assert_eq!(tail(lines[3]), "1905 -", "clock without power: a dash\n{t}");
+        assert!(lines[4].trim_end().ends_with(" -"), "not read: a dash\n{t}");
         assert!(t.contains("SM clock lowered by the driver while timing: fused-pipe K=24 (1470-1980 MHz (median 1965; sw power cap))."), "{t}");
+        assert!(t.contains("W: the board power while the level was timed"), "{t}");
         assert!(!t.contains("copy K=24 ("), "idle between repetitions is not a lowered clock\n{t}");
         let plain = table(&[row("copy", None)], None, StreamData::Shared);
-        assert!(!plain.contains("SM MHz:") && !plain.contains("lowered"), "no clock, no footnote\n{plain}");
+        assert!(!plain.contains("SM MHz:") && !plain.contains("lowered") && !plain.contains("W: the board"), "no clock, no footnote\n{plain}");
+        let unpowered = table(&[row("fused", stats(&[(1905, 0, None)]))], None, StreamData::Shared);
+        assert!(unpowered.contains("SM MHz:") && !unpowered.contains("W: the board"), "no power read, no power footnote\n{unpowered}");
     }
 
     #[test]

@@ -202,7 +202,7 @@ fn nothing_tuned(plan: &Plan) -> Box<dyn std::error::Error> {
 fn outcome_text(o: &Outcome, copy_us: Option<f64>) -> String {
     match o {
         Outcome::Timed { us_per_task, sm_clock, .. } => {
-            let at = sm_clock.as_ref().map(|c| format!(" at {}", c.describe())).unwrap_or_default();
+            let at = sm_clock.as_ref().map(|c| format!(" at {}", c.describe_with_power())).unwrap_or_default();
             match copy_us {
                 Some(c) => format!("{us_per_task:.2} us/task ({:.2} of copy){at}", c / us_per_task),
                 None => format!("{us_per_task:.2} us/task{at}"),

@@ -1,8 +1,10 @@
-//! The SM clock while levels are timed. A GPU that lowers its clock under a power or thermal
-//! limit runs compute-heavy levels slower and leaves a memory-bound copy nearly as fast, so the
-//! same binary's time / copy floor differs between machines of one pool (bench/NOTES.md run
-//! 57). A [`Sampler`] polls a [`ClockSource`] on its own thread while the timed repetitions run
-//! and reports the clocks it saw and why the driver said they were lowered.
+//! The SM clock and the board power while levels are timed. A GPU that lowers its clock under a
+//! power or thermal limit runs compute-heavy levels slower and leaves a memory-bound copy nearly
+//! as fast, so the same binary's time / copy floor differs between machines of one pool
+//! (bench/NOTES.md run 57); at the power limit a level's time is its energy per task over the
+//! limit (run 92), so the board power says which levels are there. A [`Sampler`] polls a
+//! [`ClockSource`] on its own thread while the timed repetitions run and reports the clocks it
+//! saw, why the driver said they were lowered, and the power it read.
 
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -10,11 +12,14 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-/// One reading: the SM clock and the driver's bit mask of reasons it is below the maximum.
+/// One reading: the SM clock, the driver's bit mask of reasons it is below the maximum, and the
+/// board power in milliwatts where the source reads it (NVML's instantaneous reading; None
+/// where the driver does not give one: a one-second average would lag a level timed for less).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ClockSample {
     pub sm_mhz: u32,
     pub reasons: u64,
+    pub power_mw: Option<u32>,
 }
 
 /// Where readings come from (NVML on NVIDIA; none on AMD yet). Called from the sampler's thread.
@@ -33,6 +38,10 @@ pub struct ClockStats {
     /// The reasons the driver gave for a lowered clock in any sample, by name (NVML's
     /// `nvmlClocksEventReason*`), without "idle": between repetitions the GPU is.
     pub reasons: Vec<String>,
+    /// The board power, median of the samples that read it, in watts (absent in records written
+    /// before it was read, and where the driver gives no instantaneous reading).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub power_w_median: Option<f64>,
 }
 
 impl ClockStats {
@@ -44,6 +53,8 @@ impl ClockStats {
         }
         mhz.sort_unstable();
         let bits = samples.iter().fold(0, |acc, s| acc | s.reasons);
+        let mut mw: Vec<u32> = samples.iter().filter_map(|s| s.power_mw).collect();
+        mw.sort_unstable();
         Some(ClockStats {
             samples: mhz.len(),
             sm_mhz_min: mhz[0],
@@ -51,7 +62,17 @@ impl ClockStats {
             sm_mhz_median: mhz[(mhz.len() - 1) / 2],
             sm_mhz_max: mhz[mhz.len() - 1],
             reasons: reason_names(bits & !IDLE),
+            power_w_median: (!mw.is_empty()).then(|| f64::from(mw[(mw.len() - 1) / 2]) / 1000.0),
         })
+    }
+
+    /// [`ClockStats::describe`] and the board power where it was read: `1680 MHz (sw power
+    /// cap), 697 W`.
+    pub fn describe_with_power(&self) -> String {
+        match self.power_w_median {
+            Some(w) => format!("{}, {w:.0} W", self.describe()),
+            None => self.describe(),
+        }
     }
 
     /// `1980 MHz`, `1680 MHz (sw power cap)`, or `1470-1980 MHz (median 1965; sw power cap)`
@@ -129,7 +150,28 @@ mod tests {
     use std::sync::Mutex;
 
     fn s(sm_mhz: u32, reasons: u64) -> ClockSample {
-        ClockSample { sm_mhz, reasons }
+        ClockSample { sm_mhz, reasons, power_mw: None }
+    }
+
+    fn p(sm_mhz: u32, power_mw: Option<u32>) -> ClockSample {
+        ClockSample { sm_mhz, reasons: 0, power_mw }
+    }
+
+    #[test]
+    fn power_is_the_median_of_the_readings_that_have_it() {
+        // By hand: 697 500, 560 000, 698 900 mW sorted 560.0, 697.5, 698.9 W -> lower middle 697.5 W;
+        // the reading without power is not a zero.
+        let st = ClockStats::from_samples(&[p(1680, Some(697_500)), p(1980, Some(560_000)), p(1680, None), p(1665, Some(698_900))]).unwrap();
+        assert_eq!(st.power_w_median, Some(697.5));
+        assert_eq!(st.describe_with_power(), "1665-1980 MHz (median 1680), 698 W");
+        // Two readings: the lower middle, a reading that was there.
+        assert_eq!(ClockStats::from_samples(&[p(1980, Some(560_000)), p(1980, Some(600_000))]).unwrap().power_w_median, Some(560.0));
+        let none = ClockStats::from_samples(&[p(1980, None)]).unwrap();
+        assert_eq!((none.power_w_median, none.describe_with_power()), (None, "1980 MHz".to_string()));
+        // Records written before power was read have no key and still parse; none is written when unread.
+        let old: ClockStats = serde_json::from_str(r#"{"samples":3,"sm_mhz_min":1470,"sm_mhz_median":1500,"sm_mhz_max":1980,"reasons":["sw power cap"]}"#).unwrap();
+        assert_eq!(old.power_w_median, None);
+        assert!(!serde_json::to_string(&old).unwrap().contains("power_w_median"));
     }
 
     #[test]

@@ -178,7 +178,7 @@ mod tests {
             let mut n = self.reads.lock().unwrap();
             let i = (*n / self.per_window).min(self.mhz.len() - 1);
             *n += 1;
-            Some(ClockSample { sm_mhz: self.mhz[i], reasons: 0x4 })
+            Some(ClockSample { sm_mhz: self.mhz[i], reasons: 0x4, power_mw: None })
         }
     }
     struct Silent;

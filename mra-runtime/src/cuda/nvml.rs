@@ -1,6 +1,7 @@
-//! NVML, loaded at run time like the driver: the SM clock and why it is lowered, for
-//! [`crate::clocks`]. Optional: a machine without libnvidia-ml still times, it only does not
-//! report clocks, and says why.
+//! NVML, loaded at run time like the driver: the SM clock, why it is lowered, and the board
+//! power, for [`crate::clocks`]. Optional: a machine without libnvidia-ml still times, it only
+//! does not report clocks, and says why; a driver without the instantaneous power field still
+//! reports clocks.
 
 use crate::clocks::{ClockSample, ClockSource};
 use std::ffi::{c_char, c_int, c_uint, c_ulonglong, c_void, CStr, CString};
@@ -11,9 +12,38 @@ type HandleByPci = unsafe extern "C" fn(*const c_char, *mut Device) -> c_int;
 type ClockInfo = unsafe extern "C" fn(Device, c_int, *mut c_uint) -> c_int;
 type Reasons = unsafe extern "C" fn(Device, *mut c_ulonglong) -> c_int;
 type ErrorString = unsafe extern "C" fn(c_int) -> *const c_char;
+type FieldValues = unsafe extern "C" fn(Device, c_int, *mut FieldValue) -> c_int;
 
 /// nvml.h `NVML_CLOCK_SM`.
 const CLOCK_SM: c_int = 1;
+
+/// nvml.h `NVML_FI_DEV_POWER_INSTANT`: the board power now, in milliwatts (an unsigned int).
+/// `nvmlDeviceGetPowerUsage` is a one-second average on recent GPUs, longer than a level is
+/// timed in a sweep, so it is not used.
+const FI_DEV_POWER_INSTANT: c_uint = 186;
+
+/// nvml.h `nvmlFieldValue_t`: fieldId, scopeId, timestamp (µs), latencyUsec, valueType,
+/// nvmlReturn, and the value, a union of 8 bytes (here its bits).
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+struct FieldValue {
+    field_id: c_uint,
+    scope_id: c_uint,
+    timestamp: i64,
+    latency_usec: i64,
+    value_type: c_int,
+    nvml_return: c_int,
+    value: u64,
+}
+
+impl FieldValue {
+    /// The power in milliwatts from a filled field, if NVML read it: `uiVal`, the union's low
+    /// 4 bytes (x86-64 and aarch64 are little-endian).
+    fn power_mw(&self) -> Option<u32> {
+        const VALUE_TYPE_UNSIGNED_INT: c_int = 1;
+        (self.nvml_return == 0 && self.value_type == VALUE_TYPE_UNSIGNED_INT).then_some(self.value as u32)
+    }
+}
 
 /// The NVML device of one CUDA device.
 pub struct Nvml {
@@ -22,6 +52,7 @@ pub struct Nvml {
     device: Device,
     clock_info: ClockInfo,
     reasons: Reasons,
+    field_values: Option<FieldValues>,
 }
 
 // SAFETY: NVML's API is thread-safe (nvml.h: "all NVML functions are thread-safe"); the device
@@ -51,6 +82,7 @@ impl Nvml {
                 .or_else(|_| lib.get::<Reasons>(b"nvmlDeviceGetCurrentClocksThrottleReasons"))
                 .map_err(|_| sym("nvmlDeviceGetCurrentClocksEventReasons"))?;
             let error_string = lib.get::<ErrorString>(b"nvmlErrorString").ok().map(|f| *f);
+            let field_values = lib.get::<FieldValues>(b"nvmlDeviceGetFieldValues").ok().map(|f| *f);
             let why = |call: &str, code: c_int| {
                 let text = error_string.map(|f| f(code)).filter(|p| !p.is_null()).map(|p| CStr::from_ptr(p).to_string_lossy().into_owned());
                 format!("{call} failed: {} (NVML error {code})", text.unwrap_or_else(|| "no message".into()))
@@ -65,7 +97,7 @@ impl Nvml {
             if code != 0 {
                 return Err(why(&format!("nvmlDeviceGetHandleByPciBusId_v2({pci_bus_id})"), code));
             }
-            Ok(Nvml { _lib: lib, device, clock_info, reasons })
+            Ok(Nvml { _lib: lib, device, clock_info, reasons, field_values })
         }
     }
 }
@@ -75,7 +107,18 @@ impl ClockSource for Nvml {
         let (mut mhz, mut bits): (c_uint, c_ulonglong) = (0, 0);
         // SAFETY: a valid device handle and out-pointers.
         let ok = unsafe { (self.clock_info)(self.device, CLOCK_SM, &mut mhz) == 0 && (self.reasons)(self.device, &mut bits) == 0 };
-        ok.then_some(ClockSample { sm_mhz: mhz, reasons: bits })
+        ok.then(|| ClockSample { sm_mhz: mhz, reasons: bits, power_mw: self.power_mw() })
+    }
+}
+
+impl Nvml {
+    /// The board power now, where the driver reads it (None otherwise: the sample keeps its clock).
+    fn power_mw(&self) -> Option<u32> {
+        let get = self.field_values?;
+        let mut field = FieldValue { field_id: FI_DEV_POWER_INSTANT, ..FieldValue::default() };
+        // SAFETY: a valid device handle and one field, as nvml.h's signature asks.
+        let code = unsafe { get(self.device, 1, &mut field) };
+        if code == 0 { field.power_mw() } else { None }
     }
 }
 
@@ -86,10 +129,42 @@ pub fn pci_bus_id(domain: i32, bus: i32, device: i32) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    #[test]
+    fn the_field_value_struct_has_nvml_h_layout() {
+        // nvml.h nvmlFieldValue_t: unsigned int fieldId, unsigned int scopeId, long long timestamp,
+        // long long latencyUsec, nvmlValueType_t valueType, nvmlReturn_t nvmlReturn (enums: int),
+        // nvmlValue_t value (a union of 8 bytes): offsets 0, 4, 8, 16, 24, 28, 32; 40 bytes.
+        assert_eq!(std::mem::size_of::<FieldValue>(), 40);
+        assert_eq!(
+            [
+                std::mem::offset_of!(FieldValue, field_id),
+                std::mem::offset_of!(FieldValue, scope_id),
+                std::mem::offset_of!(FieldValue, timestamp),
+                std::mem::offset_of!(FieldValue, latency_usec),
+                std::mem::offset_of!(FieldValue, value_type),
+                std::mem::offset_of!(FieldValue, nvml_return),
+                std::mem::offset_of!(FieldValue, value),
+            ],
+            [0, 4, 8, 16, 24, 28, 32]
+        );
+    }
+
+    #[test]
+    fn a_power_field_reads_its_unsigned_int_and_nothing_on_failure() {
+        // As NVML fills it: valueType NVML_VALUE_TYPE_UNSIGNED_INT (1), uiVal in the low bytes.
+        let read = FieldValue { field_id: FI_DEV_POWER_INSTANT, value_type: 1, nvml_return: 0, value: 697_512, ..FieldValue::default() };
+        assert_eq!(read.power_mw(), Some(697_512));
+        // NVML_ERROR_NOT_SUPPORTED (3) in the field's own return, or another value type: no power.
+        assert_eq!(FieldValue { nvml_return: 3, ..read }.power_mw(), None);
+        assert_eq!(FieldValue { value_type: 0, ..read }.power_mw(), None);
+    }
+
     #[test]
     fn pci_bus_id_is_written_as_nvidia_smi_writes_it() {
         // nvidia-smi --query-gpu=pci.bus_id on an H200 of the lent machines: 00000000:00:06.0.
-        assert_eq!(super::pci_bus_id(0, 0, 6), "00000000:00:06.0");
-        assert_eq!(super::pci_bus_id(1, 0xc1, 0x1f), "00000001:C1:1F.0");
+        assert_eq!(pci_bus_id(0, 0, 6), "00000000:00:06.0");
+        assert_eq!(pci_bus_id(1, 0xc1, 0x1f), "00000001:C1:1F.0");
     }
 }

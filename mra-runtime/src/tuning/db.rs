@@ -301,7 +301,7 @@ pub(crate) mod tests {
             us_per_task: 3.1, copy_us_per_task: None, max_rel_err: 0.0, resources: None, sm_clock: None, host_bound_reps: Some(5),
         }).unwrap()).unwrap() else { panic!() };
         assert_eq!(host_bound_reps, Some(5), "a host-bound count survives the database");
-        let clock = crate::clocks::ClockStats::from_samples(&[crate::clocks::ClockSample { sm_mhz: 1470, reasons: 0x4 }]);
+        let clock = crate::clocks::ClockStats::from_samples(&[crate::clocks::ClockSample { sm_mhz: 1470, reasons: 0x4, power_mw: None }]);
         let timed = Outcome::Timed { us_per_task: 13.1, copy_us_per_task: None, max_rel_err: 0.0, resources: None, sm_clock: clock, host_bound_reps: None };
         let back: Outcome = serde_json::from_str(&serde_json::to_string(&timed).unwrap()).unwrap();
         assert_eq!(back, timed);
