@@ -100,6 +100,15 @@ impl Nvml {
             Ok(Nvml { _lib: lib, device, clock_info, reasons, field_values })
         }
     }
+
+    /// The board power now, where the driver reads it (None otherwise: the sample keeps its clock).
+    fn power_mw(&self) -> Option<u32> {
+        let get = self.field_values?;
+        let mut field = FieldValue { field_id: FI_DEV_POWER_INSTANT, ..FieldValue::default() };
+        // SAFETY: a valid device handle and one field, as nvml.h's signature asks.
+        let code = unsafe { get(self.device, 1, &mut field) };
+        if code == 0 { field.power_mw() } else { None }
+    }
 }
 
 impl ClockSource for Nvml {
@@ -108,17 +117,6 @@ impl ClockSource for Nvml {
         // SAFETY: a valid device handle and out-pointers.
         let ok = unsafe { (self.clock_info)(self.device, CLOCK_SM, &mut mhz) == 0 && (self.reasons)(self.device, &mut bits) == 0 };
         ok.then(|| ClockSample { sm_mhz: mhz, reasons: bits, power_mw: self.power_mw() })
-    }
-}
-
-impl Nvml {
-    /// The board power now, where the driver reads it (None otherwise: the sample keeps its clock).
-    fn power_mw(&self) -> Option<u32> {
-        let get = self.field_values?;
-        let mut field = FieldValue { field_id: FI_DEV_POWER_INSTANT, ..FieldValue::default() };
-        // SAFETY: a valid device handle and one field, as nvml.h's signature asks.
-        let code = unsafe { get(self.device, 1, &mut field) };
-        if code == 0 { field.power_mw() } else { None }
     }
 }
 
