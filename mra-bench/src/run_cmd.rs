@@ -148,7 +148,13 @@ fn bench<B: Backend>(session: &Session<B>, args: &RunArgs, schedule: &Schedule, 
     );
     match (&clocks, clock, floor_clock) {
         (Err(why), _, _) => eprintln!("# SM clock not read: {why}"),
-        (Ok(_), Some(c), Some(f)) => eprintln!("# SM clock while timed: {} {}; copy {}", level.kernel.level, c.describe_with_power(), f.describe_with_power()),
+        (Ok(source), Some(c), Some(f)) => {
+            eprintln!("# SM clock while timed: {} {}; copy {}", level.kernel.level, c.describe_with_power(), f.describe_with_power());
+            let limit_w = source.power_limit_mw().map(|mw| f64::from(mw) / 1000.0);
+            if let (Some(w), Some(limit)) = (mra_runtime::clocks::above_limit(&c, limit_w), limit_w) {
+                eprintln!("# warning: {} drew {w:.0} W while timed, above the board's {limit:.0} W power limit: {}", level.kernel.level, mra_runtime::clocks::ABOVE_LIMIT_WHY);
+            }
+        }
         (Ok(_), _, _) => eprintln!("# SM clock: NVML gave no reading while timing"),
     }
     for (name, t) in [(level.kernel.level.as_str(), &timing), ("copy", &floor_timing)] {

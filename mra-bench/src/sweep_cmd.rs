@@ -61,6 +61,9 @@ struct Report<'a> {
     fp64_gemm_peak_tflops: Option<f64>,
     /// How `sm_clock` was read, or why it was not.
     sm_clock_source: String,
+    /// The board's enforced power limit (NVML), where it was read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    power_limit_w: Option<f64>,
     /// `--warmup`: `200 ms`, `until the SM clock settles`.
     warmup: String,
     /// `--stream-data`: `shared` (the seed's harness) or `private` (an A and a C per stream).
@@ -166,6 +169,7 @@ fn sweep_on<B: Backend>(session: &Session<B>, args: &SweepArgs, ks: &[u32], dtyp
     };
     eprintln!("# SM clock: {clock_note}");
     let clocks = clocks.ok();
+    let power_limit_w = clocks.as_ref().and_then(|c| c.power_limit_mw()).map(|mw| f64::from(mw) / 1000.0);
     let bar = ProgressBar::new((ks.len() * chosen.len()) as u64);
     bar.set_style(ProgressStyle::with_template("{bar:40} {pos}/{len} {msg}").expect("valid template"));
     let streams = session.streams(base.streams)?;
@@ -262,6 +266,7 @@ fn sweep_on<B: Backend>(session: &Session<B>, args: &SweepArgs, ks: &[u32], dtyp
         dtype: dtype.to_string(),
         fp64_gemm_peak_tflops: peak,
         sm_clock_source: clock_note,
+        power_limit_w,
         warmup: base.warmup.describe(),
         stream_data: base.stream_data,
         rows: &rows,
@@ -302,7 +307,7 @@ fn sweep_on<B: Backend>(session: &Session<B>, args: &SweepArgs, ks: &[u32], dtyp
         }
     }
     // `--json` alone puts the JSON on stdout, so the table goes to stderr there.
-    let table = table(&rows, peak.map(|p| (p, B::BLAS_NAME)), base.stream_data);
+    let table = table(&rows, peak.map(|p| (p, B::BLAS_NAME)), base.stream_data, power_limit_w);
     if matches!(targets.json, Some(Target::Stdout)) {
         eprint!("{table}");
     } else {
@@ -366,7 +371,7 @@ fn measure<B: Backend>(
 }
 
 /// The table; `peak`: the FP64 GEMM peak and the BLAS that measured it.
-fn table(rows: &[Row], peak: Option<(f64, &str)>, stream_data: StreamData) -> String {
+fn table(rows: &[Row], peak: Option<(f64, &str)>, stream_data: StreamData, power_limit_w: Option<f64>) -> String {
     use std::fmt::Write as _;
     let mut out = String::new();
     let _ = writeln!(out, "{:<14} {:>3} {:>12} {:>13} {:>10} {:>9} {:>9} {:>10} {:>5}  note", "level", "K", "us/task", "useful Gflop/s", "GB/s", "of floor", "of peak", "SM MHz", "W");
@@ -411,6 +416,14 @@ fn table(rows: &[Row], peak: Option<(f64, &str)>, stream_data: StreamData) -> St
         .collect();
     if !lowered.is_empty() {
         let _ = writeln!(out, "SM clock lowered by the driver while timing: {}.", lowered.join(", "));
+    }
+    // Power drawn above the board's limit: a first-second rate the level cannot keep.
+    let above: Vec<String> = rows
+        .iter()
+        .filter_map(|r| r.sm_clock.as_ref().and_then(|c| mra_runtime::clocks::above_limit(c, power_limit_w)).map(|w| format!("{} K={} ({w:.0} W)", r.level, r.k)))
+        .collect();
+    if let (false, Some(limit)) = (above.is_empty(), power_limit_w) {
+        let _ = writeln!(out, "Above the board's {limit:.0} W power limit while timed: {}; {}.", above.join(", "), mra_runtime::clocks::ABOVE_LIMIT_WHY);
     }
     // Repetitions the host's launches bounded: their time is not the kernel's.
     let host: Vec<String> = rows.iter().filter(|r| r.host_bound_reps > 0).map(|r| format!("{} K={} ({} of its repetitions)", r.level, r.k, r.host_bound_reps)).collect();
@@ -492,6 +505,7 @@ mod tests {
             dtype: "f64".into(),
             fp64_gemm_peak_tflops: None,
             sm_clock_source: "not read: test".into(),
+            power_limit_w: None,
             warmup: "200 ms".into(),
             stream_data: StreamData::Private,
             rows: &rows,
@@ -525,7 +539,7 @@ mod tests {
             row("fused", stats(&[(1905, 0, None)])),
             row("L7-breg", None),
         ];
-        let t = table(&rows, None, StreamData::Shared);
+        let t = table(&rows, None, StreamData::Shared, None);
         let lines: Vec<&str> = t.lines().collect();
         let tail = |line: &str| line.split_whitespace().rev().take(2).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>().join(" ");
         assert!(lines[0].contains("SM MHz") && lines[0].trim_end().ends_with("W  note"), "{t}");
@@ -536,9 +550,14 @@ mod tests {
         assert!(t.contains("SM clock lowered by the driver while timing: fused-pipe K=24 (1470-1980 MHz (median 1965; sw power cap))."), "{t}");
         assert!(t.contains("W: the board power while the level was timed"), "{t}");
         assert!(!t.contains("copy K=24 ("), "idle between repetitions is not a lowered clock\n{t}");
-        let plain = table(&[row("copy", None)], None, StreamData::Shared);
+        let plain = table(&[row("copy", None)], None, StreamData::Shared, None);
         assert!(!plain.contains("SM MHz:") && !plain.contains("lowered") && !plain.contains("W: the board"), "no clock, no footnote\n{plain}");
-        let unpowered = table(&[row("fused", stats(&[(1905, 0, None)]))], None, StreamData::Shared);
+        assert!(!t.contains("Above the board's"), "no limit read, nothing said about it\n{t}");
+        // A limit of 690 W: fused-pipe's 697.2 W median is above it, the copy's 560.4 W not.
+        let hot = table(&rows, None, StreamData::Shared, Some(690.0));
+        assert!(hot.contains("Above the board's 690 W power limit while timed: fused-pipe K=24 (697 W); the driver holds the limit on average over about a second"), "{hot}");
+        assert!(!table(&rows, None, StreamData::Shared, Some(700.0)).contains("Above the board's"), "697 W is not above 700 W");
+        let unpowered = table(&[row("fused", stats(&[(1905, 0, None)]))], None, StreamData::Shared, None);
         assert!(unpowered.contains("SM MHz:") && !unpowered.contains("W: the board"), "no power read, no power footnote\n{unpowered}");
     }
 
@@ -548,29 +567,29 @@ mod tests {
             warmup: Some(WarmupDone { ms: 4000.0, reps: 10, settled, sm_mhz: settled.map(|_| 1710) }),
             ..row_at(level, 32, Some(400.0))
         };
-        let t = table(&[row("copy", Some(true)), row("fused-cluster", Some(false))], None, StreamData::Shared);
+        let t = table(&[row("copy", Some(true)), row("fused-cluster", Some(false))], None, StreamData::Shared, None);
         assert!(t.contains("Warm-up: until the SM clock settled"), "{t}");
         assert!(t.contains("Still moving after 30 s (timed as it was): fused-cluster K=32."), "{t}");
-        let settled = table(&[row("copy", Some(true))], None, StreamData::Shared);
+        let settled = table(&[row("copy", Some(true))], None, StreamData::Shared, None);
         assert!(settled.contains("Warm-up: until") && !settled.contains("Still moving"), "{settled}");
-        let fixed = table(&[row("copy", None)], None, StreamData::Shared);
+        let fixed = table(&[row("copy", None)], None, StreamData::Shared, None);
         assert!(!fixed.contains("Warm-up"), "a fixed warm-up is the harness's usual: no footnote\n{fixed}");
     }
 
     #[test]
     fn with_private_stream_data_the_table_says_the_floor_shares_no_l2_lines() {
         let rows = [row_at("copy", 12, Some(20.0))];
-        let t = table(&rows, None, StreamData::Private);
+        let t = table(&rows, None, StreamData::Private, None);
         assert!(t.contains("Stream data: private (each stream its own A and C, the copy floor too)"), "{t}");
-        assert!(!table(&rows, None, StreamData::Shared).contains("Stream data"), "the seed's harness needs no footnote");
+        assert!(!table(&rows, None, StreamData::Shared, None).contains("Stream data"), "the seed's harness needs no footnote");
     }
 
     #[test]
     fn the_table_names_levels_whose_repetitions_were_host_bound() {
         let rows = [row_at("copy", 6, Some(26.2)), Row { host_bound_reps: 3, ..row_at("fused-pipe", 6, Some(26.2)) }];
-        let t = table(&rows, None, StreamData::Shared);
+        let t = table(&rows, None, StreamData::Shared, None);
         assert!(t.contains("Host-bound (submitting the tasks took >= 90% of the time measured, so the GPU waited for launches): fused-pipe K=6 (3 of its repetitions)."), "{t}");
-        assert!(!table(&rows[..1], None, StreamData::Shared).contains("Host-bound"), "{t}");
+        assert!(!table(&rows[..1], None, StreamData::Shared, None).contains("Host-bound"), "{t}");
     }
 
     #[test]
@@ -585,9 +604,9 @@ mod tests {
             Row { clusters: res(4, 33, 132), ..row_at("fused-cluster", 28, Some(250.0)) },
             Row { clusters: res(8, 30, 264), ..row_at("fused-cluster", 10, None) },
         ];
-        let t = table(&rows, None, StreamData::Shared);
+        let t = table(&rows, None, StreamData::Shared, None);
         assert!(t.contains("Clusters: fused-cluster K=32: 30 clusters of 8 at once = 240 of 264 block slots (9.1% idle: a cluster's blocks share one GPC)."), "{t}");
         assert!(!t.contains("K=28:") && !t.contains("K=10:"), "{t}");
-        assert!(!table(&rows[..1], None, StreamData::Shared).contains("Clusters:"));
+        assert!(!table(&rows[..1], None, StreamData::Shared, None).contains("Clusters:"));
     }
 }

@@ -26,6 +26,22 @@ pub struct ClockSample {
 pub trait ClockSource: Send + Sync {
     /// The current reading, or None when the query failed (that sample is skipped).
     fn sample(&self) -> Option<ClockSample>;
+
+    /// The board's enforced power limit in milliwatts, where the source reads it.
+    fn power_limit_mw(&self) -> Option<u32> {
+        None
+    }
+}
+
+/// Why a level that drew more than the board's power limit while it was timed is faster than it
+/// can stay: the driver holds the limit on average over about a second (bench/NOTES.md run 93:
+/// 771-791 W against 700 W on an H200 in a sweep's first second, 688-702 W sustained).
+pub const ABOVE_LIMIT_WHY: &str = "the driver holds the limit on average over about a second, so a longer run is slower (`--warmup settle` times it sustained)";
+
+/// Whether `stats` read a median power above `limit_w` (None where either is unknown).
+pub fn above_limit(stats: &ClockStats, limit_w: Option<f64>) -> Option<f64> {
+    let (w, limit) = (stats.power_w_median?, limit_w?);
+    (w > limit).then_some(w)
 }
 
 /// What a [`Sampler`] saw while the repetitions ran.
@@ -155,6 +171,15 @@ mod tests {
 
     fn p(sm_mhz: u32, power_mw: Option<u32>) -> ClockSample {
         ClockSample { sm_mhz, reasons: 0, power_mw }
+    }
+
+    #[test]
+    fn a_level_is_above_the_limit_only_when_its_median_power_is() {
+        let at = |mw: u32| ClockStats::from_samples(&[p(1905, Some(mw))]).unwrap();
+        assert_eq!(above_limit(&at(771_000), Some(700.0)), Some(771.0));
+        assert_eq!(above_limit(&at(700_000), Some(700.0)), None, "at the limit is not above it");
+        assert_eq!(above_limit(&at(771_000), None), None, "no limit read: nothing said");
+        assert_eq!(above_limit(&ClockStats::from_samples(&[p(1905, None)]).unwrap(), Some(700.0)), None);
     }
 
     #[test]

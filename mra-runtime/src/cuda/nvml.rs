@@ -13,6 +13,7 @@ type ClockInfo = unsafe extern "C" fn(Device, c_int, *mut c_uint) -> c_int;
 type Reasons = unsafe extern "C" fn(Device, *mut c_ulonglong) -> c_int;
 type ErrorString = unsafe extern "C" fn(c_int) -> *const c_char;
 type FieldValues = unsafe extern "C" fn(Device, c_int, *mut FieldValue) -> c_int;
+type PowerLimit = unsafe extern "C" fn(Device, *mut c_uint) -> c_int;
 
 /// nvml.h `NVML_CLOCK_SM`.
 const CLOCK_SM: c_int = 1;
@@ -53,6 +54,8 @@ pub struct Nvml {
     clock_info: ClockInfo,
     reasons: Reasons,
     field_values: Option<FieldValues>,
+    /// nvmlDeviceGetEnforcedPowerLimit at open, in milliwatts.
+    power_limit_mw: Option<u32>,
 }
 
 // SAFETY: NVML's API is thread-safe (nvml.h: "all NVML functions are thread-safe"); the device
@@ -97,7 +100,10 @@ impl Nvml {
             if code != 0 {
                 return Err(why(&format!("nvmlDeviceGetHandleByPciBusId_v2({pci_bus_id})"), code));
             }
-            Ok(Nvml { _lib: lib, device, clock_info, reasons, field_values })
+            let limit = lib.get::<PowerLimit>(b"nvmlDeviceGetEnforcedPowerLimit").ok().map(|f| *f);
+            let mut mw: c_uint = 0;
+            let power_limit_mw = limit.filter(|get| get(device, &mut mw) == 0 && mw > 0).map(|_| mw);
+            Ok(Nvml { _lib: lib, device, clock_info, reasons, field_values, power_limit_mw })
         }
     }
 
@@ -117,6 +123,10 @@ impl ClockSource for Nvml {
         // SAFETY: a valid device handle and out-pointers.
         let ok = unsafe { (self.clock_info)(self.device, CLOCK_SM, &mut mhz) == 0 && (self.reasons)(self.device, &mut bits) == 0 };
         ok.then(|| ClockSample { sm_mhz: mhz, reasons: bits, power_mw: self.power_mw() })
+    }
+
+    fn power_limit_mw(&self) -> Option<u32> {
+        self.power_limit_mw
     }
 }
 
