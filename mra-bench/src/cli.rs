@@ -230,8 +230,9 @@ fn dtype_values() -> PossibleValuesParser {
 #[derive(Args, Debug, Clone, Copy)]
 pub struct TimingArgs {
     /// Untimed repetitions before the timed ones: a duration (`200ms`, `3s`), or `settle`:
-    /// until the SM clock stops moving (1 s windows whose median clocks agree within 15 MHz, at
-    /// most 30 s; 5 s where NVML cannot read it). A power-capped level keeps slowing for seconds
+    /// until the SM clock stops moving (1 s windows whose median clocks agree within 15 MHz, and
+    /// where NVML reads the board power and its limit, a window within 2% of the limit; at most
+    /// 30 s; 5 s where NVML cannot read the clock). A power-capped level keeps slowing for seconds
     /// and inherits the clock a compute-heavy predecessor left: `settle` times it as a long run
     /// sees it, whatever ran before it.
     #[arg(long, value_name = "DURATION|settle", default_value = "200ms", value_parser = mra_runtime::warmup::Warmup::parse)]

@@ -5,8 +5,11 @@
 //! clock under fused-cluster K = 32 kept falling for seconds (1980 → 1800 → 1710 MHz, +5.4% in
 //! µs per task after 6 s), and a level timed right after another compute-heavy one in the
 //! same process started from its predecessor's lowered clock (+20%; bench/NOTES.md run 78).
-//! [`Warmup::Settle`] runs repetitions until the clock has stopped moving, so that a level is
-//! timed as a long MRA run sees it and whatever ran before it no longer matters.
+//! [`Warmup::Settle`] runs repetitions until the clock has stopped moving, and where the board
+//! power and its limit are read, until the power is within the limit too (the driver holds the
+//! limit on average over seconds: on an H200 fused-cluster K = 32 still drew 739 W after its
+//! clock had settled for two windows, 702 W a second later; run 93), so that a level is timed
+//! as a long MRA run sees it and whatever ran before it no longer matters.
 
 use crate::clocks::{ClockSample, ClockSource, ClockStats};
 use crate::error::Result;
@@ -20,8 +23,10 @@ pub enum Warmup {
     /// At least this long (device time), and at least one repetition.
     For(Duration),
     /// Until the SM clock has settled: repetitions in windows of [`SETTLE_WINDOW_MS`] until two
-    /// windows in a row have median clocks within [`SETTLE_MHZ`] of each other, at most
-    /// [`SETTLE_MAX_MS`]. Without clock readings, [`SETTLE_FALLBACK_MS`] of repetitions.
+    /// windows in a row have median clocks within [`SETTLE_MHZ`] of each other and, where the
+    /// source reads the power and the board's limit, the second window's median power is within
+    /// [`crate::clocks::POWER_TOLERANCE`] of the limit; at most [`SETTLE_MAX_MS`]. Without clock
+    /// readings, [`SETTLE_FALLBACK_MS`] of repetitions.
     Settle,
 }
 
@@ -135,13 +140,16 @@ pub fn run(spec: Warmup, clocks: Option<&Arc<dyn ClockSource>>, mut rep: impl Fn
                 read_at = done.ms;
             }
         }
-        let Some(median) = ClockStats::from_samples(&seen).map(|s| s.sm_mhz_median) else {
+        let Some(stats) = ClockStats::from_samples(&seen) else {
             // No readings after all: what `settle` does without a clock.
             until(&mut done, SETTLE_FALLBACK_MS, &mut one)?;
             return Ok(done);
         };
+        let median = stats.sm_mhz_median;
         done.sm_mhz = Some(median);
-        if previous.is_some_and(|p| p.abs_diff(median) <= SETTLE_MHZ) {
+        let limit_w = src.power_limit_mw().map(|mw| f64::from(mw) / 1000.0);
+        let within_limit = crate::clocks::above_limit(&stats, limit_w).is_none();
+        if within_limit && previous.is_some_and(|p| p.abs_diff(median) <= SETTLE_MHZ) {
             done.settled = Some(true);
             return Ok(done);
         }
@@ -179,6 +187,24 @@ mod tests {
             let i = (*n / self.per_window).min(self.mhz.len() - 1);
             *n += 1;
             Some(ClockSample { sm_mhz: self.mhz[i], reasons: 0x4, power_mw: None })
+        }
+    }
+    /// A steady clock and a board power that falls `mw` per window of `per_window` readings,
+    /// then stays at the last value, under a 700 W limit.
+    struct Cooling {
+        mw: Vec<u32>,
+        per_window: usize,
+        reads: Mutex<usize>,
+    }
+    impl ClockSource for Cooling {
+        fn sample(&self) -> Option<ClockSample> {
+            let mut n = self.reads.lock().unwrap();
+            let i = (*n / self.per_window).min(self.mw.len() - 1);
+            *n += 1;
+            Some(ClockSample { sm_mhz: 1770, reasons: 0x4, power_mw: Some(self.mw[i]) })
+        }
+        fn power_limit_mw(&self) -> Option<u32> {
+            Some(700_000)
         }
     }
     struct Silent;
@@ -228,6 +254,19 @@ mod tests {
         // A steady clock settles after two windows.
         let steady = run(Warmup::Settle, Some(&source(Falling { mhz: vec![1980], per_window: 1, reads: Mutex::new(0) })), || Ok(100.0)).unwrap();
         assert_eq!((steady.reps, steady.settled), (20, Some(true)));
+    }
+
+    #[test]
+    fn settle_also_waits_for_the_power_to_come_within_the_limit() {
+        // The clock is steady from the start (it alone would settle after 2 windows, 20 reps);
+        // the power reads 780, 739, 716, 702 W per window: 714 W (700 W + 2%) is first met in the
+        // fourth window -> settled after 40 repetitions.
+        let src = source(Cooling { mw: vec![780_000, 739_000, 716_000, 702_000], per_window: 10, reads: Mutex::new(0) });
+        let done = run(Warmup::Settle, Some(&src), || Ok(100.0)).unwrap();
+        assert_eq!((done.reps, done.settled, done.sm_mhz), (40, Some(true), Some(1770)));
+        // Power that never comes down: timed as it is after the limit, and said so.
+        let hot = run(Warmup::Settle, Some(&source(Cooling { mw: vec![760_000], per_window: 10, reads: Mutex::new(0) })), || Ok(100.0)).unwrap();
+        assert_eq!((hot.reps, hot.settled), (300, Some(false)));
     }
 
     #[test]
