@@ -423,7 +423,8 @@ fn table(rows: &[Row], peak: Option<(f64, &str)>, stream_data: StreamData, power
         .filter_map(|r| r.sm_clock.as_ref().and_then(|c| mra_runtime::clocks::above_limit(c, power_limit_w)).map(|w| format!("{} K={} ({w:.0} W)", r.level, r.k)))
         .collect();
     if let (false, Some(limit)) = (above.is_empty(), power_limit_w) {
-        let _ = writeln!(out, "Above the board's {limit:.0} W power limit while timed: {}; {}.", above.join(", "), mra_runtime::clocks::ABOVE_LIMIT_WHY);
+        let settled = rows.iter().any(|r| r.warmup.is_some_and(|w| w.settled.is_some()));
+        let _ = writeln!(out, "Above the board's {limit:.0} W power limit while timed: {}; {}.", above.join(", "), mra_runtime::clocks::above_limit_why(settled));
     }
     // Repetitions the host's launches bounded: their time is not the kernel's.
     let host: Vec<String> = rows.iter().filter(|r| r.host_bound_reps > 0).map(|r| format!("{} K={} ({} of its repetitions)", r.level, r.k, r.host_bound_reps)).collect();
@@ -558,6 +559,12 @@ mod tests {
         let hot = table(&rows, None, StreamData::Shared, Some(680.0));
         assert!(hot.contains("Above the board's 680 W power limit while timed: fused-pipe K=24 (697 W); the driver holds the limit on average over about a second"), "{hot}");
         assert!(!table(&rows, None, StreamData::Shared, Some(690.0)).contains("Above the board's"), "697 W is within 2% of 690 W");
+        assert!(hot.contains("(`--warmup settle` times it sustained)"), "{hot}");
+        // After `--warmup settle` the advice would be circular: the table says what it means instead.
+        let settled_rows: Vec<Row> = rows.iter().cloned().map(|r| Row { warmup: Some(WarmupDone { ms: 3000.0, reps: 30, settled: Some(true), sm_mhz: Some(1425) }), ..r }).collect();
+        let after_settle = table(&settled_rows, None, StreamData::Shared, Some(680.0));
+        assert!(after_settle.contains("fused-pipe K=24 (697 W); the driver holds the limit on average over about a second, and the power was within it when timing began"), "{after_settle}");
+        assert!(!after_settle.contains("times it sustained"), "{after_settle}");
         let unpowered = table(&[row("fused", stats(&[(1905, 0, None)]))], None, StreamData::Shared, None);
         assert!(unpowered.contains("SM MHz:") && !unpowered.contains("W: the board"), "no power read, no power footnote\n{unpowered}");
     }
