@@ -557,13 +557,13 @@ mod tests {
         // A limit of 680 W: fused-pipe's 697.2 W median is more than 2% above it (693.6 W), the
         // copy's 560.4 W not; at 690 W it is within 2% (703.8 W) and counts as at the limit.
         let hot = table(&rows, None, StreamData::Shared, Some(680.0));
-        assert!(hot.contains("Above the board's 680 W power limit while timed: fused-pipe K=24 (697 W); the driver holds the limit on average over about a second"), "{hot}");
+        assert!(hot.contains("Above the board's 680 W power limit while timed: fused-pipe K=24 (697 W); the driver holds the limit on average over seconds"), "{hot}");
         assert!(!table(&rows, None, StreamData::Shared, Some(690.0)).contains("Above the board's"), "697 W is within 2% of 690 W");
         assert!(hot.contains("(`--warmup settle` times it sustained)"), "{hot}");
         // After `--warmup settle` the advice would be circular: the table says what it means instead.
         let settled_rows: Vec<Row> = rows.iter().cloned().map(|r| Row { warmup: Some(WarmupDone { ms: 3000.0, reps: 30, settled: Some(true), sm_mhz: Some(1425) }), ..r }).collect();
         let after_settle = table(&settled_rows, None, StreamData::Shared, Some(680.0));
-        assert!(after_settle.contains("fused-pipe K=24 (697 W); the driver holds the limit on average over about a second, and the power was within it when timing began"), "{after_settle}");
+        assert!(after_settle.contains("fused-pipe K=24 (697 W); the driver holds the limit on average over seconds, and the power was within it when timing began"), "{after_settle}");
         assert!(!after_settle.contains("times it sustained"), "{after_settle}");
         let unpowered = table(&[row("fused", stats(&[(1905, 0, None)]))], None, StreamData::Shared, None);
         assert!(unpowered.contains("SM MHz:") && !unpowered.contains("W: the board"), "no power read, no power footnote\n{unpowered}");

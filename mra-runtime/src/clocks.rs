@@ -34,15 +34,15 @@ pub trait ClockSource: Send + Sync {
 }
 
 /// Why a level that drew more than the board's power limit while it was timed is faster than it
-/// can stay: the driver holds the limit on average over about a second (bench/NOTES.md run 93:
+/// can stay: the driver holds the limit on average over seconds (bench/NOTES.md run 93:
 /// 771-791 W against 700 W on an H200 in a sweep's first second, 688-702 W sustained). After
 /// `--warmup settle` (`settled`) the power was within the limit when timing began, and a few
 /// short repetitions can still read above it.
 pub fn above_limit_why(settled: bool) -> &'static str {
     if settled {
-        "the driver holds the limit on average over about a second, and the power was within it when timing began: short timed repetitions can read above it"
+        "the driver holds the limit on average over seconds, and the power was within it when timing began: short timed repetitions can read above it"
     } else {
-        "the driver holds the limit on average over about a second, so a longer run is slower (`--warmup settle` times it sustained)"
+        "the driver holds the limit on average over seconds, so a longer run is slower (`--warmup settle` times it sustained)"
     }
 }
 
