@@ -3,21 +3,18 @@
 samples in the last 60% of its window (the timed repetitions follow a 3 s warm-up) give the median
 power; µs per task is the median of the seed's Time(us) lines / the tasks per repetition. For floor.cu's lines the
 timed window is printed. Energy per task = power x time. Usage: energy.py DIR"""
-import datetime, re, statistics, sys
+import os, re, statistics, sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import smi as smi_csv
 
 d = sys.argv[1]
-smi = []
-for line in open(f"{d}/smi.csv"):
-    f = [x.strip() for x in line.split(",")]
-    try:
-        ts = datetime.datetime.strptime(f[0], "%Y/%m/%d %H:%M:%S.%f").replace(tzinfo=datetime.timezone.utc).timestamp()
-        smi.append((ts, float(f[1]), float(f[2]), int(f[3], 16)))
-    except (ValueError, IndexError):
-        continue
+smi = smi_csv.load(d)
+
 
 def window(t0, t1):
-    rows = [r for r in smi if t0 <= r[0] <= t1]
-    return statistics.median(r[1] for r in rows), statistics.median(r[2] for r in rows), sum(1 for r in rows if r[3] & 4), len(rows)
+    return smi_csv.window(smi, t0, t1)
+
 
 for line in open(f"{d}/windows.txt"):
     name, t0, t1, tasks = line.split()
