@@ -445,7 +445,13 @@ fn table(rows: &[Row], peak: Option<(f64, &str)>, stream_data: StreamData, power
     // --warmup settle: say so, and name where the clock was still moving when timing began.
     if rows.iter().any(|r| r.warmup.is_some_and(|w| w.settled.is_some())) {
         use mra_runtime::warmup::{SETTLE_MAX_MS, SETTLE_MHZ, SETTLE_WINDOW_MS};
-        let _ = writeln!(out, "Warm-up: until the SM clock settled ({} s windows within {SETTLE_MHZ} MHz, at most {} s).", SETTLE_WINDOW_MS / 1000.0, SETTLE_MAX_MS / 1000.0);
+        let _ = writeln!(
+            out,
+            "Warm-up: until the SM clock settled ({} s windows within {SETTLE_MHZ} MHz, and the board power within {:.0}% of its limit where read; at most {} s).",
+            SETTLE_WINDOW_MS / 1000.0,
+            mra_runtime::clocks::POWER_TOLERANCE * 100.0,
+            SETTLE_MAX_MS / 1000.0
+        );
         let moving: Vec<String> = rows.iter().filter(|r| r.warmup.is_some_and(|w| w.settled == Some(false))).map(|r| format!("{} K={}", r.level, r.k)).collect();
         if !moving.is_empty() {
             let _ = writeln!(out, "Still moving after {} s (timed as it was): {}.", SETTLE_MAX_MS / 1000.0, moving.join(", "));
@@ -576,7 +582,7 @@ mod tests {
             ..row_at(level, 32, Some(400.0))
         };
         let t = table(&[row("copy", Some(true)), row("fused-cluster", Some(false))], None, StreamData::Shared, None);
-        assert!(t.contains("Warm-up: until the SM clock settled"), "{t}");
+        assert!(t.contains("Warm-up: until the SM clock settled (1 s windows within 15 MHz, and the board power within 2% of its limit where read; at most 30 s)."), "{t}");
         assert!(t.contains("Still moving after 30 s (timed as it was): fused-cluster K=32."), "{t}");
         let settled = table(&[row("copy", Some(true))], None, StreamData::Shared, None);
         assert!(settled.contains("Warm-up: until") && !settled.contains("Still moving"), "{settled}");
