@@ -150,7 +150,7 @@ fn bench<B: Backend>(session: &Session<B>, args: &RunArgs, schedule: &Schedule, 
         (Err(why), _, _) => eprintln!("# SM clock not read: {why}"),
         (Ok(source), Some(c), Some(f)) => {
             eprintln!("# SM clock while timed: {} {}; copy {}", level.kernel.level, c.describe_with_power(), f.describe_with_power());
-            let limit_w = source.power_limit_mw().map(|mw| f64::from(mw) / 1000.0);
+            let limit_w = source.power_limit_w();
             if let (Some(w), Some(limit)) = (mra_runtime::clocks::above_limit(&c, limit_w), limit_w) {
                 let why = mra_runtime::clocks::above_limit_why(cfg.warmup == harness::Warmup::Settle);
                 eprintln!("# warning: {} drew {w:.0} W while timed, above the board's {limit:.0} W power limit: {why}", level.kernel.level);

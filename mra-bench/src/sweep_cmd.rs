@@ -169,7 +169,7 @@ fn sweep_on<B: Backend>(session: &Session<B>, args: &SweepArgs, ks: &[u32], dtyp
     };
     eprintln!("# SM clock: {clock_note}");
     let clocks = clocks.ok();
-    let power_limit_w = clocks.as_ref().and_then(|c| c.power_limit_mw()).map(|mw| f64::from(mw) / 1000.0);
+    let power_limit_w = clocks.as_ref().and_then(|c| c.power_limit_w());
     let bar = ProgressBar::new((ks.len() * chosen.len()) as u64);
     bar.set_style(ProgressStyle::with_template("{bar:40} {pos}/{len} {msg}").expect("valid template"));
     let streams = session.streams(base.streams)?;
@@ -417,13 +417,14 @@ fn table(rows: &[Row], peak: Option<(f64, &str)>, stream_data: StreamData, power
     if !lowered.is_empty() {
         let _ = writeln!(out, "SM clock lowered by the driver while timing: {}.", lowered.join(", "));
     }
+    // Whether the levels were warmed up with `--warmup settle` (and the clock read).
+    let settled = rows.iter().any(|r| r.warmup.is_some_and(|w| w.settled.is_some()));
     // Power drawn above the board's limit: a first-second rate the level cannot keep.
     let above: Vec<String> = rows
         .iter()
         .filter_map(|r| r.sm_clock.as_ref().and_then(|c| mra_runtime::clocks::above_limit(c, power_limit_w)).map(|w| format!("{} K={} ({w:.0} W)", r.level, r.k)))
         .collect();
     if let (false, Some(limit)) = (above.is_empty(), power_limit_w) {
-        let settled = rows.iter().any(|r| r.warmup.is_some_and(|w| w.settled.is_some()));
         let _ = writeln!(out, "Above the board's {limit:.0} W power limit while timed: {}; {}.", above.join(", "), mra_runtime::clocks::above_limit_why(settled));
     }
     // Repetitions the host's launches bounded: their time is not the kernel's.
@@ -443,7 +444,7 @@ fn table(rows: &[Row], peak: Option<(f64, &str)>, stream_data: StreamData, power
         let _ = writeln!(out, "Stream data: private (each stream its own A and C, the copy floor too): no L2 lines shared between tasks, unlike the seed's harness.");
     }
     // --warmup settle: say so, and name where the clock was still moving when timing began.
-    if rows.iter().any(|r| r.warmup.is_some_and(|w| w.settled.is_some())) {
+    if settled {
         use mra_runtime::warmup::{SETTLE_MAX_MS, SETTLE_MHZ, SETTLE_WINDOW_MS};
         let _ = writeln!(
             out,

@@ -31,6 +31,11 @@ pub trait ClockSource: Send + Sync {
     fn power_limit_mw(&self) -> Option<u32> {
         None
     }
+
+    /// [`ClockSource::power_limit_mw`] in watts, as [`above_limit`] takes it.
+    fn power_limit_w(&self) -> Option<f64> {
+        self.power_limit_mw().map(|mw| f64::from(mw) / 1000.0)
+    }
 }
 
 /// Why a level that drew more than the board's power limit while it was timed is faster than it

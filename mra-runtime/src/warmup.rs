@@ -147,8 +147,7 @@ pub fn run(spec: Warmup, clocks: Option<&Arc<dyn ClockSource>>, mut rep: impl Fn
         };
         let median = stats.sm_mhz_median;
         done.sm_mhz = Some(median);
-        let limit_w = src.power_limit_mw().map(|mw| f64::from(mw) / 1000.0);
-        let within_limit = crate::clocks::above_limit(&stats, limit_w).is_none();
+        let within_limit = crate::clocks::above_limit(&stats, src.power_limit_w()).is_none();
         if within_limit && previous.is_some_and(|p| p.abs_diff(median) <= SETTLE_MHZ) {
             done.settled = Some(true);
             return Ok(done);
@@ -174,38 +173,32 @@ mod tests {
     use super::*;
     use std::sync::Mutex;
 
-    /// The clock as a function of the number of readings taken: `per_window` readings at each
-    /// of `mhz`, then the last value for ever.
-    struct Falling {
-        mhz: Vec<u32>,
+    /// Readings as a function of how many were taken: `per_window` readings at each of
+    /// `windows` (SM clock, board power), then the last for ever; `limit_mw` the board's limit.
+    struct Scripted {
+        windows: Vec<(u32, Option<u32>)>,
         per_window: usize,
+        limit_mw: Option<u32>,
         reads: Mutex<usize>,
     }
-    impl ClockSource for Falling {
+    impl ClockSource for Scripted {
         fn sample(&self) -> Option<ClockSample> {
             let mut n = self.reads.lock().unwrap();
-            let i = (*n / self.per_window).min(self.mhz.len() - 1);
+            let (sm_mhz, power_mw) = self.windows[(*n / self.per_window).min(self.windows.len() - 1)];
             *n += 1;
-            Some(ClockSample { sm_mhz: self.mhz[i], reasons: 0x4, power_mw: None })
-        }
-    }
-    /// A steady clock and a board power that falls `mw` per window of `per_window` readings,
-    /// then stays at the last value, under a 700 W limit.
-    struct Cooling {
-        mw: Vec<u32>,
-        per_window: usize,
-        reads: Mutex<usize>,
-    }
-    impl ClockSource for Cooling {
-        fn sample(&self) -> Option<ClockSample> {
-            let mut n = self.reads.lock().unwrap();
-            let i = (*n / self.per_window).min(self.mw.len() - 1);
-            *n += 1;
-            Some(ClockSample { sm_mhz: 1770, reasons: 0x4, power_mw: Some(self.mw[i]) })
+            Some(ClockSample { sm_mhz, reasons: 0x4, power_mw })
         }
         fn power_limit_mw(&self) -> Option<u32> {
-            Some(700_000)
+            self.limit_mw
         }
+    }
+    /// The clock falling through `mhz`, no power read.
+    fn falling(mhz: Vec<u32>, per_window: usize) -> Scripted {
+        Scripted { windows: mhz.into_iter().map(|m| (m, None)).collect(), per_window, limit_mw: None, reads: Mutex::new(0) }
+    }
+    /// A steady clock and a board power falling through `mw`, under a 700 W limit.
+    fn cooling(mw: Vec<u32>, per_window: usize) -> Scripted {
+        Scripted { windows: mw.into_iter().map(|w| (1770, Some(w))).collect(), per_window, limit_mw: Some(700_000), reads: Mutex::new(0) }
     }
     struct Silent;
     impl ClockSource for Silent {
@@ -247,12 +240,12 @@ mod tests {
     fn settle_stops_once_two_windows_agree_on_the_clock() {
         // 100 ms repetitions: 10 per 1 s window, one reading each. The clock falls 1980 -> 1800
         // -> 1710 and stays: windows 1980, 1800, 1710, 1710 -> settled after the fourth (40 reps).
-        let src = source(Falling { mhz: vec![1980, 1800, 1710], per_window: 10, reads: Mutex::new(0) });
+        let src = source(falling(vec![1980, 1800, 1710], 10));
         let done = run(Warmup::Settle, Some(&src), || Ok(100.0)).unwrap();
         assert_eq!((done.reps, done.settled, done.sm_mhz), (40, Some(true), Some(1710)));
         assert_eq!(done.describe(), "4.0 s until the SM clock settled at 1710 MHz");
         // A steady clock settles after two windows.
-        let steady = run(Warmup::Settle, Some(&source(Falling { mhz: vec![1980], per_window: 1, reads: Mutex::new(0) })), || Ok(100.0)).unwrap();
+        let steady = run(Warmup::Settle, Some(&source(falling(vec![1980], 1))), || Ok(100.0)).unwrap();
         assert_eq!((steady.reps, steady.settled), (20, Some(true)));
     }
 
@@ -261,11 +254,11 @@ mod tests {
         // The clock is steady from the start (it alone would settle after 2 windows, 20 reps);
         // the power reads 780, 739, 716, 702 W per window: 714 W (700 W + 2%) is first met in the
         // fourth window -> settled after 40 repetitions.
-        let src = source(Cooling { mw: vec![780_000, 739_000, 716_000, 702_000], per_window: 10, reads: Mutex::new(0) });
+        let src = source(cooling(vec![780_000, 739_000, 716_000, 702_000], 10));
         let done = run(Warmup::Settle, Some(&src), || Ok(100.0)).unwrap();
         assert_eq!((done.reps, done.settled, done.sm_mhz), (40, Some(true), Some(1770)));
         // Power that never comes down: timed as it is after the limit, and said so.
-        let hot = run(Warmup::Settle, Some(&source(Cooling { mw: vec![760_000], per_window: 10, reads: Mutex::new(0) })), || Ok(100.0)).unwrap();
+        let hot = run(Warmup::Settle, Some(&source(cooling(vec![760_000], 10))), || Ok(100.0)).unwrap();
         assert_eq!((hot.reps, hot.settled), (300, Some(false)));
     }
 
@@ -273,7 +266,7 @@ mod tests {
     fn settle_gives_up_after_its_limit_and_falls_back_without_readings() {
         // Down 30 MHz per window for longer than 30 windows: not settled at the limit (300 reps).
         let mhz: Vec<u32> = (0..40).map(|w| 1980 - 30 * w).collect();
-        let done = run(Warmup::Settle, Some(&source(Falling { mhz, per_window: 10, reads: Mutex::new(0) })), || Ok(100.0)).unwrap();
+        let done = run(Warmup::Settle, Some(&source(falling(mhz, 10))), || Ok(100.0)).unwrap();
         assert_eq!((done.reps, done.settled, done.sm_mhz), (300, Some(false), Some(1980 - 30 * 29)));
         assert!(done.describe().contains("had not settled"), "{}", done.describe());
         // No clock at all, or a clock that never answers: the fixed fallback (5 s = 50 reps).
