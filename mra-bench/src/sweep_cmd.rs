@@ -5,7 +5,7 @@ use crate::cli::SweepArgs;
 use crate::select::{self, CmdResult};
 use crate::session::{self, Opened};
 use indicatif::{ProgressBar, ProgressStyle};
-use mra_codegen::{levels, plan::transform_flops, DType, Request, Schedule};
+use mra_codegen::{ir::Role, levels, plan::transform_flops, DType, Request, Schedule};
 use mra_runtime::clocks::{ClockSource, ClockStats};
 use mra_runtime::harness::{self, Backend, HarnessConfig, Inputs, Session, StreamData, Warmup, WarmupDone};
 use mra_runtime::residency::ClusterResidency;
@@ -19,6 +19,9 @@ struct Row {
     level: String,
     #[serde(rename = "K")]
     k: u32,
+    /// What the level measures: `floor` (copy), `bound` (the copy and the fewest matrix
+    /// instructions), or `transform`.
+    role: Role,
     /// Median µs per task; None when the level did not run (see `note`).
     us_per_task: Option<f64>,
     useful_gflops: Option<f64>,
@@ -201,6 +204,7 @@ fn sweep_on<B: Backend>(session: &Session<B>, args: &SweepArgs, ks: &[u32], dtyp
             let mut row = Row {
                 level: s.name.clone(),
                 k,
+                role: s.role(),
                 us_per_task: None,
                 useful_gflops: None,
                 effective_gbps: None,
@@ -230,7 +234,7 @@ fn sweep_on<B: Backend>(session: &Session<B>, args: &SweepArgs, ks: &[u32], dtyp
                         floor_us = Some(us);
                     }
                     let bytes = 2.0 * base.nfuncs as f64 * (k as f64).powi(3) * dtype.bytes() as f64;
-                    let useful = if s.name == copy.name { 0.0 } else { transform_flops(k) as f64 * base.nfuncs as f64 / (us * 1e3) };
+                    let useful = if !s.is_transform() { 0.0 } else { transform_flops(k) as f64 * base.nfuncs as f64 / (us * 1e3) };
                     row.us_per_task = Some(us);
                     row.useful_gflops = Some(useful);
                     row.effective_gbps = Some(bytes / (us * 1e3));
@@ -244,14 +248,7 @@ fn sweep_on<B: Backend>(session: &Session<B>, args: &SweepArgs, ks: &[u32], dtyp
             rows.push(row);
             bar.inc(1);
         }
-        // Mark the fastest transform level at this K.
-        if let Some(best) = rows
-            .iter_mut()
-            .filter(|r| r.k == k && r.level != copy.name && r.us_per_task.is_some())
-            .min_by(|a, b| a.us_per_task.partial_cmp(&b.us_per_task).unwrap())
-        {
-            best.best = true;
-        }
+        mark_fastest(&mut rows, k);
     }
     bar.finish_and_clear();
     let report = Report {
@@ -370,6 +367,17 @@ fn measure<B: Backend>(
     Ok(Measured { us: harness::median(&t.times) / tasks as f64, tasks, max_rel: cmp.max_rel, clock: t.clock, nblocks: p.grid_blocks(bufs.nblocks), warmup: t.warmup, host_bound_reps, clusters: p.clusters })
 }
 
+/// Marks the fastest transform level at `k` (not the copy floor, not the bound).
+fn mark_fastest(rows: &mut [Row], k: u32) {
+    if let Some(best) = rows
+        .iter_mut()
+        .filter(|r| r.k == k && r.role == Role::Transform && r.us_per_task.is_some())
+        .min_by(|a, b| a.us_per_task.partial_cmp(&b.us_per_task).unwrap())
+    {
+        best.best = true;
+    }
+}
+
 /// The table; `peak`: the FP64 GEMM peak and the BLAS that measured it.
 fn table(rows: &[Row], peak: Option<(f64, &str)>, stream_data: StreamData, power_limit_w: Option<f64>) -> String {
     use std::fmt::Write as _;
@@ -427,6 +435,24 @@ fn table(rows: &[Row], peak: Option<(f64, &str)>, stream_data: StreamData, power
     if let (false, Some(limit)) = (above.is_empty(), power_limit_w) {
         let _ = writeln!(out, "Above the board's {limit:.0} W power limit while timed: {}; {}.", above.join(", "), mra_runtime::clocks::above_limit_why(settled));
     }
+    // The bound per K: how far the copy's traffic plus the fewest matrix instructions is
+    // from the copy, and the fastest level from it.
+    let bounds: Vec<String> = rows
+        .iter()
+        .filter(|b| b.role == Role::Bound)
+        .filter_map(|b| {
+            let (us, floor) = (b.us_per_task?, b.fraction_of_floor?);
+            let fastest = rows.iter().find(|r| r.k == b.k && r.best).and_then(|r| Some(format!("; {} {:.2}× the bound", r.level, r.us_per_task? / us)));
+            Some(format!("K={} {:.2}× the copy{}", b.k, 1.0 / floor, fastest.unwrap_or_default()))
+        })
+        .collect();
+    if !bounds.is_empty() {
+        let _ = writeln!(
+            out,
+            "Bound (one kernel: the copy's traffic and the fewest matrix instructions of the transform, results discarded): {}.",
+            bounds.join(", ")
+        );
+    }
     // Repetitions the host's launches bounded: their time is not the kernel's.
     let host: Vec<String> = rows.iter().filter(|r| r.host_bound_reps > 0).map(|r| format!("{} K={} ({} of its repetitions)", r.level, r.k, r.host_bound_reps)).collect();
     if !host.is_empty() {
@@ -480,6 +506,7 @@ mod tests {
         Row {
             level: level.into(),
             k,
+            role: levels::find(level).map_or(Role::Transform, |s| s.role()),
             us_per_task: us,
             useful_gflops: None,
             effective_gbps: None,
@@ -623,5 +650,25 @@ mod tests {
         assert!(t.contains("Clusters: fused-cluster K=32: 30 clusters of 8 at once = 240 of 264 block slots (9.1% idle: a cluster's blocks share one GPC)."), "{t}");
         assert!(!t.contains("K=28:") && !t.contains("K=10:"), "{t}");
         assert!(!table(&rows[..1], None, StreamData::Shared, None).contains("Clusters:"));
+    }
+
+    /// The bound: never the fastest level, and its footnote gives bound / copy and the
+    /// fastest level / bound (expected values by hand: 5.4 / 4.1 = 1.317, 7.0 / 5.4 = 1.296).
+    #[test]
+    fn the_bound_is_not_marked_fastest_and_its_footnote_gives_both_ratios() {
+        let floor = |r: Row, copy: f64| Row { fraction_of_floor: r.us_per_task.map(|us| copy / us), ..r };
+        let mut rows = vec![
+            floor(row_at("copy", 10, Some(4.1)), 4.1),
+            floor(row_at("bound", 10, Some(5.4)), 4.1),
+            floor(row_at("fused-pipe", 10, Some(7.0)), 4.1),
+            floor(row_at("fused", 10, Some(7.5)), 4.1),
+        ];
+        assert_eq!(rows[1].role, Role::Bound, "the bound level's role");
+        assert_eq!(rows[0].role, Role::Floor, "the copy level's role");
+        mark_fastest(&mut rows, 10);
+        let marked: Vec<&str> = rows.iter().filter(|r| r.best).map(|r| r.level.as_str()).collect();
+        assert_eq!(marked, ["fused-pipe"], "the fastest transform, not the copy or the bound");
+        let t = table(&rows, None, StreamData::Shared, None);
+        assert!(t.contains("Bound (one kernel: the copy's traffic and the fewest matrix instructions of the transform, results discarded): K=10 1.32× the copy; fused-pipe 1.30× the bound."), "{t}");
     }
 }

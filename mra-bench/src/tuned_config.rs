@@ -75,7 +75,7 @@ pub fn best(db: Option<&Db>, device: &Device, k: u32, dtype: DType) -> CmdResult
     let none = || format!("-l best: no tuned level at K={k} ({dtype}) for {} in the tuning database; run `mra-bench tune -K {k}` first", if device.gpu.is_empty() { &device.arch } else { &device.gpu });
     let db = db.ok_or_else(none)?;
     let mut best: Option<Record> = None;
-    for s in levels::all() {
+    for s in levels::all().into_iter().filter(|s| s.is_transform()) {
         if let Some(r) = tuning::lookup_in(db, device, &s.name, k, dtype, None) {
             if best.as_ref().is_none_or(|b| r.outcome.us() < b.outcome.us()) {
                 best = Some(r);

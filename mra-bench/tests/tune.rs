@@ -55,7 +55,7 @@ fn refuses_levels_without_parameters_and_bad_flags_in_one_line() {
     let db = temp("errors");
     for (args, needle, code) in [
         // Exit 2: a malformed command line (README: exit status); 1: nothing tuned yet.
-        (vec!["tune", "-l", "L3", "--list"], "level L3-regblk declares no tunable parameters; levels that do: L7-breg, fused", 2),
+        (vec!["tune", "-l", "L3", "--list"], "level L3-regblk declares no tunable parameters; levels that do: bound, L7-breg, fused", 2),
         (vec!["tune", "--strategy", "genetic", "--arch", "sm_90", "--compile-only"], "unknown --strategy `genetic`", 2),
         (vec!["tune", "--budget", "10 parsecs", "--arch", "sm_90", "--compile-only"], "--budget", 2),
         (vec!["tune", "--budget", "1e400h", "--arch", "sm_90", "--compile-only"], "--budget", 2),

@@ -267,6 +267,13 @@ pub enum Step {
     /// instructions cover NP = FN·floor(K / FN) columns. At K = 10 on an m16n8 instruction the
     /// padded fragment is 6/8 zeros: half of a pass's instructions multiply them.
     FmaTail(Value),
+    /// `shadow_mma(0|1)`: beside `copy(..)`, per tensor the fewest matrix instructions any
+    /// tensorized transform needs at K (three passes of whole fragments of the arch's
+    /// instruction, in the operand roles that pad least), on operands held in registers and
+    /// results never stored: the `bound` level, a measured lower bound for the transform
+    /// levels (bench/NOTES.md run 92). 1: half of each block's warps copy and half multiply;
+    /// 0: every warp does its share of both, interleaved.
+    ShadowMma(Value),
     /// `persistent(0|1)`: 1: the runtime launches no more blocks than the device holds at once
     /// (the driver's resident blocks per SM/CU for the loaded kernel × SMs/CUs, and at most
     /// min(N, M)), so each block walks more tensors and a block's pipeline fills and drains
@@ -299,7 +306,7 @@ macro_rules! step_value {
     ($step:expr) => {
         match $step {
             Step::Threads(v) | Step::Unroll(_, v) | Step::Buffers(v) | Step::Pipeline(v) | Step::Tensors(v) | Step::Cluster(v) | Step::SplitCols(v) => Some(v),
-            Step::AsyncExchange(v) | Step::AlignRuns(v) | Step::PairRows(v) | Step::FuseK(v) | Step::BulkCopy(v) | Step::FmaTail(v) | Step::Persistent(v) | Step::LateWait(v) | Step::Stack(v) => Some(v),
+            Step::AsyncExchange(v) | Step::AlignRuns(v) | Step::PairRows(v) | Step::FuseK(v) | Step::BulkCopy(v) | Step::FmaTail(v) | Step::Persistent(v) | Step::LateWait(v) | Step::Stack(v) | Step::ShadowMma(v) => Some(v),
             Step::CacheRead { pad, .. } | Step::CacheWrite { pad, .. } => Some(pad),
             Step::LaunchBounds { min_blocks } => Some(min_blocks),
             Step::Bind(_) | Step::Tensorize(_) | Step::RegisterTile(_) | Step::Workspace(_) | Step::Library(_) | Step::Copy { .. } | Step::Constraint(_) => None,
@@ -349,6 +356,7 @@ impl Step {
             Step::Persistent(_) => "persistent",
             Step::LateWait(_) => "late_wait",
             Step::Stack(_) => "stack",
+            Step::ShadowMma(_) => "shadow_mma",
         }
     }
 }
@@ -471,11 +479,40 @@ impl fmt::Display for Step {
             Step::Persistent(v) => write!(f, "persistent({v})"),
             Step::LateWait(v) => write!(f, "late_wait({v})"),
             Step::Stack(v) => write!(f, "stack({v})"),
+            Step::ShadowMma(v) => write!(f, "shadow_mma({v})"),
         }
     }
 }
 
+/// What a level measures (see [`Schedule::role`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// The copy floor: every tensor read once and written once.
+    Floor,
+    /// The floor's traffic plus the fewest matrix instructions of the transform.
+    Bound,
+    /// The transform itself.
+    Transform,
+}
+
 impl Schedule {
+    /// What the level measures: the floor (`copy`), the bound (`copy` with `shadow_mma`), or
+    /// a transform.
+    pub fn role(&self) -> Role {
+        match (self.iter_steps().any(|s| matches!(s, Step::Copy { .. })), self.iter_steps().any(|s| matches!(s, Step::ShadowMma(_)))) {
+            (false, _) => Role::Transform,
+            (true, false) => Role::Floor,
+            (true, true) => Role::Bound,
+        }
+    }
+
+    /// Whether the level computes the transform: not `copy` (the floor) nor `bound` (the copy
+    /// with shadow instructions), whose output is their input.
+    pub fn is_transform(&self) -> bool {
+        self.role() == Role::Transform
+    }
+
     /// Steps in order, without locations.
     pub fn iter_steps(&self) -> impl Iterator<Item = &Step> {
         self.steps.iter().map(|s| &s.item)

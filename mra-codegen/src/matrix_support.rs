@@ -45,13 +45,13 @@ pub fn explain(level: &str, arch: &'static Arch, dtype: DType, k: u32, wmma: boo
 fn instead(arch: &'static Arch, dtype: DType, k: u32) -> String {
     let runs: Vec<String> = crate::levels::all()
         .into_iter()
-        .filter(|s| s.name != "copy" && s.plan(Request { k, arch, dtype }).is_ok())
+        .filter(|s| s.is_transform() && s.plan(Request { k, arch, dtype }).is_ok())
         .map(|s| s.name)
         .collect();
     if runs.is_empty() {
         let other: Vec<&str> = DType::ALL
             .iter()
-            .filter(|&&d| crate::levels::all().iter().any(|s| s.name != "copy" && s.plan(Request { k, arch, dtype: d }).is_ok()))
+            .filter(|&&d| crate::levels::all().iter().any(|s| s.is_transform() && s.plan(Request { k, arch, dtype: d }).is_ok()))
             .map(|d| d.name())
             .collect();
         format!("no level runs {dtype} on {} at K={k} (types that run there: {})", arch.name, other.join(", "))

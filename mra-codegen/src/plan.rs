@@ -235,11 +235,34 @@ pub struct KStepGroup {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Body {
-    /// The floor: read each tensor once, write it once.
-    Copy { vector: u32 },
+    /// The floor: read each tensor once, write it once; with `shadow`, the `bound` level's
+    /// matrix instructions beside the copy.
+    Copy { vector: u32, shadow: Option<Shadow> },
     Transform(TransformPlan),
     /// Vendor BLAS calls; the generated kernel (if any) is a one-time setup kernel.
     Library(LibraryCall),
+}
+
+/// `shadow_mma(..)`: the matrix instructions the `bound` level issues beside its copy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Shadow {
+    /// The arch's instruction for the dtype, as `tensorize(mma)` picks it for the transforms.
+    pub fragment: Fragment,
+    /// Instructions per tensor: [`fewest_mma_per_tensor`].
+    pub per_tensor: u64,
+    /// `shadow_mma(1)`: half of each block's waves copy, half multiply.
+    pub split: bool,
+}
+
+/// The fewest instructions of `f`'s shape one tensor's transform needs at `k`: each of the
+/// three passes is a GEMM of K² rows by K columns, depth K, padded to whole fragments, with
+/// the rows on the instruction's M and the columns on its N or the other way round, whichever
+/// pads less (bench/NOTES.md run 92: K = 10 117, K = 12 162, K = 32 6144 for m16n8k4).
+pub fn fewest_mma_per_tensor(k: u32, f: &Fragment) -> u64 {
+    let (k, m, n, depth) = (k as u64, f.m as u64, f.n as u64, f.k as u64);
+    let rows_on_m = (k * k).div_ceil(m) * k.div_ceil(n);
+    let rows_on_n = k.div_ceil(m) * (k * k).div_ceil(n);
+    3 * rows_on_m.min(rows_on_n) * k.div_ceil(depth)
 }
 
 /// A schedule resolved for one request.
@@ -368,7 +391,32 @@ impl Schedule {
         } else if let Some(vector) = copy {
             // Wider than 16 bytes is not one access on any target.
             let vector = vector.clamp(1, 16 / dtype.bytes());
-            (Body::Copy { vector }, 0u64, 0u64)
+            fn shadow_step(s: &Step) -> Option<&crate::ir::Value> {
+                if let Step::ShadowMma(v) = s { Some(v) } else { None }
+            }
+            let shadow = match self.iter_steps().any(|s| shadow_step(s).is_some()) {
+                false => None,
+                true => {
+                    let split = self
+                        .switch(shadow_step, "shadow_mma", "0 (every warp copies and multiplies) or 1 (half the warps copy, half multiply)")
+                        .map_err(|e| malformed(&e))?;
+                    if dtype != DType::F64 {
+                        return Err(PlanError::DTypeUnsupported {
+                            level: self.name.clone(),
+                            dtype,
+                            why: "shadow_mma issues the FP64 matrix instructions of the f64 transform levels".into(),
+                        });
+                    }
+                    let instr = matrix_instr(arch, dtype).ok_or_else(|| PlanError::NoMatrixCore { level: self.name.clone(), arch, dtype, k, wmma: false })?;
+                    let f = fragment(instr);
+                    let waves = threads / f.lanes;
+                    if threads % f.lanes != 0 || (split && waves < 2) {
+                        return Err(malformed(&format!("shadow_mma({}) needs whole {}-lane waves{}", split as u32, f.lanes, if split { ", at least two (one copies, one multiplies)" } else { "" })));
+                    }
+                    Some(Shadow { fragment: f, per_tensor: fewest_mma_per_tensor(k, &f), split })
+                }
+            };
+            (Body::Copy { vector, shadow }, 0u64, 0u64)
         } else {
             let map = self
                 .iter_steps()

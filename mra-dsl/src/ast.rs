@@ -93,6 +93,7 @@ impl Prim {
             PrimKind::FmaTail(v) => out.push((named("fma_tail".into(), v), v)),
             PrimKind::Persistent(v) => out.push((named("persistent".into(), v), v)),
             PrimKind::Stack(v) => out.push((named("stack".into(), v), v)),
+            PrimKind::ShadowMma(v) => out.push((named("shadow_mma".into(), v), v)),
             _ => {}
         }
         out
@@ -127,6 +128,7 @@ impl Prim {
             PrimKind::FmaTail(_) => "fma_tail",
             PrimKind::Persistent(_) => "persistent",
             PrimKind::Stack(_) => "stack",
+            PrimKind::ShadowMma(_) => "shadow_mma",
         }
     }
 }
@@ -206,6 +208,10 @@ pub enum PrimKind {
     /// `stack(N)`: the rows of every whole-tensor fused pass span N tensors side by side (one
     /// GEMM of N·K² rows: less row padding, fewer barriers per tensor).
     Stack(Val),
+    /// `shadow_mma(0|1)`: beside `copy(..)`, the fewest matrix instructions a tensorized
+    /// transform needs per tensor, on operands in registers, their results discarded (the
+    /// `bound` level); 1: half the warps copy and half multiply, 0: every warp does both.
+    ShadowMma(Val),
 }
 
 /// A numeric argument: `N`, or `tune([N, ...], default = D[, name = ident])` (for threads

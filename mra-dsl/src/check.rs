@@ -123,7 +123,7 @@ fn check_values(prim: &Prim, errors: &mut Errors) {
                 errors.push(n.span, format!("fuse_k({}): takes 1, 2 or 4 (k-steps per instruction)", n.value));
             }
         }),
-        PrimKind::AsyncExchange(v) | PrimKind::AlignRuns(v) | PrimKind::LateWait(v) | PrimKind::PairRows(v) | PrimKind::BulkCopy(v) | PrimKind::FmaTail(v) | PrimKind::Persistent(v) => {
+        PrimKind::AsyncExchange(v) | PrimKind::AlignRuns(v) | PrimKind::LateWait(v) | PrimKind::PairRows(v) | PrimKind::BulkCopy(v) | PrimKind::FmaTail(v) | PrimKind::Persistent(v) | PrimKind::ShadowMma(v) => {
             let what = prim.name();
             for_each_value(v, |n| {
                 if n.value > 1 {
@@ -393,8 +393,12 @@ fn check_combination(level: &Level, errors: &mut Errors) {
         } else {
             "a library level is vendor BLAS calls; threads(..) sizes its setup kernel"
         };
+        // `bound`: the copy beside the fewest matrix instructions (shadow_mma), whose shape
+        // tensorize(mma) takes from the arch table as the transform levels' does.
+        let shadow = whole.name() == "copy" && find("shadow_mma").is_some();
         for prim in &level.prims {
-            if prim.name() != "threads" && prim.name() != whole.name() {
+            let with_shadow = shadow && matches!(prim.name(), "shadow_mma" | "tensorize");
+            if prim.name() != "threads" && prim.name() != whole.name() && !with_shadow {
                 errors.push(
                     prim.ident.span(),
                     format!(
@@ -484,6 +488,12 @@ fn check_combination(level: &Level, errors: &mut Errors) {
         let b_registers = level.prims.iter().any(|p| matches!(&p.kind, PrimKind::CacheRead { operand, into, .. } if operand.value == crate::ast::Operand::B && into.value == Memory::Registers));
         if !mma || !b_registers {
             errors.push(x.ident.span(), "fma_tail(1) computes the last columns with B's tail column in registers: it needs tensorize(mma) and cache_read(B, registers)");
+        }
+    }
+    if let Some(x) = find("shadow_mma") {
+        let mma = matches!(tensorize, Some(Prim { kind: PrimKind::Tensorize(core), .. }) if core.value == crate::ast::MatrixCore::Mma);
+        if find("copy").is_none() || !mma {
+            errors.push(x.ident.span(), "shadow_mma(..) issues matrix instructions beside a copy: it needs copy(..) and tensorize(mma)");
         }
     }
     if let (Some(x), None) = (find("bulk_copy"), find("pipeline")) {

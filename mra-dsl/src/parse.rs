@@ -32,6 +32,7 @@
 //!            | "fma_tail"      "(" VALUE ")"
 //!            | "persistent"    "(" VALUE ")"
 //!            | "stack"         "(" VALUE ")"
+//!            | "shadow_mma"    "(" VALUE ")"
 //! ```
 //!
 //! A VALUE may be tuned: `tune([0, 1, 4], default = 4)` declares a parameter the auto-tuner
@@ -212,6 +213,7 @@ fn parse_prim(input: ParseStream) -> Result<Prim> {
         "bulk_copy" => PrimKind::BulkCopy(numeric(&mut args, words::switch_meaning(prim))?),
         "fma_tail" => PrimKind::FmaTail(numeric(&mut args, words::switch_meaning(prim))?),
         "persistent" => PrimKind::Persistent(numeric(&mut args, words::switch_meaning(prim))?),
+        "shadow_mma" => PrimKind::ShadowMma(numeric(&mut args, words::switch_meaning(prim))?),
         "fuse_k" => PrimKind::FuseK(numeric(&mut args, "k-steps per instruction (1, 2 or 4)")?),
         "bind" => {
             let unit = args.word("bound unit", words::BIND_UNITS)?;

@@ -33,6 +33,7 @@ pub const PRIMITIVES: &[&str] = &[
     "fma_tail",
     "persistent",
     "stack",
+    "shadow_mma",
 ];
 
 /// How each primitive is written, for "missing/extra argument" messages.
@@ -65,6 +66,7 @@ pub fn signature(prim: &str) -> &'static str {
         "fma_tail" => "fma_tail(0|1) or fma_tail(tune([0, 1], default = N))",
         "persistent" => "persistent(0|1) or persistent(tune([0, 1], default = N))",
         "stack" => "stack(N), 1 <= N <= 4, or stack(tune([N, ...], default = N))",
+        "shadow_mma" => "shadow_mma(0|1) or shadow_mma(tune([0, 1], default = N))",
         _ => unreachable!("not a primitive: {prim}"),
     }
 }
@@ -78,6 +80,7 @@ pub const SWITCHES: Table<&str> = &[
     ("bulk_copy", "0 (cp.async by every thread) or 1 (bulk copies, one per row)"),
     ("fma_tail", "0 (a zero-padded last column fragment) or 1 (the last K mod FN columns by FMA)"),
     ("persistent", "0 (min(N, M) blocks) or 1 (at most the blocks the GPU holds at once)"),
+    ("shadow_mma", "0 (every warp copies and multiplies) or 1 (half the warps copy, half multiply)"),
 ];
 
 /// What `0` and `1` mean for the 0|1 step `prim`.

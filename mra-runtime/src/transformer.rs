@@ -152,7 +152,7 @@ impl Transformer {
                             schedule.name
                         )))
                     }
-                    Body::Copy { .. } => return Err(copy_is_no_transform()),
+                    Body::Copy { .. } => return Err(copy_is_no_transform(&schedule.name)),
                     Body::Transform(_) => {}
                 }
                 let s = EmulatorSession::open_emulator(emulator, cache)?;
@@ -280,14 +280,15 @@ fn prepare<B: Backend>(s: &Session<B>, k: u32, level: &str, dtype: DType) -> Res
 fn prepare_schedule<B: Backend>(s: &Session<B>, schedule: &Schedule, k: u32, dtype: DType) -> Result<Prepared<B>> {
     let p = s.prepare(schedule, k, dtype)?;
     if p.kernel.plan.is_copy() {
-        return Err(copy_is_no_transform());
+        return Err(copy_is_no_transform(&schedule.name));
     }
     Ok(p)
 }
 
-/// The copy level only copies A: it has a kernel, but is no transform to apply.
-fn copy_is_no_transform() -> RuntimeError {
-    invalid("level copy is the benchmark's floor (it copies A): choose a transform level".into())
+/// The copy and bound levels only copy A: they have kernels, but are no transform to apply.
+fn copy_is_no_transform(level: &str) -> RuntimeError {
+    let what = if level == "copy" { "the benchmark's floor" } else { "a measured bound (the floor's copy and discarded matrix instructions)" };
+    invalid(format!("level {level} is {what}: it copies A; choose a transform level"))
 }
 
 /// One launch over all tensors on poisoned outputs; C as f64.

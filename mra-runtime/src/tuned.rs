@@ -54,7 +54,7 @@ pub fn best_among(k: u32, arch: &'static Arch, dtype: DType, keep: impl Fn(&Sche
     let device = any_gpu_of(arch);
     let best = levels::all()
         .iter()
-        .filter(|s| keep(s))
+        .filter(|s| s.is_transform() && keep(s))
         .filter_map(|s| tuning::lookup_in(&db, &device, &s.name, k, dtype, None))
         .min_by(|a, b| a.outcome.us().unwrap_or(f64::INFINITY).total_cmp(&b.outcome.us().unwrap_or(f64::INFINITY)));
     let Some(r) = best else {

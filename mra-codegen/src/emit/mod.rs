@@ -8,12 +8,13 @@ mod cluster;
 pub mod dialect;
 mod library;
 mod pipeline;
+mod shadow;
 mod tensor;
 mod tma;
 mod writer;
 
 use crate::ir::{Loop, Memory, Schedule, Step, ThreadMap};
-use crate::plan::{Body, Plan, PlanError, Request, TransformPlan};
+use crate::plan::{Body, Plan, PlanError, Request, Shadow, TransformPlan};
 use dialect::Dialect;
 use serde::Serialize;
 use writer::Writer;
@@ -61,8 +62,8 @@ pub fn generate(schedule: &Schedule, req: Request) -> Result<Kernel, PlanError> 
     let mut e = Emitter { s: schedule, plan: &plan, d: dialect, w: Writer::default(), namespace: namespace_name(schedule, &req), namespace_open: true };
     e.header();
     let entry = match plan.body {
-        Body::Copy { vector } => {
-            e.copy_kernel(&entry, vector);
+        Body::Copy { vector, shadow } => {
+            e.copy_kernel(&entry, vector, shadow);
             entry
         }
         Body::Transform(t) => {
@@ -145,6 +146,7 @@ impl Emitter<'_> {
         if !self.d.prelude().is_empty() {
             let matrix = match self.plan.body {
                 Body::Transform(TransformPlan { fragment: Some(f), .. }) => self.d.matrix_prelude(&f, req.dtype),
+                Body::Copy { shadow: Some(sh), .. } => self.d.matrix_prelude(&sh.fragment, req.dtype),
                 _ => String::new(),
             };
             self.w.line(PRELUDE_BEGIN);
@@ -237,12 +239,21 @@ impl Emitter<'_> {
         )
     }
 
-    fn copy_kernel(&mut self, entry: &str, vector: u32) {
+    fn copy_kernel(&mut self, entry: &str, vector: u32, shadow: Option<Shadow>) {
         let t = self.t();
         let note = self.step_comment(|s| matches!(s, Step::Copy { .. }));
         self.w.line("");
-        self.w.line("// The floor: the same harness as the transform levels, but each tensor is only read once");
-        self.w.line("// and written once. `b` and `workspace` are unused; they keep the parameter list common.");
+        match shadow {
+            None => {
+                self.w.line("// The floor: the same harness as the transform levels, but each tensor is only read once");
+                self.w.line("// and written once. `b` and `workspace` are unused; they keep the parameter list common.");
+            }
+            Some(_) => {
+                self.w.line("// The bound: the copy level's reads and writes, and beside them the fewest matrix instructions");
+                self.w.line("// the transform needs, whose results are discarded. C receives a copy of A (validated as the");
+                self.w.line("// copy level is); `b` and `workspace` are unused.");
+            }
+        }
         let (vec_t, decl) = self.d.vector_type(self.plan.request.dtype, vector);
         if vector > 1 {
             if let Some(decl) = decl {
@@ -250,27 +261,91 @@ impl Emitter<'_> {
             }
             self.w.line(format!("constexpr int VEC = {vector};"));
         }
+        if let Some(sh) = &shadow {
+            self.shadow_constants(sh);
+        }
         let using = self.begin_kernel();
         let (tid, bid) = (self.d.thread_index(), self.d.block_index());
-        self.w.block(self.kernel_signature(entry), "", |w| {
-            w.line(using);
-            w.line(format!("{note}: the batch is one flat array, walked by all blocks together."));
-            w.line("const long long total = (long long)nfuncs * K3;");
-            w.line("const long long stride = (long long)nblocks * THREADS;");
-            w.line(format!("const long long first = (long long){bid} * THREADS + {tid};"));
+        let kernel = self.kernel_signature(entry);
+        let copy_loops = |w: &mut Writer, each: Option<&str>| {
             if vector > 1 {
                 w.line(format!("// {}-byte accesses for all but the last total % VEC elements.", vector * self.plan.request.dtype.bytes()));
                 w.line("const long long nvec = total / VEC;");
                 w.line(format!("const {vec_t}* a_vec = reinterpret_cast<const {vec_t}*>(a);"));
                 w.line(format!("{vec_t}* c_vec = reinterpret_cast<{vec_t}*>(c);"));
-                w.line("// Unrolled so that each thread has several loads in flight (small K is latency-bound).");
-                w.line("#pragma unroll 4");
-                w.line("for (long long v = first; v < nvec; v += stride) c_vec[v] = a_vec[v];");
+                match each {
+                    None => {
+                        w.line("// Unrolled so that each thread has several loads in flight (small K is latency-bound).");
+                        w.line("#pragma unroll 4");
+                        w.line("for (long long v = first; v < nvec; v += stride) c_vec[v] = a_vec[v];");
+                    }
+                    Some(each) => {
+                        w.line("// Every lane of a wave runs its lane 0's iterations: the matrix instructions need the whole wave.");
+                        w.line("const long long iters = first - lane < nvec ? (nvec - 1 - (first - lane)) / stride + 1 : 0;");
+                        w.line("const long long per = iters > 0 ? count / iters : 0;  // instructions per iteration");
+                        w.block("for (long long i = 0; i < iters; ++i)", "", |w| {
+                            w.line("const long long v = first + i * stride;");
+                            w.line("if (v < nvec) c_vec[v] = a_vec[v];");
+                            w.line(each);
+                        });
+                        w.line("count -= per * iters;");
+                    }
+                }
                 w.line("for (long long e = nvec * VEC + first; e < total; e += stride) c[e] = a[e];");
             } else {
                 w.line(format!("for (long long e = first; e < total; e += stride) c[e] = a[e];  // {t}"));
             }
-        });
+        };
+        let Some(sh) = shadow else {
+            self.w.block(kernel, "", |w| {
+                w.line(using);
+                w.line(format!("{note}: the batch is one flat array, walked by all blocks together."));
+                w.line("const long long total = (long long)nfuncs * K3;");
+                w.line("const long long stride = (long long)nblocks * THREADS;");
+                w.line(format!("const long long first = (long long){bid} * THREADS + {tid};"));
+                copy_loops(w, None);
+            });
+            return;
+        };
+        let shadow_note = self.step_comment(|s| matches!(s, Step::ShadowMma(_)));
+        self.w.line(format!("{kernel} {{"));
+        self.w.indent();
+        self.w.line(using);
+        self.w.line(format!("const int tid = {tid};"));
+        self.w.line(if sh.split { "const int wave = tid / LANES;" } else { "const int wave = tid / LANES, lane = tid % LANES;" });
+        self.w.line("const long long total = (long long)nfuncs * K3;");
+        self.w.line("const long long launch = (long long)nfuncs * MMA_PER_TENSOR;  // the launch's instructions, spread over its waves");
+        if sh.split {
+            self.w.block("if (wave < COPY_WAVES)", "", |w| {
+                w.line(format!("{note}: the batch is one flat array, walked by the copying waves of all blocks."));
+                w.line("const long long stride = (long long)nblocks * COPY_WAVES * LANES;");
+                w.line(format!("const long long first = (long long){bid} * COPY_WAVES * LANES + tid;"));
+                copy_loops(w, None);
+                w.line("return;");
+            });
+            self.w.line(format!("{shadow_note}: this wave's share of the instructions."));
+            self.w.line("const long long waves = (long long)nblocks * MMA_WAVES;");
+            self.w.line(format!("const long long index = (long long){bid} * MMA_WAVES + (wave - COPY_WAVES);"));
+            self.w.line("const long long count = launch / waves + (index < launch % waves ? 1 : 0);");
+            self.w.line("if (count == 0) return;");
+            self.shadow_operands(&sh, "tid");
+            self.w.line("mra_shadow(acc, op_a, op_b, count);");
+        } else {
+            self.w.line(format!("{shadow_note}: this wave's share of the instructions, a part after each copy iteration."));
+            self.w.line("const long long waves = (long long)nblocks * MMA_WAVES;");
+            self.w.line(format!("const long long index = (long long){bid} * MMA_WAVES + wave;"));
+            self.w.line("long long count = launch / waves + (index < launch % waves ? 1 : 0);");
+            self.w.line("if (total == 0) return;");
+            self.shadow_operands(&sh, "tid");
+            self.w.line(format!("{note}: the batch is one flat array, walked by all blocks together."));
+            self.w.line("const long long stride = (long long)nblocks * THREADS;");
+            self.w.line(format!("const long long first = (long long){bid} * THREADS + tid;"));
+            copy_loops(&mut self.w, Some("mra_shadow(acc, op_a, op_b, per);"));
+            self.w.line("mra_shadow(acc, op_a, op_b, count);  // the rest");
+        }
+        self.shadow_sink(&sh, "tid");
+        self.w.dedent();
+        self.w.line("}");
     }
 
     fn transform_kernel(&mut self, entry: &str, tp: &TransformPlan) {

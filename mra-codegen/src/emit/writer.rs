@@ -38,6 +38,15 @@ impl Writer {
         self.line(format!("}}{tail}"))
     }
 
+    /// One level deeper, for a block written piece by piece (closed by [`Writer::dedent`]).
+    pub fn indent(&mut self) {
+        self.depth += 1;
+    }
+
+    pub fn dedent(&mut self) {
+        self.depth -= 1;
+    }
+
     pub fn finish(self) -> String {
         self.out
     }

@@ -83,7 +83,8 @@ pub fn entry_for(level: &Schedule, k: u32, arch: &'static Arch, dtype: DType, re
     let what = match kernel.plan.body {
         Body::Transform(tp) if tp.cluster > 1 => Some("a thread-block-cluster kernel (one tensor spans several blocks, so there is no block-level transform_block)"),
         Body::Transform(_) => None,
-        Body::Copy { .. } => Some("the copy floor (no transform)"),
+        Body::Copy { shadow: None, .. } => Some("the copy floor (no transform)"),
+        Body::Copy { shadow: Some(_), .. } => Some("the measured bound (a copy beside discarded matrix instructions, no transform)"),
         Body::Library(_) => Some("vendor BLAS calls, not a kernel"),
     };
     if let Some(what) = what {

@@ -1,6 +1,7 @@
 //! The levels: each one a short schedule in the DSL. Adding a level = adding a file here with
 //! one `schedule!` and listing its function in [`all`].
 
+mod bound;
 mod copy;
 mod fused;
 mod fused1;
@@ -23,9 +24,9 @@ use crate::dtype::DType;
 use crate::ir::Schedule;
 use crate::plan::{Request, K_MAX};
 
-/// Every level, the floor first, then by number.
+/// Every level, the floor and the bound first, then by number.
 pub fn all() -> Vec<Schedule> {
-    vec![copy::copy(), l1::l1(), l2::l2(), l3::l3(), l4::l4(), l5::l5(), l6::l6(), l7::l7(), fused::fused(), fused1::fused1(), fusedp::fused_pipe(), fusedg::fused_groups(), fusedr::fused_ring(), fusedc::fused_cluster(), wmma::wmma(), vendor::vendor_3gemm()]
+    vec![copy::copy(), bound::bound(), l1::l1(), l2::l2(), l3::l3(), l4::l4(), l5::l5(), l6::l6(), l7::l7(), fused::fused(), fused1::fused1(), fusedp::fused_pipe(), fusedg::fused_groups(), fusedr::fused_ring(), fusedc::fused_cluster(), wmma::wmma(), vendor::vendor_3gemm()]
 }
 
 /// A `-l` value that names no level.

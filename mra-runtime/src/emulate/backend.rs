@@ -31,6 +31,9 @@ pub struct Emulator {
     buffers: RefCell<HashMap<u64, Weak<EmuBuffer>>>,
     /// Executables built while the kernel cache is off, and the buffer files of launches.
     scratch: ScratchDir,
+    /// Matrix instructions the launches so far executed (one per wave and instruction), as
+    /// the emulated executables count them.
+    matrix_instructions: std::cell::Cell<u64>,
 }
 
 impl Emulator {
@@ -46,7 +49,7 @@ impl Emulator {
         }
         let scratch = ScratchDir::new("emulate")?;
         let name = format!("CPU wave emulator ({}, wave{})", arch.name, arch.wave_size);
-        Ok(Emulator { arch, name, sabotage, buffers: RefCell::new(HashMap::new()), scratch })
+        Ok(Emulator { arch, name, sabotage, buffers: RefCell::new(HashMap::new()), scratch, matrix_instructions: std::cell::Cell::new(0) })
     }
 
     fn buffer_at(&self, addr: u64) -> Result<Rc<EmuBuffer>> {
@@ -85,6 +88,12 @@ impl Emulator {
             Some(e) => Err(e.into()),
             None => Ok(()),
         }
+    }
+
+    /// Matrix instructions executed by every launch on this emulator so far, each counted once
+    /// per wave (what a GPU's instruction counters would report).
+    pub fn matrix_instructions(&self) -> u64 {
+        self.matrix_instructions.get()
     }
 
     /// The emulated source of a generated kernel, as this emulator compiles it.
@@ -231,6 +240,10 @@ impl Backend for Emulator {
                 report.join("\n")
             )));
         }
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let executed = stdout.lines().find_map(|l| l.strip_prefix("matrix instructions ")?.trim().parse::<u64>().ok());
+        let executed = executed.ok_or_else(|| RuntimeError::Invalid(format!("emulated kernel {} did not report its matrix instructions", f.entry)))?;
+        self.matrix_instructions.set(self.matrix_instructions.get() + executed);
         for (buf, path) in buffers[2..].iter().zip(&files[2..]) {
             let bytes = std::fs::read(path).map_err(|e| RuntimeError::Invalid(format!("emulator: reading {}: {e}", path.display())))?;
             let mut b = buf.bytes.borrow_mut();

@@ -116,6 +116,7 @@ static const unsigned char {name}_B[{lanes}][{rb}][2] = {tb};
 static const unsigned char {name}_D[{lanes}][{rd}][2] = {td};
 
 static void {name}_execute(MraEmuWave& w) {{
+    ++mra_emu_matrix_instructions;
     double A[{m}][{k}], B[{k}][{n}], C[{m}][{n}];
     mra_emu_gather<{lanes}, {ra}, {m}, {k}>("{name}", 'A', w.a, {name}_A, A);
     mra_emu_gather<{lanes}, {rb}, {k}, {n}>("{name}", 'B', w.b, {name}_B, B);
@@ -197,6 +198,8 @@ static int mra_emu_block_id = 0;
 static int mra_emu_threads = 0;
 // Arrivals and releases so far: a round of the scheduler that changes nothing is a deadlock.
 static unsigned long mra_emu_events = 0;
+// Matrix instructions executed (each once per wave), reported by main() to the backend.
+static unsigned long long mra_emu_matrix_instructions = 0;
 
 // The scheduler's (main thread's) stack, which AddressSanitizer must be told about when a
 // fiber switches back to it (its fiber annotations keep stack checks right across switches).

@@ -131,6 +131,7 @@ int main(int argc, char** argv) {
     }
     mra_emu_write(argv[6], mra_emu_buf[2]);
     mra_emu_write(argv[7], mra_emu_buf[3]);
+    std::printf("matrix instructions %llu\n", mra_emu_matrix_instructions);
     return 0;
 }
 "#;
