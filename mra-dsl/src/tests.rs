@@ -592,6 +592,14 @@ fn cluster_and_unroll_rows() {
         5,
         "fma_tail",
     );
+    // shadow_mma(0|1): the bound level's instructions beside copy(..), shaped by tensorize(mma);
+    // copy still refuses every other step.
+    parse("level b \"b\" {\n threads(128);\n copy(vector = 2);\n tensorize(mma);\n shadow_mma(tune([0, 1], default = 1));\n}");
+    assert_error("level b \"b\" {\n threads(128);\n copy(vector = 2);\n tensorize(mma);\n shadow_mma(2);\n}", "shadow_mma(2): takes 0 (every warp copies and multiplies) or 1 (half the warps copy, half multiply)", 5, "2");
+    assert_error("level b \"b\" {\n threads(128);\n copy(vector = 2);\n shadow_mma(1);\n}", "shadow_mma(..) issues matrix instructions beside a copy: it needs copy(..) and tensorize(mma)", 4, "shadow_mma");
+    assert_error(&format!("{fused} shadow_mma(1);\n}}"), "shadow_mma(..) issues matrix instructions beside a copy: it needs copy(..) and tensorize(mma)", 7, "shadow_mma");
+    assert_error("level b \"b\" {\n threads(128);\n copy(vector = 2);\n tensorize(mma);\n}", "`tensorize` cannot be combined with copy(..) (line 3)", 4, "tensorize");
+    assert_error("level b \"b\" {\n threads(128);\n copy(vector = 2);\n tensorize(mma);\n shadow_mma(1);\n unroll(k);\n}", "`unroll` cannot be combined with copy(..) (line 3)", 6, "unroll");
     // persistent(0|1): a boolean launch decision for any kernel level, not with clusters.
     parse(&format!("{fused} pipeline(2);\n persistent(tune([0, 1], default = 1));\n}}"));
     parse("level f \"f\" {\n threads(128);\n bind(threads, elements);\n persistent(1);\n}");

@@ -973,3 +973,42 @@ fn kernels_above_256_threads_carry_the_register_cap_on_nvidia_only() {
     let files = mra_codegen::export::bundle(&[entry(16)], "test").unwrap();
     assert!(!files.iter().find(|f| f.path == "README.md").unwrap().text.contains("__maxnreg__"));
 }
+
+/// The bound's matrix instructions per tensor, from sources outside the code generator: for
+/// sm_90's m16n8k4 the counts run 92's program printed (bench/exp92/floor.cu, C++: K = 6 18, 8
+/// 24, 10 117, 12 162, 16 384, 20 1125, 24 1944, 32 6144); for sm_80's m8n8k4 and AMD's f64
+/// 16x16x4 by hand, min(ceil(K²/M)·ceil(K/N), ceil(K/M)·ceil(K²/N)) · ceil(K/4) · 3 passes.
+#[test]
+fn the_bound_issues_the_fewest_matrix_instructions_per_tensor() {
+    let cases: [(&str, u32, u64); 14] = [
+        ("sm_90", 6, 18),
+        ("sm_90", 8, 24),
+        ("sm_90", 10, 117),
+        ("sm_90", 12, 162),
+        ("sm_90", 16, 384),
+        ("sm_90", 20, 1125),
+        ("sm_90", 24, 1944),
+        ("sm_90", 32, 6144),
+        // K = 5: rows on M 2·1 = 2, swapped 1·4 = 4; 2 · 2 k-steps · 3 = 12.
+        ("sm_90", 5, 12),
+        // m8n8k4, K = 10: 13·2 = 26 either way; 26 · 3 · 3 = 234. K = 7: 7·1 = 7; 7 · 2 · 3 = 42.
+        ("sm_80", 10, 234),
+        ("sm_80", 7, 42),
+        // 16x16x4 f64, K = 10: 7·1 = 7; 7 · 3 · 3 = 63. K = 7: 4 · 2 · 3 = 24. K = 32: 128 · 8 · 3.
+        ("gfx90a", 10, 63),
+        ("gfx90a", 7, 24),
+        ("gfx942", 32, 3072),
+    ];
+    let bound = levels::find("bound").unwrap();
+    for (arch, k, want) in cases {
+        let kernel = mra_codegen::generate(&bound, Request { k, arch: mra_codegen::arch::find(arch).unwrap(), dtype: DType::F64 }).unwrap();
+        let mra_codegen::plan::Body::Copy { shadow: Some(sh), .. } = kernel.plan.body else { panic!("{arch} K={k}: no shadow instructions") };
+        assert_eq!(sh.per_tensor, want, "{arch} K={k}");
+        assert!(kernel.source.contains(&format!("constexpr long long MMA_PER_TENSOR = {want};")), "{arch} K={k}");
+        assert!(sh.split, "{arch} K={k}: the default splits the waves");
+    }
+    // Where no f64 matrix instruction exists, or in another dtype, the bound says why.
+    let refuse = |arch: &str, dtype| mra_codegen::generate(&bound, Request { k: 10, arch: mra_codegen::arch::find(arch).unwrap(), dtype }).unwrap_err().to_string();
+    assert!(refuse("gfx1100", DType::F64).contains("matrix"), "{}", refuse("gfx1100", DType::F64));
+    assert!(refuse("sm_90", DType::F32).contains("shadow_mma issues the FP64 matrix instructions"), "{}", refuse("sm_90", DType::F32));
+}

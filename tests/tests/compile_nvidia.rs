@@ -392,3 +392,31 @@ fn fma_tail_trades_the_padded_fragment_for_dfmas() {
         }
     }
 }
+
+/// The bound in the SASS: the arch's f64 instruction and nothing else (sm_90: m16n8k4 as
+/// DMMA.16x8x4, the shape the transform levels use; sm_80: m8n8k4, which nvdisasm writes DMMA.884), one per
+/// accumulator chain in the loop plus one for an odd remainder, twice where every wave
+/// interleaves them with its copy (shadow_mma(0): before and after the copy loop); no spills,
+/// and few registers: 40 split (12 blocks of 128 threads per SM), 48 where every wave holds
+/// its copy and its accumulators at once (10 blocks).
+#[test]
+#[ignore = "needs NVRTC and nvdisasm (run with --include-ignored; .ci/run does)"]
+fn the_bound_issues_the_archs_dmma_and_keeps_its_registers_low() {
+    let Some(nvrtc) = require("NVRTC (libnvrtc)", Nvrtc::load()) else { return };
+    let Some(tool) = require("nvdisasm", nvdisasm()) else { return };
+    let cache = KernelCache::disabled();
+    for (arch_name, op) in [("sm_90", "DMMA.16x8x4"), ("sm_80", "DMMA.884")] {
+        for (split, want, registers) in [(1, 3, 40), (0, 6, 48)] {
+            for k in [7, 10, 32] {
+                let s = levels::find("bound").unwrap().with_config(&mra_codegen::tune::parse_config(&format!("shadow_mma={split}")).unwrap()).unwrap();
+                let kernel = mra_codegen::generate(&s, Request { k, arch: arch::find(arch_name).unwrap(), dtype: DType::F64 }).unwrap();
+                let out = nvrtc.compile(&kernel.source, &kernel.entry, arch_name, &cache).unwrap_or_else(|e| panic!("bound K={k} {arch_name}: {e}"));
+                let r = out.resources.expect("ptxas report in the NVRTC log");
+                let ops = dmma_opcodes(&tool, &out.cubin, &format!("bound-{arch_name}-k{k}-s{split}"));
+                println!("bound K={k} {arch_name} shadow_mma={split}: {} registers, {ops:?}", r.registers);
+                assert_eq!(ops.into_iter().collect::<Vec<_>>(), vec![(op.to_string(), want)], "bound K={k} {arch_name} shadow_mma={split}");
+                assert!(!r.spills() && r.stack_frame_bytes == 0 && r.registers <= registers, "bound K={k} {arch_name} shadow_mma={split}: {r:?}");
+            }
+        }
+    }
+}

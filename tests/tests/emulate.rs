@@ -224,3 +224,53 @@ fn jammed_tiles_with_split_columns_pass_on_the_emulated_gfx90a() {
     });
     assert!(!pass, "jammed tiles stepping by WAVES passed (max rel err {rel:e})");
 }
+
+/// The bound (copy beside shadow_mma) as generated HIP: one launch's matrix instructions, as
+/// the emulator counts them (once per wave), and whether C came back a copy of A.
+fn bound_launch(s: &EmulatorSession, config: &str, k: u32, n: usize, max_blocks: usize, alter: impl Fn(&str) -> String) -> Result<(u64, bool), String> {
+    use mra_runtime::backend::Backend;
+    use mra_runtime::harness::{Prepared, Task};
+    let schedule = levels::find("bound").unwrap().with_config(&mra_codegen::tune::parse_config(config).unwrap()).unwrap();
+    let mut kernel = mra_codegen::generate(&schedule, Request { k, arch: s.gpu.arch(), dtype: DType::F64 }).unwrap();
+    kernel.source = alter(&kernel.source);
+    let compiled = s.gpu.compile(&s.compiler, &kernel.source, &kernel.entry, &s.cache).unwrap();
+    let f = s.gpu.load(&compiled, &kernel.entry, 0).unwrap();
+    let p = Prepared { kernel, compiled: Some(compiled), task: Task::Kernel(f), resident_blocks: None, clusters: None };
+    let cfg = HarnessConfig { nfuncs: n, max_blocks, tasks: 1, streams: 1, reps: 1, warmup: Default::default(), stream_data: Default::default() };
+    let bufs = s.allocate(&cfg, &p.kernel.plan).unwrap();
+    let before = s.gpu.matrix_instructions();
+    let cmp = harness::validate(&s.gpu, &p, &bufs, &Inputs::random(DType::F64, k, n, rand_seed())).map_err(|e| e.to_string())?;
+    Ok((s.gpu.matrix_instructions() - before, cmp.passes(f64::MIN_POSITIVE)))
+}
+
+/// The bound on the emulated gfx90a executes exactly N times the fewest 16x16x4 f64 MFMAs per
+/// tensor (by hand: K = 7 24, K = 10 63; see codegen.rs) over however many blocks and waves the
+/// launch has (M below N: uneven shares), in both arrangements, and copies A exactly. A kernel
+/// that drops the remainder of the share, or copies one element short, must fail. (The
+/// emulator meets a wave's lanes at every MFMA but not by call site, so `shadow_mma(0)`'s
+/// wave-uniform trip counts are checked by reading the source, not here.)
+#[test]
+#[ignore = "needs clang++ with AddressSanitizer (run with --include-ignored; .ci/run does)"]
+fn the_bound_executes_the_fewest_mfmas_and_copies_a_on_the_emulated_gfx90a() {
+    let Some(s) = session("gfx90a", Sabotage::None) else { return };
+    let per_tensor = |k: u32| match k {
+        7 => 24,
+        10 => 63,
+        _ => unreachable!(),
+    };
+    for config in ["shadow_mma=1 threads=128", "shadow_mma=0 threads=128", "shadow_mma=1 threads=256", "shadow_mma=0 threads=256"] {
+        for (k, n, m) in [(7, 1, 512), (7, 17, 2), (10, 3, 512), (10, 17, 3)] {
+            let (executed, copied) = bound_launch(&s, config, k, n, m, |src| src.to_string()).unwrap();
+            println!("{config} K={k} N={n} M={m}: {executed} MFMAs, copy {copied}");
+            assert_eq!(executed, n as u64 * per_tensor(k), "{config} K={k} N={n} M={m}");
+            assert!(copied, "{config} K={k} N={n} M={m}: C is not A");
+        }
+    }
+    // Without the remainder of the share (launch % waves), some instructions go missing:
+    // 17 · 63 = 1071 over two waves is 536 + 535.
+    let (executed, _) = bound_launch(&s, "shadow_mma=1 threads=128", 10, 17, 2, |src| src.replace("(index < launch % waves ? 1 : 0)", "0")).unwrap();
+    assert_eq!(executed, 1070, "a share without its remainder went unnoticed");
+    // A copy one element short leaves a poisoned value in C.
+    let (_, copied) = bound_launch(&s, "shadow_mma=0 threads=128", 7, 3, 512, |src| src.replace("e < total; e += stride", "e < total - 1; e += stride")).unwrap();
+    assert!(!copied, "a copy one element short went unnoticed");
+}

@@ -35,15 +35,19 @@ impl Emitter<'_> {
         let inline = self.d.inline_device();
         let mma = |acc: &str, a: &str, b: &str| self.d.mma_call(&f, self.plan.request.dtype, acc, a, b);
         self.w.line(format!("{note}: `count` instructions on two independent accumulators, the operands"));
-        self.w.line("// rotating over four registers of each kind (two chains: enough to keep the pipe busy, run 92).");
+        self.w.line("// alternating between two registers of each kind (two chains: enough to keep the pipe busy, run 92);");
+        self.w.line("// one instruction per chain and iteration: unrolled by 8, ptxas took 59 registers on sm_90 instead");
+        self.w.line("// of 40, and the copying waves of the same kernel would have fewer blocks per SM.");
         self.w.line("template <typename Acc, typename OpA, typename OpB>");
-        let (unrolled, rest) = (mma("acc[u % 2]", "a[u % 4]", "b[(u + 1) % 4]"), mma("acc[0]", "a[1]", "b[2]"));
-        self.w.block(format!("{inline} void mra_shadow(Acc& acc, const OpA (&a)[4], const OpB (&b)[4], long long count)"), "", |w| {
+        let (unrolled, rest) = (mma("acc[u % 2]", "a[u % 2]", "b[(u + 1) % 2]"), mma("acc[0]", "a[1]", "b[0]"));
+        self.w.block(format!("{inline} void mra_shadow(Acc& acc, const OpA (&a)[2], const OpB (&b)[2], long long count)"), "", |w| {
             w.line("long long i = 0;");
-            w.block("for (; i + 8 <= count; i += 8)", "", |w| {
+            w.line("#pragma unroll 1");
+            w.block("for (; i + 2 <= count; i += 2)", "", |w| {
                 w.line("#pragma unroll");
-                w.line(format!("for (int u = 0; u < 8; ++u) {unrolled}"));
+                w.line(format!("for (int u = 0; u < 2; ++u) {unrolled}"));
             });
+            w.line("#pragma unroll 1");
             w.line(format!("for (; i < count; ++i) {rest}"));
         });
     }
@@ -56,8 +60,8 @@ impl Emitter<'_> {
         let (at, bt) = (self.d.mma_operand_type(&f, dtype, f.a.regs), self.d.mma_operand_type(&f, dtype, f.b.regs));
         self.w.line(self.d.mma_acc_decl(&f, "acc", "2"));
         self.w.line(format!("for (int q = 0; q < 2; ++q) for (int r = 0; r < {}; ++r) acc[q][r] = 0;", f.c.regs));
-        self.w.line(format!("{at} op_a[4];"));
-        self.w.line(format!("{bt} op_b[4];"));
+        self.w.line(format!("{at} op_a[2];"));
+        self.w.line(format!("{bt} op_b[2];"));
         let elem = |regs: u32, name: &str, offset: &str| {
             if regs == 1 {
                 format!("{name}[u] = a[({tid} * 4 + u{offset}) % total];")
@@ -65,7 +69,7 @@ impl Emitter<'_> {
                 format!("for (int r = 0; r < {regs}; ++r) {name}[u][r] = a[({tid} * 4 + u + r{offset}) % total];")
             }
         };
-        self.w.block("for (int u = 0; u < 4; ++u)", "", |w| {
+        self.w.block("for (int u = 0; u < 2; ++u)", "", |w| {
             w.line(elem(f.a.regs, "op_a", ""));
             w.line(elem(f.b.regs, "op_b", " + 1"));
         });
