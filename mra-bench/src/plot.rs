@@ -29,6 +29,10 @@ pub struct SweepRow {
     #[serde(rename = "K")]
     pub k: u32,
     pub us_per_task: Option<f64>,
+    /// `floor`, `bound` or `transform` (sweeps before the bound level have none: transforms
+    /// and the copy).
+    #[serde(default)]
+    pub role: Option<String>,
 }
 
 /// The MISSION's target: a level within 1.25× of the copy floor's time.
@@ -64,6 +68,8 @@ const MAX_US: f64 = 3.2e13;
 struct Series {
     level: String,
     points: Vec<(u32, f64, f64)>,
+    /// The bound level: drawn, never marked fastest.
+    bound: bool,
 }
 
 /// Turns the rows into per-level series; refuses a sweep without the copy floor.
@@ -91,7 +97,8 @@ fn series(data: &SweepData) -> Result<(Vec<u32>, Series, Vec<Series>), String> {
                 points.push((k, us, us / f));
             }
         }
-        let s = Series { level: name.to_string(), points };
+        let bound = data.rows.iter().any(|r| r.level == name && r.role.as_deref() == Some("bound"));
+        let s = Series { level: name.to_string(), points, bound };
         if name == FLOOR_LEVEL {
             floor = Some(s);
         } else if !s.points.is_empty() {
@@ -368,13 +375,14 @@ where
     Ok(())
 }
 
-/// (K, index of the fastest level at K), the same rule as the sweep table's `*`.
+/// (K, index of the fastest level at K), the same rule as the sweep table's `*` (not the bound).
 fn best_per_k(ks: &[u32], levels: &[Series]) -> Vec<(u32, usize)> {
     ks.iter()
         .filter_map(|&k| {
             levels
                 .iter()
                 .enumerate()
+                .filter(|(_, s)| !s.bound)
                 .filter_map(|(i, s)| s.points.iter().find(|p| p.0 == k).map(|p| (i, p.1)))
                 .min_by(|a, b| a.1.total_cmp(&b.1))
                 .map(|(i, _)| (k, i))
@@ -440,5 +448,21 @@ mod tests {
         assert_eq!(date_of(951_782_400), Some("2000-02-29".into()));
         assert_eq!(date_of(1_795_301_361), Some("2026-11-21".into()));
         assert_eq!(date_of(0), None);
+    }
+
+    /// The bound (faster than every transform by construction) is drawn but never marked
+    /// fastest; a file from before the bound level (no `role`) still reads.
+    #[test]
+    fn the_bound_is_drawn_and_never_marked_fastest() {
+        let json = r#"{"device": "d", "arch": "sm_90", "commit": "c", "nfuncs": 2048, "dtype": "f64", "rows": [
+            {"level": "copy", "K": 10, "us_per_task": 4.1, "role": "floor"},
+            {"level": "bound", "K": 10, "us_per_task": 5.4, "role": "bound"},
+            {"level": "fused-pipe", "K": 10, "us_per_task": 7.0, "role": "transform"},
+            {"level": "fused", "K": 10, "us_per_task": 7.5}]}"#;
+        let data: SweepData = serde_json::from_str(json).unwrap();
+        let (ks, _, levels) = series(&data).unwrap();
+        assert_eq!(levels.iter().map(|s| s.level.as_str()).collect::<Vec<_>>(), ["bound", "fused-pipe", "fused"]);
+        let best: Vec<&str> = best_per_k(&ks, &levels).iter().map(|&(_, i)| levels[i].level.as_str()).collect();
+        assert_eq!(best, ["fused-pipe"]);
     }
 }

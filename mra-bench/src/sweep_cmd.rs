@@ -442,6 +442,10 @@ fn table(rows: &[Row], peak: Option<(f64, &str)>, stream_data: StreamData, power
         .filter(|b| b.role == Role::Bound)
         .filter_map(|b| {
             let (us, floor) = (b.us_per_task?, b.fraction_of_floor?);
+            // Where the host's launches bounded the copy or the bound, neither time is the GPU's.
+            if rows.iter().any(|r| r.k == b.k && r.role != Role::Transform && r.host_bound_reps > 0) {
+                return Some(format!("K={} host-bound", b.k));
+            }
             let fastest = rows.iter().find(|r| r.k == b.k && r.best).and_then(|r| Some(format!("; {} {:.2}× the bound", r.level, r.us_per_task? / us)));
             Some(format!("K={} {:.2}× the copy{}", b.k, 1.0 / floor, fastest.unwrap_or_default()))
         })
@@ -668,7 +672,8 @@ mod tests {
         mark_fastest(&mut rows, 10);
         let marked: Vec<&str> = rows.iter().filter(|r| r.best).map(|r| r.level.as_str()).collect();
         assert_eq!(marked, ["fused-pipe"], "the fastest transform, not the copy or the bound");
+        rows.extend([row_at("copy", 6, Some(3.2)), Row { host_bound_reps: 5, fraction_of_floor: Some(3.2 / 3.0), ..row_at("bound", 6, Some(3.0)) }]);
         let t = table(&rows, None, StreamData::Shared, None);
-        assert!(t.contains("Bound (one kernel: the copy's traffic and the fewest matrix instructions of the transform, results discarded): K=10 1.32× the copy; fused-pipe 1.30× the bound."), "{t}");
+        assert!(t.contains("Bound (one kernel: the copy's traffic and the fewest matrix instructions of the transform, results discarded): K=10 1.32× the copy; fused-pipe 1.30× the bound, K=6 host-bound."), "{t}");
     }
 }
