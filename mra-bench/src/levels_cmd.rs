@@ -117,6 +117,8 @@ fn short_reason(s: &Schedule, arch: &'static Arch, dtype: DType) -> String {
                 "BLAS: f64/f32 only".into()
             } else if why.contains("thread-mapped") {
                 "thread-mapped: f64/f32 only".into()
+            } else if why.contains("shadow_mma") {
+                "f64 only".into()
             } else {
                 why
             }
