@@ -105,6 +105,7 @@ fn export_refuses_what_it_cannot_write_with_one_line() {
     let d = d.to_str().unwrap();
     assert_clean_error(&["export", "--arch", "sm_90", "-K", "8", "-l", "best", "-o", d], "no tuning database");
     assert_clean_error(&["export", "--arch", "sm_90", "-K", "8", "-l", "copy", "-o", d], "copy floor");
+    assert_clean_error(&["export", "--arch", "sm_90", "-K", "8", "-l", "bound", "-o", d], "level bound is the measured bound (a copy beside discarded matrix instructions, no transform)");
     assert_clean_error(&["export", "--arch", "sm_90", "-K", "8", "-l", "6", "-o", d], "vendor BLAS calls");
     assert_clean_error(&["export", "--arch", "sm_90", "-K", "8,33", "-o", d], "K=33");
     assert_clean_error(&["export", "--arch", "sm_90", "-K", "8,8", "-o", d], "listed twice");

@@ -168,6 +168,7 @@ fn bad_inputs_are_one_line_errors() {
         (vec!["--emulate", "-l", "L6"], "library level"),
         (vec!["--emulate", "--arch", "gfx1100", "-l", "L4"], "f64 matrix cores, which gfx1100 does not have"),
         (vec!["--emulate", "-l", "copy"], "choose a transform level"),
+        (vec!["--emulate", "-l", "bound"], "level bound is a measured bound (the floor's copy and discarded matrix instructions): it copies A; choose a transform level"),
         (vec!["--reference", "-l", "L3"], "runs on a GPU"),
         (vec!["--reference", "--dtype", "f32"], "--dtype f64"),
     ] {
