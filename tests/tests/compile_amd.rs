@@ -19,6 +19,10 @@ struct Row {
     /// Matrix instructions the schedule implies per pass instance: K_STEPS × N_FRAGS for a
     /// tensorized level, 0 otherwise.
     implied_per_pass: u32,
+    /// The bound level's shadow instructions in the code object: one per accumulator chain in
+    /// its loop plus one for an odd remainder (3), twice where every wave interleaves them
+    /// with its copy (`shadow_mma(0)`: 6); None for other levels.
+    shadow: Option<u32>,
     k: u32,
     arch: &'static str,
     dtype: DType,
@@ -104,6 +108,10 @@ fn every_level_compiles_with_clang_for_every_amd_arch() {
                         Some(res) => rows.lock().unwrap().push(Row {
                             level: kernel.level.clone(),
                             implied_per_pass: implied_per_pass(kernel),
+                            shadow: match kernel.plan.body {
+                                mra_codegen::plan::Body::Copy { shadow: Some(sh), .. } => Some(if sh.split { 3 } else { 6 }),
+                                _ => None,
+                            },
                             k: *k,
                             arch: arch_name,
                             dtype: *dtype,
@@ -143,7 +151,11 @@ fn every_level_compiles_with_clang_for_every_amd_arch() {
         // the three inlined passes issues K_STEPS × N_FRAGS per tile; the compiler may unroll
         // the tile loop, which multiplies the count. Thread-mapped levels hold none.
         let held = r.matrix.mfma + r.matrix.wmma;
-        if r.implied_per_pass == 0 {
+        if let Some(want) = r.shadow {
+            if held != want {
+                problems.push(format!("{what} holds {held} matrix instructions; its shadow_mma loop has {want}"));
+            }
+        } else if r.implied_per_pass == 0 {
             if held != 0 {
                 problems.push(format!("{what} holds {held} matrix instructions but its schedule has no tensorize"));
             }
