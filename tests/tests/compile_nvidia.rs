@@ -396,7 +396,7 @@ fn fma_tail_trades_the_padded_fragment_for_dfmas() {
 /// The bound in the SASS: the arch's f64 instruction and nothing else (sm_90: m16n8k4 as
 /// DMMA.16x8x4, the shape the transform levels use; sm_80: m8n8k4, which nvdisasm writes DMMA.884), one per
 /// accumulator chain in the loop plus one for an odd remainder, twice where every wave
-/// interleaves them with its copy (shadow_mma(0): before and after the copy loop); no spills,
+/// interleaves them with its copy (shadow_mma(0): in the copy loop and after it); no spills,
 /// and few registers: 40 split (12 blocks of 128 threads per SM), 48 where every wave holds
 /// its copy and its accumulators at once (10 blocks).
 #[test]

@@ -240,7 +240,6 @@ impl Emitter<'_> {
     }
 
     fn copy_kernel(&mut self, entry: &str, vector: u32, shadow: Option<Shadow>) {
-        let t = self.t();
         let note = self.step_comment(|s| matches!(s, Step::Copy { .. }));
         self.w.line("");
         match shadow {
@@ -261,91 +260,21 @@ impl Emitter<'_> {
             }
             self.w.line(format!("constexpr int VEC = {vector};"));
         }
-        if let Some(sh) = &shadow {
-            self.shadow_constants(sh);
+        let copy = CopyLoops { vector, vec_t, dtype: self.plan.request.dtype };
+        if let Some(sh) = shadow {
+            self.bound_kernel(entry, &sh, &copy);
+            return;
         }
         let using = self.begin_kernel();
         let (tid, bid) = (self.d.thread_index(), self.d.block_index());
-        let kernel = self.kernel_signature(entry);
-        let copy_loops = |w: &mut Writer, each: Option<&str>| {
-            if vector > 1 {
-                w.line(format!("// {}-byte accesses for all but the last total % VEC elements.", vector * self.plan.request.dtype.bytes()));
-                w.line("const long long nvec = total / VEC;");
-                w.line(format!("const {vec_t}* a_vec = reinterpret_cast<const {vec_t}*>(a);"));
-                w.line(format!("{vec_t}* c_vec = reinterpret_cast<{vec_t}*>(c);"));
-                match each {
-                    None => {
-                        w.line("// Unrolled so that each thread has several loads in flight (small K is latency-bound).");
-                        w.line("#pragma unroll 4");
-                        w.line("for (long long v = first; v < nvec; v += stride) c_vec[v] = a_vec[v];");
-                    }
-                    Some(each) => {
-                        w.line("// Every lane of a wave runs its lane 0's iterations: the matrix instructions need the whole wave.");
-                        w.line("const long long iters = first - lane < nvec ? (nvec - 1 - (first - lane)) / stride + 1 : 0;");
-                        w.line("const long long per = iters > 0 ? count / iters : 0;  // instructions per iteration");
-                        w.block("for (long long i = 0; i < iters; ++i)", "", |w| {
-                            w.line("const long long v = first + i * stride;");
-                            w.line("if (v < nvec) c_vec[v] = a_vec[v];");
-                            w.line(each);
-                        });
-                        w.line("count -= per * iters;");
-                    }
-                }
-                w.line("for (long long e = nvec * VEC + first; e < total; e += stride) c[e] = a[e];");
-            } else {
-                w.line(format!("for (long long e = first; e < total; e += stride) c[e] = a[e];  // {t}"));
-            }
-        };
-        let Some(sh) = shadow else {
-            self.w.block(kernel, "", |w| {
-                w.line(using);
-                w.line(format!("{note}: the batch is one flat array, walked by all blocks together."));
-                w.line("const long long total = (long long)nfuncs * K3;");
-                w.line("const long long stride = (long long)nblocks * THREADS;");
-                w.line(format!("const long long first = (long long){bid} * THREADS + {tid};"));
-                copy_loops(w, None);
-            });
-            return;
-        };
-        let shadow_note = self.step_comment(|s| matches!(s, Step::ShadowMma(_)));
-        self.w.line(format!("{kernel} {{"));
-        self.w.indent();
-        self.w.line(using);
-        self.w.line(format!("const int tid = {tid};"));
-        self.w.line(if sh.split { "const int wave = tid / LANES;" } else { "const int wave = tid / LANES, lane = tid % LANES;" });
-        self.w.line("const long long total = (long long)nfuncs * K3;");
-        self.w.line("const long long launch = (long long)nfuncs * MMA_PER_TENSOR;  // the launch's instructions, spread over its waves");
-        if sh.split {
-            self.w.block("if (wave < COPY_WAVES)", "", |w| {
-                w.line(format!("{note}: the batch is one flat array, walked by the copying waves of all blocks."));
-                w.line("const long long stride = (long long)nblocks * COPY_WAVES * LANES;");
-                w.line(format!("const long long first = (long long){bid} * COPY_WAVES * LANES + tid;"));
-                copy_loops(w, None);
-                w.line("return;");
-            });
-            self.w.line(format!("{shadow_note}: this wave's share of the instructions."));
-            self.w.line("const long long waves = (long long)nblocks * MMA_WAVES;");
-            self.w.line(format!("const long long index = (long long){bid} * MMA_WAVES + (wave - COPY_WAVES);"));
-            self.w.line("const long long count = launch / waves + (index < launch % waves ? 1 : 0);");
-            self.w.line("if (count == 0) return;");
-            self.shadow_operands(&sh, "tid");
-            self.w.line("mra_shadow(acc, op_a, op_b, count);");
-        } else {
-            self.w.line(format!("{shadow_note}: this wave's share of the instructions, a part after each copy iteration."));
-            self.w.line("const long long waves = (long long)nblocks * MMA_WAVES;");
-            self.w.line(format!("const long long index = (long long){bid} * MMA_WAVES + wave;"));
-            self.w.line("long long count = launch / waves + (index < launch % waves ? 1 : 0);");
-            self.w.line("if (total == 0) return;");
-            self.shadow_operands(&sh, "tid");
-            self.w.line(format!("{note}: the batch is one flat array, walked by all blocks together."));
-            self.w.line("const long long stride = (long long)nblocks * THREADS;");
-            self.w.line(format!("const long long first = (long long){bid} * THREADS + tid;"));
-            copy_loops(&mut self.w, Some("mra_shadow(acc, op_a, op_b, per);"));
-            self.w.line("mra_shadow(acc, op_a, op_b, count);  // the rest");
-        }
-        self.shadow_sink(&sh, "tid");
-        self.w.dedent();
-        self.w.line("}");
+        self.w.block(self.kernel_signature(entry), "", |w| {
+            w.line(using);
+            w.line(format!("{note}: the batch is one flat array, walked by all blocks together."));
+            w.line("const long long total = (long long)nfuncs * K3;");
+            w.line("const long long stride = (long long)nblocks * THREADS;");
+            w.line(format!("const long long first = (long long){bid} * THREADS + {tid};"));
+            copy.write(w, None);
+        });
     }
 
     fn transform_kernel(&mut self, entry: &str, tp: &TransformPlan) {
@@ -905,5 +834,49 @@ fn b_params(tp: &TransformPlan, t: &str) -> String {
         Memory::Registers if tp.fma_tail => "const BFrags& b_frag, const BTail& b_tail".to_string(),
         Memory::Registers => "const BFrags& b_frag".to_string(),
         _ => format!("const {t}* bm"),
+    }
+}
+
+/// The copy level's loops over the flat batch (`total` elements from `first`, `stride` apart),
+/// also the bound's copying part.
+struct CopyLoops {
+    vector: u32,
+    /// The `vector`-element type the accesses use.
+    vec_t: String,
+    dtype: crate::dtype::DType,
+}
+
+impl CopyLoops {
+    /// With `each`: every lane runs its wave's lane 0's iterations and runs `each` after each
+    /// one (the bound's interleaved instructions, which need the whole wave), `per` of `count`.
+    fn write(&self, w: &mut Writer, each: Option<&str>) {
+        let (vector, vec_t) = (self.vector, &self.vec_t);
+        if vector == 1 {
+            w.line(format!("for (long long e = first; e < total; e += stride) c[e] = a[e];  // {}", self.dtype.cpp()));
+            return;
+        }
+        w.line(format!("// {}-byte accesses for all but the last total % VEC elements.", vector * self.dtype.bytes()));
+        w.line("const long long nvec = total / VEC;");
+        w.line(format!("const {vec_t}* a_vec = reinterpret_cast<const {vec_t}*>(a);"));
+        w.line(format!("{vec_t}* c_vec = reinterpret_cast<{vec_t}*>(c);"));
+        match each {
+            None => {
+                w.line("// Unrolled so that each thread has several loads in flight (small K is latency-bound).");
+                w.line("#pragma unroll 4");
+                w.line("for (long long v = first; v < nvec; v += stride) c_vec[v] = a_vec[v];");
+            }
+            Some(each) => {
+                w.line("// Every lane of a wave runs its lane 0's iterations: the matrix instructions need the whole wave.");
+                w.line("const long long iters = first - lane < nvec ? (nvec - 1 - (first - lane)) / stride + 1 : 0;");
+                w.line("const long long per = iters > 0 ? count / iters : 0;  // instructions per iteration");
+                w.block("for (long long i = 0; i < iters; ++i)", "", |w| {
+                    w.line("const long long v = first + i * stride;");
+                    w.line("if (v < nvec) c_vec[v] = a_vec[v];");
+                    w.line(each);
+                });
+                w.line("count -= per * iters;");
+            }
+        }
+        w.line("for (long long e = nvec * VEC + first; e < total; e += stride) c[e] = a[e];");
     }
 }

@@ -5,13 +5,64 @@
 //! this work and moves at least this data, so in the same harness it cannot be faster
 //! (bench/NOTES.md run 92).
 
-use super::Emitter;
+use super::{CopyLoops, Emitter};
 use crate::ir::Step;
 use crate::plan::Shadow;
 
 impl Emitter<'_> {
+    /// The bound's kernel: its constants, then the copying and multiplying waves (split) or
+    /// every wave doing both; after the copy's vector type.
+    pub(super) fn bound_kernel(&mut self, entry: &str, sh: &Shadow, copy: &CopyLoops) {
+        self.shadow_constants(sh);
+        let note = self.step_comment(|s| matches!(s, Step::Copy { .. }));
+        let shadow_note = self.step_comment(|s| matches!(s, Step::ShadowMma(_)));
+        let using = self.begin_kernel();
+        let (tid, bid) = (self.d.thread_index(), self.d.block_index());
+        self.w.line(format!("{} {{", self.kernel_signature(entry)));
+        self.w.indent();
+        self.w.line(using);
+        self.w.line(format!("const int tid = {tid};"));
+        self.w.line(if sh.split { "const int wave = tid / LANES;" } else { "const int wave = tid / LANES, lane = tid % LANES;" });
+        self.w.line("const long long total = (long long)nfuncs * K3;");
+        self.w.line("const long long launch = (long long)nfuncs * MMA_PER_TENSOR;  // the launch's instructions, spread over its waves");
+        if sh.split {
+            self.w.block("if (wave < COPY_WAVES)", "", |w| {
+                w.line(format!("{note}: the batch is one flat array, walked by the copying waves of all blocks."));
+                w.line("const long long stride = (long long)nblocks * COPY_WAVES * LANES;");
+                w.line(format!("const long long first = (long long){bid} * COPY_WAVES * LANES + tid;"));
+                copy.write(w, None);
+                w.line("return;");
+            });
+            self.shadow_share(&format!("{shadow_note}: this wave's share of the instructions."), &bid, "(wave - COPY_WAVES)", "const long long");
+            self.w.line("if (count == 0) return;");
+            self.shadow_operands(sh, "tid");
+            self.w.line("mra_shadow(acc, op_a, op_b, count);");
+        } else {
+            self.shadow_share(&format!("{shadow_note}: this wave's share of the instructions, a part after each copy iteration."), &bid, "wave", "long long");
+            self.w.line("if (total == 0) return;");
+            self.shadow_operands(sh, "tid");
+            self.w.line(format!("{note}: the batch is one flat array, walked by all blocks together."));
+            self.w.line("const long long stride = (long long)nblocks * THREADS;");
+            self.w.line(format!("const long long first = (long long){bid} * THREADS + tid;"));
+            copy.write(&mut self.w, Some("mra_shadow(acc, op_a, op_b, per);"));
+            self.w.line("mra_shadow(acc, op_a, op_b, count);  // the rest");
+        }
+        self.shadow_sink(sh, "tid");
+        self.w.dedent();
+        self.w.line("}");
+    }
+
+    /// `count`: this wave's share of the launch's instructions, spread evenly over the
+    /// multiplying waves of every block (the first `launch % waves` take one more).
+    fn shadow_share(&mut self, note: &str, bid: &str, wave_in_block: &str, count_decl: &str) {
+        self.w.line(note);
+        self.w.line("const long long waves = (long long)nblocks * MMA_WAVES;");
+        self.w.line(format!("const long long index = (long long){bid} * MMA_WAVES + {wave_in_block};"));
+        self.w.line(format!("{count_decl} count = launch / waves + (index < launch % waves ? 1 : 0);"));
+    }
+
     /// Constants and the helper issuing `count` instructions; after the copy's constants.
-    pub(super) fn shadow_constants(&mut self, sh: &Shadow) {
+    fn shadow_constants(&mut self, sh: &Shadow) {
         let note = self.step_comment(|s| matches!(s, Step::ShadowMma(_)));
         let f = sh.fragment;
         let k = self.plan.request.k;
@@ -54,7 +105,7 @@ impl Emitter<'_> {
 
     /// The wave's operands and accumulators: random values from the first elements of A (a
     /// few cache lines, so no traffic the copy does not have). Needs `total` > 0.
-    pub(super) fn shadow_operands(&mut self, sh: &Shadow, tid: &str) {
+    fn shadow_operands(&mut self, sh: &Shadow, tid: &str) {
         let f = sh.fragment;
         let dtype = self.plan.request.dtype;
         let (at, bt) = (self.d.mma_operand_type(&f, dtype, f.a.regs), self.d.mma_operand_type(&f, dtype, f.b.regs));
@@ -77,7 +128,7 @@ impl Emitter<'_> {
 
     /// Keeps the instructions: their results feed a store that never runs (nfuncs >= 0), which
     /// the compiler cannot prove.
-    pub(super) fn shadow_sink(&mut self, sh: &Shadow, tid: &str) {
+    fn shadow_sink(&mut self, sh: &Shadow, tid: &str) {
         let regs = sh.fragment.c.regs;
         self.w.block("if (nfuncs < 0)", "", |w| {
             w.line("double s = 0;");
