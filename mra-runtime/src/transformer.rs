@@ -152,7 +152,7 @@ impl Transformer {
                             schedule.name
                         )))
                     }
-                    Body::Copy { .. } => return Err(copy_is_no_transform(&schedule.name)),
+                    Body::Copy { .. } => return Err(copy_is_no_transform(&schedule)),
                     Body::Transform(_) => {}
                 }
                 let s = EmulatorSession::open_emulator(emulator, cache)?;
@@ -280,15 +280,18 @@ fn prepare<B: Backend>(s: &Session<B>, k: u32, level: &str, dtype: DType) -> Res
 fn prepare_schedule<B: Backend>(s: &Session<B>, schedule: &Schedule, k: u32, dtype: DType) -> Result<Prepared<B>> {
     let p = s.prepare(schedule, k, dtype)?;
     if p.kernel.plan.is_copy() {
-        return Err(copy_is_no_transform(&schedule.name));
+        return Err(copy_is_no_transform(schedule));
     }
     Ok(p)
 }
 
 /// The copy and bound levels only copy A: they have kernels, but are no transform to apply.
-fn copy_is_no_transform(level: &str) -> RuntimeError {
-    let what = if level == "copy" { "the benchmark's floor" } else { "a measured bound (the floor's copy and discarded matrix instructions)" };
-    invalid(format!("level {level} is {what}: it copies A; choose a transform level"))
+fn copy_is_no_transform(level: &Schedule) -> RuntimeError {
+    let what = match level.role() {
+        mra_codegen::ir::Role::Bound => "a measured bound (the floor's copy and discarded matrix instructions)",
+        _ => "the benchmark's floor",
+    };
+    invalid(format!("level {} is {what}: it copies A; choose a transform level", level.name))
 }
 
 /// One launch over all tensors on poisoned outputs; C as f64.

@@ -108,6 +108,14 @@ fn a_barrier_some_threads_skip_is_reported() {
 
 /// Emulated validation of `schedule` (as given: tuned or altered) against the FP64 reference.
 fn validate_schedule(s: &EmulatorSession, schedule: &mra_codegen::Schedule, k: u32, n: usize, alter: impl Fn(&str) -> String) -> (f64, bool) {
+    let cmp = emulated_launch(s, schedule, k, n, 512, alter).unwrap();
+    (cmp.max_rel, cmp.passes(DType::F64.tolerance()))
+}
+
+/// One emulated launch of `schedule`'s generated HIP (altered by `alter`) over `n` tensors with
+/// at most `max_blocks` blocks, on NaN-poisoned output, compared with what the level must give
+/// (the FP64 reference, or A for the copy and the bound).
+fn emulated_launch(s: &EmulatorSession, schedule: &mra_codegen::Schedule, k: u32, n: usize, max_blocks: usize, alter: impl Fn(&str) -> String) -> Result<mra_runtime::validate::Comparison, String> {
     use mra_runtime::backend::Backend;
     use mra_runtime::harness::{Prepared, Task};
     let mut kernel = mra_codegen::generate(schedule, Request { k, arch: s.gpu.arch(), dtype: DType::F64 }).unwrap();
@@ -115,10 +123,9 @@ fn validate_schedule(s: &EmulatorSession, schedule: &mra_codegen::Schedule, k: u
     let compiled = s.gpu.compile(&s.compiler, &kernel.source, &kernel.entry, &s.cache).unwrap();
     let f = s.gpu.load(&compiled, &kernel.entry, 0).unwrap();
     let p = Prepared { kernel, compiled: Some(compiled), task: Task::Kernel(f), resident_blocks: None, clusters: None };
-    let cfg = HarnessConfig { nfuncs: n, max_blocks: 512, tasks: 1, streams: 1, reps: 1, warmup: Default::default(), stream_data: Default::default() };
+    let cfg = HarnessConfig { nfuncs: n, max_blocks, tasks: 1, streams: 1, reps: 1, warmup: Default::default(), stream_data: Default::default() };
     let bufs = s.allocate(&cfg, &p.kernel.plan).unwrap();
-    let cmp = harness::validate(&s.gpu, &p, &bufs, &Inputs::random(DType::F64, k, n, rand_seed())).unwrap();
-    (cmp.max_rel, cmp.passes(DType::F64.tolerance()))
+    harness::validate(&s.gpu, &p, &bufs, &Inputs::random(DType::F64, k, n, rand_seed())).map_err(|e| e.to_string())
 }
 
 /// `align_runs(1)` (a choice of the fused levels at odd K): the intermediates' K-long runs K + 1
@@ -228,18 +235,9 @@ fn jammed_tiles_with_split_columns_pass_on_the_emulated_gfx90a() {
 /// The bound (copy beside shadow_mma) as generated HIP: one launch's matrix instructions, as
 /// the emulator counts them (once per wave), and whether C came back a copy of A.
 fn bound_launch(s: &EmulatorSession, config: &str, k: u32, n: usize, max_blocks: usize, alter: impl Fn(&str) -> String) -> Result<(u64, bool), String> {
-    use mra_runtime::backend::Backend;
-    use mra_runtime::harness::{Prepared, Task};
     let schedule = levels::find("bound").unwrap().with_config(&mra_codegen::tune::parse_config(config).unwrap()).unwrap();
-    let mut kernel = mra_codegen::generate(&schedule, Request { k, arch: s.gpu.arch(), dtype: DType::F64 }).unwrap();
-    kernel.source = alter(&kernel.source);
-    let compiled = s.gpu.compile(&s.compiler, &kernel.source, &kernel.entry, &s.cache).unwrap();
-    let f = s.gpu.load(&compiled, &kernel.entry, 0).unwrap();
-    let p = Prepared { kernel, compiled: Some(compiled), task: Task::Kernel(f), resident_blocks: None, clusters: None };
-    let cfg = HarnessConfig { nfuncs: n, max_blocks, tasks: 1, streams: 1, reps: 1, warmup: Default::default(), stream_data: Default::default() };
-    let bufs = s.allocate(&cfg, &p.kernel.plan).unwrap();
     let before = s.gpu.matrix_instructions();
-    let cmp = harness::validate(&s.gpu, &p, &bufs, &Inputs::random(DType::F64, k, n, rand_seed())).map_err(|e| e.to_string())?;
+    let cmp = emulated_launch(s, &schedule, k, n, max_blocks, alter)?;
     Ok((s.gpu.matrix_instructions() - before, cmp.passes(f64::MIN_POSITIVE)))
 }
 
