@@ -237,7 +237,7 @@ fn draw_all<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, data: &SweepData,
     let label = |text: String, y: f64, c: &RGBColor| Text::new(text, (label_x, y), ("sans-serif", 15).into_font().color(c));
     chart.draw_series([label(format!("target: ≤ {TARGET_TIMES_FLOOR}× the copy time"), TARGET_TIMES_FLOOR * 1.12, &RED), label("copy floor".into(), 0.98, &BLACK)])?;
     for (i, s) in levels.iter().enumerate() {
-        draw_series(&mut chart, s.points.iter().map(|p| (p.0 as f64, p.2)), color(i))?;
+        draw_series(&mut chart, s.points.iter().map(|p| (p.0 as f64, p.2)), color(i), s.bound)?;
         let off_chart = s.points.iter().filter(|p| p.2 > top_y).map(|p| TriangleMarker::new((p.0 as f64, top_y / 1.04), 7, color(i).filled()));
         chart.draw_series(off_chart)?;
     }
@@ -264,9 +264,9 @@ fn draw_all<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, data: &SweepData,
         .label_style(("sans-serif", 15))
         .axis_desc_style(("sans-serif", 17))
         .draw()?;
-    draw_series(&mut chart, floor.points.iter().map(|p| (p.0 as f64, p.1)), BLACK)?;
+    draw_series(&mut chart, floor.points.iter().map(|p| (p.0 as f64, p.1)), BLACK, false)?;
     for (i, s) in levels.iter().enumerate() {
-        draw_series(&mut chart, s.points.iter().map(|p| (p.0 as f64, p.1)), color(i))?;
+        draw_series(&mut chart, s.points.iter().map(|p| (p.0 as f64, p.1)), color(i), s.bound)?;
     }
     for &(k, li) in &best {
         let p = levels[li].points.iter().find(|p| p.0 == k).expect("best point exists");
@@ -360,17 +360,23 @@ impl Ranged for LogAxis {
     }
 }
 
-/// A line with a dot at each point.
+/// A line with a dot at each point; dashed for the bound, which is no kernel a user would run
+/// for results (the chart's target line is dashed too, in red).
 fn draw_series<DB: DrawingBackend, X, Y>(
     chart: &mut ChartContext<'_, DB, Cartesian2d<X, Y>>,
     points: impl Iterator<Item = (f64, f64)> + Clone,
     c: RGBColor,
+    dashed: bool,
 ) -> DrawResult<DB::ErrorType>
 where
     X: Ranged<ValueType = f64>,
     Y: Ranged<ValueType = f64>,
 {
-    chart.draw_series(LineSeries::new(points.clone(), c.stroke_width(2)))?;
+    if dashed {
+        chart.draw_series(DashedLineSeries::new(points.clone(), 7, 5, c.stroke_width(2)))?;
+    } else {
+        chart.draw_series(LineSeries::new(points.clone(), c.stroke_width(2)))?;
+    }
     chart.draw_series(points.map(|p| Circle::new(p, 4, c.filled())))?;
     Ok(())
 }
@@ -394,16 +400,23 @@ fn draw_legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, levels: &[Seri
     let font = ("sans-serif", 16).into_font();
     let mut y = 70;
     let row = 26;
-    let entry = |y: i32, c: RGBColor, label: &str| -> DrawResult<DB::ErrorType> {
-        area.draw(&PathElement::new(vec![(10, y), (44, y)], c.stroke_width(2)))?;
+    let entry = |y: i32, c: RGBColor, label: &str, dashed: bool| -> DrawResult<DB::ErrorType> {
+        if dashed {
+            for x in [10, 22, 34] {
+                area.draw(&PathElement::new(vec![(x, y), (x + 7, y)], c.stroke_width(2)))?;
+            }
+        } else {
+            area.draw(&PathElement::new(vec![(10, y), (44, y)], c.stroke_width(2)))?;
+        }
         area.draw(&Circle::new((27, y), 4, c.filled()))?;
         area.draw(&Text::new(label.to_string(), (54, y - 9), font.clone()))
     };
     for (i, s) in levels.iter().enumerate() {
-        entry(y, color(i), &s.level)?;
+        let label = if s.bound { format!("{} (no transform)", s.level) } else { s.level.clone() };
+        entry(y, color(i), &label, s.bound)?;
         y += row;
     }
-    entry(y, BLACK, "copy (the floor)")?;
+    entry(y, BLACK, "copy (the floor)", false)?;
     y += row + 10;
     area.draw(&Circle::new((27, y), 9, BLACK.stroke_width(2)))?;
     area.draw(&Text::new("fastest at that K", (54, y - 9), font.clone()))?;
@@ -464,5 +477,32 @@ mod tests {
         assert_eq!(levels.iter().map(|s| s.level.as_str()).collect::<Vec<_>>(), ["bound", "fused-pipe", "fused"]);
         let best: Vec<&str> = best_per_k(&ks, &levels).iter().map(|&(_, i)| levels[i].level.as_str()).collect();
         assert_eq!(best, ["fused-pipe"]);
+    }
+
+    /// The bound's line is dashed and the transforms' are not: counted in the SVG itself, as the
+    /// line segments drawn in each level's colour (a solid line is one polyline per panel plus
+    /// its legend entry; a dashed one is many short ones).
+    #[test]
+    fn the_bound_is_drawn_dashed() {
+        let json = r#"{"device": "d", "arch": "sm_90", "commit": "c", "nfuncs": 2048, "dtype": "f64", "rows": [
+            {"level": "copy", "K": 10, "us_per_task": 4.1, "role": "floor"},
+            {"level": "copy", "K": 32, "us_per_task": 262.0, "role": "floor"},
+            {"level": "bound", "K": 10, "us_per_task": 5.4, "role": "bound"},
+            {"level": "bound", "K": 32, "us_per_task": 297.0, "role": "bound"},
+            {"level": "fused-pipe", "K": 10, "us_per_task": 7.0, "role": "transform"},
+            {"level": "fused-pipe", "K": 32, "us_per_task": 400.0, "role": "transform"}]}"#;
+        let data: SweepData = serde_json::from_str(json).unwrap();
+        let out = std::env::temp_dir().join(format!("mra-plot-unit-{}.svg", std::process::id()));
+        render(&data, &out).unwrap();
+        let svg = std::fs::read_to_string(&out).unwrap();
+        std::fs::remove_file(&out).unwrap();
+        let lines_in = |c: RGBColor| {
+            let stroke = format!("stroke=\"#{:02X}{:02X}{:02X}\"", c.0, c.1, c.2);
+            svg.lines().filter(|l| (l.contains("<polyline") || l.contains("<line")) && l.contains(&stroke)).count()
+        };
+        // levels in file order: bound is colour 0, fused-pipe colour 1.
+        let (bound, level) = (lines_in(color(0)), lines_in(color(1)));
+        assert_eq!(level, 3, "fused-pipe: one line per panel and its legend entry");
+        assert!(bound >= 10, "the bound's line is not dashed: {bound} segments");
     }
 }
