@@ -443,7 +443,7 @@ fn draw_legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, levels: &[Seri
     y += row + 6;
     area.draw(&PathElement::new(vec![(10, y), (20, y)], RED.stroke_width(2)))?;
     area.draw(&PathElement::new(vec![(26, y), (36, y)], RED.stroke_width(2)))?;
-    area.draw(&Text::new(format!("target, × copy time"), (54, y - 9), font.clone()))?;
+    area.draw(&Text::new("target, × copy time".to_string(), (54, y - 9), font.clone()))?;
     if off_chart {
         y += row + 6;
         area.draw(&TriangleMarker::new((27, y), 7, BLACK.filled()))?;

@@ -33,12 +33,12 @@ impl Emitter<'_> {
                 copy.write(w, None);
                 w.line("return;");
             });
-            self.shadow_share(&format!("{shadow_note}: this wave's share of the instructions."), &bid, "(wave - COPY_WAVES)", "const long long");
+            self.shadow_share(&format!("{shadow_note}: this wave's share of the instructions."), bid, "(wave - COPY_WAVES)", "const long long");
             self.w.line("if (count == 0) return;");
             self.shadow_operands(sh, "tid");
             self.w.line("mra_shadow(acc, op_a, op_b, count);");
         } else {
-            self.shadow_share(&format!("{shadow_note}: this wave's share of the instructions, a part after each copy iteration."), &bid, "wave", "long long");
+            self.shadow_share(&format!("{shadow_note}: this wave's share of the instructions, a part after each copy iteration."), bid, "wave", "long long");
             self.w.line("if (total == 0) return;");
             self.shadow_operands(sh, "tid");
             self.w.line(format!("{note}: the batch is one flat array, walked by all blocks together."));
