@@ -244,9 +244,10 @@ fn bound_launch(s: &EmulatorSession, config: &str, k: u32, n: usize, max_blocks:
 /// The bound on the emulated gfx90a executes exactly N times the fewest 16x16x4 f64 MFMAs per
 /// tensor (by hand: K = 7 24, K = 10 63; see codegen.rs) over however many blocks and waves the
 /// launch has (M below N: uneven shares), in both arrangements, and copies A exactly. A kernel
-/// that drops the remainder of the share, or copies one element short, must fail. (The
-/// emulator meets a wave's lanes at every MFMA but not by call site, so `shadow_mma(0)`'s
-/// wave-uniform trip counts are checked by reading the source, not here.)
+/// that drops the remainder of the share, or copies one element short, must fail, and so must
+/// one whose lanes split their instructions between the two calls of `mra_shadow` differently
+/// (the same total per lane, but a divergent matrix instruction on a GPU: the emulator meets a
+/// wave's lanes by call site).
 #[test]
 #[ignore = "needs clang++ with AddressSanitizer (run with --include-ignored; .ci/run does)"]
 fn the_bound_executes_the_fewest_mfmas_and_copies_a_on_the_emulated_gfx90a() {
@@ -271,4 +272,16 @@ fn the_bound_executes_the_fewest_mfmas_and_copies_a_on_the_emulated_gfx90a() {
     // A copy one element short leaves a poisoned value in C.
     let (_, copied) = bound_launch(&s, "shadow_mma=0 threads=128", 7, 3, 512, |src| src.replace("e < total; e += stride", "e < total - 1; e += stride")).unwrap();
     assert!(!copied, "a copy one element short went unnoticed");
+    // Lane 5 of every wave issues two of its instructions from the remainder's call instead of
+    // the loop's: every lane's total is unchanged, so only the call sites tell.
+    for config in ["shadow_mma=0 threads=128", "shadow_mma=1 threads=128"] {
+        let err = bound_launch(&s, config, 10, 3, 512, |src| {
+            let altered = src.replace("for (; i + 2 <= count; i += 2)", "for (; i + 2 <= count - 2 * (mra_thread_id() % 64 == 5); i += 2)");
+            assert_ne!(altered, src, "the alteration changed nothing");
+            altered
+        });
+        let err = err.expect_err("a divergent matrix instruction went unnoticed");
+        println!("{config}: {err}");
+        assert!(err.contains("divergent matrix instruction"), "{config}: {err}");
+    }
 }

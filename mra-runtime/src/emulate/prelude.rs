@@ -8,7 +8,9 @@
 //! some threads skip is reported, as is a deadlock); each matrix function
 //! is a rendezvous of the wave's lanes: every lane deposits its registers, the last to arrive
 //! executes the whole instruction with the layouts of [`super::layouts`] (AMD's calculator),
-//! and every lane takes its own result registers back. `__shared__` arrays become static
+//! and every lane takes its own result registers back. A matrix function is called through a
+//! macro that passes the call site, and lanes meeting from different calls (a divergent matrix
+//! instruction) are reported. `__shared__` arrays become static
 //! storage (blocks run one after another), so LDS is one real array all threads share.
 //! Out-of-bounds accesses to tensors and LDS are caught by AddressSanitizer.
 
@@ -100,10 +102,15 @@ fn table(instr: Instruction, op: Operand, sabotage: Sabotage) -> String {
 fn matrix_emulation(name: &str, instr: Instruction, dtype: DType, sabotage: Sabotage) -> String {
     let (m, n, k) = instr.shape();
     let (lanes, ra, rb, rd) = (instr.lanes(), instr.regs(Operand::A), instr.regs(Operand::B), instr.regs(Operand::D));
+    // The CPU function takes the call site too: `{name}(...)` is a macro adding a number unique
+    // to each call in the source (__COUNTER__) and its line, so lanes of one wave arriving from
+    // different calls (a divergent matrix instruction, which a GPU would execute twice with some
+    // lanes off) are told apart even when their totals agree.
+    let site = "int mra_site, int mra_line";
     let (signature, to_double, accumulate) = match dtype {
-        DType::F64 => (format!("mra_double4 {name}(double a, double b, mra_double4 acc)"), "(double)", "double"),
-        DType::F16 => (format!("mra_float8 {name}(mra_f16x{ra} a, mra_f16x{rb} b, mra_float8 acc)"), "(double)", "float"),
-        _ => (format!("mra_float8 {name}(mra_bf16x{ra} a, mra_bf16x{rb} b, mra_float8 acc)"), "mra_emu_bf16_to_double", "float"),
+        DType::F64 => (format!("mra_double4 {name}_at({site}, double a, double b, mra_double4 acc)"), "(double)", "double"),
+        DType::F16 => (format!("mra_float8 {name}_at({site}, mra_f16x{ra} a, mra_f16x{rb} b, mra_float8 acc)"), "(double)", "float"),
+        _ => (format!("mra_float8 {name}_at({site}, mra_bf16x{ra} a, mra_bf16x{rb} b, mra_float8 acc)"), "mra_emu_bf16_to_double", "float"),
     };
     let (a_elem, b_elem) = if ra == 1 { ("a", "b") } else { ("a[r]", "b[r]") };
     let acc_t = if dtype == DType::F64 { "mra_double4" } else { "mra_float8" };
@@ -136,17 +143,21 @@ __device__ inline {signature} {{
     MraEmuWave& w = mra_emu_wave();
     const int lane = mra_emu_lane();
     w.op[lane] = "{name}";
+    w.site[lane] = mra_site;
+    w.line[lane] = mra_line;
     for (int r = 0; r < {ra}; ++r) w.a[lane][r] = {to_double}({a_elem});
     for (int r = 0; r < {rb}; ++r) w.b[lane][r] = {to_double}({b_elem});
     for (int r = 0; r < {rd}; ++r) w.c[lane][r] = (double)acc[r];
     mra_emu_meet(w.meeting, "{name}", [&] {{
         mra_emu_same_op(w);
+        mra_emu_same_site(w);
         {name}_execute(w);
     }});
     {acc_t} d;
     for (int r = 0; r < {rd}; ++r) d[r] = w.d[lane][r];
     return d;
 }}
+#define {name}(...) {name}_at(__COUNTER__, __LINE__, __VA_ARGS__)
 "#,
         ta = table(instr, Operand::A, sabotage),
         tb = table(instr, Operand::B, sabotage),
@@ -238,6 +249,7 @@ template <class F> static void mra_emu_meet(MraEmuMeeting& m, const char* site, 
 struct MraEmuWave {
     MraEmuMeeting meeting;
     const char* op[MRA_EMU_WAVE];
+    int site[MRA_EMU_WAVE], line[MRA_EMU_WAVE];  // the call each lane came from, and its line
     double a[MRA_EMU_WAVE][16], b[MRA_EMU_WAVE][16], c[MRA_EMU_WAVE][16], d[MRA_EMU_WAVE][16];
 };
 static MraEmuWave* mra_emu_waves = nullptr;
@@ -248,6 +260,17 @@ static MraEmuWave& mra_emu_wave() { return mra_emu_waves[mra_emu_current->tid / 
 static void mra_emu_same_op(const MraEmuWave& w) {
     for (int l = 1; l < w.meeting.expected; ++l)
         if (std::strcmp(w.op[l], w.op[0]) != 0) mra_emu_fail("lanes of one wave executed different matrix instructions");
+}
+
+// ... from the same call in the source: lanes meeting at one instruction from two calls each
+// totals right, but on a GPU the two calls are two instructions, each with some lanes off.
+static void mra_emu_same_site(const MraEmuWave& w) {
+    for (int l = 1; l < w.meeting.expected; ++l)
+        if (w.site[l] != w.site[0]) {
+            char msg[200];
+            std::snprintf(msg, sizeof msg, "divergent matrix instruction: lanes of one wave reached %s from different calls (source lines %d and %d)", w.op[0], w.line[0], w.line[l]);
+            mra_emu_fail(msg);
+        }
 }
 
 // Builds the matrix an operand holds from the lanes' registers; replicated elements (RDNA3's
