@@ -483,16 +483,25 @@ mod tests {
         assert_eq!(date_of(0), None);
     }
 
+    /// A sweep file's JSON with these rows (level, K, µs per task, role; None: a file from
+    /// before roles).
+    fn sweep_of(rows: &[(&str, u32, f64, Option<&str>)]) -> SweepData {
+        let rows: Vec<String> = rows
+            .iter()
+            .map(|(level, k, us, role)| {
+                let role = role.map(|r| format!(r#", "role": "{r}""#)).unwrap_or_default();
+                format!(r#"{{"level": "{level}", "K": {k}, "us_per_task": {us}{role}}}"#)
+            })
+            .collect();
+        let json = format!(r#"{{"device": "d", "arch": "sm_90", "commit": "c", "nfuncs": 2048, "dtype": "f64", "rows": [{}]}}"#, rows.join(", "));
+        serde_json::from_str(&json).unwrap()
+    }
+
     /// The bound (faster than every transform by construction) is drawn but never marked
     /// fastest; a file from before the bound level (no `role`) still reads.
     #[test]
     fn the_bound_is_drawn_and_never_marked_fastest() {
-        let json = r#"{"device": "d", "arch": "sm_90", "commit": "c", "nfuncs": 2048, "dtype": "f64", "rows": [
-            {"level": "copy", "K": 10, "us_per_task": 4.1, "role": "floor"},
-            {"level": "bound", "K": 10, "us_per_task": 5.4, "role": "bound"},
-            {"level": "fused-pipe", "K": 10, "us_per_task": 7.0, "role": "transform"},
-            {"level": "fused", "K": 10, "us_per_task": 7.5}]}"#;
-        let data: SweepData = serde_json::from_str(json).unwrap();
+        let data = sweep_of(&[("copy", 10, 4.1, Some("floor")), ("bound", 10, 5.4, Some("bound")), ("fused-pipe", 10, 7.0, Some("transform")), ("fused", 10, 7.5, None)]);
         let (ks, _, levels) = series(&data).unwrap();
         assert_eq!(levels.iter().map(|s| s.level.as_str()).collect::<Vec<_>>(), ["bound", "fused-pipe", "fused"]);
         let best: Vec<&str> = best_per_k(&ks, &levels).iter().map(|&(_, i)| levels[i].level.as_str()).collect();
@@ -513,14 +522,14 @@ mod tests {
     /// its legend entry; a dashed one is many short ones).
     #[test]
     fn the_bound_is_drawn_dashed() {
-        let json = r#"{"device": "d", "arch": "sm_90", "commit": "c", "nfuncs": 2048, "dtype": "f64", "rows": [
-            {"level": "copy", "K": 10, "us_per_task": 4.1, "role": "floor"},
-            {"level": "copy", "K": 32, "us_per_task": 262.0, "role": "floor"},
-            {"level": "bound", "K": 10, "us_per_task": 5.4, "role": "bound"},
-            {"level": "bound", "K": 32, "us_per_task": 297.0, "role": "bound"},
-            {"level": "fused-pipe", "K": 10, "us_per_task": 7.0, "role": "transform"},
-            {"level": "fused-pipe", "K": 32, "us_per_task": 400.0, "role": "transform"}]}"#;
-        let data: SweepData = serde_json::from_str(json).unwrap();
+        let data = sweep_of(&[
+            ("copy", 10, 4.1, Some("floor")),
+            ("copy", 32, 262.0, Some("floor")),
+            ("bound", 10, 5.4, Some("bound")),
+            ("bound", 32, 297.0, Some("bound")),
+            ("fused-pipe", 10, 7.0, Some("transform")),
+            ("fused-pipe", 32, 400.0, Some("transform")),
+        ]);
         let out = std::env::temp_dir().join(format!("mra-plot-unit-{}.svg", std::process::id()));
         render(&data, &out).unwrap();
         let svg = std::fs::read_to_string(&out).unwrap();
