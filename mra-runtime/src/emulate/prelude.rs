@@ -262,8 +262,9 @@ static void mra_emu_same_op(const MraEmuWave& w) {
         if (std::strcmp(w.op[l], w.op[0]) != 0) mra_emu_fail("lanes of one wave executed different matrix instructions");
 }
 
-// ... from the same call in the source: lanes meeting at one instruction from two calls each
-// totals right, but on a GPU the two calls are two instructions, each with some lanes off.
+// ... and from the same call in the source: lanes arriving from two calls may each have the
+// right total, but on a GPU the two calls are two instructions, each with some lanes off. (A
+// call is a place in the text: a function called from two places has one call of its own.)
 static void mra_emu_same_site(const MraEmuWave& w) {
     for (int l = 1; l < w.meeting.expected; ++l)
         if (w.site[l] != w.site[0]) {
