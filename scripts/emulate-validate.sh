@@ -16,6 +16,9 @@ BIN=${1:-target/debug/mra-bench}
 OUT=${2:-$(mktemp -d)}
 mkdir -p "$OUT"
 KS=${MRA_EMULATE_KS:-1,5,8,10,13,16,20,32}  # MRA_EMULATE_KS: a shorter list for a quick check
+# MRA_EMULATE_RACES=1: ThreadSanitizer's race check instead of AddressSanitizer (validate --races).
+RACES=()
+if [ "${MRA_EMULATE_RACES:-0}" = 1 ]; then RACES=(--races); fi
 ARCHS=(gfx90a gfx942 gfx1100 gfx1151 gfx1201)
 
 if [ ! -x "$BIN" ]; then
@@ -29,7 +32,7 @@ start=$(date +%s)
 validate_arch() {
     local arch=$1 t0
     t0=$(date +%s)
-    if "$BIN" validate --arch "$arch" --emulate -l all -K "$KS" -N 1,3 --dtype f64,f32,f16,bf16 --json > "$OUT/$arch.jsonl" 2> "$OUT/$arch.log"; then
+    if "$BIN" validate --arch "$arch" --emulate "${RACES[@]}" -l all -K "$KS" -N 1,3 --dtype f64,f32,f16,bf16 --json > "$OUT/$arch.jsonl" 2> "$OUT/$arch.log"; then
         echo "$arch: $(tail -n 1 "$OUT/$arch.log") ($(( $(date +%s) - t0 )) s)"
     else
         echo "$arch: FAILED ($(( $(date +%s) - t0 )) s): $(tail -n 1 "$OUT/$arch.log")"

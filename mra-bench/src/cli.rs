@@ -415,6 +415,12 @@ pub struct ValidateArgs {
     /// AddressSanitizer; library levels are listed as not emulated).
     #[arg(long)]
     pub emulate: bool,
+    /// With --emulate: build the emulated kernels with ThreadSanitizer instead of
+    /// AddressSanitizer, so that two threads of a block touching the same LDS or tensor element
+    /// without a barrier between them, one writing, fail the case (a missing or misplaced
+    /// barrier, whatever the results happen to be).
+    #[arg(long, requires = "emulate")]
+    pub races: bool,
     /// Seed of the random inputs (default: fresh each run; printed on failure).
     #[arg(long)]
     pub seed: Option<u64>,

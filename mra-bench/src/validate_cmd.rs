@@ -6,7 +6,7 @@ use crate::select::{self, CmdResult};
 use crate::session::{self, Opened};
 use mra_codegen::plan::Body;
 use mra_codegen::{DType, Request, Schedule, Vendor};
-use mra_runtime::emulate::Emulator;
+use mra_runtime::emulate::{Checker, Emulator};
 use mra_runtime::harness::{self, Backend, EmulatorSession, HarnessConfig, Inputs, Session};
 use serde::Serialize;
 
@@ -55,7 +55,8 @@ pub fn run(args: &ValidateArgs) -> CmdResult {
         if arch.vendor != Vendor::Amd {
             return Err(format!("--emulate executes the generated HIP of AMD archs (gfx90a, gfx942, gfx1100, gfx1151, gfx1201); {} is NVIDIA", arch.name).into());
         }
-        let session = EmulatorSession::open_emulator(Emulator::new(arch)?, cache)?;
+        let checker = if args.races { Checker::Races } else { Checker::Bounds };
+        let session = EmulatorSession::open_emulator(Emulator::new(arch)?.checking(checker), cache)?;
         prebuild(&session, &levels, &ks, &dtypes)?;
         return validate_on(&session, args, &levels, &ks, &ns, &dtypes);
     }

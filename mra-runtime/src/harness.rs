@@ -139,6 +139,13 @@ impl EmulatorSession {
     /// when there is none).
     pub fn open_emulator(emulator: crate::emulate::Emulator, cache: KernelCache) -> Result<EmulatorSession> {
         let compiler = crate::emulate::HostClang::find()?;
+        let checker = emulator.checker();
+        if checker == crate::emulate::Checker::Races && !crate::emulate::compile::links_with(&compiler.path, checker) {
+            return Err(crate::error::RuntimeError::Invalid(format!(
+                "--races needs a clang++ that links with ThreadSanitizer; {} does not (Debian: `apt-get install libclang-rt-19-dev`, or point MRA_CLANG at another clang++)",
+                compiler.describe()
+            )));
+        }
         Ok(Session { gpu: emulator, compiler, cache })
     }
 }

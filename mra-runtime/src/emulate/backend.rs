@@ -4,7 +4,7 @@
 //! trivial (every launch completes before it returns). BLAS calls are refused: library levels
 //! are not emulated.
 
-use super::compile::{Built, CompileError, HostClang};
+use super::compile::{Built, Checker, CompileError, HostClang};
 use super::layouts::Sabotage;
 use super::source::emulated_source;
 use crate::backend::{Backend, Gemm, LaunchArgs};
@@ -27,6 +27,7 @@ pub struct Emulator {
     arch: &'static Arch,
     name: String,
     sabotage: Sabotage,
+    checker: Checker,
     /// Every live allocation by its address, so launch arguments (raw addresses) find theirs.
     buffers: RefCell<HashMap<u64, Weak<EmuBuffer>>>,
     /// Executables built while the kernel cache is off, and the buffer files of launches.
@@ -49,7 +50,17 @@ impl Emulator {
         }
         let scratch = ScratchDir::new("emulate")?;
         let name = format!("CPU wave emulator ({}, wave{})", arch.name, arch.wave_size);
-        Ok(Emulator { arch, name, sabotage, buffers: RefCell::new(HashMap::new()), scratch, matrix_instructions: std::cell::Cell::new(0) })
+        Ok(Emulator { arch, name, sabotage, checker: Checker::Bounds, buffers: RefCell::new(HashMap::new()), scratch, matrix_instructions: std::cell::Cell::new(0) })
+    }
+
+    /// The same emulator with `checker`'s sanitizer in its executables (ThreadSanitizer for
+    /// `validate --emulate --races`).
+    pub fn checking(mut self, checker: Checker) -> Emulator {
+        self.checker = checker;
+        if checker == Checker::Races {
+            self.name = format!("CPU wave emulator ({}, wave{}, race check)", self.arch.name, self.arch.wave_size);
+        }
+        self
     }
 
     fn buffer_at(&self, addr: u64) -> Result<Rc<EmuBuffer>> {
@@ -72,12 +83,13 @@ impl Emulator {
         let next = std::sync::atomic::AtomicUsize::new(0);
         let scratch = self.scratch.path.clone();
         let first_error = std::sync::Mutex::new(None);
+        let checker = self.checker;
         std::thread::scope(|scope| {
             for _ in 0..jobs.max(1) {
                 scope.spawn(|| loop {
                     let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     let Some((src, entry)) = sources.get(i) else { break };
-                    if let Err(e) = clang.build(src, entry, cache, &scratch) {
+                    if let Err(e) = clang.build(src, entry, cache, &scratch, checker) {
                         first_error.lock().unwrap().get_or_insert(e);
                         break;
                     }
@@ -88,6 +100,11 @@ impl Emulator {
             Some(e) => Err(e.into()),
             None => Ok(()),
         }
+    }
+
+    /// What its executables check besides the results.
+    pub fn checker(&self) -> Checker {
+        self.checker
     }
 
     /// Matrix instructions executed by every launch on this emulator so far, each counted once
@@ -186,7 +203,7 @@ impl Backend for Emulator {
 
     fn compile(&self, clang: &HostClang, source: &str, entry: &str, cache: &KernelCache) -> Result<EmuFunction> {
         let emu = self.source(source, entry)?;
-        let built = clang.build(&emu, entry, cache, &self.scratch.path)?;
+        let built = clang.build(&emu, entry, cache, &self.scratch.path, self.checker)?;
         Ok(EmuFunction { built, entry: entry.to_string() })
     }
     fn compile_note(clang: &HostClang, f: &EmuFunction) -> String {
@@ -215,6 +232,8 @@ impl Backend for Emulator {
             .args(&files)
             // Leaks at exit are not kernel errors; any other ASan report stops the run.
             .env("ASAN_OPTIONS", "detect_leaks=0:abort_on_error=0:exitcode=4")
+            // The first race stops the run (it is the kernel's error, like an ASan report).
+            .env("TSAN_OPTIONS", "halt_on_error=1:exitcode=66:report_signal_unsafe=0")
             .output()
             .map_err(|e| RuntimeError::Invalid(format!("emulator: running {}: {e}", f.built.exe.display())))?;
         if !out.status.success() {
@@ -228,7 +247,7 @@ impl Backend for Emulator {
             // The first line says what went wrong (reports show only it); the rest follows.
             let what = lines
                 .iter()
-                .find(|l| l.contains("ERROR: AddressSanitizer"))
+                .find(|l| l.contains("ERROR: AddressSanitizer") || l.contains("WARNING: ThreadSanitizer"))
                 .or_else(|| lines.iter().rev().find(|l| l.starts_with("emulator:")))
                 .or(lines.first())
                 .map_or("no message", |l| l.trim());

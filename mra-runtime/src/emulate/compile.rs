@@ -19,15 +19,37 @@ pub enum CompileError {
     Io { what: &'static str, path: PathBuf, source: std::io::Error },
 }
 
-/// The flags of every emulator compile: C++20, AddressSanitizer (out-of-bounds accesses to
-/// tensors and LDS stop the run), threads, optimized enough to run the waves quickly.
+/// The flags of every emulator compile: C++20, threads, optimized enough to run the waves
+/// quickly; the sanitizer is [`Checker::flag`]'s.
 pub const FLAGS: &[&str] = &[
-    "-x", "c++", "-std=c++20", "-O1", "-g0", "-pthread", "-fsanitize=address", "-fno-omit-frame-pointer",
+    "-x", "c++", "-std=c++20", "-O1", "-g0", "-pthread", "-fno-omit-frame-pointer",
     // The AMDGPU launch-bound attribute means nothing on the host.
     "-Wno-unknown-attributes", "-Wno-ignored-attributes",
     // Vector arguments passed without AVX: the ABI note does not matter inside one program.
     "-Wno-psabi",
 ];
+
+/// What the emulated executables check beyond the results.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Checker {
+    /// AddressSanitizer: an access outside a tensor or an LDS array stops the run.
+    #[default]
+    Bounds,
+    /// ThreadSanitizer: two threads of a block touching the same memory (LDS, or a tensor)
+    /// without a barrier between them, one of them writing, stops the run (`validate
+    /// --emulate --races`). The fibers' switches carry no ordering; only the block barrier and
+    /// a wave's matrix instructions (its lanes meet there) order the threads.
+    Races,
+}
+
+impl Checker {
+    pub fn flag(self) -> &'static str {
+        match self {
+            Checker::Bounds => "-fsanitize=address",
+            Checker::Races => "-fsanitize=thread",
+        }
+    }
+}
 
 /// The host C++ compiler.
 #[derive(Clone, Debug)]
@@ -53,8 +75,8 @@ impl HostClang {
     }
 
     /// Compiles `source` to an executable in `cache` (or in `scratch` when the cache is off).
-    pub fn build(&self, source: &str, entry: &str, cache: &KernelCache, scratch: &Path) -> Result<Built, CompileError> {
-        let key = KernelCache::key(&[source.as_bytes(), FLAGS.join(" ").as_bytes(), self.version.as_bytes(), b"emulate-v1"]);
+    pub fn build(&self, source: &str, entry: &str, cache: &KernelCache, scratch: &Path, checker: Checker) -> Result<Built, CompileError> {
+        let key = KernelCache::key(&[source.as_bytes(), FLAGS.join(" ").as_bytes(), checker.flag().as_bytes(), self.version.as_bytes(), b"emulate-v1"]);
         // Built before: in the cache, or in the scratch directory (the cache off or unwritable).
         for d in cache.dir().into_iter().chain([scratch]) {
             let exe = d.join(format!("{key}.emu"));
@@ -91,8 +113,8 @@ impl HostClang {
         }
         let exe = dir.join(format!("{key}.emu"));
         let start = Instant::now();
-        let out = crate::process::output(Command::new(&self.path).args(FLAGS).arg("-o").arg(&tmp).arg(&src));
-        let _ = std::fs::remove_file(&src);
+        let out = crate::process::output(Command::new(&self.path).args(FLAGS).arg(checker.flag()).arg("-o").arg(&tmp).arg(&src));
+        if std::env::var_os("MRA_EMU_KEEP").is_none() { let _ = std::fs::remove_file(&src); }
         let out = out.map_err(|source| CompileError::Io { what: "running clang++", path: self.path.clone(), source })?;
         if !out.status.success() {
             let _ = std::fs::remove_file(&tmp);
@@ -119,12 +141,17 @@ pub struct Built {
 /// Does this clang++ link a C++ program with AddressSanitizer (the runtime is a separate
 /// package on Debian: libclang-rt-19-dev)?
 fn links_with_asan(clang: &Path) -> bool {
+    links_with(clang, Checker::Bounds)
+}
+
+/// Does this clang++ link a C++ program with `checker`'s sanitizer?
+pub fn links_with(clang: &Path, checker: Checker) -> bool {
     let Ok(dir) = crate::hip::ScratchDir::new("emu-probe") else { return false };
     let src = dir.path.join("probe.cpp");
     if std::fs::write(&src, "int main() { return 0; }\n").is_err() {
         return false;
     }
-    crate::process::output(Command::new(clang).args(["-x", "c++", "-fsanitize=address", "-o"]).arg(dir.path.join("probe")).arg(&src))
+    crate::process::output(Command::new(clang).args(["-x", "c++", checker.flag(), "-o"]).arg(dir.path.join("probe")).arg(&src))
         .is_ok_and(|o| o.status.success())
 }
 
@@ -154,7 +181,7 @@ mod tests {
         std::fs::write(&file, "mine").unwrap();
         let cache = KernelCache::at(&file);
         for (source, entry) in [("int a;", "a"), ("int b;", "b"), ("int a;", "a")] {
-            let built = clang.build(source, entry, &cache, &scratch).unwrap_or_else(|e| panic!("{entry}: {e}"));
+            let built = clang.build(source, entry, &cache, &scratch, Checker::Bounds).unwrap_or_else(|e| panic!("{entry}: {e}"));
             assert!(built.exe.starts_with(&scratch), "{entry}: built in the scratch directory: {}", built.exe.display());
             assert_eq!(std::fs::read(&built.exe).unwrap(), b"built");
         }
@@ -164,8 +191,8 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&file).unwrap(), "mine", "the user's file kept");
         // A usable cache: built into it, found there the second time, no warning.
         let good = KernelCache::at(dir.join("cache"));
-        assert!(!clang.build("int c;", "c", &good, &scratch).unwrap().cached);
-        let again = clang.build("int c;", "c", &good, &scratch).unwrap();
+        assert!(!clang.build("int c;", "c", &good, &scratch, Checker::Bounds).unwrap().cached);
+        let again = clang.build("int c;", "c", &good, &scratch, Checker::Bounds).unwrap();
         assert!(again.cached && again.exe.starts_with(dir.join("cache")), "{}", again.exe.display());
         assert!(good.warnings().is_empty());
         std::fs::remove_dir_all(&dir).unwrap();

@@ -18,5 +18,5 @@ pub mod prelude;
 pub mod source;
 
 pub use backend::Emulator;
-pub use compile::HostClang;
+pub use compile::{Checker, HostClang};
 pub use layouts::Sabotage;

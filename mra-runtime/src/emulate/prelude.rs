@@ -122,7 +122,7 @@ static const unsigned char {name}_A[{lanes}][{ra}][2] = {ta};
 static const unsigned char {name}_B[{lanes}][{rb}][2] = {tb};
 static const unsigned char {name}_D[{lanes}][{rd}][2] = {td};
 
-static void {name}_execute(MraEmuWave& w) {{
+MRA_EMU_UNCHECKED static void {name}_execute(MraEmuWave& w) {{
     ++mra_emu_matrix_instructions;
     double A[{m}][{k}], B[{k}][{n}], C[{m}][{n}];
     mra_emu_gather<{lanes}, {ra}, {m}, {k}>("{name}", 'A', w.a, {name}_A, A);
@@ -139,7 +139,7 @@ static void {name}_execute(MraEmuWave& w) {{
     }}
 }}
 
-__device__ inline {signature} {{
+MRA_EMU_UNCHECKED __device__ inline {signature} {{
     MraEmuWave& w = mra_emu_wave();
     const int lane = mra_emu_lane();
     w.op[lane] = "{name}";
@@ -178,6 +178,31 @@ const COMMON: &str = r#"// CPU wave emulator prelude (mra-runtime/src/emulate/pr
 #include <ucontext.h>
 #include <unistd.h>
 
+// Built with ThreadSanitizer (`validate --emulate --races`) instead of AddressSanitizer: every
+// fiber is a ThreadSanitizer fiber whose switches order nothing, and the meetings (the block
+// barrier, a wave's matrix instructions) are what orders the threads, as on a GPU. The
+// emulator's own bookkeeping, shared by the fibers and the scheduler, is not checked.
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define MRA_EMU_TSAN 1
+#endif
+#endif
+#ifdef MRA_EMU_TSAN
+#include <sanitizer/tsan_interface.h>
+#define MRA_EMU_UNCHECKED __attribute__((no_sanitize("thread")))
+// No instrumentation at all, not even the function's entry and exit in ThreadSanitizer's stack
+// record: for the function that ends a fiber, whose exit would run after the switch away.
+#define MRA_EMU_FIBER_END __attribute__((disable_sanitizer_instrumentation))
+#define MRA_EMU_RELEASE(p) __tsan_release((void*)(p))
+#define MRA_EMU_ACQUIRE(p) __tsan_acquire((void*)(p))
+static void* mra_emu_main_fiber = nullptr;
+#else
+#define MRA_EMU_UNCHECKED
+#define MRA_EMU_FIBER_END
+#define MRA_EMU_RELEASE(p) ((void)0)
+#define MRA_EMU_ACQUIRE(p) ((void)0)
+#endif
+
 #define __global__
 #define __device__
 // Blocks run one after another, so a block's LDS is one static array its threads share.
@@ -201,6 +226,7 @@ struct MraEmuFiber {
     const char* waiting_at;  // the barrier or instruction it waits at, if any
     char* stack;
     void* asan_fake_stack;   // AddressSanitizer's bookkeeping across stack switches
+    void* tsan_fiber;        // ThreadSanitizer's fiber (race-check builds)
 };
 static MraEmuFiber* mra_emu_fibers = nullptr;
 static MraEmuFiber* mra_emu_current = nullptr;
@@ -217,31 +243,42 @@ static unsigned long long mra_emu_matrix_instructions = 0;
 static const void* mra_emu_main_stack = nullptr;
 static size_t mra_emu_main_stack_size = 0;
 
-static void mra_emu_yield() {
+MRA_EMU_UNCHECKED static void mra_emu_yield() {
     MraEmuFiber* self = mra_emu_current;
+#ifdef MRA_EMU_TSAN
+    __tsan_switch_to_fiber(mra_emu_main_fiber, __tsan_switch_to_fiber_no_sync);
+    if (swapcontext(&self->context, &mra_emu_scheduler) != 0) mra_emu_fail("swapcontext failed");
+#else
     __sanitizer_start_switch_fiber(&self->asan_fake_stack, mra_emu_main_stack, mra_emu_main_stack_size);
     if (swapcontext(&self->context, &mra_emu_scheduler) != 0) mra_emu_fail("swapcontext failed");
     __sanitizer_finish_switch_fiber(self->asan_fake_stack, &mra_emu_main_stack, &mra_emu_main_stack_size);
+#endif
 }
 
-// `expected` threads meet; the last to arrive runs `last` alone, then all go on.
+// `expected` threads meet; the last to arrive runs `last` alone, then all go on. What each
+// thread did before it arrived happens before what any of them does after (a release on
+// arrival, an acquire on leaving), which is all a race check learns of the threads' order.
 struct MraEmuMeeting {
     int expected = 0;
     int arrived = 0;
     unsigned long generation = 0;
 };
-template <class F> static void mra_emu_meet(MraEmuMeeting& m, const char* site, F&& last) {
+template <class F> MRA_EMU_UNCHECKED static void mra_emu_meet(MraEmuMeeting& m, const char* site, F&& last) {
     const unsigned long g = m.generation;
     ++mra_emu_events;
+    MRA_EMU_RELEASE(&m);
     if (++m.arrived == m.expected) {
+        MRA_EMU_ACQUIRE(&m);
         last();
         m.arrived = 0;
         ++m.generation;
+        MRA_EMU_RELEASE(&m);
         return;
     }
     mra_emu_current->waiting_at = site;
     while (m.generation == g) mra_emu_yield();
     mra_emu_current->waiting_at = nullptr;
+    MRA_EMU_ACQUIRE(&m);
 }
 
 // One wave's matrix-instruction registers: each lane's operands in, results out (as doubles:
@@ -253,8 +290,8 @@ struct MraEmuWave {
     double a[MRA_EMU_WAVE][16], b[MRA_EMU_WAVE][16], c[MRA_EMU_WAVE][16], d[MRA_EMU_WAVE][16];
 };
 static MraEmuWave* mra_emu_waves = nullptr;
-static int mra_emu_lane() { return mra_emu_current->tid % MRA_EMU_WAVE; }
-static MraEmuWave& mra_emu_wave() { return mra_emu_waves[mra_emu_current->tid / MRA_EMU_WAVE]; }
+MRA_EMU_UNCHECKED static int mra_emu_lane() { return mra_emu_current->tid % MRA_EMU_WAVE; }
+MRA_EMU_UNCHECKED static MraEmuWave& mra_emu_wave() { return mra_emu_waves[mra_emu_current->tid / MRA_EMU_WAVE]; }
 
 // Every lane of a wave must execute the same instruction (they are one instruction on a GPU).
 static void mra_emu_same_op(const MraEmuWave& w) {
@@ -304,15 +341,16 @@ static inline double mra_emu_bf16_to_double(short bits) {
     return f;
 }
 
-__device__ inline int mra_thread_id() { return mra_emu_current->tid; }
-__device__ inline int mra_block_id() { return mra_emu_block_id; }
+// (The scheduler sets these between a fiber's runs: its own bookkeeping, not the kernel's.)
+MRA_EMU_UNCHECKED __device__ inline int mra_thread_id() { return mra_emu_current->tid; }
+MRA_EMU_UNCHECKED __device__ inline int mra_block_id() { return mra_emu_block_id; }
 
 // The block barrier. Each thread says which barrier it reached (a call of mra_sync_block, or
 // the kernel's end); threads of one block meeting at different ones is a divergent barrier.
 enum { MRA_EMU_AT_SYNC = 1, MRA_EMU_AT_EXIT = 2 };
 static MraEmuMeeting mra_emu_block;
 static int* mra_emu_at = nullptr;
-static void mra_emu_block_barrier(int at) {
+MRA_EMU_UNCHECKED static void mra_emu_block_barrier(int at) {
     mra_emu_at[mra_emu_current->tid] = at;
     mra_emu_meet(mra_emu_block, at == MRA_EMU_AT_SYNC ? "mra_sync_block()" : "the end of the kernel", [] {
         for (int t = 1; t < mra_emu_threads; ++t)

@@ -56,12 +56,19 @@ static MraEmuBuffer mra_emu_buf[4];
 static int mra_emu_nfuncs = 0, mra_emu_nblocks = 0;
 
 // A fiber's life: the kernel, then the end-of-kernel barrier, then back to the scheduler.
-static void mra_emu_fiber_main() {
+MRA_EMU_FIBER_END static void mra_emu_fiber_main() {
+#ifndef MRA_EMU_TSAN
     __sanitizer_finish_switch_fiber(nullptr, &mra_emu_main_stack, &mra_emu_main_stack_size);
+#endif
     mra_emu_launch(@ENTRY@, mra_emu_buf, mra_emu_nfuncs, mra_emu_nblocks);
     mra_emu_block_barrier(MRA_EMU_AT_EXIT);
     mra_emu_current->done = true;
+#ifdef MRA_EMU_TSAN
+    // Past the kernel's end barrier: the scheduler may see all this fiber did (it reads C).
+    __tsan_switch_to_fiber(mra_emu_main_fiber, 0);
+#else
     __sanitizer_start_switch_fiber(nullptr, mra_emu_main_stack, mra_emu_main_stack_size);  // this fiber ends
+#endif
 }
 
 // 256 KiB of stack per GPU thread, below a guard page.
@@ -69,6 +76,9 @@ static constexpr size_t MRA_EMU_STACK = 256 * 1024, MRA_EMU_GUARD = 4096;
 
 int main(int argc, char** argv) {
     if (argc != 8) mra_emu_fail("usage: kernel THREADS NBLOCKS NFUNCS A B C WORKSPACE");
+#ifdef MRA_EMU_TSAN
+    mra_emu_main_fiber = __tsan_get_current_fiber();
+#endif
     const int THREADS = std::atoi(argv[1]);  // the block size the launch asks for
     mra_emu_nblocks = std::atoi(argv[2]);
     mra_emu_nfuncs = std::atoi(argv[3]);
@@ -86,6 +96,9 @@ int main(int argc, char** argv) {
         if (m == MAP_FAILED) mra_emu_fail("cannot map a fiber stack");
         mprotect(m, MRA_EMU_GUARD, PROT_NONE);
         mra_emu_fibers[t].stack = (char*)m + MRA_EMU_GUARD;
+#ifdef MRA_EMU_TSAN
+        mra_emu_fibers[t].tsan_fiber = __tsan_create_fiber(0);
+#endif
     }
     for (int block = 0; block < mra_emu_nblocks; ++block) {
         mra_emu_block_id = block;
@@ -110,10 +123,17 @@ int main(int argc, char** argv) {
                 MraEmuFiber& f = mra_emu_fibers[t];
                 if (f.done) continue;
                 mra_emu_current = &f;
+#ifdef MRA_EMU_TSAN
+                // What the scheduler did (the inputs read, ids set) happens before the fiber
+                // goes on; the fibers' own switches to the scheduler order nothing.
+                __tsan_switch_to_fiber(f.tsan_fiber, 0);
+                if (swapcontext(&mra_emu_scheduler, &f.context) != 0) mra_emu_fail("swapcontext failed");
+#else
                 void* fake_stack = nullptr;
                 __sanitizer_start_switch_fiber(&fake_stack, f.stack, MRA_EMU_STACK);
                 if (swapcontext(&mra_emu_scheduler, &f.context) != 0) mra_emu_fail("swapcontext failed");
                 __sanitizer_finish_switch_fiber(fake_stack, nullptr, nullptr);
+#endif
                 live += !f.done;
             }
             if (live > 0 && mra_emu_events == before) {
