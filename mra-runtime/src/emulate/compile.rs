@@ -114,7 +114,11 @@ impl HostClang {
         let exe = dir.join(format!("{key}.emu"));
         let start = Instant::now();
         let out = crate::process::output(Command::new(&self.path).args(FLAGS).arg(checker.flag()).arg("-o").arg(&tmp).arg(&src));
-        if std::env::var_os("MRA_EMU_KEEP").is_none() { let _ = std::fs::remove_file(&src); }
+        // MRA_EMU_KEEP=1 keeps the emulated C++ beside its executable (to rebuild it by hand
+        // with -g when an emulated kernel misbehaves).
+        if std::env::var_os("MRA_EMU_KEEP").is_none() {
+            let _ = std::fs::remove_file(&src);
+        }
         let out = out.map_err(|source| CompileError::Io { what: "running clang++", path: self.path.clone(), source })?;
         if !out.status.success() {
             let _ = std::fs::remove_file(&tmp);
