@@ -1,6 +1,7 @@
-//! Compiling an emulated program with the host's clang++ (AddressSanitizer on), through the
-//! kernel cache: the executable is cached by a hash of the emulated source, the flags and the
-//! compiler's version, so `validate` compiles each (level, arch, K, dtype) once for every N.
+//! Compiling an emulated program with the host's clang++ (AddressSanitizer on, or
+//! ThreadSanitizer for the race check), through the kernel cache: the executable is cached by a
+//! hash of the emulated source, the flags and the compiler's version, so `validate` compiles
+//! each (level, arch, K, dtype) once for every N.
 
 use crate::cache::KernelCache;
 use crate::hip::clang::{CLANG_CANDIDATES, CLANG_ENV};
