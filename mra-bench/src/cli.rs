@@ -34,6 +34,8 @@ Environment:
                           (default: nvdisasm, else cuobjdump, on PATH)
   MRA_TOOL_TIMEOUT        seconds an external tool (clang, llvm-objdump, nvdisasm) may run before it
                           is stopped with an error (default: 600; 0 for no limit)
+  MRA_EMU_KEEP            `1`: validate --emulate keeps each emulated kernel's C++ source beside its
+                          executable in the kernel cache (to rebuild it by hand with -g)
   MRA_REQUIRE_TOOLCHAINS  tests only: `1` makes a missing NVRTC/clang/hiprtc fail the toolchain tests
                           (`cargo test --workspace -- --include-ignored`) instead of skipping them
   LD_LIBRARY_PATH         where libcuda, libnvrtc (e.g. pip's nvidia-cuda-nvrtc lib directory) and
