@@ -19,6 +19,7 @@
 #include "../exp78/copy_k32.cu"
 #include "../exp78/base_k32.cu"
 #include "zsplit_k32.cu"
+#include "zsplit2_k32.cu"
 
 #define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); exit(1); } } while (0)
 
@@ -130,6 +131,7 @@ int main(int argc, char** argv) {
         {"copy", mra_copy_k32_f64, 128, 0, 1},
         {"fused-cluster", mra_fused_cluster_k32_f64, 256, 101392, 8},
         {"zsplit", mra_zsplit_k32, 256, zsplit_k32::SMEM_BYTES, 1, true},
+        {"zsplit2", mra_zsplit2_k32, 256, zsplit2_k32::SMEM_BYTES, 1, true},
     };
     CK(cudaFree(0));
     for (auto& k : kerns) {
@@ -157,7 +159,7 @@ int main(int argc, char** argv) {
     if (getenv("NOVAL")) goto timing;
     ok &= validate(kerns[0], 2048, seed++, true);
     ok &= validate(kerns[1], 2048, seed++, false);
-    for (int n : {1, 3, 17, 2047, 2048}) ok &= validate(kerns[2], n, seed++, false);
+    for (int kk : {2, 3}) for (int n : {1, 3, 17, 2047, 2048}) ok &= validate(kerns[kk], n, seed++, false);
 timing:
     if (!ok) { printf("VALIDATION FAILED: not timing\n"); return 1; }
     const char* only = getenv("ONLY");  // time this kernel alone (for clock sampling)
@@ -176,7 +178,7 @@ timing:
     for (int r = 0; r < rounds; ++r) {
         double copy_us = 0;
         // REVERSE=1: the z-split before fused-cluster in each round.
-        const Kern* order[3] = {&kerns[0], &kerns[1], &kerns[2]};
+        const Kern* order[4] = {&kerns[0], &kerns[1], &kerns[2], &kerns[3]};
         if (getenv("REVERSE")) std::swap(order[1], order[2]);
         for (const Kern* kp : order) {
             const Kern& k = *kp;
