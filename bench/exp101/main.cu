@@ -21,6 +21,7 @@
 #include "zsplit_k32.cu"
 #include "zsplit2_k32.cu"
 #include "zsplit3_k32.cu"
+#include "zsplit4_k32.cu"
 
 #define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); exit(1); } } while (0)
 
@@ -134,6 +135,7 @@ int main(int argc, char** argv) {
         {"zsplit", mra_zsplit_k32, 256, zsplit_k32::SMEM_BYTES, 1, true},
         {"zsplit2", mra_zsplit2_k32, 256, zsplit2_k32::SMEM_BYTES, 1, true},
         {"zsplit3", mra_zsplit3_k32, 256, zsplit3_k32::SMEM_BYTES, 1, true},
+        {"zsplit4", mra_zsplit4_k32, 256, zsplit4_k32::SMEM_BYTES, 1, true},
     };
     CK(cudaFree(0));
     for (auto& k : kerns) {
@@ -161,7 +163,7 @@ int main(int argc, char** argv) {
     if (getenv("NOVAL")) goto timing;
     ok &= validate(kerns[0], 2048, seed++, true);
     ok &= validate(kerns[1], 2048, seed++, false);
-    for (int kk : {2, 3, 4}) for (int n : {1, 3, 17, 2047, 2048}) ok &= validate(kerns[kk], n, seed++, false);
+    for (int kk : {2, 3, 4, 5}) for (int n : {1, 3, 17, 2047, 2048}) ok &= validate(kerns[kk], n, seed++, false);
 timing:
     if (!ok) { printf("VALIDATION FAILED: not timing\n"); return 1; }
     const char* only = getenv("ONLY");  // time this kernel alone (for clock sampling)
@@ -180,7 +182,7 @@ timing:
     for (int r = 0; r < rounds; ++r) {
         double copy_us = 0;
         // REVERSE=1: the z-split before fused-cluster in each round.
-        const Kern* order[5] = {&kerns[0], &kerns[1], &kerns[2], &kerns[3], &kerns[4]};
+        const Kern* order[6] = {&kerns[0], &kerns[1], &kerns[2], &kerns[3], &kerns[4], &kerns[5]};
         if (getenv("REVERSE")) std::swap(order[1], order[2]);
         for (const Kern* kp : order) {
             const Kern& k = *kp;

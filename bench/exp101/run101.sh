@@ -18,7 +18,7 @@ echo "== all three in one process, validated first"
 /tmp/run101 3 > $O/timing.txt 2>&1; echo "rc=$?"
 grep -E "^kernel|^validate|^ +[0-9]|FAIL" $O/timing.txt
 grep -q "VALIDATION FAILED" $O/timing.txt && exit 1
-for k in fused-cluster zsplit2 zsplit fused-cluster zsplit2 zsplit; do
+for k in fused-cluster zsplit4 zsplit3 fused-cluster zsplit4 zsplit3; do
   nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu,clocks_event_reasons.active --format=csv,noheader -lms 50 > /tmp/smi.txt &
   P=$!
   NOVAL=1 ONLY=$k /tmp/run101 3 > /tmp/t.txt 2>&1
@@ -28,7 +28,7 @@ for k in fused-cluster zsplit2 zsplit fused-cluster zsplit2 zsplit; do
   awk -F', ' '{p=$3+0; if (p > 300) {print $2+0, p, $5}}' /tmp/smi.txt | sort -n | awk '{c[NR]=$1; p[NR]=$2; r[$3]++} END {print "busy samples", NR, "median MHz", c[int((NR+1)/2)], "min", c[1], "max", c[NR]; for (k in r) print "  reason", k, r[k]}'
 done
 M="regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio,gpu__time_duration.sum,sm__cycles_elapsed.avg.per_second,sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active,sm__warps_active.avg.pct_of_peak_sustained_active,smsp__issue_active.avg.pct_of_peak_sustained_active,l1tex__data_pipe_lsu_wavefronts_mem_shared.avg.pct_of_peak_sustained_elapsed,dram__throughput.avg.pct_of_peak_sustained_elapsed"
-for k in zsplit2 zsplit fused_cluster; do
+for k in zsplit4 zsplit3; do
   timeout 150 ncu --clock-control none --launch-skip 5 --launch-count 1 -k regex:"mra_${k}_" --metrics "$M" /tmp/run101 prof > /tmp/ncu.txt 2>&1; echo "ncu $k rc=$?"
   { echo "== $k"; cat /tmp/ncu.txt; } >> $O/ncu.txt
   grep -E "issue_stalled|gpu__time|per_second|tensor|warps_active|issue_active|wavefronts|dram" /tmp/ncu.txt | awk '{print $1, $NF}' | sort -k2 -g -r | head -16
