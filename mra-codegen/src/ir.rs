@@ -298,6 +298,26 @@ pub enum Step {
     /// empty slots are computed on stale data and never stored), so a launch has at most
     /// ceil(N_tensors / N) blocks of work. Shared buffers are N times as wide.
     Stack(Value),
+    /// `split_output(N)`: each tensor's output is split along its last index z over N blocks
+    /// that share nothing: block h of a tensor computes C(·, ·, z) for its 1/N of z. Pass 0
+    /// contracts c into z, so the N parts are independent through all three passes; each block
+    /// reads the whole tensor (the second read from L2) and no DMMA is repeated. With N = 2 at
+    /// K = 32, a block's z is one 16-row tile of the m16n8 instructions, and what the block
+    /// keeps is the last pass's input for its half (K · K · 16 values in shared memory): no
+    /// exchange and no cluster, so every block slot of the GPU is usable (NOTES.md run 101).
+    /// A launch has N blocks per tensor (min(N·nfuncs, M), rounded up to a multiple of N).
+    SplitOutput(Value),
+    /// `chain(0|1)`: 1: pass 1 takes pass 0's accumulators as its B operand where they lie in
+    /// registers. An m16n8 accumulator gives lane (g, t) the columns 2t and 2t + 1, which are
+    /// the k-slots t and t + 4 of an m16n8k8 operand once every k order within a group of 8 is
+    /// (0, 2, 4, 6, 1, 3, 5, 7) (the A operands' columns follow), so pass 0's output is never
+    /// stored. 0: it is (not planned with `split_output`, which has no buffer for it).
+    Chain(Value),
+    /// `prefetch_l2(N)`: each warp asks L2 for the slice of A N slices after the one it is
+    /// reading (`cp.async.bulk.prefetch.L2`, sm_90), while its bulk copy loads the next one, so
+    /// that slice's copy later reads L2, not DRAM. 0: no prefetch; 1 is refused (the slice being
+    /// copied).
+    PrefetchL2(Value),
 }
 
 /// The one match behind [`Step::value`] and [`Step::value_mut`]: matched through `&` or
@@ -307,6 +327,7 @@ macro_rules! step_value {
         match $step {
             Step::Threads(v) | Step::Unroll(_, v) | Step::Buffers(v) | Step::Pipeline(v) | Step::Tensors(v) | Step::Cluster(v) | Step::SplitCols(v) => Some(v),
             Step::AsyncExchange(v) | Step::AlignRuns(v) | Step::PairRows(v) | Step::FuseK(v) | Step::BulkCopy(v) | Step::FmaTail(v) | Step::Persistent(v) | Step::LateWait(v) | Step::Stack(v) | Step::ShadowMma(v) => Some(v),
+            Step::SplitOutput(v) | Step::Chain(v) | Step::PrefetchL2(v) => Some(v),
             Step::CacheRead { pad, .. } | Step::CacheWrite { pad, .. } => Some(pad),
             Step::LaunchBounds { min_blocks } => Some(min_blocks),
             Step::Bind(_) | Step::Tensorize(_) | Step::RegisterTile(_) | Step::Workspace(_) | Step::Library(_) | Step::Copy { .. } | Step::Constraint(_) => None,
@@ -357,6 +378,9 @@ impl Step {
             Step::LateWait(_) => "late_wait",
             Step::Stack(_) => "stack",
             Step::ShadowMma(_) => "shadow_mma",
+            Step::SplitOutput(_) => "split_output",
+            Step::Chain(_) => "chain",
+            Step::PrefetchL2(_) => "prefetch_l2",
         }
     }
 }
@@ -480,6 +504,9 @@ impl fmt::Display for Step {
             Step::LateWait(v) => write!(f, "late_wait({v})"),
             Step::Stack(v) => write!(f, "stack({v})"),
             Step::ShadowMma(v) => write!(f, "shadow_mma({v})"),
+            Step::SplitOutput(v) => write!(f, "split_output({v})"),
+            Step::Chain(v) => write!(f, "chain({v})"),
+            Step::PrefetchL2(v) => write!(f, "prefetch_l2({v})"),
         }
     }
 }

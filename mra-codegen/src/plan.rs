@@ -94,9 +94,34 @@ pub struct TransformPlan {
     /// `stack(N)`: tensors side by side in the rows of every fused pass (1: one). The shared
     /// buffers are N tensors wide and the block walks groups of N consecutive tensors.
     pub stack: u32,
+    /// `split_output(N)`: blocks per tensor, each computing its 1/N of the output's last index
+    /// z with no data exchanged (1: none; see [`TransformPlan::split_z`]).
+    pub split_output: u32,
+    /// `chain(1)`: pass 1's B operand is pass 0's accumulators, in registers.
+    pub chain: bool,
+    /// `prefetch_l2(N)`: slices of A a warp asks L2 for ahead of its bulk copies (0: none).
+    pub prefetch_l2: u32,
 }
 
 impl TransformPlan {
+    /// `split_output(N)`: the values of z one block computes (ZH): K / N.
+    pub fn split_z(&self, k: u32) -> u32 {
+        k / self.split_output.max(1)
+    }
+
+    /// `split_output(N)`: the row pitch of the last pass's input T2(a, (y, z)) in shared memory,
+    /// K·ZH values plus 2, so that an 8-byte load of rows a = 2t, 2t + 1 (t = 0..3) by a
+    /// half-warp covers 16 distinct banks (pitch ≡ 2 mod 16 elements).
+    pub fn split_t2_pitch(&self, k: u32) -> u32 {
+        k * self.split_z(k) + 2
+    }
+
+    /// `split_output(N)`: shared memory per block: T2 (K rows of [`TransformPlan::split_t2_pitch`]),
+    /// one slot of K² values per warp for its slice of A, one 8-byte mbarrier per warp.
+    pub fn split_shared_bytes(&self, k: u32, warps: u32, elem: u64) -> u64 {
+        (k as u64 * self.split_t2_pitch(k) as u64 + warps as u64 * (k as u64 * k as u64)) * elem + 8 * warps as u64
+    }
+
     /// `cluster(N)`: the values of the tensor's second index b (and, after the exchange, of
     /// the new first index x) one block holds: ceil(K / N), rounded up to even (so pass 0's
     /// stores into other blocks stay 16-byte pairs: 8-byte ones made K = 28's pass 0 2.6x
@@ -617,7 +642,8 @@ impl Schedule {
             let bulk_copy = self
                 .switch(|s| if let Step::BulkCopy(v) = s { Some(v) } else { None }, "bulk_copy", "0 (cp.async by every thread) or 1 (bulk copies, one per row)")
                 .map_err(|e| malformed(&e))?;
-            if bulk_copy {
+            let splits = self.iter_steps().any(|s| matches!(s, Step::SplitOutput(v) if v.default_value() > 1));
+            if bulk_copy && !splits {
                 if !whole || pipeline < 2 || cluster != 1 || tensors != 1 {
                     return Err(malformed("bulk_copy(1) chooses how pipeline(N) copies whole tensors of fused passes: it needs pipeline(N), without cluster(N) (which has its own) or tensors(N)"));
                 }
@@ -693,7 +719,9 @@ impl Schedule {
                 _ => None,
             })
             .unwrap_or(1);
-            if fuse_k != 1 {
+            // split_output(2) checks its own instructions (sm_90's m16n8k8/k16), naming what
+            // runs instead where the arch lacks them.
+            if fuse_k != 1 && !splits {
                 if ![2, 4].contains(&fuse_k) {
                     return Err(malformed("fuse_k(N) takes 1, 2 or 4 (k-steps per instruction)"));
                 }
@@ -747,10 +775,32 @@ impl Schedule {
                     return Err(malformed("stack(N) widens the fused passes of pipeline(2) with buffers(2) to N tensors: tensorize(mma), cache_read(A, shared), workspace(shared), without tensors(..), cluster(..), unroll(rows), split_cols(..) or fma_tail(1); 1 <= N <= 4"));
                 }
             }
+            let split_output = self.step_value(|s| match s {
+                Step::SplitOutput(v) => Some(v),
+                _ => None,
+            })
+            .unwrap_or(1);
+            let chain = self
+                .switch(|s| if let Step::Chain(v) = s { Some(v) } else { None }, "chain", "0 (pass 0's output stored) or 1 (pass 1 reads pass 0's accumulators in registers)")
+                .map_err(|e| malformed(&e))?;
+            let prefetch_l2 = self.step_value(|s| match s {
+                Step::PrefetchL2(v) => Some(v),
+                _ => None,
+            })
+            .unwrap_or(0);
+            if split_output == 1 && (chain || prefetch_l2 > 0) {
+                return Err(malformed("chain(1) and prefetch_l2(N) shape the passes of split_output(2): add split_output(2)"));
+            }
+            if split_output != 1 {
+                self.check_split_output(SplitRequest { k, arch, dtype, threads, split_output, whole, others_plain: pipeline == 1 && cluster == 1 && tensors == 1 && stack == 1 && jam == 1 && col_split == 1 && shared_buffers == 2 && !fma_tail && !pair_rows && !align_runs, b, a, chain, bulk_copy, fuse_k, prefetch_l2 })?;
+            }
             if shared_buffers > 2 && pipeline == 1 {
                 return Err(malformed("buffers(N > 2) hold the tensors in flight of pipeline(N - 1): add pipeline(..)"));
             }
             let plan = TransformPlan {
+                split_output,
+                chain,
+                prefetch_l2,
                 stack,
                 fma_tail,
                 bulk_copy,
@@ -791,7 +841,9 @@ impl Schedule {
                 None => (k, k),
             };
             let b_shared = if b.memory == Memory::Shared { b_rows as u64 * (b_cols + b.pad) as u64 * elem } else { 0 };
-            let (w_shared, w_global) = if workspace == Memory::Shared && plan.cluster > 1 {
+            let (w_shared, w_global) = if plan.split_output > 1 {
+                (plan.split_shared_bytes(k, threads / 32, elem), 0)
+            } else if workspace == Memory::Shared && plan.cluster > 1 {
                 // Three or four buffers, and the 8-byte mbarriers (bulk copies, gather buffers).
                 let mbarriers = 8 * plan.cluster_mbarriers(k, arch) as u64;
                 (plan.shared_buffers as u64 * plan.cluster_slice_elems(k) * elem + mbarriers, 0)
@@ -845,6 +897,9 @@ impl Schedule {
                 Body::Transform(tp) if tp.cluster > 1 => {
                     return Err(malformed("persistent(1) counts resident blocks per SM; cluster(N) places its blocks by cluster (NOTES.md run 70): use one or the other"))
                 }
+                Body::Transform(tp) if tp.split_output > 1 => {
+                    return Err(malformed("persistent(1) caps the grid at the resident blocks; split_output(N) needs a multiple of N blocks (a tensor's parts in blocks b, b + 1): use one or the other"))
+                }
                 _ => {}
             }
         }
@@ -860,6 +915,76 @@ impl Schedule {
             persistent,
             parameters: self.defaults(),
         })
+    }
+}
+
+/// What [`Schedule::check_split_output`] checks: the request and the other steps' values.
+struct SplitRequest {
+    k: u32,
+    arch: &'static Arch,
+    dtype: DType,
+    threads: u32,
+    split_output: u32,
+    /// The fused form: tensorize(mma), cache_read(A, shared), workspace(shared).
+    whole: bool,
+    /// No pipeline, cluster, tensors, stack, row jam, column split, FMA tail, row pairs,
+    /// aligned runs, and the default buffers: steps that shape another layout of the work.
+    others_plain: bool,
+    a: Staging,
+    b: Staging,
+    chain: bool,
+    bulk_copy: bool,
+    fuse_k: u32,
+    prefetch_l2: u32,
+}
+
+impl Schedule {
+    /// `split_output(N)`'s requirements. The emitter (`emit/split.rs`) writes one layout of the
+    /// work: N = 2 at K = 32 (a block's z is one 16-row tile), 8 warps with 4 slices of a each,
+    /// every pass's A operand Bᵀ in registers in the chain's k order, the slices copied by bulk
+    /// copies (sm_90). Anything else is refused here, naming what runs instead.
+    fn check_split_output(&self, r: SplitRequest) -> Result<(), PlanError> {
+        let malformed = |what: &str| PlanError::Malformed { level: self.name.clone(), what: what.into() };
+        if r.split_output != 2 {
+            return Err(malformed("split_output(N) takes 1 (none) or 2 (halves of z)"));
+        }
+        if !r.whole || !r.others_plain {
+            return Err(malformed("split_output(2) is its own layout of the fused passes: tensorize(mma), cache_read(A, shared), workspace(shared), without pipeline, buffers, cluster, tensors, stack, unroll(rows), split_cols, fma_tail, pair_rows or align_runs"));
+        }
+        if r.b.memory != Memory::Registers || r.a.pad != 0 {
+            return Err(malformed("split_output(2) holds Bᵀ in registers for all three passes and copies each slice of A as it lies: cache_read(B, registers) and cache_read(A, shared) without a pad"));
+        }
+        if !r.chain || !r.bulk_copy {
+            return Err(malformed("split_output(2) keeps pass 0's output in registers and loads slices with bulk copies: it needs chain(1) and bulk_copy(1)"));
+        }
+        if r.prefetch_l2 == 1 || r.prefetch_l2 > 4 {
+            return Err(malformed("prefetch_l2(N) takes 0 (none) or 2 to 4 slices ahead of the one read (1 is the slice the bulk copy is loading)"));
+        }
+        let instead = "fused-cluster runs at K = 25..32 on sm_90 (`mra-bench levels` lists every level's K)";
+        if r.arch.vendor != crate::Vendor::Nvidia || !r.arch.bulk_async_copy || !r.arch.has(MatrixInstr::MmaSyncM16n8k8F64) {
+            return Err(PlanError::ArchUnsupported {
+                level: self.name.clone(),
+                arch: r.arch.name,
+                why: "split_output(2) chains passes through the m16n8k8 f64 accumulator layout and loads slices with bulk copies (NVIDIA sm_90); L7 and the fused levels run there".into(),
+            });
+        }
+        if r.dtype != DType::F64 {
+            return Err(PlanError::DTypeUnsupported { level: self.name.clone(), dtype: r.dtype, why: "split_output(2) is written for the f64 m16n8k8 layouts".into() });
+        }
+        if r.k != 32 {
+            return Err(PlanError::KUnsupported {
+                level: self.name.clone(),
+                k: r.k,
+                why: format!("split_output(2) gives each block 16 values of z, one m16 tile: K = 32 only; {instead}"),
+            });
+        }
+        if r.threads != 256 {
+            return Err(malformed("split_output(2) gives each of 8 warps 4 slices of a: threads(256)"));
+        }
+        if ![2, 4].contains(&r.fuse_k) {
+            return Err(malformed("chain(1) reads m16n8k8 accumulator columns as k-slots: fuse_k(2) (m16n8k8) or fuse_k(4) (m16n8k16)"));
+        }
+        Ok(())
     }
 }
 
@@ -941,19 +1066,29 @@ impl Plan {
         }
     }
 
-    /// Blocks that have work in a batch of `nfuncs` tensors: one per tensor, or with
-    /// `stack(N)` one per group of N (the last group possibly partial). A launch uses at most
-    /// this many (and at most M).
+    /// Blocks that have work in a batch of `nfuncs` tensors: one per tensor, with `stack(N)`
+    /// one per group of N (the last group possibly partial), with `split_output(N)` N per
+    /// tensor. A launch uses at most this many (and at most M).
     pub fn work_blocks(&self, nfuncs: usize) -> usize {
         match self.body {
-            Body::Transform(tp) => nfuncs.div_ceil(tp.stack.max(1) as usize),
+            Body::Transform(tp) => nfuncs.div_ceil(tp.stack.max(1) as usize) * tp.split_output.max(1) as usize,
             _ => nfuncs,
         }
     }
 
-    /// The grid for `blocks` requested blocks: rounded up to whole clusters.
+    /// What the grid must be a multiple of: the blocks of a cluster, or with `split_output(N)`
+    /// the N blocks that share a tensor (blocks b..b + N, b a multiple of N).
+    pub fn grid_multiple(&self) -> u32 {
+        match self.body {
+            Body::Transform(tp) => tp.cluster.max(1).max(tp.split_output.max(1)),
+            _ => 1,
+        }
+    }
+
+    /// The grid for `blocks` requested blocks: rounded up to a multiple of
+    /// [`Plan::grid_multiple`] (whole clusters, whole split tensors).
     pub fn grid_blocks(&self, blocks: usize) -> usize {
-        blocks.div_ceil(self.cluster_blocks() as usize) * self.cluster_blocks() as usize
+        blocks.div_ceil(self.grid_multiple() as usize) * self.grid_multiple() as usize
     }
 
     /// The grid of one launch for `blocks` requested blocks (min(N, M)) on a device that holds

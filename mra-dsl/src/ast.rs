@@ -94,6 +94,9 @@ impl Prim {
             PrimKind::Persistent(v) => out.push((named("persistent".into(), v), v)),
             PrimKind::Stack(v) => out.push((named("stack".into(), v), v)),
             PrimKind::ShadowMma(v) => out.push((named("shadow_mma".into(), v), v)),
+            PrimKind::SplitOutput(v) => out.push((named("split_output".into(), v), v)),
+            PrimKind::Chain(v) => out.push((named("chain".into(), v), v)),
+            PrimKind::PrefetchL2(v) => out.push((named("prefetch_l2".into(), v), v)),
             _ => {}
         }
         out
@@ -129,6 +132,9 @@ impl Prim {
             PrimKind::Persistent(_) => "persistent",
             PrimKind::Stack(_) => "stack",
             PrimKind::ShadowMma(_) => "shadow_mma",
+            PrimKind::SplitOutput(_) => "split_output",
+            PrimKind::Chain(_) => "chain",
+            PrimKind::PrefetchL2(_) => "prefetch_l2",
         }
     }
 }
@@ -212,6 +218,13 @@ pub enum PrimKind {
     /// transform needs per tensor, on operands in registers, their results discarded (the
     /// `bound` level); 1: half the warps copy and half multiply, 0: every warp does both.
     ShadowMma(Val),
+    /// `split_output(N)`: each tensor's output split along its last index over N blocks that
+    /// share nothing (each computes its part of z through all three passes).
+    SplitOutput(Val),
+    /// `chain(0|1)`: 1: pass 1 takes pass 0's accumulators as its B operand in registers.
+    Chain(Val),
+    /// `prefetch_l2(N)`: each warp asks L2 for the slice of A N slices ahead of the one it loads.
+    PrefetchL2(Val),
 }
 
 /// A numeric argument: `N`, or `tune([N, ...], default = D[, name = ident])` (for threads

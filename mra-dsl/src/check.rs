@@ -97,7 +97,7 @@ fn check_values(prim: &Prim, errors: &mut Errors) {
     }
     match &prim.kind {
         PrimKind::Threads(v) => for_each_value(v, |n| thread_count(n, errors)),
-        PrimKind::Buffers(v) | PrimKind::Pipeline(v) | PrimKind::Tensors(v) | PrimKind::Cluster(v) | PrimKind::SplitCols(v) | PrimKind::Stack(v) => {
+        PrimKind::Buffers(v) | PrimKind::Pipeline(v) | PrimKind::Tensors(v) | PrimKind::Cluster(v) | PrimKind::SplitCols(v) | PrimKind::Stack(v) | PrimKind::SplitOutput(v) => {
             let what = prim.name();
             let max = match what {
                 "buffers" => 9,
@@ -110,6 +110,8 @@ fn check_values(prim: &Prim, errors: &mut Errors) {
                 // At K = 10 four tensors are 400 rows, whole 16-row tiles; more only widens
                 // the buffers (shared memory per block) with no padding left to remove.
                 "stack" => 4,
+                // Halves of z: a 16-row tile of the m16n8 instructions each at K = 32.
+                "split_output" => 2,
                 _ => 8,
             };
             for_each_value(v, |n| {
@@ -118,12 +120,17 @@ fn check_values(prim: &Prim, errors: &mut Errors) {
                 }
             });
         }
+        PrimKind::PrefetchL2(v) => for_each_value(v, |n| {
+            if n.value > 4 {
+                errors.push(n.span, format!("prefetch_l2({}): takes 0 to 4 (slices ahead; 0: none)", n.value));
+            }
+        }),
         PrimKind::FuseK(v) => for_each_value(v, |n| {
             if ![1, 2, 4].contains(&n.value) {
                 errors.push(n.span, format!("fuse_k({}): takes 1, 2 or 4 (k-steps per instruction)", n.value));
             }
         }),
-        PrimKind::AsyncExchange(v) | PrimKind::AlignRuns(v) | PrimKind::LateWait(v) | PrimKind::PairRows(v) | PrimKind::BulkCopy(v) | PrimKind::FmaTail(v) | PrimKind::Persistent(v) | PrimKind::ShadowMma(v) => {
+        PrimKind::AsyncExchange(v) | PrimKind::AlignRuns(v) | PrimKind::LateWait(v) | PrimKind::PairRows(v) | PrimKind::BulkCopy(v) | PrimKind::FmaTail(v) | PrimKind::Persistent(v) | PrimKind::ShadowMma(v) | PrimKind::Chain(v) => {
             let what = prim.name();
             for_each_value(v, |n| {
                 if n.value > 1 {
@@ -496,10 +503,15 @@ fn check_combination(level: &Level, errors: &mut Errors) {
             errors.push(x.ident.span(), "shadow_mma(..) issues matrix instructions beside a copy: it needs copy(..) and tensorize(mma)");
         }
     }
-    if let (Some(x), None) = (find("bulk_copy"), find("pipeline")) {
-        errors.push(x.ident.span(), "bulk_copy(..) chooses how pipeline(N) copies the next tensors: add pipeline(N)");
+    if let (Some(x), None, None) = (find("bulk_copy"), find("pipeline"), find("split_output")) {
+        errors.push(x.ident.span(), "bulk_copy(..) chooses how pipeline(N) copies the next tensors (or split_output(N) its slices): add pipeline(N)");
     }
-    for b in ["buffers", "pipeline", "tensors", "cluster", "split_cols", "align_runs", "pair_rows", "bulk_copy", "stack"].into_iter().filter_map(&find) {
+    for x in ["chain", "prefetch_l2"].into_iter().filter_map(&find) {
+        if find("split_output").is_none() {
+            errors.push(x.ident.span(), format!("{}(..) shapes the passes of split_output(N): add split_output(2)", x.name()));
+        }
+    }
+    for b in ["buffers", "pipeline", "tensors", "cluster", "split_cols", "align_runs", "pair_rows", "bulk_copy", "stack", "split_output"].into_iter().filter_map(&find) {
         let shared_workspace = level.prims.iter().any(|p| matches!(&p.kind, PrimKind::Workspace(m) if m.value == Memory::Shared));
         let staged_a = level.prims.iter().any(|p| matches!(&p.kind, PrimKind::CacheRead { operand, into, .. } if operand.value == crate::ast::Operand::A && into.value == Memory::Shared));
         if tensorize.is_none() || !shared_workspace || !staged_a {

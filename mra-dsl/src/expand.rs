@@ -257,6 +257,18 @@ fn step(prim: &Prim, fixed: &HashMap<String, u32>) -> TokenStream {
             let v = nth_value(prim, 0);
             quote!(#ir::Step::ShadowMma(#v))
         }
+        PrimKind::SplitOutput(_) => {
+            let v = nth_value(prim, 0);
+            quote!(#ir::Step::SplitOutput(#v))
+        }
+        PrimKind::Chain(_) => {
+            let v = nth_value(prim, 0);
+            quote!(#ir::Step::Chain(#v))
+        }
+        PrimKind::PrefetchL2(_) => {
+            let v = nth_value(prim, 0);
+            quote!(#ir::Step::PrefetchL2(#v))
+        }
         PrimKind::Stack(_) => {
             let v = nth_value(prim, 0);
             quote!(#ir::Step::Stack(#v))

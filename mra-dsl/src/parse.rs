@@ -33,6 +33,9 @@
 //!            | "persistent"    "(" VALUE ")"
 //!            | "stack"         "(" VALUE ")"
 //!            | "shadow_mma"    "(" VALUE ")"
+//!            | "split_output"  "(" VALUE ")"
+//!            | "chain"         "(" VALUE ")"
+//!            | "prefetch_l2"   "(" VALUE ")"
 //! ```
 //!
 //! A VALUE may be tuned: `tune([0, 1, 4], default = 4)` declares a parameter the auto-tuner
@@ -206,6 +209,9 @@ fn parse_prim(input: ParseStream) -> Result<Prim> {
         "cluster" => PrimKind::Cluster(numeric(&mut args, "blocks per cluster")?),
         "split_cols" => PrimKind::SplitCols(numeric(&mut args, "warps per row tile")?),
         "stack" => PrimKind::Stack(numeric(&mut args, "tensors per pass")?),
+        "split_output" => PrimKind::SplitOutput(numeric(&mut args, "blocks per tensor")?),
+        "prefetch_l2" => PrimKind::PrefetchL2(numeric(&mut args, "slices ahead")?),
+        "chain" => PrimKind::Chain(numeric(&mut args, words::switch_meaning(prim))?),
         "async_exchange" => PrimKind::AsyncExchange(numeric(&mut args, words::switch_meaning(prim))?),
         "align_runs" => PrimKind::AlignRuns(numeric(&mut args, words::switch_meaning(prim))?),
         "late_wait" => PrimKind::LateWait(numeric(&mut args, words::switch_meaning(prim))?),

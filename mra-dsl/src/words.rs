@@ -34,6 +34,9 @@ pub const PRIMITIVES: &[&str] = &[
     "persistent",
     "stack",
     "shadow_mma",
+    "split_output",
+    "chain",
+    "prefetch_l2",
 ];
 
 /// How each primitive is written, for "missing/extra argument" messages.
@@ -67,6 +70,9 @@ pub fn signature(prim: &str) -> &'static str {
         "persistent" => "persistent(0|1) or persistent(tune([0, 1], default = N))",
         "stack" => "stack(N), 1 <= N <= 4, or stack(tune([N, ...], default = N))",
         "shadow_mma" => "shadow_mma(0|1) or shadow_mma(tune([0, 1], default = N))",
+        "split_output" => "split_output(N), 1 <= N <= 2, or split_output(tune([N, ...], default = N))",
+        "chain" => "chain(0|1) or chain(tune([0, 1], default = N))",
+        "prefetch_l2" => "prefetch_l2(N), 0 <= N <= 4, or prefetch_l2(tune([N, ...], default = N))",
         _ => unreachable!("not a primitive: {prim}"),
     }
 }
@@ -81,6 +87,7 @@ pub const SWITCHES: Table<&str> = &[
     ("fma_tail", "0 (a zero-padded last column fragment) or 1 (the last K mod FN columns by FMA)"),
     ("persistent", "0 (min(N, M) blocks) or 1 (at most the blocks the GPU holds at once)"),
     ("shadow_mma", "0 (every warp copies and multiplies) or 1 (half the warps copy, half multiply)"),
+    ("chain", "0 (pass 0's output stored) or 1 (pass 1 reads pass 0's accumulators in registers)"),
 ];
 
 /// What `0` and `1` mean for the 0|1 step `prim`.

@@ -9,6 +9,7 @@ pub mod dialect;
 mod library;
 mod pipeline;
 mod shadow;
+mod split;
 mod tensor;
 mod tma;
 mod writer;
@@ -279,6 +280,10 @@ impl Emitter<'_> {
 
     fn transform_kernel(&mut self, entry: &str, tp: &TransformPlan) {
         let t = self.t();
+        if tp.split_output > 1 {
+            self.split_kernel(entry, tp);
+            return;
+        }
         if let (Some(f), true) = (tp.fragment, tp.cluster > 1) {
             self.tile_constants(tp, &f);
             self.cluster_constants(tp);

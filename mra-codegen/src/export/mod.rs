@@ -82,6 +82,7 @@ pub fn entry_for(level: &Schedule, k: u32, arch: &'static Arch, dtype: DType, re
     let kernel = emit::generate(level, Request { k, arch, dtype }).map_err(|source| ExportError::Plan { k, source })?;
     let what = match kernel.plan.body {
         Body::Transform(tp) if tp.cluster > 1 => Some("a thread-block-cluster kernel (one tensor spans several blocks, so there is no block-level transform_block)"),
+        Body::Transform(tp) if tp.split_output > 1 => Some("a split-output kernel (one tensor spans two blocks, so there is no block-level transform_block)"),
         Body::Transform(_) => None,
         Body::Copy { shadow: None, .. } => Some("the copy floor (no transform)"),
         Body::Copy { shadow: Some(_), .. } => Some("the measured bound (a copy beside discarded matrix instructions, no transform)"),

@@ -9,6 +9,7 @@ mod fusedc;
 mod fusedg;
 mod fusedp;
 mod fusedr;
+mod fuseds;
 mod l1;
 mod l2;
 mod l3;
@@ -26,7 +27,7 @@ use crate::plan::{Request, K_MAX};
 
 /// Every level, the floor and the bound first, then by number.
 pub fn all() -> Vec<Schedule> {
-    vec![copy::copy(), bound::bound(), l1::l1(), l2::l2(), l3::l3(), l4::l4(), l5::l5(), l6::l6(), l7::l7(), fused::fused(), fused1::fused1(), fusedp::fused_pipe(), fusedg::fused_groups(), fusedr::fused_ring(), fusedc::fused_cluster(), wmma::wmma(), vendor::vendor_3gemm()]
+    vec![copy::copy(), bound::bound(), l1::l1(), l2::l2(), l3::l3(), l4::l4(), l5::l5(), l6::l6(), l7::l7(), fused::fused(), fused1::fused1(), fusedp::fused_pipe(), fusedg::fused_groups(), fusedr::fused_ring(), fusedc::fused_cluster(), fuseds::fused_split(), wmma::wmma(), vendor::vendor_3gemm()]
 }
 
 /// A `-l` value that names no level.

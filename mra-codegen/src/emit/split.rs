@@ -1,0 +1,247 @@
+//! `split_output(2)` with `chain(1)`: each tensor's output split along z over two blocks that
+//! share nothing (bench/NOTES.md run 101, the prototype `bench/exp101/zsplit3_k32.cu`).
+//!
+//! Block h of a pair computes C(·, ·, z) for z in [ZH·h, ZH·h + ZH), ZH = 16 at K = 32:
+//! - phase 1, per slice a of A (warp w takes a = w, w + WARPS, ..): pass 0
+//!   T1ᵀ(z, b) = Σ_c Bᵀ(z, c) A(a, b, c) on the warp's slice, then pass 1
+//!   T2(a, y, z) = Σ_b Bᵀ(y, b) T1(b, z) with pass 0's accumulators as its B operand where they
+//!   lie (`chain(1)`), stored to shared memory;
+//! - phase 2: the last pass C(x, y, z) = Σ_a Bᵀ(x, a) T2(a, y, z), stored from the accumulators.
+//!
+//! All three passes' A operands are the same registers: Bᵀ(m, k) = B(k, m) for the two 16-row
+//! m-tiles and every k-step, in the chain's k order within each group of 8, (0, 2, 4, 6, 1, 3,
+//! 5, 7). A warp's slice arrives in its own slot by one bulk copy, refilled with the warp's
+//! next slice as soon as it has been read into registers.
+
+use super::Emitter;
+use crate::ir::Step;
+use crate::plan::TransformPlan;
+
+impl Emitter<'_> {
+    /// The constants, helpers and kernel of a `split_output(2)` level.
+    pub(super) fn split_kernel(&mut self, entry: &str, tp: &TransformPlan) {
+        let k = self.plan.request.k;
+        let split = self.step_comment(|s| matches!(s, Step::SplitOutput(_)));
+        let chain = self.step_comment(|s| matches!(s, Step::Chain(_)));
+        let fuse = self.step_comment(|s| matches!(s, Step::FuseK(_)));
+        let bulk = self.step_comment(|s| matches!(s, Step::BulkCopy(_)));
+        let prefetch = self.step_comment(|s| matches!(s, Step::PrefetchL2(_)));
+        let b_regs = self.step_comment(|s| matches!(s, Step::CacheRead { operand: crate::ir::Operand::B, .. }));
+        let a_slot = self.step_comment(|s| matches!(s, Step::CacheRead { operand: crate::ir::Operand::A, .. }));
+        let ws = self.step_comment(|s| matches!(s, Step::Workspace(_)));
+        let w = &mut self.w;
+        w.line(format!("constexpr int ZH = {};  {split}: values of z per block (one m16 tile)", tp.split_z(k)));
+        w.line("constexpr int WARPS = THREADS / 32;");
+        w.line("constexpr int MT = K / 16;  // m-tiles of Bᵀ (rows x, y or z)");
+        w.line("constexpr int KS = K / 8;  // k-steps of 8 (groups of the chain's k order)");
+        w.line("constexpr int SLICES = K / WARPS;  // slices of A (values of a) per warp and tensor");
+        w.line(format!("constexpr int TP = {};  {ws}: T2's row pitch (a row per a; ≡ 2 mod 16: conflict-free last-pass loads)", tp.split_t2_pitch(k)));
+        w.line(format!("constexpr int SLOT = K2;  {a_slot}: a warp's slot, one slice A(a, ·, ·) as it lies"));
+        w.line("constexpr int LAST_FRAGS = K * ZH / 8 / WARPS;  // last-pass column fragments per warp");
+        w.line(format!("constexpr int PREFETCH = {};  {prefetch}: slices ahead of the one read (0: none)", tp.prefetch_l2));
+        w.line("");
+        w.lines(&super::tma::mbarrier_helpers());
+        w.lines(&super::tma::bulk_load_helpers());
+        w.lines(
+            "// Asks L2 for `bytes` at `p` (16-byte aligned, a multiple of 16): the bulk copy that reads it later hits.\n\
+             __device__ __forceinline__ void mra_prefetch_l2(const void* p, unsigned bytes) {\n\
+             \x20   asm volatile(\"cp.async.bulk.prefetch.L2.global [%0], %1;\" :: \"l\"(p), \"r\"(bytes) : \"memory\");\n\
+             }",
+        );
+        let deep = tp.fuse_k == 4;
+        w.line("");
+        if deep {
+            w.line(format!("{fuse}: D(16x8) += A(16x16) B(16x8), two k-steps of 8 side by side: A = lo then hi,"));
+            w.line("// B the k-slots t, t + 4 (lo) and t + 8, t + 12 (hi).");
+            w.lines(
+                "__device__ __forceinline__ void mra_mma(double (&d)[4], const double (&lo)[4], const double (&hi)[4], double b0, double b1, double b2, double b3) {\n\
+                 \x20   asm(\"mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5, %6, %7, %8, %9, %10, %11}, {%12, %13, %14, %15}, {%0, %1, %2, %3};\"\n\
+                 \x20       : \"+d\"(d[0]), \"+d\"(d[1]), \"+d\"(d[2]), \"+d\"(d[3])\n\
+                 \x20       : \"d\"(lo[0]), \"d\"(lo[1]), \"d\"(lo[2]), \"d\"(lo[3]), \"d\"(hi[0]), \"d\"(hi[1]), \"d\"(hi[2]), \"d\"(hi[3]), \"d\"(b0), \"d\"(b1), \"d\"(b2), \"d\"(b3));\n\
+                 }",
+            );
+        } else {
+            w.line(format!("{fuse}: D(16x8) += A(16x8) B(8x8). A: a0 (g, t), a1 (g+8, t), a2 (g, t+4), a3 (g+8, t+4);"));
+            w.line("// B: b0 (t, g), b1 (t+4, g); D: d0 (g, 2t), d1 (g, 2t+1), d2 (g+8, 2t), d3 (g+8, 2t+1).");
+            w.lines(
+                "__device__ __forceinline__ void mra_mma(double (&d)[4], const double (&a)[4], double b0, double b1) {\n\
+                 \x20   asm(\"mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\"\n\
+                 \x20       : \"+d\"(d[0]), \"+d\"(d[1]), \"+d\"(d[2]), \"+d\"(d[3])\n\
+                 \x20       : \"d\"(a[0]), \"d\"(a[1]), \"d\"(a[2]), \"d\"(a[3]), \"d\"(b0), \"d\"(b1));\n\
+                 }",
+            );
+        }
+        // One instruction per k-step of 8 (fuse_k(2)) or per pair of them (fuse_k(4)): `mma(d, j, bv)`
+        // with the A registers of k-step(s) j and the B values bv(slot) for slot = 0..1 (or 0..3).
+        let mma = |d: &str, a: &dyn Fn(&str) -> String, j: &str, b: &dyn Fn(&str, u32) -> String| -> String {
+            if deep {
+                format!("mra_mma({d}, {}, {}, {}, {}, {}, {});", a(&format!("2 * {j}")), a(&format!("2 * {j} + 1")), b(&format!("2 * {j}"), 0), b(&format!("2 * {j}"), 1), b(&format!("2 * {j} + 1"), 0), b(&format!("2 * {j} + 1"), 1))
+            } else {
+                format!("mra_mma({d}, {}, {}, {});", a(j), b(j, 0), b(j, 1))
+            }
+        };
+        let steps = if deep { "KS / 2" } else { "KS" };
+        w.line("");
+        w.line("// T2's column of (y, z local): 16-byte units of z XOR-ed by 4 (y & 1), so that a quarter warp's");
+        w.line("// 16-byte stores of rows y, y + 1 cover all 32 banks.");
+        w.line("__device__ __forceinline__ int t2_col(int y, int zl) { return y * ZH + ((((zl >> 1) ^ ((y & 1) << 2))) << 1) + (zl & 1); }");
+        w.line("");
+        w.line(format!("{chain}: pass 1 of one slice from pass 0's accumulators d1, then its T2 stores."));
+        w.line("// B operand (k = b, n = z local): z-fragment zf is d1's rows g (zf = 0: d1[..][0], [1]) or g + 8 (zf = 1: [2], [3]);");
+        w.line("// d1[j] holds b = 8j + 2t, 8j + 2t + 1: the k-slots t, t + 4 of k-step j in the chain's order.");
+        w.line("__device__ __forceinline__ void pass1_store(const double (&bt)[MT][KS][4], const double (&d1)[KS][4], double* t2, int a, int g, int t) {");
+        w.indent();
+        w.line("double* row = t2 + a * TP;");
+        w.line("#pragma unroll");
+        w.block("for (int mt = 0; mt < MT; ++mt)", "", |w| {
+            w.line("double d2[ZH / 8][4];");
+            w.line("#pragma unroll");
+            w.block("for (int zf = 0; zf < ZH / 8; ++zf)", "", |w| {
+                w.line("#pragma unroll");
+                w.line("for (int r = 0; r < 4; ++r) d2[zf][r] = 0;");
+                w.line("#pragma unroll");
+                let a = |j: &str| format!("bt[mt][{j}]");
+                let b = |j: &str, slot: u32| format!("d1[{j}][2 * zf + {slot}]");
+                w.line(format!("for (int j = 0; j < {steps}; ++j) {}", mma("d2[zf]", &a, "j", &b)));
+            });
+            w.line("#pragma unroll");
+            w.block("for (int zf = 0; zf < ZH / 8; ++zf)", "", |w| {
+                w.line("const int y = 16 * mt + g, zl = 8 * zf + 2 * t;");
+                w.line("*reinterpret_cast<double2*>(row + t2_col(y, zl)) = make_double2(d2[zf][0], d2[zf][1]);");
+                w.line("*reinterpret_cast<double2*>(row + t2_col(y + 8, zl)) = make_double2(d2[zf][2], d2[zf][3]);");
+            });
+        });
+        w.dedent();
+        w.line("}");
+        w.line("");
+        // The per-half body: the half is a template parameter, so pass 0 names its m-tile of Bᵀ.
+        w.line(format!("{split}: the work of block h of a pair, for every tensor n = blockIdx / 2, += gridDim / 2."));
+        w.line("template <int H>");
+        w.line("__device__ __forceinline__ void split_half(const double* __restrict__ a, const double* __restrict__ b, double* __restrict__ c, int nfuncs, double* smem) {");
+        w.indent();
+        w.line("double* t2 = smem;");
+        w.line("const int tid = threadIdx.x, lane = tid & 31, w = tid >> 5, g = lane >> 2, t = lane & 3;");
+        w.line("double* slot = smem + K * TP + w * SLOT;");
+        w.line("unsigned long long* bar = reinterpret_cast<unsigned long long*>(smem + K * TP + WARPS * SLOT) + w;");
+        w.line("const int first = blockIdx.x >> 1, stride = gridDim.x >> 1;");
+        w.line(format!("{b_regs}: Bᵀ(m, k) = B(k, m), m-tile mt, k-step j, k-slots t, t + 4 -> k = 8j + 2t, 8j + 2t + 1."));
+        w.line("double bt[MT][KS][4];");
+        w.line("#pragma unroll");
+        w.line("for (int mt = 0; mt < MT; ++mt)");
+        w.line("#pragma unroll");
+        w.block("for (int j = 0; j < KS; ++j)", "", |w| {
+            w.line("const int k = 8 * j + 2 * t, m = 16 * mt + g;");
+            w.line("bt[mt][j][0] = b[k * K + m];");
+            w.line("bt[mt][j][1] = b[k * K + m + 8];");
+            w.line("bt[mt][j][2] = b[(k + 1) * K + m];");
+            w.line("bt[mt][j][3] = b[(k + 1) * K + m + 8];");
+        });
+        w.line("if (lane == 0) mra_mbar_init(bar);");
+        w.line("__syncwarp();");
+        w.line("// The warp's q-th slice after (tensor n, slice i): tensors advance by `stride` every SLICES slices.");
+        w.block("auto slice = [&](int n, int i, int q) -> const double*", ";", |w| {
+            w.line("i += q;");
+            w.line("while (i >= SLICES) { i -= SLICES; n += stride; }");
+            w.line("return n < nfuncs ? a + (long long)n * K3 + (long long)(w + WARPS * i) * K2 : nullptr;");
+        });
+        w.line(format!("{bulk}: one bulk copy of the slice into the warp's slot, completing on its mbarrier."));
+        w.block("auto load_slice = [&](const double* src)", ";", |w| {
+            w.line("if (lane == 0) { mra_mbar_expect(bar, K2 * 8); mra_bulk_copy(slot, src, K2 * 8, bar); }");
+        });
+        w.line("unsigned phase = 0;");
+        w.block("if (first < nfuncs)", "", |w| {
+            w.line("load_slice(slice(first, 0, 0));");
+            w.line("if (lane == 0) for (int q = 1; q < PREFETCH; ++q) if (const double* p = slice(first, 0, q)) mra_prefetch_l2(p, K2 * 8);");
+        });
+        w.block("for (int n = first; n < nfuncs; n += stride)", "", |w| {
+            w.line("double d1o[KS][4];  // the previous slice's pass 0, for its pass 1");
+            w.line("#pragma unroll 1");
+            w.block("for (int i = 0; i < SLICES; ++i)", "", |w| {
+                w.line("mra_mbar_wait(bar, phase);");
+                w.line("phase ^= 1;");
+                w.line("// Pass 0's B operand: b0 = A(a, b = 8 nf + g, c = 8j + 2t), b1 = c + 1 (k-slots t, t + 4).");
+                w.line("double2 s[KS][KS];");
+                w.line("#pragma unroll");
+                w.line("for (int nf = 0; nf < KS; ++nf)");
+                w.line("#pragma unroll");
+                w.line("for (int j = 0; j < KS; ++j) s[nf][j] = *reinterpret_cast<const double2*>(slot + (8 * nf + g) * K + 8 * j + 2 * t);");
+                w.line("mra_fence_proxy_async();  // the slot's reads before the bulk copy that refills it");
+                w.line("__syncwarp();");
+                w.line("if (const double* p = slice(n, i, 1)) load_slice(p);");
+                w.line(format!("if (PREFETCH > 0 && lane == 0) if (const double* p = slice(n, i, PREFETCH)) mra_prefetch_l2(p, K2 * 8);  {prefetch}"));
+                w.line("// Pass 0: T1ᵀ(z, b), z = ZH·H + (g, g + 8), b = 8 nf + (2t, 2t + 1).");
+                w.line("double d1[KS][4];");
+                w.line("#pragma unroll");
+                w.block("for (int nf = 0; nf < KS; ++nf)", "", |w| {
+                    w.line("#pragma unroll");
+                    w.line("for (int r = 0; r < 4; ++r) d1[nf][r] = 0;");
+                    w.line("#pragma unroll");
+                    let a = |j: &str| format!("bt[H][{j}]");
+                    let b = |j: &str, slot: u32| format!("s[nf][{j}].{}", if slot == 0 { "x" } else { "y" });
+                    w.line(format!("for (int j = 0; j < {steps}; ++j) {}", mma("d1[nf]", &a, "j", &b)));
+                });
+                w.line("// Pass 1 of the previous slice: its chains overlap this slice's pass 0.");
+                w.line("if (i > 0) pass1_store(bt, d1o, t2, w + WARPS * (i - 1), g, t);");
+                w.line("#pragma unroll");
+                w.line("for (int nf = 0; nf < KS; ++nf)");
+                w.line("#pragma unroll");
+                w.line("for (int r = 0; r < 4; ++r) d1o[nf][r] = d1[nf][r];");
+            });
+            w.line("pass1_store(bt, d1o, t2, w + WARPS * (SLICES - 1), g, t);");
+            w.line("__syncthreads();  // T2 complete");
+            w.line("// Phase 2: C(x, n') = Σ_a Bᵀ(x, a) T2(a, n'), n' = (y, z local) = 8f + g; warp w takes");
+            w.line("// f in [LAST_FRAGS·w, LAST_FRAGS·(w + 1)), four at a time.");
+            w.line("double* out = c + (long long)n * K3 + ZH * H;");
+            w.line("#pragma unroll 1");
+            w.block("for (int round = 0; round < LAST_FRAGS / 4; ++round)", "", |w| {
+                w.line("const int f0 = LAST_FRAGS * w + 4 * round;");
+                w.line("double acc[MT][4][4];");
+                w.line("#pragma unroll");
+                w.line("for (int mt = 0; mt < MT; ++mt)");
+                w.line("#pragma unroll");
+                w.line("for (int q = 0; q < 4; ++q)");
+                w.line("#pragma unroll");
+                w.line("for (int r = 0; r < 4; ++r) acc[mt][q][r] = 0;");
+                w.line("#pragma unroll");
+                w.block(format!("for (int j = 0; j < {steps}; ++j)"), "", |w| {
+                    w.line("#pragma unroll");
+                    w.block("for (int q = 0; q < 4; ++q)", "", |w| {
+                        w.line("const int f = f0 + q, y = f / (ZH / 8), zl = 8 * (f % (ZH / 8)) + g;");
+                        w.line("const int col = t2_col(y, zl);");
+                        if deep {
+                            w.line("const int ar = 16 * j + 2 * t;  // k-slots t, t + 4, t + 8, t + 12: a = ar, ar + 1, ar + 8, ar + 9");
+                            w.line("const double b0 = t2[ar * TP + col], b1 = t2[(ar + 1) * TP + col], b2 = t2[(ar + 8) * TP + col], b3 = t2[(ar + 9) * TP + col];");
+                            w.line("#pragma unroll");
+                            w.line("for (int mt = 0; mt < MT; ++mt) mra_mma(acc[mt][q], bt[mt][2 * j], bt[mt][2 * j + 1], b0, b1, b2, b3);");
+                        } else {
+                            w.line("const int ar = 8 * j + 2 * t;  // k-slots t, t + 4: a = ar, ar + 1");
+                            w.line("const double b0 = t2[ar * TP + col], b1 = t2[(ar + 1) * TP + col];");
+                            w.line("#pragma unroll");
+                            w.line("for (int mt = 0; mt < MT; ++mt) mra_mma(acc[mt][q], bt[mt][j], b0, b1);");
+                        }
+                    });
+                });
+                w.line("#pragma unroll");
+                w.line("for (int mt = 0; mt < MT; ++mt)");
+                w.line("#pragma unroll");
+                w.block("for (int q = 0; q < 4; ++q)", "", |w| {
+                    w.line("const int f = f0 + q, y = f / (ZH / 8), zl = 8 * (f % (ZH / 8)) + 2 * t, x = 16 * mt + g;");
+                    w.line("*reinterpret_cast<double2*>(out + x * K2 + y * K + zl) = make_double2(acc[mt][q][0], acc[mt][q][1]);");
+                    w.line("*reinterpret_cast<double2*>(out + (x + 8) * K2 + y * K + zl) = make_double2(acc[mt][q][2], acc[mt][q][3]);");
+                });
+            });
+            w.line("__syncthreads();  // T2 read before the next tensor's phase 1 writes it");
+        });
+        w.dedent();
+        w.line("}");
+        let using = self.begin_kernel();
+        let signature = self.kernel_signature(entry);
+        self.w.block(signature, "", |w| {
+            w.line(using);
+            w.line("extern __shared__ __align__(128) double mra_smem[];");
+            w.line(format!("(void)workspace; (void)nblocks;  {split}: the grid is a multiple of 2, block b's half is b & 1"));
+            w.line("if (blockIdx.x & 1) split_half<1>(a, b, c, nfuncs, mra_smem);");
+            w.line("else split_half<0>(a, b, c, nfuncs, mra_smem);");
+        });
+    }
+}
