@@ -31,6 +31,7 @@ constexpr int SLICES = K / WARPS;  // slices of A (values of a) per warp and ten
 constexpr int TP = 514;  // [levels/fuseds.rs:17] workspace(shared): T2's row pitch (a row per a; ≡ 2 mod 16: conflict-free last-pass loads)
 constexpr int SLOT = K2;  // [levels/fuseds.rs:15] cache_read(A, shared): a warp's slot, one slice A(a, ·, ·) as it lies
 constexpr int LAST_FRAGS = K * ZH / 8 / WARPS;  // last-pass column fragments per warp
+static_assert(ZH == 16, "a last-pass column fragment f is (y, z) = (f >> 1, 8 (f & 1) + g)");
 constexpr int PREFETCH = 2;  // [levels/fuseds.rs:23] prefetch_l2(tune([0, 2, 3], default = 2)): slices ahead of the one read (0: none)
 
 __device__ __forceinline__ unsigned mra_smem_addr(const void* p) {
@@ -64,6 +65,11 @@ __device__ __forceinline__ void mra_fence_proxy_async() { asm volatile("fence.pr
 // Asks L2 for `bytes` at `p` (16-byte aligned, a multiple of 16): the bulk copy that reads it later hits.
 __device__ __forceinline__ void mra_prefetch_l2(const void* p, unsigned bytes) {
     asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" :: "l"(p), "r"(bytes) : "memory");
+}
+// C(p), C(p + 1) as one 16-byte store (p 16-byte aligned). Written out: NVRTC split the
+// equivalent double2 store into two 8-byte ones in this kernel, 30% slower (NOTES.md run 101).
+__device__ __forceinline__ void mra_store_pair(double* p, double x, double y) {
+    asm volatile("{ .reg .u64 g; cvta.to.global.u64 g, %0; st.global.v2.f64 [g], {%1, %2}; }" :: "l"(p), "d"(x), "d"(y) : "memory");
 }
 
 // [levels/fuseds.rs:25] fuse_k(tune([2, 4], default = 2)): D(16x8) += A(16x8) B(8x8). A: a0 (g, t), a1 (g+8, t), a2 (g, t+4), a3 (g+8, t+4);
@@ -190,7 +196,7 @@ __device__ __forceinline__ void split_half(const double* __restrict__ a, const d
             for (int j = 0; j < KS; ++j) {
                 #pragma unroll
                 for (int q = 0; q < 4; ++q) {
-                    const int f = f0 + q, y = f / (ZH / 8), zl = 8 * (f % (ZH / 8)) + g;
+                    const int f = f0 + q, y = f >> 1, zl = 8 * (f & 1) + g;
                     const int col = t2_col(y, zl);
                     const int ar = 8 * j + 2 * t;  // k-slots t, t + 4: a = ar, ar + 1
                     const double b0 = t2[ar * TP + col], b1 = t2[(ar + 1) * TP + col];
@@ -202,9 +208,9 @@ __device__ __forceinline__ void split_half(const double* __restrict__ a, const d
             for (int mt = 0; mt < MT; ++mt)
             #pragma unroll
             for (int q = 0; q < 4; ++q) {
-                const int f = f0 + q, y = f / (ZH / 8), zl = 8 * (f % (ZH / 8)) + 2 * t, x = 16 * mt + g;
-                *reinterpret_cast<double2*>(out + x * K2 + y * K + zl) = make_double2(acc[mt][q][0], acc[mt][q][1]);
-                *reinterpret_cast<double2*>(out + (x + 8) * K2 + y * K + zl) = make_double2(acc[mt][q][2], acc[mt][q][3]);
+                const int f = f0 + q, y = f >> 1, zl = 8 * (f & 1) + 2 * t, x = 16 * mt + g;
+                mra_store_pair(out + x * K2 + y * K + zl, acc[mt][q][0], acc[mt][q][1]);
+                mra_store_pair(out + (x + 8) * K2 + y * K + zl, acc[mt][q][2], acc[mt][q][3]);
             }
         }
         __syncthreads();  // T2 read before the next tensor's phase 1 writes it

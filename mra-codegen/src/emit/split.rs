@@ -38,6 +38,7 @@ impl Emitter<'_> {
         w.line(format!("constexpr int TP = {};  {ws}: T2's row pitch (a row per a; ≡ 2 mod 16: conflict-free last-pass loads)", tp.split_t2_pitch(k)));
         w.line(format!("constexpr int SLOT = K2;  {a_slot}: a warp's slot, one slice A(a, ·, ·) as it lies"));
         w.line("constexpr int LAST_FRAGS = K * ZH / 8 / WARPS;  // last-pass column fragments per warp");
+        w.line("static_assert(ZH == 16, \"a last-pass column fragment f is (y, z) = (f >> 1, 8 (f & 1) + g)\");");
         w.line(format!("constexpr int PREFETCH = {};  {prefetch}: slices ahead of the one read (0: none)", tp.prefetch_l2));
         w.line("");
         w.lines(&super::tma::mbarrier_helpers());
@@ -46,6 +47,13 @@ impl Emitter<'_> {
             "// Asks L2 for `bytes` at `p` (16-byte aligned, a multiple of 16): the bulk copy that reads it later hits.\n\
              __device__ __forceinline__ void mra_prefetch_l2(const void* p, unsigned bytes) {\n\
              \x20   asm volatile(\"cp.async.bulk.prefetch.L2.global [%0], %1;\" :: \"l\"(p), \"r\"(bytes) : \"memory\");\n\
+             }",
+        );
+        w.lines(
+            "// C(p), C(p + 1) as one 16-byte store (p 16-byte aligned). Written out: NVRTC split the\n\
+             // equivalent double2 store into two 8-byte ones in this kernel, 30% slower (NOTES.md run 101).\n\
+             __device__ __forceinline__ void mra_store_pair(double* p, double x, double y) {\n\
+             \x20   asm volatile(\"{ .reg .u64 g; cvta.to.global.u64 g, %0; st.global.v2.f64 [g], {%1, %2}; }\" :: \"l\"(p), \"d\"(x), \"d\"(y) : \"memory\");\n\
              }",
         );
         let deep = tp.fuse_k == 4;
@@ -206,7 +214,7 @@ impl Emitter<'_> {
                 w.block(format!("for (int j = 0; j < {steps}; ++j)"), "", |w| {
                     w.line("#pragma unroll");
                     w.block("for (int q = 0; q < 4; ++q)", "", |w| {
-                        w.line("const int f = f0 + q, y = f / (ZH / 8), zl = 8 * (f % (ZH / 8)) + g;");
+                        w.line("const int f = f0 + q, y = f >> 1, zl = 8 * (f & 1) + g;");
                         w.line("const int col = t2_col(y, zl);");
                         if deep {
                             w.line("const int ar = 16 * j + 2 * t;  // k-slots t, t + 4, t + 8, t + 12: a = ar, ar + 1, ar + 8, ar + 9");
@@ -225,9 +233,9 @@ impl Emitter<'_> {
                 w.line("for (int mt = 0; mt < MT; ++mt)");
                 w.line("#pragma unroll");
                 w.block("for (int q = 0; q < 4; ++q)", "", |w| {
-                    w.line("const int f = f0 + q, y = f / (ZH / 8), zl = 8 * (f % (ZH / 8)) + 2 * t, x = 16 * mt + g;");
-                    w.line("*reinterpret_cast<double2*>(out + x * K2 + y * K + zl) = make_double2(acc[mt][q][0], acc[mt][q][1]);");
-                    w.line("*reinterpret_cast<double2*>(out + (x + 8) * K2 + y * K + zl) = make_double2(acc[mt][q][2], acc[mt][q][3]);");
+                    w.line("const int f = f0 + q, y = f >> 1, zl = 8 * (f & 1) + 2 * t, x = 16 * mt + g;");
+                    w.line("mra_store_pair(out + x * K2 + y * K + zl, acc[mt][q][0], acc[mt][q][1]);");
+                    w.line("mra_store_pair(out + (x + 8) * K2 + y * K + zl, acc[mt][q][2], acc[mt][q][3]);");
                 });
             });
             w.line("__syncthreads();  // T2 read before the next tensor's phase 1 writes it");
