@@ -654,6 +654,14 @@ fn cluster_and_unroll_rows() {
         "stack",
     );
     assert_error(&format!("{fused} pipeline(2);\n tensors(2);\n stack(2);\n}}"), "tensors(N) (line 8) splits the block's work another way", 9, "stack");
+    // split_output(N): 1..=2 blocks per tensor; chain and prefetch_l2 shape its passes only.
+    parse(&format!("{fused} split_output(2);\n chain(1);\n bulk_copy(1);\n prefetch_l2(tune([2, 3], default = 2));\n}}"));
+    assert_error(&format!("{fused} split_output(3);\n}}"), "split_output(3): takes 1 to 2", 7, "3");
+    assert_error(&format!("{fused} split_output(2);\n prefetch_l2(5);\n}}"), "prefetch_l2(5): takes 0 to 4 (slices ahead; 0: none)", 8, "5");
+    assert_error(&format!("{fused} split_output(2);\n chain(2);\n}}"), "chain(2): takes 0 (pass 0's output stored) or 1", 8, "2");
+    assert_error(&format!("{fused} chain(1);\n}}"), "chain(..) shapes the passes of split_output(N): add split_output(2)", 7, "chain");
+    assert_error(&format!("{fused} prefetch_l2(2);\n}}"), "prefetch_l2(..) shapes the passes of split_output(N): add split_output(2)", 7, "prefetch_l2");
+    assert_error("level f \"f\" {\n threads(256);\n bind(threads, rows);\n split_output(2);\n}", "`split_output` shapes the fused passes: it needs tensorize(mma)", 4, "split_output");
     assert_error(
         "level f \"f\" {\n threads(256);\n bind(warps, tiles);\n tensorize(mma);\n stack(2);\n}",
         "`stack` shapes the fused passes: it needs tensorize(mma), cache_read(A, shared) and workspace(shared)",

@@ -32,13 +32,13 @@ fn every_level_lowers_for_every_arch_k_and_dtype() {
                     // A transform level's per-tensor work is a block-level device function that
                     // callers' kernels can use, with what it needs as constants, in the kernel's
                     // namespace (closed before the __global__ entry point).
-                    // (A cluster level's tensor spans several blocks: no block-level function.)
+                    // (A cluster or split-output level's tensor spans several blocks: no block-level function.)
                     if let mra_codegen::plan::Body::Transform(tp) = kernel.plan.body {
                         if tp.cluster > 1 {
                             assert!(src.contains(&format!("__cluster_dims__({}, 1, 1)", tp.cluster)), "{}", kernel.entry);
                         }
                     }
-                    if let mra_codegen::plan::Body::Transform(mra_codegen::plan::TransformPlan { cluster: 1, .. }) = kernel.plan.body {
+                    if let mra_codegen::plan::Body::Transform(mra_codegen::plan::TransformPlan { cluster: 1, split_output: 1, .. }) = kernel.plan.body {
                         for part in ["void transform_block(", "constexpr int SHARED_BYTES", "constexpr long long WORKSPACE_ELEMS"] {
                             assert!(src.contains(part), "{}: no `{part}`", kernel.entry);
                         }
@@ -1011,4 +1011,71 @@ fn the_bound_issues_the_fewest_matrix_instructions_per_tensor() {
     let refuse = |arch: &str, dtype| mra_codegen::generate(&bound, Request { k: 10, arch: mra_codegen::arch::find(arch).unwrap(), dtype }).unwrap_err().to_string();
     assert!(refuse("gfx1100", DType::F64).contains("matrix"), "{}", refuse("gfx1100", DType::F64));
     assert!(refuse("sm_90", DType::F32).contains("shadow_mma issues the FP64 matrix instructions"), "{}", refuse("sm_90", DType::F32));
+}
+
+/// `split_output(2)` (level fused-split): K = 32 on sm_90 only, f64 only, every other request
+/// refused in one line naming what runs instead; two blocks per tensor (the grid a multiple of
+/// 2); the shared memory written out by hand: T2 = 32 rows of 32·16 + 2 doubles, 8 warp slots
+/// of 32·32 doubles, 8 mbarriers of 8 bytes; C's pairs as 16-byte stores; the steps that need
+/// each other refused apart.
+#[test]
+fn fused_split_runs_at_k32_on_sm_90_in_two_blocks_per_tensor() {
+    use mra_codegen::ir::{Located, Step, Value};
+    let level = levels::find("fused-split").unwrap();
+    let req = |arch: &str, k: u32, dtype: DType| Request { k, arch: mra_codegen::arch::find(arch).unwrap(), dtype };
+    let sm90 = mra_codegen::arch::find("sm_90").unwrap();
+    assert_eq!(levels::supported_ks(&level, sm90, DType::F64), vec![32]);
+    for arch in ["sm_80", "sm_86", "sm_89", "gfx90a", "gfx942", "gfx1100"] {
+        assert!(levels::supported_ks(&level, mra_codegen::arch::find(arch).unwrap(), DType::F64).is_empty(), "{arch}");
+    }
+    let one_line = |e: PlanError, want: &str| {
+        let e = e.to_string();
+        assert!(e.contains(want) && !e.contains('\n'), "{e}");
+    };
+    one_line(level.plan(req("sm_90", 31, DType::F64)).unwrap_err(), "K = 32 only; fused-cluster runs at K = 25..32 on sm_90");
+    one_line(level.plan(req("sm_90", 16, DType::F64)).unwrap_err(), "K = 32 only");
+    one_line(level.plan(req("sm_80", 32, DType::F64)).unwrap_err(), "cannot run on sm_80: split_output(2) chains passes through the m16n8k8 f64 accumulator layout");
+    one_line(level.plan(req("gfx942", 32, DType::F64)).unwrap_err(), "cannot run on gfx942");
+    assert!(level.plan(req("sm_90", 32, DType::F32)).is_err());
+    let plan = level.plan(req("sm_90", 32, DType::F64)).unwrap();
+    assert_eq!(plan.shared_bytes, 32 * (32 * 16 + 2) * 8 + 8 * 32 * 32 * 8 + 8 * 8);
+    assert_eq!(plan.shared_bytes, 197_184);
+    assert!(plan.dynamic_shared && plan.threads == 256);
+    // Two blocks per tensor: N = 1 needs 2 blocks, the grid rounds up to a multiple of 2.
+    assert_eq!(plan.work_blocks(1), 2);
+    assert_eq!(plan.work_blocks(2047), 4094);
+    assert_eq!(plan.grid_multiple(), 2);
+    assert_eq!(plan.grid_blocks(511), 512);
+    assert_eq!(plan.grid_blocks(plan.work_blocks(3).min(5)), 6);
+    // The source: each step's comment, B^T in registers for every pass, C stored in 16-byte pairs.
+    let src = mra_codegen::generate(&level, req("sm_90", 32, DType::F64)).unwrap().source;
+    for part in ["] split_output(2)", "] chain(1)", "] prefetch_l2(", "] bulk_copy(1)", "] fuse_k(", "constexpr int ZH = 16;", "constexpr int TP = 514;", "split_half<1>(", "mra_store_pair(out + x * K2", "cp.async.bulk.prefetch.L2"] {
+        assert!(src.contains(part), "no `{part}`");
+    }
+    assert!(!src.contains("reinterpret_cast<double2*>(out"), "C's pairs go through mra_store_pair");
+    // Tunables outside what the emitter writes, and the steps that need each other, refused.
+    let cfg = |c: &str| level.with_config(&mra_codegen::tune::parse_config(c).unwrap()).unwrap().plan(req("sm_90", 32, DType::F64));
+    assert!(cfg("prefetch_l2=3").is_ok() && cfg("fuse_k=4").is_ok());
+    let with_step = |item: Step| {
+        let mut s = level.clone();
+        s.steps.push(Located { item, line: 0 });
+        s.plan(req("sm_90", 32, DType::F64)).unwrap_err()
+    };
+    let prefetch_1 = |s: &mut mra_codegen::ir::Schedule| s.steps.retain(|st| !matches!(st.item, Step::PrefetchL2(_)));
+    let mut one = level.clone();
+    prefetch_1(&mut one);
+    one.steps.push(Located { item: Step::PrefetchL2(Value::Fixed(1)), line: 0 });
+    one_line(one.plan(req("sm_90", 32, DType::F64)).unwrap_err(), "prefetch_l2(N) takes 0 (none) or 2 to 4 slices ahead");
+    let without = |drop: fn(&Step) -> bool| {
+        let mut s = level.clone();
+        s.steps.retain(|st| !drop(&st.item));
+        s.plan(req("sm_90", 32, DType::F64)).unwrap_err()
+    };
+    one_line(without(|s| matches!(s, Step::Chain(_))), "it needs chain(1) and bulk_copy(1)");
+    one_line(without(|s| matches!(s, Step::BulkCopy(_))), "it needs chain(1) and bulk_copy(1)");
+    one_line(without(|s| matches!(s, Step::CacheRead { operand: mra_codegen::ir::Operand::B, .. })), "cache_read(B, registers)");
+    one_line(without(|s| matches!(s, Step::SplitOutput(_))), "bulk_copy(1) chooses how pipeline(N) copies whole tensors");
+    one_line(without(|s| matches!(s, Step::SplitOutput(_) | Step::BulkCopy(_))), "chain(1) and prefetch_l2(N) shape the passes of split_output(2)");
+    one_line(with_step(Step::Persistent(Value::Fixed(1))), "split_output(N) needs a multiple of N blocks");
+    one_line(with_step(Step::Unroll(mra_codegen::ir::Loop::Rows, Value::Fixed(2))), "split_output(2) is its own layout of the fused passes");
 }

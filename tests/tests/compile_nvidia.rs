@@ -420,3 +420,40 @@ fn the_bound_issues_the_archs_dmma_and_keeps_its_registers_low() {
         }
     }
 }
+
+/// fused-split (K = 32, sm_90) in the SASS NVRTC makes of it, at every tunable configuration (fuse_k 2, 4 ×
+/// prefetch_l2 2, 3):
+/// no spills and one block fits; only the deep DMMA its fuse_k asks for, as many as the passes
+/// written out per half (the kernel is instantiated for both halves of z): pass 0 and pass 1 of
+/// a slice KS·KS and MT·(ZH/8)·KS instructions at m16n8k8 (KS = 4 k-steps of 8, MT = 2
+/// m-tiles, ZH = 16), pass 1 once more after the slice loop, the last pass MT·4·KS per round,
+/// half as many at m16n8k16; and C's pairs as 16-byte STG.E.128 only, 2 halves × MT × 4
+/// fragments × 2 rows = 32 (NVRTC once split the double2 stores of this kernel into 8-byte
+/// STG.E.64: 30% slower, NOTES.md run 101).
+#[test]
+#[ignore = "needs NVRTC and nvdisasm (run with --include-ignored; .ci/run does)"]
+fn fused_split_issues_deep_dmmas_and_16_byte_stores_of_c() {
+    let Some(nvrtc) = require("NVRTC (libnvrtc)", Nvrtc::load()) else { return };
+    let Some(tool) = require("nvdisasm", nvdisasm()) else { return };
+    let cache = KernelCache::disabled();
+    let sm90 = arch::find("sm_90").unwrap();
+    let (ks, mt, zf) = (4usize, 2usize, 2usize);
+    let per_half_k8 = ks * ks + mt * zf * ks + mt * zf * ks + mt * 4 * ks;
+    for fuse in [2u32, 4] {
+        for prefetch in [2u32, 3] {
+            let cfg = format!("fuse_k={fuse},prefetch_l2={prefetch}");
+            let s = levels::find("fused-split").unwrap().with_config(&mra_codegen::tune::parse_config(&cfg).unwrap()).unwrap();
+            let kernel = mra_codegen::generate(&s, Request { k: 32, arch: sm90, dtype: DType::F64 }).unwrap();
+            let out = nvrtc.compile(&kernel.source, &kernel.entry, "sm_90", &cache).unwrap_or_else(|e| panic!("{cfg}: {e}"));
+            let r = out.resources.expect("ptxas report in the NVRTC log");
+            assert!(!r.spills() && r.stack_frame_bytes == 0 && one_block_fits(r.registers, 256), "{cfg}: {r:?}");
+            let ops = sass_opcodes(&tool, &out.cubin, &format!("split-{fuse}-{prefetch}"));
+            let count = |op: &str| ops.iter().filter(|o| *o == op).count();
+            let (deep, want) = if fuse == 2 { ("DMMA.16x8x8", 2 * per_half_k8) } else { ("DMMA.16x8x16", per_half_k8) };
+            let dmmas = ops.iter().filter(|o| o.starts_with("DMMA")).count();
+            println!("fused-split {cfg}: {} registers, {deep} {}, STG.E.128 {}, STG.E.64 {}", r.registers, count(deep), count("STG.E.128"), count("STG.E.64"));
+            assert_eq!((count(deep), dmmas), (want, want), "{cfg}");
+            assert_eq!((count("STG.E.128"), count("STG.E.64")), (2 * mt * 4 * 2, 0), "{cfg}");
+        }
+    }
+}

@@ -29,12 +29,14 @@ impl Emitter<'_> {
         let b_regs = self.step_comment(|s| matches!(s, Step::CacheRead { operand: crate::ir::Operand::B, .. }));
         let a_slot = self.step_comment(|s| matches!(s, Step::CacheRead { operand: crate::ir::Operand::A, .. }));
         let ws = self.step_comment(|s| matches!(s, Step::Workspace(_)));
+        let bind = self.step_comment(|s| matches!(s, Step::Bind(_)));
+        let tensorize = self.step_comment(|s| matches!(s, Step::Tensorize(_)));
         let w = &mut self.w;
         w.line(format!("constexpr int ZH = {};  {split}: values of z per block (one m16 tile)", tp.split_z(k)));
         w.line("constexpr int WARPS = THREADS / 32;");
         w.line("constexpr int MT = K / 16;  // m-tiles of Bᵀ (rows x, y or z)");
         w.line("constexpr int KS = K / 8;  // k-steps of 8 (groups of the chain's k order)");
-        w.line("constexpr int SLICES = K / WARPS;  // slices of A (values of a) per warp and tensor");
+        w.line(format!("constexpr int SLICES = K / WARPS;  {bind}: warp w's slices of A, a = w + WARPS·i, i < SLICES"));
         w.line(format!("constexpr int TP = {};  {ws}: T2's row pitch (a row per a; ≡ 2 mod 16: conflict-free last-pass loads)", tp.split_t2_pitch(k)));
         w.line(format!("constexpr int SLOT = K2;  {a_slot}: a warp's slot, one slice A(a, ·, ·) as it lies"));
         w.line("constexpr int LAST_FRAGS = K * ZH / 8 / WARPS;  // last-pass column fragments per warp");
@@ -58,6 +60,7 @@ impl Emitter<'_> {
         );
         let deep = tp.fuse_k == 4;
         w.line("");
+        w.line(format!("{tensorize}: every pass is m16n8 fragments of f64 DMMA, one warp's tiles at a time."));
         if deep {
             w.line(format!("{fuse}: D(16x8) += A(16x16) B(16x8), two k-steps of 8 side by side: A = lo then hi,"));
             w.line("// B the k-slots t, t + 4 (lo) and t + 8, t + 12 (hi).");
