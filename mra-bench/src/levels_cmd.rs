@@ -127,6 +127,7 @@ fn short_reason(s: &Schedule, arch: &'static Arch, dtype: DType) -> String {
         Some(PlanError::ThreadsNotWaveMultiple { unit, .. }) => format!("threads not whole {unit}s"),
         Some(PlanError::TooManyThreads { .. }) => "too many threads".into(),
         Some(PlanError::ArchUnsupported { why, .. }) if why.contains("cluster") => "NVIDIA sm_90 clusters only".into(),
+        Some(PlanError::ArchUnsupported { why, .. }) if why.contains("split_output") => "NVIDIA sm_90 only".into(),
         Some(PlanError::ArchUnsupported { .. }) => "NVIDIA cp.async only".into(),
         Some(PlanError::KUnsupported { .. }) => "no K fits its defaults".into(),
         Some(PlanError::Constraint { .. }) => "its constraints fail for the defaults".into(),

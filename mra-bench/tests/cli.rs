@@ -70,6 +70,12 @@ fn levels_lists_names_primitives_and_support() {
     let l4 = out.split("\n\n").find(|b| b.starts_with("L4 ")).expect("an L4 block");
     assert!(l4.lines().any(|l| l.trim_start().starts_with("gfx90a gfx942 ") && l.contains(" 1-32 ")), "{l4}");
     assert!(l4.lines().any(|l| l.trim_start().starts_with("gfx1100 gfx1151 gfx1201 ") && l.contains("no f64 matrix cores")), "{l4}");
+    // fused-split runs at K = 32 on sm_90 only; elsewhere its reason names sm_90, not cp.async
+    // (the reason every other refusal of an arch got before run 101).
+    let split = out.split("\n\n").find(|b| b.trim_start().starts_with("-    fused-split")).expect("a fused-split block");
+    assert!(split.lines().any(|l| l.trim_start().starts_with("sm_90 ") && l.contains(" 32 ")), "{split}");
+    assert!(split.lines().any(|l| l.trim_start().starts_with("sm_80 sm_86 sm_89 ") && l.contains("NVIDIA sm_90 only")), "{split}");
+    assert!(!split.contains("cp.async only"), "{split}");
     let o = mra_bench(&["levels", "--json", "--arch", "gfx942"]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("levels --json is JSON");
     assert!(v.as_array().unwrap().len() >= 4);
