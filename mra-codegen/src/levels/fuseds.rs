@@ -6,8 +6,9 @@ mra_dsl::schedule! {
     /// slot by one bulk copy; pass 1 reads pass 0's accumulators where they lie (chain), every
     /// pass's A operand is Bᵀ held in registers for the whole kernel, and only the last pass's
     /// input (K·K·16 values) goes through shared memory. 8 warps, one block per SM
-    /// (bench/NOTES.md run 101: 5% faster than fused-cluster on an H100 in the same harness,
-    /// 14% in one launch alone). Elsewhere: fused-cluster (K = 25..31), fused-pipe (K <= 24).
+    /// (bench/NOTES.md run 101: 3-4% faster than fused-cluster on two H100s in the same harness,
+    /// 389-391 against 401-406 µs; the prototype 14-17% faster in one launch alone). Elsewhere:
+    /// fused-cluster (K = 25..31), fused-pipe (K <= 24).
     level fused_split "fused-split" {
         threads(256);
         bind(warps, tiles);
