@@ -965,7 +965,7 @@ impl Schedule {
             return Err(PlanError::ArchUnsupported {
                 level: self.name.clone(),
                 arch: r.arch.name,
-                why: "split_output(2) chains passes through the m16n8k8 f64 accumulator layout and loads slices with bulk copies (NVIDIA sm_90); L7 and the fused levels run there".into(),
+                why: "split_output(2) chains passes through the m16n8k8 f64 accumulator layout and loads slices with bulk copies (NVIDIA sm_90); at K = 32 L7-breg runs there".into(),
             });
         }
         if r.dtype != DType::F64 {

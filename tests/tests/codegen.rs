@@ -1036,6 +1036,11 @@ fn fused_split_runs_at_k32_on_sm_90_in_two_blocks_per_tensor() {
     one_line(level.plan(req("sm_90", 16, DType::F64)).unwrap_err(), "K = 32 only");
     one_line(level.plan(req("sm_80", 32, DType::F64)).unwrap_err(), "cannot run on sm_80: split_output(2) chains passes through the m16n8k8 f64 accumulator layout");
     one_line(level.plan(req("gfx942", 32, DType::F64)).unwrap_err(), "cannot run on gfx942");
+    for arch in ["sm_80", "gfx90a"] {
+        // What the refusal names runs there at K = 32.
+        assert!(levels::find("L7-breg").unwrap().plan(req(arch, 32, DType::F64)).is_ok(), "{arch}");
+        one_line(level.plan(req(arch, 32, DType::F64)).unwrap_err(), "at K = 32 L7-breg runs there");
+    }
     assert!(level.plan(req("sm_90", 32, DType::F32)).is_err());
     let plan = level.plan(req("sm_90", 32, DType::F64)).unwrap();
     assert_eq!(plan.shared_bytes, 32 * (32 * 16 + 2) * 8 + 8 * 32 * 32 * 8 + 8 * 8);
