@@ -4,7 +4,8 @@
 #   scripts/gpu-check.sh [path/to/mra-bench]
 # Environment: OUT (where logs and results.json go, default ./gpu-check-out),
 #   MRA_COMMIT (commit the binary was built from; default: what its --version says), KS (bench K list), LEVELS, TASKS, VALIDATE_KS, VALIDATE_NS,
-#   STREAM_DATA (shared: the seed's harness, the default; private: an A and a C per stream, see README "Whose floor").
+#   STREAM_DATA (shared: the seed's harness, the default; private: an A and a C per stream, see README "Whose floor"),
+#   SANITIZE=1 (compute-sanitizer memcheck, racecheck, synccheck of the fused levels; SANITIZE_KS, SANITIZE_LEVELS, SANITIZE_SECONDS).
 # A level listed in LEVELS that the planner refuses at a K of KS on this GPU (e.g. fused-cluster below
 # K = 13) is not run: cannot-run.txt and results.json "cannot_run" give the reason; it fails nothing.
 set -uo pipefail
@@ -61,6 +62,21 @@ for K in $KS; do
     "$BIN" -K "$K" -N 2048 -n "$TASKS" -r 5 -l "$L" --stream-data "$STREAM_DATA" --json >> "$OUT/bench.jsonl" 2>> "$OUT/bench.err" || { echo "FAILED: -K $K -l $L"; tail -n 2 "$OUT/bench.err"; status=1; }
   done
 done
+
+# SANITIZE=1: compute-sanitizer's memcheck, racecheck (shared-memory hazards) and synccheck (barrier
+# misuse) on the levels with shared memory and barriers, at SANITIZE_KS with N = 3 tensors; any error
+# it reports fails the check (--error-exitcode). Minutes, so off by default.
+if [ "${SANITIZE:-0}" = 1 ]; then
+  SAN_KS=${SANITIZE_KS:-7,12,16,25,32}
+  SAN_LEVELS=${SANITIZE_LEVELS:-fused,fused-1buf,fused-pipe,fused-groups,fused-ring,fused-cluster,fused-split}
+  for tool in memcheck racecheck synccheck; do
+    echo "== compute-sanitizer --tool $tool: validate -l $SAN_LEVELS -K $SAN_KS -N 3"
+    timeout "${SANITIZE_SECONDS:-300}" compute-sanitizer --tool "$tool" --error-exitcode 9 "$BIN" validate -l "$SAN_LEVELS" -K "$SAN_KS" -N 3 > "$OUT/sanitize-$tool.txt" 2>&1
+    rc=$?
+    grep -E "passed|SUMMARY" "$OUT/sanitize-$tool.txt" | tail -n 2
+    [ $rc -eq 0 ] || { echo "FAILED: compute-sanitizer --tool $tool (exit $rc; $OUT/sanitize-$tool.txt)"; status=1; }
+  done
+fi
 
 python3 - "$OUT" <<'PY'
 import json, sys, statistics, datetime, os
