@@ -70,8 +70,14 @@ if [ "${SANITIZE:-0}" = 1 ]; then
   SAN_KS=${SANITIZE_KS:-7,12,16,25,32}
   SAN_LEVELS=${SANITIZE_LEVELS:-fused,fused-1buf,fused-pipe,fused-groups,fused-ring,fused-cluster,fused-split}
   for tool in memcheck racecheck synccheck; do
-    echo "== compute-sanitizer --tool $tool: validate -l $SAN_LEVELS -K $SAN_KS -N 3"
-    timeout "${SANITIZE_SECONDS:-300}" compute-sanitizer --tool "$tool" --error-exitcode 9 "$BIN" validate -l "$SAN_LEVELS" -K "$SAN_KS" -N 3 > "$OUT/sanitize-$tool.txt" 2>&1
+    levels=$SAN_LEVELS
+    # synccheck (CUDA 13.0) loses track of a block's mbarriers once the kernel issues
+    # cp.async.bulk.prefetch.L2 ("overflow of tracked cuda::barrier structures", then a launch
+    # failure under the tool), which fused-split's prefetch_l2(2) does; with prefetch_l2(0) it is
+    # clean (NOTES.md run 102). Left out of synccheck's default list.
+    [ "$tool" = synccheck ] && [ -z "${SANITIZE_LEVELS:-}" ] && levels=${SAN_LEVELS/,fused-split/}
+    echo "== compute-sanitizer --tool $tool: validate -l $levels -K $SAN_KS -N 3"
+    timeout "${SANITIZE_SECONDS:-300}" compute-sanitizer --tool "$tool" --error-exitcode 9 "$BIN" validate -l "$levels" -K "$SAN_KS" -N 3 > "$OUT/sanitize-$tool.txt" 2>&1
     rc=$?
     grep -E "passed|SUMMARY" "$OUT/sanitize-$tool.txt" | tail -n 2
     [ $rc -eq 0 ] || { echo "FAILED: compute-sanitizer --tool $tool (exit $rc; $OUT/sanitize-$tool.txt)"; status=1; }

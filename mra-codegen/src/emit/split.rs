@@ -48,7 +48,7 @@ impl Emitter<'_> {
         w.lines(
             "// Asks L2 for `bytes` at `p` (16-byte aligned, a multiple of 16): the bulk copy that reads it later hits.\n\
              __device__ __forceinline__ void mra_prefetch_l2(const void* p, unsigned bytes) {\n\
-             \x20   asm volatile(\"cp.async.bulk.prefetch.L2.global [%0], %1;\" :: \"l\"(p), \"r\"(bytes) : \"memory\");\n\
+             \x20   asm volatile(\"{ .reg .u64 g; cvta.to.global.u64 g, %0; cp.async.bulk.prefetch.L2.global [g], %1; }\" :: \"l\"(p), \"r\"(bytes) : \"memory\");\n\
              }",
         );
         w.lines(
