@@ -223,7 +223,7 @@ pub enum PrimKind {
     SplitOutput(Val),
     /// `chain(0|1)`: 1: pass 1 takes pass 0's accumulators as its B operand in registers.
     Chain(Val),
-    /// `prefetch_l2(N)`: each warp asks L2 for the slice of A N slices ahead of the one it loads.
+    /// `prefetch_l2(N)`: each warp asks L2 for the slice of A N slices after the one it reads.
     PrefetchL2(Val),
 }
 
