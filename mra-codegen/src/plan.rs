@@ -642,7 +642,13 @@ impl Schedule {
             let bulk_copy = self
                 .switch(|s| if let Step::BulkCopy(v) = s { Some(v) } else { None }, "bulk_copy", "0 (cp.async by every thread) or 1 (bulk copies, one per row)")
                 .map_err(|e| malformed(&e))?;
-            let splits = self.iter_steps().any(|s| matches!(s, Step::SplitOutput(v) if v.default_value() > 1));
+            let split_output = self.step_value(|s| match s {
+                Step::SplitOutput(v) => Some(v),
+                _ => None,
+            })
+            .unwrap_or(1);
+            // split_output(2) loads its slices with bulk copies of its own (checked with it below).
+            let splits = split_output > 1;
             if bulk_copy && !splits {
                 if !whole || pipeline < 2 || cluster != 1 || tensors != 1 {
                     return Err(malformed("bulk_copy(1) chooses how pipeline(N) copies whole tensors of fused passes: it needs pipeline(N), without cluster(N) (which has its own) or tensors(N)"));
@@ -775,11 +781,6 @@ impl Schedule {
                     return Err(malformed("stack(N) widens the fused passes of pipeline(2) with buffers(2) to N tensors: tensorize(mma), cache_read(A, shared), workspace(shared), without tensors(..), cluster(..), unroll(rows), split_cols(..) or fma_tail(1); 1 <= N <= 4"));
                 }
             }
-            let split_output = self.step_value(|s| match s {
-                Step::SplitOutput(v) => Some(v),
-                _ => None,
-            })
-            .unwrap_or(1);
             let chain = self
                 .switch(|s| if let Step::Chain(v) = s { Some(v) } else { None }, "chain", "0 (pass 0's output stored) or 1 (pass 1 reads pass 0's accumulators in registers)")
                 .map_err(|e| malformed(&e))?;

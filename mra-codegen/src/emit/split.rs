@@ -45,12 +45,7 @@ impl Emitter<'_> {
         w.line("");
         w.lines(&super::tma::mbarrier_helpers());
         w.lines(&super::tma::bulk_load_helpers());
-        w.lines(
-            "// Asks L2 for `bytes` at `p` (16-byte aligned, a multiple of 16): the bulk copy that reads it later hits.\n\
-             __device__ __forceinline__ void mra_prefetch_l2(const void* p, unsigned bytes) {\n\
-             \x20   asm volatile(\"{ .reg .u64 g; cvta.to.global.u64 g, %0; cp.async.bulk.prefetch.L2.global [g], %1; }\" :: \"l\"(p), \"r\"(bytes) : \"memory\");\n\
-             }",
-        );
+        w.lines(&super::tma::bulk_prefetch_helper());
         w.lines(
             "// C(p), C(p + 1) as one 16-byte store (p 16-byte aligned). Written out: NVRTC split the\n\
              // equivalent double2 store into two 8-byte ones in this kernel, 30% slower (NOTES.md run 101).\n\

@@ -35,6 +35,16 @@ pub(super) fn bulk_load_helpers() -> String {
     s
 }
 
+/// `mra_prefetch_l2`: a bulk prefetch of global memory into L2 (`cp.async.bulk.prefetch.L2`, sm_90),
+/// so that a later bulk copy of the same bytes reads L2.
+pub(super) fn bulk_prefetch_helper() -> String {
+    let mut s = String::new();
+    s += "// Asks L2 for `bytes` at `p` (16-byte aligned, a multiple of 16): the bulk copy that reads it later hits.\n";
+    s += "__device__ __forceinline__ void mra_prefetch_l2(const void* p, unsigned bytes) {\n";
+    s += "    asm volatile(\"{ .reg .u64 g; cvta.to.global.u64 g, %0; cp.async.bulk.prefetch.L2.global [g], %1; }\" :: \"l\"(p), \"r\"(bytes) : \"memory\");\n}\n";
+    s
+}
+
 /// The C++ of a function `name(bar, parity)` that spins until that phase of the mbarrier
 /// completes; `sem` is the try_wait's semantics qualifier ("" for its default, acquire at CTA
 /// scope).
