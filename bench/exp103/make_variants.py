@@ -1,0 +1,46 @@
+#!/usr/bin/env python3
+"""Run 103: fused-split K = 32 variants made from mra-bench's generated source (argv[1]), written
+next to it as <stem>-<variant>.cu. Each is one edit of phase 1's slice loop:
+  peel    pass 0 of slice 0 before the loop, pass 1 of the last slice after it, so the loop body has
+          no `if (i > 0)`: pass 0 of slice i and pass 1 of slice i - 1 are one basic block and ptxas
+          can interleave their eight DMMA chains (the generated loop ends pass 0's four chains
+          before the branch to pass 1's).
+  unroll  the slice loop fully unrolled (the same interleaving; ptxas spills 72 bytes).
+  bad     peel with pass 1 given this slice's pass 0 instead of the previous one (wrong on purpose:
+          validation must fail)."""
+import sys, pathlib
+src_path = pathlib.Path(sys.argv[1])
+s = src_path.read_text()
+loop_head = "        #pragma unroll 1\n        for (int i = 0; i < SLICES; ++i) {\n            mra_mbar_wait"
+tail = "        pass1_store(bt, d1o, t2, w + WARPS * (SLICES - 1), g, t);\n"
+assert s.count(loop_head) == 1 and s.count(tail) == 1
+start, end = s.index(loop_head), s.index(tail)
+body = s[start:end]
+p0 = body[body.index("            mra_mbar_wait"):body.index("            // Pass 1 of the previous slice")]
+assert "            double d1[KS][4];\n" in p0
+p0 = p0.replace("            double d1[KS][4];\n", "")
+
+def peeled(pass1_arg):
+    return ("        // [run 103] pass 0 of slice i as a function of i, writing d1.\n"
+            "        auto pass0 = [&](int i, double (&d1)[KS][4]) {\n" + p0 + "        };\n"
+            "        pass0(0, d1o);\n"
+            "        #pragma unroll 1\n"
+            "        for (int i = 1; i < SLICES; ++i) {\n"
+            "            double d1n[KS][4];\n"
+            "            pass0(i, d1n);\n"
+            f"            pass1_store(bt, {pass1_arg}, t2, w + WARPS * (i - 1), g, t);\n"
+            "            #pragma unroll\n"
+            "            for (int nf = 0; nf < KS; ++nf)\n"
+            "            #pragma unroll\n"
+            "            for (int r = 0; r < 4; ++r) d1o[nf][r] = d1n[nf][r];\n"
+            "        }\n")
+
+variants = {
+    "peel": s[:start] + peeled("d1o") + s[end:],
+    "bad": s[:start] + peeled("d1n") + s[end:],
+    "unroll": s.replace(loop_head, loop_head.replace("#pragma unroll 1", "#pragma unroll")),
+}
+for name, text in variants.items():
+    out = src_path.with_name(f"{src_path.stem}-{name}.cu")
+    out.write_text(text)
+    print(out)
