@@ -142,15 +142,22 @@ int main(int argc, char** argv) {
             size_t eq = item.find('=');
             names.push_back(item.substr(0, eq));
             std::string path = item.substr(eq + 1);
+            // name=path[:smem:threads]: a variant with its own shared bytes and block size.
+            int smem = 197184, threads = 256;
+            if (size_t c1 = path.find(':'); c1 != std::string::npos) {
+                size_t c2 = path.find(':', c1 + 1);
+                smem = atoi(path.substr(c1 + 1, c2 - c1 - 1).c_str());
+                threads = atoi(path.substr(c2 + 1).c_str());
+                path = path.substr(0, c1);
+            }
             CUmodule mod; CUfunction f;
             if (cuModuleLoad(&mod, path.c_str()) != CUDA_SUCCESS || cuModuleGetFunction(&f, mod, "mra_fused_split_k32_f64") != CUDA_SUCCESS) { fprintf(stderr, "cannot load %s\n", path.c_str()); return 1; }
-            const int smem = 197184;
             cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem);
             int regs = 0, local = 0; cuFuncGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, f); cuFuncGetAttribute(&local, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, f);
-            Kern k{nullptr, nullptr, 256, smem, 1, true};
+            Kern k{nullptr, nullptr, threads, smem, 1, true};
             k.cu = f;
             kerns.push_back(k);
-            printf("variant %s from %s: regs %d, local %d B\n", item.substr(0, eq).c_str(), path.c_str(), regs, local);
+            printf("variant %s from %s: %d threads, %d B shared, regs %d, local %d B\n", item.substr(0, eq).c_str(), path.c_str(), threads, smem, regs, local);
         }
     }
     for (size_t i = 2; i < kerns.size(); ++i) kerns[i].name = names[i - 2].c_str();

@@ -7,7 +7,11 @@ next to it as <stem>-<variant>.cu. Each is one edit of phase 1's slice loop:
           before the branch to pass 1's).
   unroll  the slice loop fully unrolled (the same interleaving; ptxas spills 72 bytes).
   bad     peel with pass 1 given this slice's pass 0 instead of the previous one (wrong on purpose:
-          validation must fail)."""
+          validation must fail).
+  w12     12 warps (384 threads, __launch_bounds__(384, 1): at most 168 registers) instead of 8:
+          warp w takes the slices a = w + 12 i < 32 (3 or 2) and the last pass's rounds of four
+          column fragments r = w + 12 j < 16 (2 or 1); 12 slots, 229 984 B of shared memory.
+  w12bad  w12 with the second-last slice's pass 1 stored into the last slice's row of T2."""
 import sys, pathlib
 src_path = pathlib.Path(sys.argv[1])
 s = src_path.read_text()
@@ -40,6 +44,28 @@ variants = {
     "bad": s[:start] + peeled("d1n") + s[end:],
     "unroll": s.replace(loop_head, loop_head.replace("#pragma unroll 1", "#pragma unroll")),
 }
+def w12(text):
+    edits = [
+        ("constexpr int THREADS = 256;", "constexpr int THREADS = 384;"),
+        ("    const int first = blockIdx.x >> 1, stride = gridDim.x >> 1;\n",
+         "    const int first = blockIdx.x >> 1, stride = gridDim.x >> 1;\n"
+         "    const int SLICES_W = (K - w + WARPS - 1) / WARPS;  // [run 103] this warp's slices: a = w + WARPS i < K\n"),
+        ("        while (i >= SLICES) { i -= SLICES; n += stride; }", "        while (i >= SLICES_W) { i -= SLICES_W; n += stride; }"),
+        ("        for (int i = 0; i < SLICES; ++i) {", "        for (int i = 0; i < SLICES_W; ++i) {"),
+        ("        pass1_store(bt, d1o, t2, w + WARPS * (SLICES - 1), g, t);", "        pass1_store(bt, d1o, t2, w + WARPS * (SLICES_W - 1), g, t);"),
+        ("        for (int round = 0; round < LAST_FRAGS / 4; ++round) {\n            const int f0 = LAST_FRAGS * w + 4 * round;",
+         "        for (int round = w; round < K * ZH / 8 / 4; round += WARPS) {  // [run 103] rounds of four fragments over the warps\n            const int f0 = 4 * round;"),
+        ('extern "C" __global__ void mra_fused_split_k32_f64(', 'extern "C" __global__ void __launch_bounds__(384, 1) mra_fused_split_k32_f64('),
+    ]
+    for old, new in edits:
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    return text
+
+variants["w12"] = w12(s)
+variants["w12bad"] = variants["w12"].replace("if (i > 0) pass1_store(bt, d1o, t2, w + WARPS * (i - 1), g, t);", "if (i > 0) pass1_store(bt, d1o, t2, w + WARPS * i, g, t);")
+assert variants["w12bad"] != variants["w12"]
+
 for name, text in variants.items():
     out = src_path.with_name(f"{src_path.stem}-{name}.cu")
     out.write_text(text)
