@@ -14,6 +14,7 @@
 //! next slice as soon as it has been read into registers.
 
 use super::Emitter;
+use crate::fragment::{deeper, fragment};
 use crate::ir::Step;
 use crate::plan::TransformPlan;
 
@@ -53,37 +54,46 @@ impl Emitter<'_> {
              \x20   asm volatile(\"{ .reg .u64 g; cvta.to.global.u64 g, %0; st.global.v2.f64 [g], {%1, %2}; }\" :: \"l\"(p), \"d\"(x), \"d\"(y) : \"memory\");\n\
              }",
         );
+        // The k-step of this kernel is the arch's instruction two steps deep (m16n8k8 on sm_90);
+        // fuse_k(4) takes two of them side by side (m16n8k16), as the fragment tables say.
+        let base = tp.fragment.expect("split_output is a tensorize(mma) level");
+        let shallow = deeper(base.instr, 2).map(fragment).expect("planned: sm_90 f64 has the 8-deep instruction");
         let deep = tp.fuse_k == 4;
         w.line("");
         w.line(format!("{tensorize}: every pass is m16n8 fragments of f64 DMMA, one warp's tiles at a time."));
-        if deep {
-            w.line(format!("{fuse}: D(16x8) += A(16x16) B(16x8), two k-steps of 8 side by side: A = lo then hi,"));
-            w.line("// B the k-slots t, t + 4 (lo) and t + 8, t + 12 (hi).");
-            w.lines(
-                "__device__ __forceinline__ void mra_mma(double (&d)[4], const double (&lo)[4], const double (&hi)[4], double b0, double b1, double b2, double b3) {\n\
-                 \x20   asm(\"mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5, %6, %7, %8, %9, %10, %11}, {%12, %13, %14, %15}, {%0, %1, %2, %3};\"\n\
-                 \x20       : \"+d\"(d[0]), \"+d\"(d[1]), \"+d\"(d[2]), \"+d\"(d[3])\n\
-                 \x20       : \"d\"(lo[0]), \"d\"(lo[1]), \"d\"(lo[2]), \"d\"(lo[3]), \"d\"(hi[0]), \"d\"(hi[1]), \"d\"(hi[2]), \"d\"(hi[3]), \"d\"(b0), \"d\"(b1), \"d\"(b2), \"d\"(b3));\n\
-                 }",
-            );
+        w.lines(&self.d.mma_prelude(&shallow, self.plan.request.dtype));
+        w.line("// Its fragments (PTX ISA), which the chain below relies on: A a0 (g, t), a1 (g+8, t), a2 (g, t+4),");
+        w.line("// a3 (g+8, t+4); B b0 (t, g), b1 (t+4, g); D d0 (g, 2t), d1 (g, 2t+1), d2 (g+8, 2t), d3 (g+8, 2t+1).");
+        let dtype = self.plan.request.dtype;
+        let (a_ty, b_ty) = (self.d.mma_operand_type(&shallow, dtype, shallow.a.regs), self.d.mma_operand_type(&shallow, dtype, shallow.b.regs));
+        let deep_name = if deep {
+            let deep_f = deeper(base.instr, 4).map(fragment).expect("planned: sm_90 f64 has the 16-deep instruction");
+            let map = shallow.step_operands(&deep_f).expect("m16n8k16 takes two m16n8k8 steps side by side");
+            let (text, name) = self.d.mma_steps_prelude(&shallow, &deep_f, &map, &fuse);
+            w.line("");
+            w.lines(&text);
+            name
         } else {
-            w.line(format!("{fuse}: D(16x8) += A(16x8) B(8x8). A: a0 (g, t), a1 (g+8, t), a2 (g, t+4), a3 (g+8, t+4);"));
-            w.line("// B: b0 (t, g), b1 (t+4, g); D: d0 (g, 2t), d1 (g, 2t+1), d2 (g+8, 2t), d3 (g+8, 2t+1).");
-            w.lines(
-                "__device__ __forceinline__ void mra_mma(double (&d)[4], const double (&a)[4], double b0, double b1) {\n\
-                 \x20   asm(\"mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\"\n\
-                 \x20       : \"+d\"(d[0]), \"+d\"(d[1]), \"+d\"(d[2]), \"+d\"(d[3])\n\
-                 \x20       : \"d\"(a[0]), \"d\"(a[1]), \"d\"(a[2]), \"d\"(a[3]), \"d\"(b0), \"d\"(b1));\n\
-                 }",
-            );
-        }
-        // One instruction per k-step of 8 (fuse_k(2)) or per pair of them (fuse_k(4)): `mma(d, j, bv)`
-        // with the A registers of k-step(s) j and the B values bv(slot) for slot = 0..1 (or 0..3).
-        let mma = |d: &str, a: &dyn Fn(&str) -> String, j: &str, b: &dyn Fn(&str, u32) -> String| -> String {
+            w.line(format!("{fuse}: one {} per k-step of 8, in the chain's k order.", shallow.instr.name()));
+            String::new()
+        };
+        // One instruction per k-step of 8 (fuse_k(2)) or per pair of them (fuse_k(4)): `mma(d, a, j, b)`
+        // with the A registers a(js) of k-step js and the B values b(js, h, slot), slot = 0, 1, of
+        // k-step js, the h-th of the instruction's steps.
+        let mma = |d: &str, a: &dyn Fn(&str) -> String, j: &str, b: &dyn Fn(&str, u32, u32) -> String| -> String {
             if deep {
-                format!("mra_mma({d}, {}, {}, {}, {}, {}, {});", a(&format!("2 * {j}")), a(&format!("2 * {j} + 1")), b(&format!("2 * {j}"), 0), b(&format!("2 * {j}"), 1), b(&format!("2 * {j} + 1"), 0), b(&format!("2 * {j} + 1"), 1))
+                let (j0, j1) = (format!("2 * {j}"), format!("2 * {j} + 1"));
+                format!(
+                    "{{ const {a_ty} a_steps[2] = {{{}, {}}}; const {b_ty} b_steps[2] = {{{{{{{}, {}}}}}, {{{{{}, {}}}}}}}; {deep_name}({d}, a_steps, b_steps); }}",
+                    a(&j0),
+                    a(&j1),
+                    b(&j0, 0, 0),
+                    b(&j0, 0, 1),
+                    b(&j1, 1, 0),
+                    b(&j1, 1, 1)
+                )
             } else {
-                format!("mra_mma({d}, {}, {}, {});", a(j), b(j, 0), b(j, 1))
+                self.d.mma_call(&shallow, dtype, d, &a(j), &format!("{b_ty}{{{{{}, {}}}}}", b(j, 0, 0), b(j, 0, 1)))
             }
         };
         let steps = if deep { "KS / 2" } else { "KS" };
@@ -95,7 +105,7 @@ impl Emitter<'_> {
         w.line(format!("{chain}: pass 1 of one slice from pass 0's accumulators d1, then its T2 stores."));
         w.line("// B operand (k = b, n = z local): z-fragment zf is d1's rows g (zf = 0: d1[..][0], [1]) or g + 8 (zf = 1: [2], [3]);");
         w.line("// d1[j] holds b = 8j + 2t, 8j + 2t + 1: the k-slots t, t + 4 of k-step j in the chain's order.");
-        w.line("__device__ __forceinline__ void pass1_store(const double (&bt)[MT][KS][4], const double (&d1)[KS][4], double* t2, int a, int g, int t) {");
+        w.line(format!("__device__ __forceinline__ void pass1_store(const {a_ty} (&bt)[MT][KS], const double (&d1)[KS][4], double* t2, int a, int g, int t) {{"));
         w.indent();
         w.line("double* row = t2 + a * TP;");
         w.line("#pragma unroll");
@@ -107,7 +117,7 @@ impl Emitter<'_> {
                 w.line("for (int r = 0; r < 4; ++r) d2[zf][r] = 0;");
                 w.line("#pragma unroll");
                 let a = |j: &str| format!("bt[mt][{j}]");
-                let b = |j: &str, slot: u32| format!("d1[{j}][2 * zf + {slot}]");
+                let b = |j: &str, _: u32, slot: u32| format!("d1[{j}][2 * zf + {slot}]");
                 w.line(format!("for (int j = 0; j < {steps}; ++j) {}", mma("d2[zf]", &a, "j", &b)));
             });
             w.line("#pragma unroll");
@@ -131,7 +141,7 @@ impl Emitter<'_> {
         w.line("unsigned long long* bar = reinterpret_cast<unsigned long long*>(smem + K * TP + WARPS * SLOT) + w;");
         w.line("const int first = blockIdx.x >> 1, stride = gridDim.x >> 1;");
         w.line(format!("{b_regs}: Bᵀ(m, k) = B(k, m), m-tile mt, k-step j, k-slots t, t + 4 -> k = 8j + 2t, 8j + 2t + 1."));
-        w.line("double bt[MT][KS][4];");
+        w.line(format!("{a_ty} bt[MT][KS];"));
         w.line("#pragma unroll");
         w.line("for (int mt = 0; mt < MT; ++mt)");
         w.line("#pragma unroll");
@@ -183,7 +193,7 @@ impl Emitter<'_> {
                     w.line("for (int r = 0; r < 4; ++r) d1[nf][r] = 0;");
                     w.line("#pragma unroll");
                     let a = |j: &str| format!("bt[H][{j}]");
-                    let b = |j: &str, slot: u32| format!("s[nf][{j}].{}", if slot == 0 { "x" } else { "y" });
+                    let b = |j: &str, _: u32, slot: u32| format!("s[nf][{j}].{}", if slot == 0 { "x" } else { "y" });
                     w.line(format!("for (int j = 0; j < {steps}; ++j) {}", mma("d1[nf]", &a, "j", &b)));
                 });
                 w.line("// Pass 1 of the previous slice: its chains overlap this slice's pass 0.");
@@ -218,12 +228,16 @@ impl Emitter<'_> {
                             w.line("const int ar = 16 * j + 2 * t;  // k-slots t, t + 4, t + 8, t + 12: a = ar, ar + 1, ar + 8, ar + 9");
                             w.line("const double b0 = t2[ar * TP + col], b1 = t2[(ar + 1) * TP + col], b2 = t2[(ar + 8) * TP + col], b3 = t2[(ar + 9) * TP + col];");
                             w.line("#pragma unroll");
-                            w.line("for (int mt = 0; mt < MT; ++mt) mra_mma(acc[mt][q], bt[mt][2 * j], bt[mt][2 * j + 1], b0, b1, b2, b3);");
+                            let a = |j: &str| format!("bt[mt][{j}]");
+                            let b = |_: &str, h: u32, slot: u32| format!("b{}", 2 * h + slot);
+                            w.line(format!("for (int mt = 0; mt < MT; ++mt) {}", mma("acc[mt][q]", &a, "j", &b)));
                         } else {
                             w.line("const int ar = 8 * j + 2 * t;  // k-slots t, t + 4: a = ar, ar + 1");
                             w.line("const double b0 = t2[ar * TP + col], b1 = t2[(ar + 1) * TP + col];");
                             w.line("#pragma unroll");
-                            w.line("for (int mt = 0; mt < MT; ++mt) mra_mma(acc[mt][q], bt[mt][j], b0, b1);");
+                            let a = |j: &str| format!("bt[mt][{j}]");
+                            let b = |_: &str, _: u32, slot: u32| format!("b{slot}");
+                            w.line(format!("for (int mt = 0; mt < MT; ++mt) {}", mma("acc[mt][q]", &a, "j", &b)));
                         }
                     });
                 });
