@@ -11,7 +11,12 @@ next to it as <stem>-<variant>.cu. Each is one edit of phase 1's slice loop:
   w12     12 warps (384 threads, __launch_bounds__(384, 1): at most 168 registers) instead of 8:
           warp w takes the slices a = w + 12 i < 32 (3 or 2) and the last pass's rounds of four
           column fragments r = w + 12 j < 16 (2 or 1); 12 slots, 229 984 B of shared memory.
-  w12bad  w12 with the second-last slice's pass 1 stored into the last slice's row of T2."""
+  w12bad  w12 with the second-last slice's pass 1 stored into the last slice's row of T2.
+Upper bounds (results wrong on purpose, the same work otherwise; timed, never validated):
+  noslice only each tensor's first slice is copied and waited for; slices 1-3 compute on the
+          data already in the slot: what hiding the slice copies' latency completely could give.
+  nobar   without the block barrier at the end of each tensor (T2 read before the next tensor's
+          phase 1 writes it): what moving that wait later could give at most."""
 import sys, pathlib
 src_path = pathlib.Path(sys.argv[1])
 s = src_path.read_text()
@@ -65,6 +70,18 @@ def w12(text):
 variants["w12"] = w12(s)
 variants["w12bad"] = variants["w12"].replace("if (i > 0) pass1_store(bt, d1o, t2, w + WARPS * (i - 1), g, t);", "if (i > 0) pass1_store(bt, d1o, t2, w + WARPS * i, g, t);")
 assert variants["w12bad"] != variants["w12"]
+
+def edit(text, old, new):
+    assert text.count(old) == 1, old
+    return text.replace(old, new)
+
+variants["noslice"] = edit(edit(s,
+    "            mra_mbar_wait(bar, phase);\n            phase ^= 1;\n",
+    "            if (i == 0) { mra_mbar_wait(bar, phase); phase ^= 1; }  // [run 103 upper bound] slices 1-3 reuse slice 0\n"),
+    "            if (const double* p = slice(n, i, 1)) load_slice(p);",
+    "            if (i == SLICES - 1) if (const double* p = slice(n, i, 1)) load_slice(p);  // [run 103 upper bound]")
+variants["nobar"] = edit(s, "        __syncthreads();  // T2 read before the next tensor's phase 1 writes it",
+    "        // [run 103 upper bound] no barrier: T2 read before the next tensor's phase 1 writes it")
 
 for name, text in variants.items():
     out = src_path.with_name(f"{src_path.stem}-{name}.cu")
