@@ -11,7 +11,8 @@ export MRA_TUNING_DB=/tmp/nodb-104.json
 for lk in "fused-pipe 10" "fused 12" "fused-pipe 12"; do
   set -- $lk
   name=$1-k$2
-  timeout 300 ncu --clock-control none -k regex:mra_ --launch-skip 60 --launch-count 1 --set full --import-source no -o /tmp/$name \
+  kname=mra_$(echo $1 | tr - _)_k$2_f64
+  timeout 300 ncu --clock-control none -k $kname --launch-skip 60 --launch-count 1 --set full --import-source no -o /tmp/$name \
     $B -l $1 -K $2 -n 100 -r 1 > "$O/run-$name.txt" 2>&1; echo "$name rc=$?"
   ncu --import /tmp/$name.ncu-rep --page details --print-details all > "$O/details-$name.txt" 2>&1
   ncu --import /tmp/$name.ncu-rep --page source --csv --print-source sass > "$O/sass-$name.csv" 2>&1
