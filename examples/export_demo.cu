@@ -1,13 +1,15 @@
 // export_demo.cu: a C++ program that uses an `mra-bench export` directory the way an MRA code
 // would, and checks every result against a CPU reference written here from the definition.
 //
-//   mra-bench export --arch sm_90 -K 5,8,13,16,20,32 -o mra_export
+//   mra-bench export --arch sm_90 -K 5,8,13,16,20,28,32 -o mra_export
 //   nvcc -arch=sm_90 -O3 -I mra_export examples/export_demo.cu mra_export/*.cu -o export_demo
 //   ./export_demo            # exit status 0 when every check passed
 //
 // For each K: (1) the host dispatch mra_transform(K, ...) from mra_transform.h, and (2) a kernel
 // of our own that calls the block-level device function mra::k<K>_f64::transform_block once per
-// tensor, with the dynamic shared memory and workspace it asks for. N is odd and larger than
+// tensor, with the dynamic shared memory and workspace it asks for. On sm_90 the launchers of
+// K = 28 and 32 spread a tensor over several blocks (fused-cluster, fused-split) and the block
+// function is another level's (L7-breg): both are checked. N is odd and larger than
 // the launch's block count, so blocks walk several tensors. Outputs are poisoned (NaN) first.
 // The error codes of the dispatch (an unsupported K, a negative nfuncs) are checked too.
 
@@ -84,6 +86,7 @@ USER_KERNEL(8)
 USER_KERNEL(13)
 USER_KERNEL(16)
 USER_KERNEL(20)
+USER_KERNEL(28)
 USER_KERNEL(32)
 
 typedef void (*UserKernel)(const double*, const double*, double*, double*, int);
@@ -99,7 +102,7 @@ struct Case {
 #define CASE(KK) \
     { KK, user_kernel_k##KK, mra::k##KK##_f64::THREADS, mra::k##KK##_f64::SHARED_BYTES, mra::k##KK##_f64::WORKSPACE_ELEMS }
 
-static const Case CASES[] = {CASE(5), CASE(8), CASE(13), CASE(16), CASE(20), CASE(32)};
+static const Case CASES[] = {CASE(5), CASE(8), CASE(13), CASE(16), CASE(20), CASE(28), CASE(32)};
 
 // max |got - want| / max |want|; NaN (an unwritten element) counts as a failure.
 static bool compare(const char* what, int K, int N, const std::vector<double>& got, const std::vector<double>& want) {

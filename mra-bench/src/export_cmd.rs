@@ -45,7 +45,10 @@ pub fn run(args: &ExportArgs) -> CmdResult {
     }
     eprintln!("# wrote {} files to {} ({}, {dtype}):", files.len(), dir.display(), arch.name);
     for e in &entries {
-        eprintln!("#   K={:<2} {:<10} {} [{}]", e.k, e.kernel.level, e.kernel.entry, e.reason);
+        eprintln!("#   K={:<2} {:<13} {} [{}]", e.k, e.kernel.level, e.kernel.entry, e.reason);
+        if let Some(b) = &e.block {
+            eprintln!("#        transform_block: {} ({})", b.kernel.level, b.kernel.entry);
+        }
     }
     Ok(0)
 }

@@ -15,7 +15,7 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-const KS: &str = "5,8,13,16,20,32";
+const KS: &str = "5,8,13,16,20,28,32";
 /// The recording stub runtime's device: 7 multiprocessors holding 3 blocks of any kernel each.
 const STUB_MULTIPROCESSORS: u64 = 7;
 const STUB_PER_MULTIPROCESSOR: u64 = 3;
@@ -57,15 +57,32 @@ fn assert_clean_error(args: &[&str], needle: &str) {
 fn export_writes_the_directory_and_does_not_clobber() {
     let (dir, manifest) = export("sm_90", KS, "layout");
     let ks: Vec<u64> = manifest.iter().map(|e| e["K"].as_u64().unwrap()).collect();
-    assert_eq!(ks, [5, 8, 13, 16, 20, 32]);
+    assert_eq!(ks, [5, 8, 13, 16, 20, 28, 32]);
     for e in &manifest {
         for f in ["source", "device_header"] {
             assert!(dir.join(e[f].as_str().unwrap()).is_file(), "{e}");
         }
     }
-    // The documented defaults on sm_90: fused-pipe up to K = 24, L7-breg beyond.
-    let level = |k: u64| manifest.iter().find(|e| e["K"] == k).unwrap()["level"].as_str().unwrap().to_string();
-    assert_eq!((level(13).as_str(), level(20).as_str(), level(32).as_str()), ("fused-pipe", "fused-pipe", "L7-breg"));
+    // The documented defaults on sm_90: the launcher runs fused-pipe up to K = 24, fused-cluster at
+    // 25..31 and fused-split at 32; beside the last two (a tensor over several blocks, no
+    // block-level function) transform_block is L7-breg's.
+    let get = |k: u64| manifest.iter().find(|e| e["K"] == k).unwrap().clone();
+    let level = |k: u64| get(k)["level"].as_str().unwrap().to_string();
+    let block_level = |k: u64| get(k)["block"]["level"].as_str().unwrap().to_string();
+    assert_eq!([13, 20, 28, 32].map(level), ["fused-pipe", "fused-pipe", "fused-cluster", "fused-split"]);
+    assert_eq!([13, 20, 28, 32].map(block_level), ["fused-pipe", "fused-pipe", "L7-breg", "L7-breg"]);
+    assert_eq!(get(32)["device_header"], "mra_l7_breg_k32_f64_device.h");
+    assert_eq!(get(32)["block"]["namespace"], "mra::l7_breg_k32_f64");
+    let device = std::fs::read_to_string(dir.join("mra_l7_breg_k32_f64_device.h")).unwrap();
+    assert!(device.contains("The host\n// launcher runs fused-split (mra_fused_split_k32_f64.cu)") && device.contains("namespace k32_f64 = l7_breg_k32_f64;"), "{device}");
+    // The cluster size the launcher must honour is the one compiled into the kernel.
+    let cluster_src = std::fs::read_to_string(dir.join(get(28)["source"].as_str().unwrap())).unwrap();
+    let dims = format!("__cluster_dims__({}, 1, 1)", get(28)["grid_multiple"]);
+    assert!(cluster_src.contains(&dims), "K = 28: no `{dims}` in the kernel");
+    // On sm_80 (no clusters, no split_output) K = 32 is L7-breg, launcher and block function alike.
+    let (d80, m80) = export("sm_80", "32", "sm80");
+    assert_eq!((m80[0]["level"].as_str(), m80[0]["block"]["level"].as_str()), (Some("L7-breg"), Some("L7-breg")));
+    std::fs::remove_dir_all(&d80).unwrap();
     let header = std::fs::read_to_string(dir.join("mra_transform.h")).unwrap();
     for k in &ks {
         for f in [format!("inline int mra_transform_k{k}("), format!("inline size_t mra_transform_k{k}_workspace_bytes(int nfuncs)")] {
@@ -180,7 +197,7 @@ fn block_function_tu(dir: &Path, manifest: &[Value], hip: bool) -> String {
     let block = if hip { "(int)__builtin_amdgcn_workgroup_id_x()" } else { "(int)blockIdx.x" };
     let mut s = inline_includes("#include \"mra_transform_device.h\"\n", dir);
     for e in manifest {
-        let (k, ns, dtype) = (e["K"].as_u64().unwrap(), e["namespace"].as_str().unwrap(), "f64");
+        let (k, ns, dtype) = (e["K"].as_u64().unwrap(), e["block"]["namespace"].as_str().unwrap(), "f64");
         let alias = format!("mra::k{k}_{dtype}");
         s += &format!(
             "\nstatic_assert({ns}::SHARED_BYTES == {sb}, \"SHARED_BYTES of K={k}\");\n\
@@ -192,9 +209,9 @@ fn block_function_tu(dir: &Path, manifest: &[Value], hip: bool) -> String {
              \x20   for (int n = block; n < nfuncs; n += nblocks)\n\
              \x20       {alias}::transform_block(a + (long long)n * {k3}, b, c + (long long)n * {k3}, workspace + (long long)block * {alias}::WORKSPACE_ELEMS, smem_k{k});\n\
              }}\n",
-            sb = e["shared_bytes"],
-            th = e["threads"],
-            ws = e["workspace_elems_per_block"],
+            sb = e["block"]["shared_bytes"],
+            th = e["block"]["threads"],
+            ws = e["block"]["workspace_elems_per_block"],
             k3 = k * k * k,
         );
     }
@@ -317,8 +334,18 @@ fn the_host_header_is_valid_cxx_and_launches_as_the_manifest_says() {
             let persistent = e["persistent"].as_bool().unwrap();
             for n in [3u64, 1031] {
                 // The workspace is sized for min(N, M) blocks; a persistent(1) launch uses no more
-                // than the (stub) device holds: multiprocessors × blocks per multiprocessor.
-                let sized = n.min(512);
+                // than the (stub) device holds: multiprocessors × blocks per multiprocessor. A level
+                // that spreads a tensor over blocks launches more, in whole groups, worked out here
+                // from the design: fused-split two blocks per tensor, fused-cluster K = 28 clusters
+                // of 7 (as its source's __cluster_dims__ says, checked above).
+                let sized = match (arch, k, e["level"].as_str().unwrap()) {
+                    ("sm_90", 32, "fused-split") => [6, 512][(n > 3) as usize],
+                    ("sm_90", 28, "fused-cluster") => [7, 518][(n > 3) as usize],
+                    (_, _, level) => {
+                        assert!(e["blocks_per_tensor"] == 1 && e["grid_multiple"] == 1, "{arch} K={k} {level}: a grid this test does not know");
+                        n.min(512)
+                    }
+                };
                 let grid = if persistent { sized.min(STUB_MULTIPROCESSORS * STUB_PER_MULTIPROCESSOR) } else { sized };
                 let attr = if dynamic > 0 { dynamic as i64 } else { -1 };
                 let asked = if persistent { dynamic as i64 } else { -1 };
@@ -356,7 +383,7 @@ fn the_export_demo_compiles_against_the_stub_runtime() {
     let device = common("--cuda-device-only").arg("-S").arg("-o").arg(&ptx).arg(&demo).output().unwrap();
     assert!(device.status.success(), "device side:\n{}", text(&device.stderr));
     let ptx_text = std::fs::read_to_string(&ptx).unwrap();
-    for k in [5, 8, 13, 16, 20, 32] {
+    for k in [5, 8, 13, 16, 20, 28, 32] {
         assert!(ptx_text.contains(&format!("user_kernel_k{k}")), "K={k}: no kernel in the PTX");
     }
     assert!(ptx_text.contains("mma.sync.aligned.m"), "the block functions use a matrix instruction");

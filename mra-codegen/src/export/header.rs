@@ -78,6 +78,13 @@ pub(super) fn host_header(entries: &[Entry], generator: &str) -> String {
             "// {:>2}  {:<15}  {:<30}  {:>7}  {:>12}  {} elements{dynamic}   [{}]\n",
             e.k, e.kernel.level, e.kernel.entry, p.threads, p.shared_bytes, p.workspace_elems_per_block, e.reason
         );
+        if let Some(b) = &e.block {
+            let bp = &b.kernel.plan;
+            s += &format!(
+                "//     transform_block: {} ({} threads, {} shared bytes, {} workspace elements per block): {}\n",
+                b.kernel.level, bp.threads, bp.shared_bytes, bp.workspace_elems_per_block, b.reason
+            );
+        }
     }
     s += "\n#ifndef MRA_TRANSFORM_H\n#define MRA_TRANSFORM_H\n\n#include <stddef.h>\n";
     s += &format!("#include <{}>\n\n", api.include);
@@ -141,19 +148,41 @@ fn launcher(e: &Entry, api: &Api, t: &str) -> String {
     let ws = p.workspace_elems_per_block;
     let dynamic = e.dynamic_shared_bytes();
     let mut s = format!("\n// ---- K = {k}: {} [{}] ----\n\n", e.kernel.level, e.reason);
+    // A level that spreads a tensor over several blocks (split_output, a cluster) launches its
+    // own count: blocks per tensor, and whole clusters or tensors.
+    let (per_tensor, multiple) = (e.blocks_per_tensor(), e.grid_multiple());
+    let blocks = if per_tensor == 1 && multiple == 1 {
+        "mra_transform_blocks(nfuncs)".to_string()
+    } else {
+        let what = if per_tensor > 1 { format!("{per_tensor} blocks per tensor (blocks 2n, 2n + 1 share tensor n)") } else { format!("clusters of {multiple} blocks") };
+        s += &format!(
+            "// Blocks a launch of nfuncs tensors uses: {what}; min(nfuncs * {per_tensor}, MRA_MAX_BLOCKS)\n\
+             // rounded up to a multiple of {multiple}.\n\
+             inline int mra_transform_k{k}_blocks(int nfuncs) {{\n\
+             \x20   const long long want = (long long)nfuncs * {per_tensor};\n\
+             \x20   const int blocks = want < MRA_MAX_BLOCKS ? (int)want : MRA_MAX_BLOCKS;\n\
+             \x20   return (blocks + {m1}) / {multiple} * {multiple};\n}}\n\n",
+            m1 = multiple - 1
+        );
+        format!("mra_transform_k{k}_blocks(nfuncs)")
+    };
     s += &format!("// Workspace bytes mra_transform_k{k} needs for nfuncs tensors: {ws} elements per block{}.\n", if ws == 0 { " (none)" } else { "" });
     s += &format!("inline size_t mra_transform_k{k}_workspace_bytes(int nfuncs) {{\n");
     if ws == 0 {
         s += "    (void)nfuncs;\n    return 0;\n}\n\n";
     } else {
-        s += &format!("    return nfuncs <= 0 ? 0 : (size_t)mra_transform_blocks(nfuncs) * {ws} * sizeof({t});\n}}\n\n");
+        s += &format!("    return nfuncs <= 0 ? 0 : (size_t){blocks} * {ws} * sizeof({t});\n}}\n\n");
     }
     let shared_note = match dynamic {
         0 => format!("{} bytes of static shared memory", p.shared_bytes),
         d => format!("{d} bytes of dynamic shared memory (above the default limit: raised first)"),
     };
     let grid_note = if p.persistent { " (fewer where the device holds fewer at once: persistent(1))" } else { "" };
-    s += &format!("// {entry}: min(nfuncs, MRA_MAX_BLOCKS) blocks{grid_note} of {threads} threads, {shared_note}.\n");
+    // The planner refuses persistent(1) beside a cluster or split_output: the occupancy cap below
+    // never meets a grid that must be a multiple.
+    assert!(!(p.persistent && multiple > 1), "planned: persistent(1) with a grid multiple of {multiple}");
+    let count = if blocks.starts_with("mra_transform_blocks") { "min(nfuncs, MRA_MAX_BLOCKS)".to_string() } else { blocks.clone() };
+    s += &format!("// {entry}: {count} blocks{grid_note} of {threads} threads, {shared_note}.\n");
     s += &format!(
         "inline int mra_transform_k{k}(const {t}* a, const {t}* b, {t}* c, {t}* workspace, int nfuncs, {} stream) {{\n",
         api.stream
@@ -161,7 +190,7 @@ fn launcher(e: &Entry, api: &Api, t: &str) -> String {
     s += "    if (nfuncs < 0) return MRA_ERROR_INVALID_ARGUMENT;\n    if (nfuncs == 0) return MRA_SUCCESS;\n";
     let ws_check = if ws > 0 { " || !workspace" } else { "" };
     s += &format!("    if (!a || !b || !c{ws_check}) return MRA_ERROR_INVALID_ARGUMENT;\n");
-    s += "    int nblocks = mra_transform_blocks(nfuncs);\n";
+    s += &format!("    int nblocks = {blocks};\n");
     if dynamic > 0 {
         s += "    // Per device and cheap, so on every call (a static flag would miss a second GPU).\n";
         s += &format!(

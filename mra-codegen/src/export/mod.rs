@@ -1,11 +1,15 @@
 //! An export bundle: the generated kernels for a list of K on one arch, as files that drop into
 //! a C++ build (`mra-bench export`). Pure text; the command writes the files.
 //!
-//! Per kernel: the self-contained source (`.cu` / `.hip`, the same text the runtime compiles)
-//! and its device part (`<entry>_device.h`: constants, `load_b`, `transform_tensor`,
-//! `transform_block`, without the `__global__` kernel) for callers' own kernels. For all of
-//! them: `mra_transform.h` (host launchers, workspace queries, the per-K dispatch),
-//! `mra_transform_device.h` (every device part), `manifest.json` and a README.
+//! Per K: the self-contained source of the kernel the host launcher runs (`.cu` / `.hip`, the
+//! same text the runtime compiles) and a device part (`<entry>_device.h`: constants, `load_b`,
+//! `transform_tensor`, `transform_block`, without the `__global__` kernel) for callers' own
+//! kernels. The device part is the launcher kernel's own, except where that kernel spreads one
+//! tensor over several blocks (a thread-block cluster, `split_output(2)`): there is no
+//! block-level function in it, so the device part comes from the first level of
+//! [`BLOCK_CHAIN`] that has one (K = 25..32 on sm_90: L7-breg beside fused-cluster and
+//! fused-split). For all of them: `mra_transform.h` (host launchers, workspace queries, the
+//! per-K dispatch), `mra_transform_device.h` (every device part), `manifest.json` and a README.
 
 mod header;
 mod readme;
@@ -16,14 +20,21 @@ use crate::plan::{Body, PlanError, Request};
 use crate::{levels, Arch, DType, Vendor};
 use serde::Serialize;
 
-/// Levels tried in order when no level is asked for: the fastest generated levels of the H200
-/// sweep (README table) where they fit: fused-pipe (NVIDIA sm_80+, K <= 24 on sm_90; its
-/// block-level function is the unpipelined per-tensor transform), else fused (also AMD: K <= 15
-/// on 64 KiB LDS), else the B-in-registers matrix-core level, else the register-blocked one
-/// (f32, or archs without FP64 matrix cores).
-pub const DEFAULT_CHAIN: &[&str] = &["fused-pipe", "fused", "L7-breg", "L3-regblk"];
+/// Levels tried in order for the host launcher when no level is asked for: the fastest
+/// generated levels of the sweeps (README tables) where they fit: fused-split (K = 32, sm_90,
+/// f64), fused-pipe (NVIDIA sm_80+, K <= 24 on sm_90), fused-cluster (sm_90: K = 25..31, where
+/// one tensor no longer fits a block), then the levels of [`BLOCK_CHAIN`].
+pub const DEFAULT_CHAIN: &[&str] = &["fused-split", "fused-pipe", "fused-cluster", "fused", "L7-breg", "L3-regblk"];
 
-/// One K of a bundle: the kernel, its level, and why that level.
+/// Levels tried in order for the block-level device function (`transform_block`, one tensor per
+/// block) where the launcher's level has none: fused-pipe (its block-level function is the
+/// unpipelined per-tensor transform), else fused (also AMD: K <= 15 on 64 KiB LDS), else the
+/// B-in-registers matrix-core level, else the register-blocked one (f32, or archs without FP64
+/// matrix cores).
+pub const BLOCK_CHAIN: &[&str] = &["fused-pipe", "fused", "L7-breg", "L3-regblk"];
+
+/// One K of a bundle: the kernel the host launcher runs, its level, and why that level; and,
+/// where that kernel has no block-level function, the kernel whose device part is exported.
 #[derive(Clone, Debug)]
 pub struct Entry {
     pub k: u32,
@@ -31,10 +42,23 @@ pub struct Entry {
     pub kernel: Kernel,
     /// `default (fused fits)`, `-l L3`, `tuned`: printed in the header and README.
     pub reason: String,
+    /// The block-level function's kernel where `kernel` spreads a tensor over several blocks
+    /// (`None`: `kernel`'s own `transform_block`).
+    pub block: Option<Block>,
+}
+
+/// The kernel whose device part a bundle exports for one K, when it is not the launcher's.
+#[derive(Clone, Debug)]
+pub struct Block {
+    pub schedule: Schedule,
+    pub kernel: Kernel,
+    /// Why: the launcher's level has no block-level function, and this is the first of
+    /// [`BLOCK_CHAIN`] that lowers.
+    pub reason: String,
 }
 
 impl Entry {
-    /// The kernel's namespace, `mra::fused_k8_f64`.
+    /// The launcher kernel's namespace, `mra::fused_k8_f64`.
     pub fn namespace(&self) -> String {
         emit::namespace_name(&self.schedule, &self.kernel.plan.request)
     }
@@ -44,12 +68,35 @@ impl Entry {
         if self.kernel.plan.dynamic_shared { self.kernel.plan.shared_bytes } else { 0 }
     }
 
+    /// The kernel whose `transform_block` the device part holds.
+    pub fn block_kernel(&self) -> &Kernel {
+        self.block.as_ref().map_or(&self.kernel, |b| &b.kernel)
+    }
+
+    /// The block-level function's namespace (the launcher's, or the fallback level's).
+    pub fn block_namespace(&self) -> String {
+        match &self.block {
+            Some(b) => emit::namespace_name(&b.schedule, &b.kernel.plan.request),
+            None => self.namespace(),
+        }
+    }
+
+    /// Blocks that share one tensor (`split_output(N)`: N; else 1).
+    pub fn blocks_per_tensor(&self) -> u32 {
+        self.kernel.plan.work_blocks(1) as u32
+    }
+
+    /// What the launcher's grid must be a multiple of (a cluster's blocks, a tensor's blocks).
+    pub fn grid_multiple(&self) -> u32 {
+        self.kernel.plan.grid_multiple()
+    }
+
     fn source_name(&self) -> String {
         format!("{}.{}", self.kernel.entry, source_ext(self.kernel.plan.request.arch))
     }
 
     fn device_header_name(&self) -> String {
-        format!("{}_device.h", self.kernel.entry)
+        format!("{}_device.h", self.block_kernel().entry)
     }
 }
 
@@ -70,28 +117,61 @@ pub enum ExportError {
     NoKernel { k: u32, level: String, what: &'static str },
     #[error("K={k}: no level of {chain} lowers for {arch} in {dtype}: {why}")]
     NoDefault { k: u32, chain: String, arch: &'static str, dtype: DType, why: String },
+    #[error("K={k}: level {level} spreads a tensor over several blocks, and no level of {chain} has a block-level transform_block for {arch} in {dtype}: {why}")]
+    NoBlockFunction { k: u32, level: String, chain: String, arch: &'static str, dtype: DType, why: String },
     #[error("-K {k} is listed twice")]
     Duplicate { k: u32 },
 }
 
-/// The kernel for `k` at `level` (exactly that level: an error says why it cannot).
+/// The kernel for `k` at `level` (exactly that level: an error says why it cannot). Where the
+/// level spreads a tensor over several blocks, the block-level function comes from
+/// [`BLOCK_CHAIN`] ([`Entry::block`]).
 pub fn entry_for(level: &Schedule, k: u32, arch: &'static Arch, dtype: DType, reason: String) -> Result<Entry, ExportError> {
+    let (level, kernel, reason) = kernel_for(level, k, arch, dtype, reason)?;
+    let multi = match kernel.plan.body {
+        Body::Transform(tp) if tp.cluster > 1 => Some("a thread-block cluster"),
+        Body::Transform(tp) if tp.split_output > 1 => Some("two blocks (split_output)"),
+        Body::Transform(_) => None,
+        Body::Copy { shadow: None, .. } => return Err(no_kernel(k, &level, "the copy floor (no transform)")),
+        Body::Copy { shadow: Some(_), .. } => return Err(no_kernel(k, &level, "the measured bound (a copy beside discarded matrix instructions, no transform)")),
+        Body::Library(_) => return Err(no_kernel(k, &level, "vendor BLAS calls, not a kernel")),
+    };
+    let block = match multi {
+        Some(what) => Some(block_for(k, arch, dtype, &level.name, what)?),
+        None => None,
+    };
+    Ok(Entry { k, schedule: level, kernel, reason, block })
+}
+
+fn no_kernel(k: u32, level: &Schedule, what: &'static str) -> ExportError {
+    ExportError::NoKernel { k, level: level.name.clone(), what }
+}
+
+/// `level` generated for `k` (with `stack(1)` where it would stack tensors; the reason says so).
+fn kernel_for(level: &Schedule, k: u32, arch: &'static Arch, dtype: DType, reason: String) -> Result<(Schedule, Kernel, String), ExportError> {
     let one = one_tensor_per_pass(level, Request { k, arch, dtype });
     let reason = if one.is_some() { format!("{reason}; stack(1): transform_block is one tensor per call") } else { reason };
-    let level = one.as_ref().unwrap_or(level);
-    let kernel = emit::generate(level, Request { k, arch, dtype }).map_err(|source| ExportError::Plan { k, source })?;
-    let what = match kernel.plan.body {
-        Body::Transform(tp) if tp.cluster > 1 => Some("a thread-block-cluster kernel (one tensor spans several blocks, so there is no block-level transform_block)"),
-        Body::Transform(tp) if tp.split_output > 1 => Some("a split-output kernel (one tensor spans two blocks, so there is no block-level transform_block)"),
-        Body::Transform(_) => None,
-        Body::Copy { shadow: None, .. } => Some("the copy floor (no transform)"),
-        Body::Copy { shadow: Some(_), .. } => Some("the measured bound (a copy beside discarded matrix instructions, no transform)"),
-        Body::Library(_) => Some("vendor BLAS calls, not a kernel"),
-    };
-    if let Some(what) = what {
-        return Err(ExportError::NoKernel { k, level: level.name.clone(), what });
+    let level = one.unwrap_or_else(|| level.clone());
+    let kernel = emit::generate(&level, Request { k, arch, dtype }).map_err(|source| ExportError::Plan { k, source })?;
+    Ok((level, kernel, reason))
+}
+
+/// The block-level function for `k` beside a launcher level (`launcher`) that spreads a tensor
+/// over `what`: the first level of [`BLOCK_CHAIN`] that lowers.
+fn block_for(k: u32, arch: &'static Arch, dtype: DType, launcher: &str, what: &str) -> Result<Block, ExportError> {
+    let mut why = Vec::new();
+    for name in BLOCK_CHAIN {
+        let level = levels::find(name).expect("the block chain names levels");
+        match level.plan(Request { k, arch, dtype }) {
+            Ok(_) => {
+                let reason = format!("{launcher} spreads a tensor over {what}: transform_block from {name}, the first of {} that fits", BLOCK_CHAIN.join(", "));
+                let (schedule, kernel, reason) = kernel_for(&level, k, arch, dtype, reason)?;
+                return Ok(Block { schedule, kernel, reason });
+            }
+            Err(e) => why.push(e.to_string()),
+        }
     }
-    Ok(Entry { k, schedule: level.clone(), kernel, reason })
+    Err(ExportError::NoBlockFunction { k, level: launcher.to_string(), chain: BLOCK_CHAIN.join(", "), arch: arch.name, dtype, why: distinct_clauses(&why) })
 }
 
 /// `level` with `stack(1)` where its tunable `stack(N)` resolves to N > 1 for `req` (else
@@ -164,6 +244,25 @@ struct ManifestEntry<'a> {
     workspace_elems_per_block: u64,
     /// `persistent(1)`: the launcher uses no more blocks than the device holds at once.
     persistent: bool,
+    /// Blocks that share one tensor (`split_output(2)`: 2), and what the grid is a multiple of
+    /// (a cluster's blocks, a tensor's blocks): the launcher's grid is
+    /// min(nfuncs · blocks_per_tensor, MRA_MAX_BLOCKS) rounded up to a multiple of grid_multiple.
+    blocks_per_tensor: u32,
+    grid_multiple: u32,
+    /// The block-level function (`device_header`): the launcher's kernel, or another level's
+    /// where the launcher spreads a tensor over several blocks.
+    block: ManifestBlock<'a>,
+}
+
+/// What `manifest.json` says about one K's block-level function.
+#[derive(Serialize)]
+struct ManifestBlock<'a> {
+    level: &'a str,
+    reason: &'a str,
+    namespace: String,
+    threads: u32,
+    shared_bytes: u32,
+    workspace_elems_per_block: u64,
 }
 
 /// The files of a bundle for `entries` (distinct K, all of one arch and dtype).
@@ -197,6 +296,16 @@ pub fn bundle(entries: &[Entry], generator: &str) -> Result<Vec<File>, ExportErr
             dynamic_shared_bytes: e.dynamic_shared_bytes(),
             workspace_elems_per_block: e.kernel.plan.workspace_elems_per_block,
             persistent: e.kernel.plan.persistent,
+            blocks_per_tensor: e.blocks_per_tensor(),
+            grid_multiple: e.grid_multiple(),
+            block: ManifestBlock {
+                level: &e.block_kernel().level,
+                reason: e.block.as_ref().map_or("the launcher's kernel", |b| b.reason.as_str()),
+                namespace: e.block_namespace(),
+                threads: e.block_kernel().plan.threads,
+                shared_bytes: e.block_kernel().plan.shared_bytes,
+                workspace_elems_per_block: e.block_kernel().plan.workspace_elems_per_block,
+            },
         })
         .collect();
     let text = serde_json::to_string_pretty(&manifest).expect("plain data serializes") + "\n";
@@ -214,25 +323,45 @@ fn guard(name: &str) -> String {
     name.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_uppercase() } else { '_' }).collect()
 }
 
-/// The kernel source up to its namespace's end (prelude, constants, device functions), guarded,
-/// plus the per-K alias `mra::k8_f64`.
+/// The block kernel's source up to its namespace's end (prelude, constants, device functions),
+/// guarded, plus the per-K alias `mra::k8_f64`.
 fn device_header(e: &Entry) -> String {
-    let ns = e.namespace();
+    let ns = e.block_namespace();
     let end_line = emit::namespace_end(&ns);
-    let src = &e.kernel.source;
+    let block = e.block_kernel();
+    let src = &block.source;
     let end = src.find(&end_line).expect("a transform kernel closes its namespace") + end_line.len();
     let g = guard(&e.device_header_name());
     let inner = &ns["mra::".len()..];
-    let dtype = e.kernel.plan.request.dtype;
+    let dtype = block.plan.request.dtype;
+    let origin = match &e.block {
+        None => format!(
+            "// Device part of {src_name}: the block-level transform for callers' own kernels.\n",
+            src_name = e.source_name()
+        ),
+        Some(b) => format!(
+            "// The block-level transform of K = {k} for callers' own kernels: level {level}'s device part. The host\n\
+             // launcher runs {launcher} ({src_name}), which spreads a tensor over several blocks and so has no\n\
+             // block-level function; {level} is the first of {chain} that fits.\n",
+            k = e.k,
+            level = b.kernel.level,
+            launcher = e.kernel.level,
+            src_name = e.source_name(),
+            chain = BLOCK_CHAIN.join(", "),
+        ),
+    };
+    let kernel_note = match &e.block {
+        None => format!("that is in {}, which this header does not conflict with", e.source_name()),
+        Some(_) => format!("{}'s is not part of this export", block.level),
+    };
     format!(
-        "// Device part of {src_name}: the block-level transform for callers' own kernels.\n\
+        "{origin}\
          // #include it in the translation unit of a kernel that calls\n\
          //   {ns}::transform_block(a_n, b, c_n, workspace, smem)   (alias mra::{alias}::transform_block)\n\
          // with every thread of a block of {ns}::THREADS threads, {ns}::SHARED_BYTES bytes of shared\n\
          // memory and {ns}::WORKSPACE_ELEMS elements of workspace per block. Not the __global__ kernel:\n\
-         // that is in {src_name}, which this header does not conflict with.\n\
+         // {kernel_note}.\n\
          #ifndef {g}\n#define {g}\n\n{body}\n\nnamespace mra {{ namespace {alias} = {inner}; }}\n\n#endif  // {g}\n",
-        src_name = e.source_name(),
         alias = alias(e.k, dtype),
         body = &src[..end],
     )
@@ -246,7 +375,7 @@ fn umbrella_device_header(entries: &[Entry]) -> String {
          #ifndef MRA_TRANSFORM_DEVICE_H\n#define MRA_TRANSFORM_DEVICE_H\n\n",
     );
     for e in entries {
-        s += &format!("#include \"{}\"  // K = {}: {}\n", e.device_header_name(), e.k, e.kernel.level);
+        s += &format!("#include \"{}\"  // K = {}: {}\n", e.device_header_name(), e.k, e.block_kernel().level);
     }
     s += "\n#endif  // MRA_TRANSFORM_DEVICE_H\n";
     s
