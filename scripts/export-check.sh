@@ -9,7 +9,7 @@
 # 2. compiles examples/export_demo.cu with nvcc against the export and runs it: mra_transform(K)
 #    and a kernel of its own calling the block-level device function, each checked against a
 #    CPU reference in the program (exit status 0 only if all pass);
-# 3. mra-bench transform on .npy files of N = 2048 (K = 5, 8, 13, 16; f64, f32, a named level,
+# 3. mra-bench transform on .npy files of N = 2048 (K = 5, 8, 13, 16, 28, 32; f64, f32, a named level,
 #    the (N, K^3) shape), each compared with `mra-bench transform --reference` on the same files.
 # Exit status 0 only if every step passed; the summary is $OUT/export-check.txt.
 set -uo pipefail
@@ -87,6 +87,10 @@ step npy_k13_f64_flat transform_case k13_f64_flat 13 f64 flat
 step npy_k16_f64 transform_case k16_f64 16 f64 cube
 step npy_k16_f64_L3 transform_case k16_f64_L3 16 f64 cube L3
 step npy_k13_f32 transform_case k13_f32 13 f32 cube
+# The default level at K = 28 and 32 on sm_90 spreads a tensor over several blocks (fused-cluster,
+# fused-split): the runtime's launch of those, from files.
+step npy_k28_f64 transform_case k28_f64 28 f64 cube
+step npy_k32_f64 transform_case k32_f64 32 f64 cube
 for f in "$OUT"/npy_*.log; do grep -h 'PASS\|FAIL\|error' "$f" | sed 's/^/    /' | tee -a "$SUMMARY" >/dev/null; done
 rm -f "$NPY"/*.npy  # large; the logs hold the comparisons
 

@@ -136,7 +136,9 @@ pub struct ExportArgs {
     #[arg(short = 'K', long = "order", value_name = "K,...", default_value = "6,8,10,12,16,20,24,32")]
     pub ks: String,
     /// Level for every K (number or name), or `best` (the tuning database). Default per K: the first
-    /// of fused-pipe, fused, L7-breg, L3-regblk that fits.
+    /// of fused-split, fused-pipe, fused-cluster, fused, L7-breg, L3-regblk that fits. Beside a level
+    /// that spreads a tensor over several blocks (fused-split, fused-cluster) the block-level
+    /// transform_block is the first of fused-pipe, fused, L7-breg, L3-regblk that fits.
     #[arg(short = 'l', long = "level")]
     pub level: Option<String>,
     /// Element type: f64 (default), f32, or f16/bf16 (RDNA matrix-core levels).
@@ -167,7 +169,7 @@ pub struct TransformArgs {
     #[arg(long)]
     pub output: std::path::PathBuf,
     /// Level (number or name), or `best` (the tuning database). Default: the first of
-    /// fused-pipe, fused, L7-breg, L3-regblk that fits.
+    /// fused-split, fused-pipe, fused-cluster, fused, L7-breg, L3-regblk that fits.
     #[arg(short = 'l', long = "level")]
     pub level: Option<String>,
     /// Element type of the files and the computation: f64 (default) or f32.
