@@ -170,6 +170,31 @@ fn export_uses_the_tuned_configuration_and_best_level_for_the_arch() {
     let _ = std::fs::remove_file(&db);
 }
 
+/// `-l best` takes the fastest tuned level even where it spreads a tensor over several blocks
+/// (it used to skip cluster levels and fail on split_output ones): the launcher runs it, and
+/// the block-level function beside it is the first of the block chain that fits (L7-breg at 32).
+#[test]
+fn export_best_takes_a_multi_block_level_with_a_block_function_beside_it() {
+    let db = temp("export-best-split");
+    let records = json!({"version": 1, "records": [
+        record("fused-split", 32, json!({"fuse_k": 4, "prefetch_l2": 3}), 350.0),
+        record("fused-cluster", 32, json!({}), 390.0),
+        record("L7-breg", 32, json!({"threads": 256, "min_blocks": 1, "unroll_k": 0}), 900.0),
+    ]});
+    std::fs::write(&db, serde_json::to_vec(&records).unwrap()).unwrap();
+    let dir = std::env::temp_dir().join(format!("mra-bench-tune-export-best-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let o = mra_bench(&["export", "--arch", "sm_90", "-K", "32", "-l", "best", "-o", dir.to_str().unwrap()], &db);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(text(&o.stderr).contains("-l best at K=32: fused-split fuse_k=4 prefetch_l2=3 is the fastest tuned level for sm_90"), "{}", text(&o.stderr));
+    let manifest: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!((manifest[0]["level"].as_str(), manifest[0]["block"]["level"].as_str()), (Some("fused-split"), Some("L7-breg")), "{manifest}");
+    let src = std::fs::read_to_string(dir.join("mra_fused_split_k32_f64.cu")).unwrap();
+    assert!(src.contains("fuse_k=4 prefetch_l2=3"), "the tuned configuration is exported");
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_file(&db);
+}
+
 /// Offline on NVIDIA: every candidate compiled by NVRTC + ptxas, the survivors in the database
 /// and the --out file; a rerun compiles nothing again.
 #[test]
