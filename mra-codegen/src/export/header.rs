@@ -151,7 +151,8 @@ fn launcher(e: &Entry, api: &Api, t: &str) -> String {
     // A level that spreads a tensor over several blocks (split_output, a cluster) launches its
     // own count: blocks per tensor, and whole clusters or tensors.
     let (per_tensor, multiple) = (e.blocks_per_tensor(), e.grid_multiple());
-    let blocks = if per_tensor == 1 && multiple == 1 {
+    let multi_block = per_tensor > 1 || multiple > 1;
+    let blocks = if !multi_block {
         "mra_transform_blocks(nfuncs)".to_string()
     } else {
         let what = if per_tensor > 1 { format!("{per_tensor} blocks per tensor (blocks 2n, 2n + 1 share tensor n)") } else { format!("clusters of {multiple} blocks") };
@@ -181,7 +182,7 @@ fn launcher(e: &Entry, api: &Api, t: &str) -> String {
     // The planner refuses persistent(1) beside a cluster or split_output: the occupancy cap below
     // never meets a grid that must be a multiple.
     assert!(!(p.persistent && multiple > 1), "planned: persistent(1) with a grid multiple of {multiple}");
-    let count = if blocks.starts_with("mra_transform_blocks") { "min(nfuncs, MRA_MAX_BLOCKS)".to_string() } else { blocks.clone() };
+    let count = if multi_block { blocks.clone() } else { "min(nfuncs, MRA_MAX_BLOCKS)".to_string() };
     s += &format!("// {entry}: {count} blocks{grid_note} of {threads} threads, {shared_note}.\n");
     s += &format!(
         "inline int mra_transform_k{k}(const {t}* a, const {t}* b, {t}* c, {t}* workspace, int nfuncs, {} stream) {{\n",
