@@ -8,9 +8,10 @@ use mra_codegen::{Arch, DType, Schedule};
 
 /// The tuned kernel for `k` on `arch` in `dtype`.
 pub fn best_entry(k: u32, arch: &'static Arch, dtype: DType) -> CmdResult<Entry> {
-    // Any transform level: one that spreads a tensor over several blocks (a cluster,
-    // split_output) is exported with another level's block-level function beside it.
-    let (level, r) = mra_runtime::tuned::best_among(k, arch, dtype, |s| !s.iter_steps().any(|st| matches!(st, mra_codegen::ir::Step::Copy { .. } | mra_codegen::ir::Step::Library(_))))?;
+    // best_among keeps transform levels only; of those, a vendor-library level has no kernel to
+    // export. One that spreads a tensor over several blocks (a cluster, split_output) is
+    // exported with another level's block-level function beside it.
+    let (level, r) = mra_runtime::tuned::best_among(k, arch, dtype, |s| !s.iter_steps().any(|st| matches!(st, mra_codegen::ir::Step::Library(_))))?;
     let config = mra_codegen::tune::describe(&r.config);
     eprintln!("# -l best at K={k}: {} {config} is the fastest tuned level for {}", level.name, arch.name);
     Ok(export::entry_for(&level, k, arch, dtype, format!("tuned (-l best): {config}"))?)

@@ -43,7 +43,7 @@ pub fn best(k: u32, arch: &'static Arch, dtype: DType) -> Result<(Schedule, Reco
     best_among(k, arch, dtype, |_| true)
 }
 
-/// [`best`] among the levels `keep` accepts (export: those with a block-level function).
+/// [`best`] among the transform levels `keep` accepts (export: those with a kernel of their own).
 pub fn best_among(k: u32, arch: &'static Arch, dtype: DType, keep: impl Fn(&Schedule) -> bool) -> Result<(Schedule, Record)> {
     let Some(db) = open_default()? else {
         return Err(RuntimeError::Invalid(format!(

@@ -155,7 +155,7 @@ fn launcher(e: &Entry, api: &Api, t: &str) -> String {
     let blocks = if !multi_block {
         "mra_transform_blocks(nfuncs)".to_string()
     } else {
-        let what = if per_tensor > 1 { format!("{per_tensor} blocks per tensor (blocks 2n, 2n + 1 share tensor n)") } else { format!("clusters of {multiple} blocks") };
+        let what = if per_tensor > 1 { format!("{per_tensor} blocks per tensor (blocks {per_tensor}n .. {per_tensor}n + {} share tensor n)", per_tensor - 1) } else { format!("clusters of {multiple} blocks") };
         s += &format!(
             "// Blocks a launch of nfuncs tensors uses: {what}; min(nfuncs * {per_tensor}, MRA_MAX_BLOCKS)\n\
              // rounded up to a multiple of {multiple}.\n\
