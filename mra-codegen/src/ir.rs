@@ -281,6 +281,14 @@ pub enum Step {
     /// tensors. A launch decision, so it names no thread-block cluster (their placement is not
     /// per SM).
     Persistent(Value),
+    /// `coalesce_c(0|1)`: how the fused passes' last pass stores C. 0: straight from its D
+    /// fragments (a warp's store covers 8 rows × 64 bytes at the row pitch K, so at most K
+    /// every request writes parts of several lines). 1: into the shared buffer that pass does
+    /// not read, in C's layout; after the barrier the block stores the tensor as consecutive
+    /// vectors, every warp-wide store whole lines. One more shared write and read of C per
+    /// tensor, no more barriers. Needs a buffer free during the last pass: `buffers(2)`
+    /// without `pipeline(N)` (whose free buffer receives the next tensor).
+    CoalesceC(Value),
     /// `late_wait(0|1)`: where `cluster(N)`'s pass 0 waits at the cluster barrier (every block
     /// done with the gather buffer it is about to write). 0: the whole block, before pass 0.
     /// 1: each wave after computing its first tile, before its first store, so a late block's
@@ -326,7 +334,7 @@ macro_rules! step_value {
     ($step:expr) => {
         match $step {
             Step::Threads(v) | Step::Unroll(_, v) | Step::Buffers(v) | Step::Pipeline(v) | Step::Tensors(v) | Step::Cluster(v) | Step::SplitCols(v) => Some(v),
-            Step::AsyncExchange(v) | Step::AlignRuns(v) | Step::PairRows(v) | Step::FuseK(v) | Step::BulkCopy(v) | Step::FmaTail(v) | Step::Persistent(v) | Step::LateWait(v) | Step::Stack(v) | Step::ShadowMma(v) => Some(v),
+            Step::AsyncExchange(v) | Step::AlignRuns(v) | Step::PairRows(v) | Step::FuseK(v) | Step::BulkCopy(v) | Step::FmaTail(v) | Step::Persistent(v) | Step::LateWait(v) | Step::Stack(v) | Step::ShadowMma(v) | Step::CoalesceC(v) => Some(v),
             Step::SplitOutput(v) | Step::Chain(v) | Step::PrefetchL2(v) => Some(v),
             Step::CacheRead { pad, .. } | Step::CacheWrite { pad, .. } => Some(pad),
             Step::LaunchBounds { min_blocks } => Some(min_blocks),
@@ -375,6 +383,7 @@ impl Step {
             Step::BulkCopy(_) => "bulk_copy",
             Step::FmaTail(_) => "fma_tail",
             Step::Persistent(_) => "persistent",
+            Step::CoalesceC(_) => "coalesce_c",
             Step::LateWait(_) => "late_wait",
             Step::Stack(_) => "stack",
             Step::ShadowMma(_) => "shadow_mma",
@@ -501,6 +510,7 @@ impl fmt::Display for Step {
             Step::BulkCopy(v) => write!(f, "bulk_copy({v})"),
             Step::FmaTail(v) => write!(f, "fma_tail({v})"),
             Step::Persistent(v) => write!(f, "persistent({v})"),
+            Step::CoalesceC(v) => write!(f, "coalesce_c({v})"),
             Step::LateWait(v) => write!(f, "late_wait({v})"),
             Step::Stack(v) => write!(f, "stack({v})"),
             Step::ShadowMma(v) => write!(f, "shadow_mma({v})"),

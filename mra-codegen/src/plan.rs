@@ -101,6 +101,9 @@ pub struct TransformPlan {
     pub chain: bool,
     /// `prefetch_l2(N)`: slices of A a warp asks L2 for ahead of its bulk copies (0: none).
     pub prefetch_l2: u32,
+    /// `coalesce_c(1)`: the last pass writes C's layout into `w0` (free: pass 1 read it, pass 2
+    /// reads `w1`), and the block stores the tensor from there in one coalesced sweep.
+    pub coalesce_c: bool,
 }
 
 impl TransformPlan {
@@ -798,7 +801,17 @@ impl Schedule {
             if shared_buffers > 2 && pipeline == 1 {
                 return Err(malformed("buffers(N > 2) hold the tensors in flight of pipeline(N - 1): add pipeline(..)"));
             }
+            let coalesce_c = self
+                .switch(|s| if let Step::CoalesceC(v) = s { Some(v) } else { None }, "coalesce_c", "0 (C stored from the fragments) or 1 (C staged in shared memory, stored in whole lines)")
+                .map_err(|e| malformed(&e))?;
+            // The last pass needs a K³ buffer it does not read: with buffers(2) and one tensor in
+            // flight, pass 1's input. pipeline(N) fills that buffer with the next tensor, buffers(1)
+            // has none, and the other layouts (tensors, cluster, stack, split_output) keep their own.
+            if coalesce_c && (!whole || pipeline != 1 || shared_buffers != 2 || tensors != 1 || cluster != 1 || stack != 1 || split_output != 1) {
+                return Err(malformed("coalesce_c(1) stages C in the shared buffer the fused passes' last pass does not read: it needs tensorize(mma), cache_read(A, shared), workspace(shared) and buffers(2), without pipeline(N), tensors(N), cluster(N), stack(N) or split_output(N)"));
+            }
             let plan = TransformPlan {
+                coalesce_c,
                 split_output,
                 chain,
                 prefetch_l2,

@@ -92,6 +92,7 @@ impl Prim {
             PrimKind::BulkCopy(v) => out.push((named("bulk_copy".into(), v), v)),
             PrimKind::FmaTail(v) => out.push((named("fma_tail".into(), v), v)),
             PrimKind::Persistent(v) => out.push((named("persistent".into(), v), v)),
+            PrimKind::CoalesceC(v) => out.push((named("coalesce_c".into(), v), v)),
             PrimKind::Stack(v) => out.push((named("stack".into(), v), v)),
             PrimKind::ShadowMma(v) => out.push((named("shadow_mma".into(), v), v)),
             PrimKind::SplitOutput(v) => out.push((named("split_output".into(), v), v)),
@@ -130,6 +131,7 @@ impl Prim {
             PrimKind::BulkCopy(_) => "bulk_copy",
             PrimKind::FmaTail(_) => "fma_tail",
             PrimKind::Persistent(_) => "persistent",
+            PrimKind::CoalesceC(_) => "coalesce_c",
             PrimKind::Stack(_) => "stack",
             PrimKind::ShadowMma(_) => "shadow_mma",
             PrimKind::SplitOutput(_) => "split_output",
@@ -211,6 +213,9 @@ pub enum PrimKind {
     FmaTail(Val),
     /// `persistent(0|1)`: 1: launch at most the blocks the GPU holds at once.
     Persistent(Val),
+    /// `coalesce_c(0|1)`: 1: the fused passes' last pass writes C's rows into the shared buffer
+    /// it does not read, and the block stores the tensor as one run of consecutive vectors.
+    CoalesceC(Val),
     /// `stack(N)`: the rows of every whole-tensor fused pass span N tensors side by side (one
     /// GEMM of N·K² rows: less row padding, fewer barriers per tensor).
     Stack(Val),

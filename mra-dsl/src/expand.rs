@@ -253,6 +253,10 @@ fn step(prim: &Prim, fixed: &HashMap<String, u32>) -> TokenStream {
             let v = nth_value(prim, 0);
             quote!(#ir::Step::Persistent(#v))
         }
+        PrimKind::CoalesceC(_) => {
+            let v = nth_value(prim, 0);
+            quote!(#ir::Step::CoalesceC(#v))
+        }
         PrimKind::ShadowMma(_) => {
             let v = nth_value(prim, 0);
             quote!(#ir::Step::ShadowMma(#v))

@@ -31,6 +31,7 @@
 //!            | "bulk_copy"     "(" VALUE ")"
 //!            | "fma_tail"      "(" VALUE ")"
 //!            | "persistent"    "(" VALUE ")"
+//!            | "coalesce_c"    "(" VALUE ")"
 //!            | "stack"         "(" VALUE ")"
 //!            | "shadow_mma"    "(" VALUE ")"
 //!            | "split_output"  "(" VALUE ")"
@@ -219,6 +220,7 @@ fn parse_prim(input: ParseStream) -> Result<Prim> {
         "bulk_copy" => PrimKind::BulkCopy(numeric(&mut args, words::switch_meaning(prim))?),
         "fma_tail" => PrimKind::FmaTail(numeric(&mut args, words::switch_meaning(prim))?),
         "persistent" => PrimKind::Persistent(numeric(&mut args, words::switch_meaning(prim))?),
+        "coalesce_c" => PrimKind::CoalesceC(numeric(&mut args, words::switch_meaning(prim))?),
         "shadow_mma" => PrimKind::ShadowMma(numeric(&mut args, words::switch_meaning(prim))?),
         "fuse_k" => PrimKind::FuseK(numeric(&mut args, "k-steps per instruction (1, 2 or 4)")?),
         "bind" => {

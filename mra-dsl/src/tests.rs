@@ -610,6 +610,15 @@ fn cluster_and_unroll_rows() {
         9,
         "persistent",
     );
+    // coalesce_c(0|1): how the fused passes' last pass stores C; a boolean, with the fused steps.
+    parse(&format!("{fused} coalesce_c(tune([0, 1], default = 0));\n}}"));
+    assert_error(&format!("{fused} coalesce_c(2);\n}}"), "coalesce_c(2): takes 0 (C stored from the fragments) or 1 (C staged in shared memory, stored in whole lines)", 7, "2");
+    assert_error(
+        "level f \"f\" {\n threads(256);\n bind(warps, tiles);\n tensorize(mma);\n coalesce_c(1);\n}",
+        "`coalesce_c` shapes the fused passes: it needs tensorize(mma), cache_read(A, shared) and workspace(shared)",
+        5,
+        "coalesce_c",
+    );
     // pair_rows(0|1) permutes the fused passes' tile rows: a boolean, with the fused steps (cluster(N) too).
     parse(&format!("{fused} pair_rows(tune([0, 1], default = 0));\n}}"));
     parse(&format!("{fused} pipeline(2);\n cluster(4);\n pair_rows(1);\n}}"));

@@ -32,6 +32,7 @@ pub const PRIMITIVES: &[&str] = &[
     "bulk_copy",
     "fma_tail",
     "persistent",
+    "coalesce_c",
     "stack",
     "shadow_mma",
     "split_output",
@@ -68,6 +69,7 @@ pub fn signature(prim: &str) -> &'static str {
         "bulk_copy" => "bulk_copy(0|1) or bulk_copy(tune([0, 1], default = N))",
         "fma_tail" => "fma_tail(0|1) or fma_tail(tune([0, 1], default = N))",
         "persistent" => "persistent(0|1) or persistent(tune([0, 1], default = N))",
+        "coalesce_c" => "coalesce_c(0|1) or coalesce_c(tune([0, 1], default = N))",
         "stack" => "stack(N), 1 <= N <= 4, or stack(tune([N, ...], default = N))",
         "shadow_mma" => "shadow_mma(0|1) or shadow_mma(tune([0, 1], default = N))",
         "split_output" => "split_output(N), 1 <= N <= 2, or split_output(tune([N, ...], default = N))",
@@ -86,6 +88,7 @@ pub const SWITCHES: Table<&str> = &[
     ("bulk_copy", "0 (cp.async by every thread) or 1 (bulk copies, one per row)"),
     ("fma_tail", "0 (a zero-padded last column fragment) or 1 (the last K mod FN columns by FMA)"),
     ("persistent", "0 (min(N, M) blocks) or 1 (at most the blocks the GPU holds at once)"),
+    ("coalesce_c", "0 (C stored from the fragments) or 1 (C staged in shared memory, stored in whole lines)"),
     ("shadow_mma", "0 (every warp copies and multiplies) or 1 (half the warps copy, half multiply)"),
     ("chain", "0 (pass 0's output stored) or 1 (pass 1 reads pass 0's accumulators in registers)"),
 ];

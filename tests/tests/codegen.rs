@@ -904,6 +904,49 @@ fn persistent_marks_the_plan_and_is_refused_with_clusters_and_library_levels() {
     assert!(err.contains("persistent(N) takes 0 (min(N, M) blocks) or 1 (at most the blocks the GPU holds at once)"), "{err}");
 }
 
+/// `coalesce_c(1)` (a choice of `fused`): pass 2 writes into w0 under its own function name,
+/// the barrier that followed pass 2 now precedes the store of C (the same three barriers per
+/// tensor after the staging one), the store is 16-byte vectors where every tensor's C is
+/// 16-byte aligned (K³ even) and elements elsewhere, and `transform_block`, which no longer
+/// ends on a barrier, gets one. Refused in one line where the last pass has no free buffer.
+#[test]
+fn coalesce_c_stages_c_in_the_free_buffer_and_is_refused_without_one() {
+    use mra_codegen::ir::{Located, Step, Value};
+    let req = |arch: &str, k: u32| Request { k, arch: mra_codegen::arch::find(arch).unwrap(), dtype: DType::F64 };
+    let with = |name: &str, v: u32| {
+        let mut s = levels::find(name).unwrap();
+        s.steps.retain(|st| !matches!(st.item, Step::CoalesceC(_)));
+        s.steps.push(Located { item: Step::CoalesceC(Value::Fixed(v)), line: 0 });
+        s
+    };
+    let tensor_fn = |src: &str| function(src, "transform_tensor").to_string();
+    for (arch, k, vector) in [("sm_90", 12, true), ("sm_90", 13, false), ("sm_80", 10, true), ("gfx942", 9, false)] {
+        let on = mra_codegen::generate(&with("fused", 1), req(arch, k)).unwrap().source;
+        let off = mra_codegen::generate(&with("fused", 0), req(arch, k)).unwrap().source;
+        let (t_on, t_off) = (tensor_fn(&on), tensor_fn(&off));
+        let barrier = if arch.starts_with("gfx") { "mra_sync_block();" } else { "__syncthreads();" };
+        assert_eq!(t_on.matches(barrier).count(), t_off.matches(barrier).count(), "{arch} K={k}: {t_on}");
+        assert!(t_on.contains("gemm_pass_to_staged_c(w1, b_frag, w0, lane, wave);") && !t_on.contains("c_n, lane, wave"), "{arch} K={k}: {t_on}");
+        assert!(t_off.contains("gemm_pass_to_global(w1, b_frag, c_n, lane, wave);") && !off.contains("gemm_pass_to_staged_c"), "{arch} K={k}");
+        assert_eq!(t_on.contains("c_vec[e] = c_staged[e];"), vector, "{arch} K={k}: {t_on}");
+        assert_eq!(t_on.contains("c_n[e] = static_cast<const double*>(w0)[e];"), !vector, "{arch} K={k}: {t_on}");
+        // The store is the last thing the tensor does; transform_block closes with the barrier.
+        let last = t_on.lines().rev().find(|l| !l.trim_start().starts_with("//")).unwrap();
+        assert!(last.contains("for (int e = tid;") && last.contains("[e] = "), "{arch} K={k}: {last}");
+        let block_on = function(&on, "transform_block");
+        let block_off = function(&off, "transform_block");
+        assert!(block_on.contains(&format!("{barrier}  // c_n complete")) && !block_off.contains("// c_n complete"), "{arch} K={k}: {block_on}");
+    }
+    // No buffer is free during pass 2: pipeline(2) copies the next tensor into it; buffers(1) has one.
+    for (level, k) in [("fused-pipe", 12), ("fused-1buf", 12), ("fused-cluster", 32), ("fused-groups", 10)] {
+        let err = with(level, 1).plan(req("sm_90", k)).unwrap_err().to_string();
+        assert!(err.contains("coalesce_c(1) stages C in the shared buffer the fused passes' last pass does not read") && !err.contains('\n'), "{level}: {err}");
+        assert!(with(level, 0).plan(req("sm_90", k)).is_ok(), "{level}");
+    }
+    let err = with("fused", 2).plan(req("sm_90", 12)).unwrap_err().to_string();
+    assert!(err.contains("coalesce_c(N) takes 0 (C stored from the fragments) or 1 (C staged in shared memory, stored in whole lines)"), "{err}");
+}
+
 /// `Step::value` (what `params`, `with_config` and the tuner read) finds every tunable value a
 /// level declares: checked against the steps' serde form, where a tunable is any
 /// `{"tunable": {..}}` object, whatever step holds it. A step left out of `value` would hide its

@@ -210,6 +210,48 @@ fn padded_runs_of_the_fused_intermediates_pass_at_odd_k() {
     assert!(!pass, "padded runs read as plain runs passed (max rel err {rel:e})");
 }
 
+/// `coalesce_c(1)` (a choice of `fused`): pass 2 writes C's layout into w0 and the block stores
+/// the tensor from there in one sweep, with no barrier after it (the next tensor's staging
+/// barrier orders the reuse of w0). Executed as generated HIP on gfx90a against the FP64 CPU
+/// reference at odd K (K³ odd: element stores) and even K (16-byte vectors), with one block
+/// walking all N = 3 tensors so that the reuse is exercised, and under the race check. A store
+/// that reads the staged C one element off, and the barrier before the store left out, must fail.
+#[test]
+#[ignore = "needs clang++ with AddressSanitizer and ThreadSanitizer (run with --include-ignored; .ci/run does)"]
+fn coalesced_c_stores_pass_on_the_emulated_gfx90a() {
+    let Some(s) = session("gfx90a", Sabotage::None) else { return };
+    let staged = levels::find("fused").unwrap().with_config(&mra_codegen::tune::parse_config("coalesce_c=1").unwrap()).unwrap();
+    let t = std::time::Instant::now();
+    for (k, store) in [(5, "c_n[e] = static_cast<const double*>(w0)[e];"), (7, "c_n[e] = static_cast<const double*>(w0)[e];"), (12, "c_vec[e] = c_staged[e];")] {
+        for max_blocks in [1, 512] {
+            let cmp = emulated_launch(&s, &staged, k, 3, max_blocks, |src| {
+                assert!(src.contains("gemm_pass_to_staged_c(w1, b_frag, w0, lane, wave);") && src.contains(store), "K={k}: {src}");
+                src.to_string()
+            })
+            .unwrap();
+            println!("fused coalesce_c(1) K={k} M={max_blocks}: rel {:e} {:.1}s", cmp.max_rel, t.elapsed().as_secs_f64());
+            assert!(cmp.passes(DType::F64.tolerance()), "fused coalesce_c(1) K={k} M={max_blocks}: {:e}", cmp.max_rel);
+        }
+    }
+    let (rel, pass) = validate_schedule(&s, &staged, 7, 3, |src| {
+        let broken = src.replace("static_cast<const double*>(w0)[e];", "static_cast<const double*>(w0)[(e + 1) % K3];");
+        assert!(broken != src, "no staged store to break");
+        broken
+    });
+    assert!(!pass, "C stored one element off passed (max rel err {rel:e})");
+    let Some(races) = race_session("gfx90a") else { return };
+    let cmp = emulated_launch(&races, &staged, 5, 3, 1, |src| src.to_string()).unwrap();
+    assert!(cmp.passes(DType::F64.tolerance()), "fused coalesce_c(1) K=5 under the race check: {:e}", cmp.max_rel);
+    let err = emulated_launch(&races, &staged, 5, 3, 1, |src| {
+        let broken = src.replacen("    mra_sync_block();  // C is whole in w0; w1 is free for the next tensor\n", "", 1);
+        assert!(broken != src, "no barrier before the store to leave out");
+        broken
+    })
+    .expect_err("C stored before every wave had written it went unnoticed by the race check");
+    println!("race check: {err}");
+    assert!(err.contains("ThreadSanitizer: data race"), "{err}");
+}
+
 /// `fma_tail(1)`: the columns after the whole column fragments (here 16-wide MFMA f64, so
 /// K = 17, 18, 20 leave 1, 2, 4 columns) by FMA, executed as generated HIP (fused-1buf on
 /// gfx90a: its passes hold tiles and tail values in registers until the block barrier) against

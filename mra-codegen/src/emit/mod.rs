@@ -492,6 +492,7 @@ impl Emitter<'_> {
         let t = self.t();
         let barrier = self.d.barrier();
         let whole_stage = if tp.stages_whole_tensor() { self.whole_tensor_stage() } else { String::new() };
+        let c_store = if tp.coalesce_c { self.coalesced_c_store() } else { String::new() };
         let b_param = b_params(tp, t);
         let scratch: String = scratch_names(tp, self.plan.request.k).iter().map(|n| format!(", {t}* {n}")).collect();
         let head = format!(
@@ -527,6 +528,14 @@ impl Emitter<'_> {
             w.line(format!("{barrier}  // pass 1 reads rows other threads wrote"));
             w.line(format!("{}  // pass 1: w0 -> w1", call(1, "w0", "w1")));
             w.line(barrier);
+            if tp.coalesce_c {
+                w.line(format!("{}  // pass 2: w1 -> C's layout in w0, which pass 1 has read", call(2, "w1", "w0")));
+                w.line(format!("{barrier}  // C is whole in w0; w1 is free for the next tensor"));
+                w.lines(&c_store);
+                w.line("// No barrier here: the next tensor is staged into w1, which nothing reads now, and the");
+                w.line("// barrier after the staging orders the next pass 0's writes of w0 after these reads.");
+                return;
+            }
             w.line(format!("{}  // pass 2: w1 -> C", call(2, "w1", "c_n")));
             if tp.stages_whole_tensor() {
                 w.line(format!("{barrier}  // the next tensor is staged into w1, which pass 2 reads"));
@@ -572,7 +581,8 @@ impl Emitter<'_> {
         let b_setup = self.b_setup_call(tp, b_shared);
         let b_arg = b_args(tp);
         let scratch = scratch_args(tp, self.plan.request.k);
-        let ends_with_barrier = tp.stages_whole_tensor();
+        // coalesce_c(1) ends with the block's reads of w0 (C's store), so a barrier follows.
+        let ends_with_barrier = tp.stages_whole_tensor() && !tp.coalesce_c;
         self.w.block(head, "", |w| {
             w.line(format!("const int tid = {tid};"));
             if arrays.is_empty() {
@@ -657,6 +667,31 @@ impl Emitter<'_> {
             s += "for (int e = tid; e < K3; e += THREADS) w1[(e / K2) * W_STRIDE + e % K2] = a_n[e];\n";
         }
         s += &format!("{}  // the tensor is staged\n", self.d.barrier());
+        s
+    }
+
+    /// `coalesce_c(1)`: C, whole in `w0` in its own layout, leaves in one sweep of the block's
+    /// threads, consecutive threads at consecutive vectors (16 bytes where every tensor's C is
+    /// 16-byte aligned, the element elsewhere), so every warp-wide store writes whole lines.
+    fn coalesced_c_store(&self) -> String {
+        let note = self.step_comment(|s| matches!(s, Step::CoalesceC(_)));
+        let k = self.plan.request.k;
+        let dtype = self.plan.request.dtype;
+        let width = 16 / dtype.bytes();
+        let t = self.t();
+        let mut s = format!("{note}: C leaves in one coalesced sweep.\n");
+        if (k * k * k).is_multiple_of(width) {
+            let (vec_t, decl) = self.d.vector_type(dtype, width);
+            if let Some(decl) = decl {
+                s += &format!("{decl}\n");
+            }
+            s += &format!("const {vec_t}* c_staged = reinterpret_cast<const {vec_t}*>(w0);\n");
+            s += &format!("{vec_t}* c_vec = reinterpret_cast<{vec_t}*>(c_n);\n");
+            s += &format!("for (int e = tid; e < K3 / {width}; e += THREADS) c_vec[e] = c_staged[e];\n");
+        } else {
+            s += "// No 16-byte accesses: K³ is odd, so every other tensor's C starts between vectors.\n";
+            s += &format!("for (int e = tid; e < K3; e += THREADS) c_n[e] = static_cast<const {t}*>(w0)[e];\n");
+        }
         s
     }
 

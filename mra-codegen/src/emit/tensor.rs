@@ -28,11 +28,14 @@ enum ASource {
 /// `slice`: a pass of `cluster(N)`, on one block's slice of the tensor.
 /// `in_runs`, `out_runs`: the input, the output is a shared intermediate whose K-long runs lie
 /// KR apart (`align_runs(1)` at odd K); the first pass's input (the copied tensor) never is.
+/// `c_staged`: the last pass writes C's layout into shared memory (`coalesce_c(1)`), the same
+/// stores as into C, under a name that says where they go.
 #[derive(Clone, Copy, PartialEq)]
 pub(super) struct Variant {
     src: ASource,
     in_shared: bool,
     out_shared: bool,
+    c_staged: bool,
     in_place: bool,
     slice: Option<SlicePass>,
     in_runs: bool,
@@ -57,7 +60,7 @@ pub(super) enum SlicePass {
 
 impl Variant {
     pub(super) fn slice(pass: SlicePass) -> Variant {
-        Variant { src: ASource::Direct, in_shared: true, out_shared: pass != SlicePass::Third, in_place: false, slice: Some(pass), in_runs: false, out_runs: false }
+        Variant { src: ASource::Direct, in_shared: true, out_shared: pass != SlicePass::Third, c_staged: false, in_place: false, slice: Some(pass), in_runs: false, out_runs: false }
     }
 }
 
@@ -89,6 +92,7 @@ impl Variant {
         }
         match (self.src, self.in_shared, self.out_shared) {
             (ASource::Staged, _, _) => "gemm_pass_staged",
+            (ASource::Direct, true, false) if self.c_staged => "gemm_pass_to_staged_c",
             (ASource::Direct, true, true) => "gemm_pass_shared",
             (ASource::Direct, true, false) => "gemm_pass_to_global",
             (ASource::Direct, false, _) => "gemm_pass",
@@ -296,6 +300,7 @@ impl Emitter<'_> {
                 src: if staged(p) { ASource::Staged } else { ASource::Direct },
                 in_shared: padded,
                 out_shared: padded && p < 2,
+                c_staged: tp.coalesce_c && p == 2,
                 in_place: tp.shared_buffers == 1 && p < 2,
                 slice: None,
                 in_runs: runs && p > 0,
@@ -366,6 +371,8 @@ impl Emitter<'_> {
                     (true, true) if v.out_runs && !v.in_runs => "// The first GEMM pass: the tensor as copied in (padded rows) to a shared intermediate (padded rows and runs).",
                     (true, true) if v.in_runs => "// One GEMM pass on matrix fragments, shared intermediate to shared intermediate (padded rows and runs).",
                     (true, true) => "// One GEMM pass on matrix fragments, shared intermediate to shared intermediate (padded rows).",
+                    (true, false) if v.c_staged && v.in_runs => "// The last GEMM pass: shared intermediate (padded rows and runs) to C's layout in shared memory.",
+                    (true, false) if v.c_staged => "// The last GEMM pass: shared intermediate (padded rows) to C's layout in shared memory.",
                     (true, false) if v.in_runs => "// The last GEMM pass: shared intermediate (padded rows and runs) to C in device memory.",
                     (true, false) => "// The last GEMM pass: shared intermediate (padded rows) to C in device memory.",
                 });

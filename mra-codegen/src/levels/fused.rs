@@ -15,7 +15,8 @@ mra_dsl::schedule! {
     /// sm_80/86/89 take the NVIDIA rule unmeasured; AMD (64 KiB LDS: two blocks per CU at K = 12
     /// whatever the block size) keeps 256, unmeasured either way.
     /// Tunable (`mra-bench tune`): threads, the shared-row pad, the k-loop unrolling and a
-    /// minimum of resident blocks per SM/CU, which must all fit in shared memory.
+    /// minimum of resident blocks per SM/CU, which must all fit in shared memory; `align_runs`
+    /// (odd K) and `coalesce_c` (C stored through shared memory in whole lines).
     level fused "fused" {
         threads(tune([128, 256, 512], default = if shared <= 65536 { 256 } else if K <= 8 { 256 } else if K <= 14 { 128 } else if 4 * K * (K * K + 4) * bytes > shared { 512 } else { 256 }));
         launch_bounds(min_blocks = tune([1, 2], default = 1));
@@ -32,5 +33,9 @@ mra_dsl::schedule! {
         // ones). A tuning choice here (default off: not measured for this level).
         align_runs(tune([0, 1], default = 0));
         constraint(align_runs <= K % 2);
+        // coalesce_c(1): pass 2 writes C's layout into w0 (free once pass 1 has read it) and the
+        // block stores the tensor in whole lines, instead of 8 rows × 64 bytes per warp-wide store
+        // straight from the fragments (NOTES.md run 108). A tuning choice; off by default.
+        coalesce_c(tune([0, 1], default = 0));
     }
 }
