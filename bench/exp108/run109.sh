@@ -8,7 +8,7 @@ nvidia-smi --query-gpu=name,serial,power.limit,driver_version --format=csv,nohea
 $B --version | tee -a "$O/gpu.txt"; date -u +%FT%TZ | tee -a "$O/gpu.txt"
 export MRA_TUNING_DB=/tmp/nodb-109.json
 KS=$(seq -s, 1 32)
-$B sweep -K "$KS" -l bound,L7-breg,fused,fused-pipe,fused-ring,fused-groups,fused-cluster,fused-split -n 100 --json "$O/sweep.json" --plot "$O/sweep.svg" > "$O/sweep.txt" 2>&1
+$B sweep -K "$KS" -l bound,fused,fused-pipe,fused-ring,fused-groups,fused-cluster,fused-split -n 100 --json "$O/sweep.json" --plot "$O/sweep.svg" > "$O/sweep.txt" 2>&1
 echo "sweep rc=$?"
 grep -E "^\| (copy|best)|^Best|best" "$O/sweep.txt" | head -20
 tail -n 45 "$O/sweep.txt"
