@@ -493,6 +493,7 @@ impl Emitter<'_> {
         let barrier = self.d.barrier();
         let whole_stage = if tp.stages_whole_tensor() { self.whole_tensor_stage() } else { String::new() };
         let c_store = if tp.coalesce_c { self.coalesced_c_store() } else { String::new() };
+        let coalesce_note = self.step_comment(|s| matches!(s, Step::CoalesceC(_)));
         let b_param = b_params(tp, t);
         let scratch: String = scratch_names(tp, self.plan.request.k).iter().map(|n| format!(", {t}* {n}")).collect();
         let head = format!(
@@ -535,6 +536,9 @@ impl Emitter<'_> {
                 w.line("// No barrier here: the next tensor is staged into w1, which nothing reads now, and the");
                 w.line("// barrier after the staging orders the next pass 0's writes of w0 after these reads.");
                 return;
+            }
+            if !coalesce_note.is_empty() {
+                w.line(format!("{coalesce_note}: pass 2 stores C from its fragments (8 rows of up to 64 bytes per warp-wide store)"));
             }
             w.line(format!("{}  // pass 2: w1 -> C", call(2, "w1", "c_n")));
             if tp.stages_whole_tensor() {

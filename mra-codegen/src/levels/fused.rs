@@ -22,7 +22,7 @@ mra_dsl::schedule! {
         launch_bounds(min_blocks = tune([1, 2], default = 1));
         bind(warps, tiles);
         tensorize(mma);
-        cache_read(A, shared, pad = tune([0, 1, 2, 4], default = 4));
+        cache_read(A, shared, pad = tune([0, 1, 2, 3, 4], default = 4));
         cache_read(B, registers);
         workspace(shared);
         unroll(k, by = tune([0, 1, 2], default = 0));

@@ -15,7 +15,7 @@ mra_dsl::schedule! {
         launch_bounds(min_blocks = tune([1, 2], default = 1));
         bind(warps, tiles);
         tensorize(mma);
-        cache_read(A, shared, pad = tune([0, 1, 2, 4], default = if K % 8 == 1 { 2 } else if K % 8 == 3 { 0 } else if K % 8 == 5 { 0 } else if K == 6 { 4 } else if K % 4 == 2 { 0 } else { 4 }));
+        cache_read(A, shared, pad = tune([0, 1, 2, 3, 4], default = if K % 8 == 1 { 2 } else if K % 8 == 3 { 0 } else if K % 8 == 5 { 0 } else if K == 6 { 4 } else if K % 4 == 2 { 0 } else { 4 }));
         cache_read(B, registers);
         workspace(shared);
         buffers(tune([2, 3], default = if K == 20 { 3 } else { 2 }));
@@ -43,6 +43,9 @@ mra_dsl::schedule! {
         // default makes it 4 mod 8 doubles where an even pad can (A-fragment loads without
         // bank conflicts: K % 8 = 1, 3, 7) and keeps the blocks per SM where 4 would lose one
         // (K = 19: two blocks of 115520 B instead of one of 116736; K = 13: six, not five).
+        // Pad 3 is the one that makes a plain odd-K stride K² + pad 4 mod 8 (K² ≡ 1 mod 8):
+        // offered since run 111, where the odd K's A loads measured 6-100x the even K's bank
+        // conflicts (NOTES.md run 110).
         align_runs(tune([0, 1], default = if K == 15 { 1 } else if K == 17 { 1 } else if K == 21 { 1 } else { 0 }));
         constraint(align_runs <= K % 2);
         // pair_rows(1): a lane's two A registers are adjacent rows, one 16-byte shared load per

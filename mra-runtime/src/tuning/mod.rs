@@ -169,6 +169,7 @@ mod tests {
                 return Ok(Outcome::Invalid { why: "max rel err 3.1e-1 (limit 1e-10)".into() });
             }
             let us = 10.0 + (c["threads"] as f64 - 256.0).abs() / 64.0 + c["pad_a"] as f64 * 0.5 + c["unroll_k"] as f64 + c["min_blocks"] as f64 * 0.25;
+            let us = us + c.get("coalesce_c").copied().unwrap_or(0) as f64 * 0.125;
             Ok(timed(us))
         }
     }
@@ -190,15 +191,16 @@ mod tests {
         let sm90 = mra_codegen::arch::find("sm_90").unwrap();
         let (ok, all) = space(&fused, 20, sm90, DType::F64);
         // min_blocks * 2 * K * (K*K + pad) * 8 <= 227 KiB: at K = 20 only min_blocks = 1 fits;
-        // align_runs <= K % 2: at even K only align_runs = 0.
-        assert_eq!(all, 3 * 2 * 4 * 3 * 2);
+        // align_runs <= K % 2: at even K only align_runs = 0. (threads, min_blocks, pad_a,
+        // unroll_k, align_runs, coalesce_c.)
+        assert_eq!(all, 3 * 2 * 5 * 3 * 2 * 2);
         assert_eq!(ok.len(), all / 4, "{ok:?}");
         assert!(ok.iter().all(|c| c["min_blocks"] == 1 && c["align_runs"] == 0));
         // K = 32 does not fit in shared memory at all. On gfx90a's 64 KiB LDS, K = 16 fits
         // only unpadded (2 * 16 * 256 * 8 = 65536 bytes) and with one block per CU.
         assert!(space(&fused, 32, sm90, DType::F64).0.is_empty());
         let (ok, _) = space(&fused, 16, mra_codegen::arch::find("gfx90a").unwrap(), DType::F64);
-        assert_eq!(ok.len(), 3 * 3, "{ok:?}");
+        assert_eq!(ok.len(), 3 * 3 * 2, "{ok:?}");
         assert!(ok.iter().all(|c| c["pad_a"] == 0 && c["min_blocks"] == 1));
         // 64-thread blocks are a wave64 multiple, so all of L7's threads choices stay on gfx90a.
         let l7 = mra_codegen::levels::find("L7").unwrap();
@@ -210,7 +212,7 @@ mod tests {
     #[test]
     fn a_failing_candidate_is_recorded_and_never_chosen() {
         let space = fused_space();
-        let wrong = parse_config("threads=256 pad_a=0 unroll_k=0 min_blocks=1 align_runs=0").unwrap();
+        let wrong = parse_config("threads=256 pad_a=0 unroll_k=0 min_blocks=1 align_runs=0 coalesce_c=0").unwrap();
         assert!(space.contains(&wrong));
         let path = temp_db("invalid");
         let mut db = Db::open(&path).unwrap();
@@ -220,9 +222,10 @@ mod tests {
         assert_eq!(s.measured(), space.len());
         let best = &s.ranked()[0];
         assert_ne!(best.config, wrong);
-        // By hand from the fake's formula: 10 + 0.25·min_blocks + 0.5·pad_a at threads=256,
-        // unroll_k=0; with (pad 0, min_blocks 1) wrong, next is (pad 0, min_blocks 2): 10.5.
-        assert_eq!(best.config, parse_config("threads=256 pad_a=0 unroll_k=0 min_blocks=2 align_runs=0").unwrap());
+        // By hand from the fake's formula: 10 + 0.25·min_blocks + 0.5·pad_a + 0.125·coalesce_c at
+        // threads=256, unroll_k=0; with (pad 0, min_blocks 1, coalesce_c 0) wrong, next is the same
+        // with coalesce_c 1: 10.375 (then pad 0, min_blocks 2: 10.5).
+        assert_eq!(best.config, parse_config("threads=256 pad_a=0 unroll_k=0 min_blocks=1 align_runs=0 coalesce_c=1").unwrap());
         assert!(matches!(db.find(&case, &wrong).unwrap().outcome, Outcome::Invalid { .. }));
         assert_eq!(lookup_in(&db, &case.device, "fused", 8, DType::F64, None).unwrap().config, best.config);
         let _ = std::fs::remove_file(&path);
