@@ -4,7 +4,9 @@ mra_dsl::schedule! {
     /// K = 25..32 fit in shared memory. A block's slice is K contiguous runs of A, loaded by bulk
     /// copies (TMA) during the previous tensor's passes 1 and 2; pass 0 stores its output into
     /// the shared memory of the block that owns it (distributed shared memory), passes 1 and 2
-    /// are block-local, and one bulk copy stores the block's contiguous rows of C. buffers(4)
+    /// are block-local, and one bulk copy stores the block's contiguous rows of C. At odd K a
+    /// tensor starts at an 8-byte boundary, so the runs arrive by 8-byte cp.async and C leaves
+    /// element by element (1.6-2.5x the copy at K = 25..31 on an H100, NOTES.md runs 109-110). buffers(4)
     /// alternates two gather buffers: one cluster barrier per tensor instead of two.
     /// async_exchange(1) sends pass 0's output with st.async, counted by an mbarrier of the
     /// receiving block, instead of stores and a cluster barrier.
