@@ -282,8 +282,8 @@ pub enum Step {
     /// per SM).
     Persistent(Value),
     /// `coalesce_c(0|1)`: how the fused passes' last pass stores C. 0: straight from its D
-    /// fragments (a warp's store covers 8 rows × 64 bytes at the row pitch K, so at most K
-    /// every request writes parts of several lines). 1: into the shared buffer that pass does
+    /// fragments (a warp's store covers 8 rows × 64 bytes at the row pitch K, so unless K is a
+    /// multiple of 8 a request writes parts of several lines). 1: into the shared buffer that pass does
     /// not read, in C's layout; after the barrier the block stores the tensor as consecutive
     /// vectors, every warp-wide store whole lines. One more shared write and read of C per
     /// tensor, no more barriers. Needs a buffer free during the last pass: `buffers(2)`

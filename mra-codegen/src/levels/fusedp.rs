@@ -43,9 +43,9 @@ mra_dsl::schedule! {
         // default makes it 4 mod 8 doubles where an even pad can (A-fragment loads without
         // bank conflicts: K % 8 = 1, 3, 7) and keeps the blocks per SM where 4 would lose one
         // (K = 19: two blocks of 115520 B instead of one of 116736; K = 13: six, not five).
-        // Pad 3 is the one that makes a plain odd-K stride K² + pad 4 mod 8 (K² ≡ 1 mod 8):
-        // offered since run 111, where the odd K's A loads measured 6-100x the even K's bank
-        // conflicts (NOTES.md run 110).
+        // Pad 3 is the one that makes a plain odd-K stride K² + pad 4 mod 8 (K² ≡ 1 mod 8), where
+        // the odd K's A loads had 6-100x the even K's bank conflicts (NOTES.md run 110); a choice
+        // for the tuner, worth 2-3% at K = 9, 11 and nothing at K = 23 on an H100 (run 111).
         align_runs(tune([0, 1], default = if K == 15 { 1 } else if K == 17 { 1 } else if K == 21 { 1 } else { 0 }));
         constraint(align_runs <= K % 2);
         // pair_rows(1): a lane's two A registers are adjacent rows, one 16-byte shared load per
