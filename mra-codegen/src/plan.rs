@@ -176,6 +176,16 @@ impl TransformPlan {
         self.a.memory == Memory::Shared && self.workspace == Memory::Shared
     }
 
+    /// `bulk_copy(1)` at odd K: tensor n starts at an 8-byte boundary when n is odd (K³ odd), so a
+    /// buffer holds it from element `sh` = (its address / 8) mod 2 on, and at an odd row stride
+    /// every row's values but one lie in whole 16-byte units at the same offsets in device and
+    /// shared memory: one bulk copy of K² - 1 values per row and one 8-byte `cp.async` for the
+    /// other. A buffer's pitch is then BUF = K · W_STRIDE + 1 (even: the next buffer stays
+    /// 16-byte aligned), and pass 0 reads the tensor from its buffer + sh.
+    pub fn shifted_rows(&self, k: u32) -> bool {
+        self.bulk_copy && k % 2 == 1
+    }
+
     /// Extra elements after each K²-long row of a shared intermediate: with whole-tensor
     /// staging, `cache_read(A, shared, pad = P)` pads the layout every pass reads, so that the
     /// rows a fragment load touches fall in different banks.
@@ -663,11 +673,11 @@ impl Schedule {
                         why: "bulk_copy(1) uses cp.async.bulk (the TMA unit of NVIDIA sm_90); use bulk_copy(0)".into(),
                     });
                 }
-                if dtype != DType::F64 || k % 2 != 0 {
-                    return Err(PlanError::KUnsupported {
+                if dtype != DType::F64 {
+                    return Err(PlanError::DTypeUnsupported {
                         level: self.name.clone(),
-                        k,
-                        why: format!("bulk_copy(1) copies rows of K² values in whole 16-byte units: f64 at even K ({dtype} at K={k} here); use bulk_copy(0)"),
+                        dtype,
+                        why: "bulk_copy(1) copies rows of K² f64 values in 16-byte units; use bulk_copy(0)".into(),
                     });
                 }
             }
@@ -842,6 +852,18 @@ impl Schedule {
                 fragment,
                 wmma,
             };
+            // Odd K: see TransformPlan::shifted_rows. The shift needs an odd row stride (so that
+            // every row's 16-byte units line up in both memories) and the two-buffer loop.
+            if plan.shifted_rows(k) && (plan.align_runs || plan.stack != 1 || plan.shared_buffers != 2 || !plan.shared_row_pad().is_multiple_of(2)) {
+                return Err(PlanError::KUnsupported {
+                    level: self.name.clone(),
+                    k,
+                    why: format!(
+                        "bulk_copy(1) at odd K shifts each tensor to the 16-byte boundary below it: it needs an odd row stride (align_runs(0), an even pad; pad {} here), buffers(2) and stack(1); use bulk_copy(0)",
+                        plan.shared_row_pad()
+                    ),
+                });
+            }
             if plan.bulk_copy && !plan.shared_row_pad().is_multiple_of(2) {
                 return Err(PlanError::KUnsupported {
                     level: self.name.clone(),
@@ -865,9 +887,11 @@ impl Schedule {
                 let buffers = if plan.stages_whole_tensor() { plan.shared_buffers } else { 2 } as u64;
                 // K rows of W_STRIDE elements (the runs K or K + 1 apart, then the row pad).
                 let row = if plan.stages_whole_tensor() { plan.shared_row_elems(k) } else { k * k };
-                // bulk_copy(1): one 8-byte mbarrier per buffer, after the buffers.
+                // bulk_copy(1): one 8-byte mbarrier per buffer, after the buffers; at odd K one more
+                // element per buffer (BUF = K · W_STRIDE + 1, room for the shift).
                 let mbarriers = if plan.bulk_copy { 8 * buffers } else { 0 };
-                (plan.tensors as u64 * buffers * k as u64 * row as u64 * elem + mbarriers, 0)
+                let shift = if plan.shifted_rows(k) { buffers * elem } else { 0 };
+                (plan.tensors as u64 * buffers * k as u64 * row as u64 * elem + shift + mbarriers, 0)
             } else {
                 (0, 2 * k3)
             };

@@ -707,8 +707,9 @@ fn fuse_k_issues_deeper_instructions_where_the_arch_has_them() {
 /// `bulk_copy(1)` (fused-pipe's default at even K from 6 on but 8 and 24, sm_90): the next tensor
 /// arrives by one `cp.async.bulk` per row from warp 0 on the buffer's mbarrier, which every thread
 /// waits on with the buffer's own parity bit; the mbarriers follow the buffers (8 bytes each).
-/// Refused in one line where the rows are not whole 16-byte units (odd K, an odd pad) or the
-/// arch has no bulk copies; the schedule's constraints keep the tuner and defaults off there.
+/// Refused in one line where the rows are not whole 16-byte units (an odd pad; at odd K an even
+/// row stride) or the arch has no bulk copies; the schedule's constraints keep the tuner and
+/// defaults off there. (Odd K: the next test.)
 #[test]
 fn bulk_copy_loads_rows_by_tma_where_rows_allow() {
     let with = |cfg: &str, k: u32, arch: &str| {
@@ -731,7 +732,7 @@ fn bulk_copy_loads_rows_by_tma_where_rows_allow() {
         assert_eq!(with("", k, "sm_90").unwrap().plan.parameters["bulk_copy"], on, "K={k}");
     }
     for (cfg, k, arch, needle) in [
-        ("bulk_copy=1", 13u32, "sm_90", "even K"),
+        ("bulk_copy=1,align_runs=1", 13u32, "sm_90", "odd row stride"),
         ("bulk_copy=1,pad_a=1", 12, "sm_90", "even row pad"),
         ("bulk_copy=1", 12, "sm_80", "cp.async.bulk"),
     ] {
@@ -752,6 +753,66 @@ fn bulk_copy_loads_rows_by_tma_where_rows_allow() {
         assert!(e.contains(needle), "{cfg} K={k} {arch}: {e}");
     }
     assert_eq!(with("", 12, "sm_80").unwrap().plan.parameters["bulk_copy"], 0);
+}
+
+/// `bulk_copy(1)` at odd K (a tuning choice of fused-pipe, sm_90): tensor n starts off the 16-byte
+/// grid when n is odd, so the buffer holds it from element sh = (address / 8) mod 2, each row's
+/// K² - 1 values on the grid go by one bulk copy and the other by an 8-byte cp.async, pass 0
+/// reads from the buffer + sh, and a buffer's pitch is BUF = K · W_STRIDE + 1. The alignment the
+/// emitted offsets rely on is checked here by enumeration (every row of both tensor parities: the
+/// bulk copy's ends 16-byte aligned in device and shared memory, the two parts covering the row
+/// once); the GPU validates the kernel (NOTES.md run 113). Refused in one line without an odd row
+/// stride, with stack(N) or a ring of buffers.
+#[test]
+fn bulk_copy_at_odd_k_shifts_each_tensor_onto_the_16_byte_grid() {
+    let with = |cfg: &str, k: u32| {
+        let s = levels::find("fused-pipe").unwrap().with_config(&mra_codegen::tune::parse_config(cfg).unwrap()).unwrap();
+        mra_codegen::generate(&s, Request { k, arch: mra_codegen::arch::find("sm_90").unwrap(), dtype: DType::F64 })
+    };
+    for k in [9u32, 13, 23] {
+        let on = with("bulk_copy=1", k).unwrap();
+        let off = with("bulk_copy=0", k).unwrap();
+        let pad = on.plan.parameters["pad_a"];
+        let stride = k * k + pad;
+        assert_eq!(stride % 2, 1, "K={k}: the defaults' row stride is odd");
+        for part in [
+            "constexpr int BUF = K * W_STRIDE + 1;".to_string(),
+            "double* w1 = w0 + BUF;".to_string(),
+            "reinterpret_cast<unsigned long long*>(w0 + 2 * BUF)".to_string(),
+            "sha = (int)((reinterpret_cast<unsigned long long>((a + (long long)first * K3)) >> 3) & 1);".to_string(),
+            "mra_mbar_expect(&bars[ib], (unsigned)(K * (K2 - 1) * sizeof(*".to_string(),
+            "mra_bulk_copy(to + off, from + off, (unsigned)((K2 - 1) * sizeof(*".to_string(),
+            "mra_cp_async8(to + single, from + single);".to_string(),
+            "(wa + sha, b_frag, wb, lane, wave);  // pass 0".to_string(),
+            "const int swap_s = sha;".to_string(),
+        ] {
+            assert!(on.source.contains(&part), "K={k}: no `{part}`");
+        }
+        assert!(!on.source.contains("mra_cp_async("), "K={k}: the per-element copies are gone");
+        // Two mbarriers and one element of shift room per buffer.
+        assert_eq!(on.plan.shared_bytes, off.plan.shared_bytes + 2 * 8 + 2 * 8, "K={k}");
+        // The offsets, enumerated: tensor start parity sh, row r at sh + r·K² in device memory
+        // and sh + r·stride in shared memory (both from 16-byte aligned bases).
+        let k2 = k * k;
+        for sh in 0..2u32 {
+            for r in 0..k {
+                let off = (sh + r) & 1;
+                let (global, shared) = (sh + r * k2 + off, sh + r * stride + off);
+                assert!(global % 2 == 0 && shared % 2 == 0 && (k2 - 1) % 2 == 0, "K={k} sh={sh} r={r}");
+                let single = if off == 1 { 0 } else { k2 - 1 };
+                let bulk: Vec<u32> = (off..off + k2 - 1).collect();
+                assert!(!bulk.contains(&single) && bulk.len() as u32 + 1 == k2 && bulk.iter().all(|c| *c < k2), "K={k} sh={sh} r={r}");
+            }
+        }
+    }
+    for (cfg, needle) in [("bulk_copy=1,align_runs=1", "odd row stride"), ("bulk_copy=1,pad_a=1", "odd row stride"), ("bulk_copy=1,stack=2", "stack(1)"), ("bulk_copy=1,buffers=3", "buffers(2)")] {
+        let mut s = levels::find("fused-pipe").unwrap().with_config(&mra_codegen::tune::parse_config(cfg).unwrap()).unwrap();
+        s.steps.retain(|st| !matches!(&st.item, mra_codegen::ir::Step::Constraint(c) if c.text.contains("bulk_copy")));
+        let e = mra_codegen::generate(&s, Request { k: 13, arch: mra_codegen::arch::find("sm_90").unwrap(), dtype: DType::F64 }).unwrap_err().to_string();
+        assert!(e.contains(needle) && e.contains("bulk_copy(1) at odd K") && !e.contains('\n'), "{cfg}: {e}");
+    }
+    // The tuner's space keeps the shift's conditions; the default stays off at odd K (unmeasured there until run 113).
+    assert_eq!(with("", 13).unwrap().plan.parameters["bulk_copy"], 0);
 }
 
 /// `stack(N)` (fused-pipe, tunable, default 1): N tensors side by side in every pass's rows. The

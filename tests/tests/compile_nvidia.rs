@@ -228,6 +228,33 @@ fn odd_k_fused_pipe_stores_its_intermediates_as_16_byte_pairs() {
     }
 }
 
+/// `bulk_copy(1)` at odd K (fused-pipe, sm_90): compiles with NVRTC without spilling from K = 5 to
+/// 23, and its SASS copies with bulk copies (UBLKCP) plus 8-byte LDGSTS (one per row), where
+/// bulk_copy(0) issues LDGSTS only.
+#[test]
+#[ignore = "needs NVRTC and nvdisasm (run with --include-ignored; .ci/run does)"]
+fn odd_k_bulk_copies_compile_without_spills() {
+    let Some(nvrtc) = require("NVRTC (libnvrtc)", Nvrtc::load()) else { return };
+    let Some(tool) = require("nvdisasm", nvdisasm()) else { return };
+    let cache = KernelCache::disabled();
+    let sm90 = arch::find("sm_90").unwrap();
+    let pipe = levels::find("fused-pipe").unwrap();
+    for k in [5u32, 7, 9, 11, 13, 15, 17, 19, 21, 23] {
+        for bulk in [1, 0] {
+            let s = pipe.with_config(&mra_codegen::tune::parse_config(&format!("bulk_copy={bulk},align_runs=0")).unwrap()).unwrap();
+            let kernel = mra_codegen::generate(&s, Request { k, arch: sm90, dtype: DType::F64 }).unwrap();
+            let out = nvrtc.compile(&kernel.source, &kernel.entry, "sm_90", &cache).unwrap_or_else(|e| panic!("K={k} bulk_copy={bulk}: {e}"));
+            let r = out.resources.expect("ptxas report in the NVRTC log");
+            let ops = sass_opcodes(&tool, &out.cubin, &format!("k{k}-b{bulk}"));
+            let count = |prefix: &str| ops.iter().filter(|o| o.starts_with(prefix)).count();
+            println!("K={k} bulk_copy={bulk}: {} registers, UBLKCP {}, LDGSTS {}", r.registers, count("UBLKCP"), count("LDGSTS"));
+            assert!(!r.spills() && r.stack_frame_bytes == 0, "K={k} bulk_copy={bulk} spills: {r:?}");
+            assert_eq!(count("UBLKCP") > 0, bulk == 1, "K={k} bulk_copy={bulk}");
+            assert!(count("LDGSTS") > 0, "K={k} bulk_copy={bulk}: the rows' off-grid values (or every value) by cp.async");
+        }
+    }
+}
+
 /// `stack(N)` (fused-pipe, N = 2..4) compiles with NVRTC for sm_80 and sm_90 wherever it plans,
 /// without spilling up to K = 16: cp.async staging (odd K, sm_80), bulk copies (even K on sm_90),
 /// align_runs (K = 15), pair_rows (K = 12). Where the column pairs are 16-byte aligned (even K, or

@@ -333,6 +333,7 @@ impl Emitter<'_> {
         };
         let b_arg = b_args(tp);
         let scratch = scratch_args(tp, self.plan.request.k);
+        let pitch = buffer_pitch(tp, self.plan.request.k);
         let using = self.begin_kernel();
         self.w.block(self.kernel_signature(entry), "", |w| {
             w.line(using);
@@ -357,7 +358,7 @@ impl Emitter<'_> {
             if tp.shared_buffers == 1 {
                 w.line(format!("{t}* w1 = w0;  {buffers}: one buffer; passes 0 and 1 write over their input"));
             } else {
-                w.line(format!("{t}* w1 = w0 + {};", if tp.stages_whole_tensor() { "K * W_STRIDE" } else { "K3" }));
+                w.line(format!("{t}* w1 = w0 + {pitch};"));
             }
             if let Some(pipelined) = &pipelined {
                 w.lines(pipelined);
@@ -423,7 +424,9 @@ impl Emitter<'_> {
                 2 if !tp.stages_whole_tensor() => "2 * K3",
                 // tensors(N): two buffers per warp group.
                 2 if tp.tensors > 1 => "GROUPS * 2 * K * W_STRIDE",
-                // bulk_copy(1): one element (8 bytes) per buffer for its mbarrier, after them.
+                // bulk_copy(1): one element (8 bytes) per buffer for its mbarrier, after them; at odd
+                // K two buffers of BUF (the planner allows no other count there).
+                2 if tp.shifted_rows(self.plan.request.k) => "2 * BUF + 2",
                 n if tp.bulk_copy => RING_BARS[n as usize],
                 n => RING[n as usize],
             };
@@ -587,6 +590,7 @@ impl Emitter<'_> {
         let scratch = scratch_args(tp, self.plan.request.k);
         // coalesce_c(1) ends with the block's reads of w0 (C's store), so a barrier follows.
         let ends_with_barrier = tp.stages_whole_tensor() && !tp.coalesce_c;
+        let pitch = buffer_pitch(tp, self.plan.request.k);
         self.w.block(head, "", |w| {
             w.line(format!("const int tid = {tid};"));
             if arrays.is_empty() {
@@ -606,7 +610,7 @@ impl Emitter<'_> {
             if tp.shared_buffers == 1 {
                 w.line(format!("{t}* w1 = w0;  // buffers(1): passes 0 and 1 write over their input"));
             } else {
-                w.line(format!("{t}* w1 = w0 + {};", if tp.stages_whole_tensor() { "K * W_STRIDE" } else { "K3" }));
+                w.line(format!("{t}* w1 = w0 + {pitch};"));
             }
             w.lines(&b_setup);
             w.line(format!("transform_tensor(a_n, {b_arg}, c_n, w0, w1, tid{scratch});"));
@@ -922,5 +926,18 @@ impl CopyLoops {
             }
         }
         w.line("for (long long e = nvec * VEC + first; e < total; e += stride) c[e] = a[e];");
+    }
+}
+
+/// The elements from one shared buffer of the fused passes to the next: K rows of W_STRIDE, or
+/// BUF where bulk copies shift odd-K tensors (`TransformPlan::shifted_rows`); two K³
+/// intermediates where the input is not staged whole.
+fn buffer_pitch(tp: &TransformPlan, k: u32) -> &'static str {
+    if !tp.stages_whole_tensor() {
+        "K3"
+    } else if tp.shifted_rows(k) {
+        "BUF"
+    } else {
+        "K * W_STRIDE"
     }
 }

@@ -47,17 +47,38 @@ impl Emitter<'_> {
     fn bulk_copy_helpers(&self) -> String {
         let note = self.step_comment(|s| matches!(s, Step::BulkCopy(_)));
         let mut s = format!("{note}: bulk asynchronous copies (PTX cp.async.bulk, the TMA unit of sm_90),\n");
-        s += "// one per row of K² values, completing on the mbarrier of the buffer they fill.\n";
+        if self.shifted() {
+            s += "// one per row of K² - 1 values (odd K: the row's one value off the 16-byte grid goes by an\n";
+            s += "// 8-byte cp.async), completing on the mbarrier of the buffer they fill.\n";
+        } else {
+            s += "// one per row of K² values, completing on the mbarrier of the buffer they fill.\n";
+        }
         s += &super::tma::mbarrier_helpers();
         s += &super::tma::bulk_load_helpers();
+        if self.shifted() {
+            s += "__device__ __forceinline__ void mra_cp_async8(void* dst, const void* src) {\n";
+            s += "    asm volatile(\"{ .reg .u64 s, g; .reg .u32 d;\\n\\t\"\n";
+            s += "                 \"cvta.to.shared.u64 s, %0; cvt.u32.u64 d, s; cvta.to.global.u64 g, %1;\\n\\t\"\n";
+            s += "                 \"cp.async.ca.shared.global [d], [g], 8; }\" :: \"l\"(dst), \"l\"(src) : \"memory\");\n}\n";
+            s += "__device__ __forceinline__ void mra_cp_async_commit() { asm volatile(\"cp.async.commit_group;\" ::: \"memory\"); }\n";
+            s += "__device__ __forceinline__ void mra_cp_async_wait_all() { asm volatile(\"cp.async.wait_all;\" ::: \"memory\"); }\n";
+        }
         s
+    }
+
+    /// `bulk_copy(1)` at odd K ([`TransformPlan::shifted_rows`]).
+    fn shifted(&self) -> bool {
+        matches!(self.plan.body, crate::plan::Body::Transform(tp) if tp.shifted_rows(self.plan.request.k))
     }
 
     /// `bulk_copy(1)`: warp 0 starts the copy of the tensor at `src` into buffer `dst`, one
     /// bulk copy per row, on mbarrier `bar` (after the barrier that freed `dst`: the fence orders
     /// the block's generic accesses of it before the copies' writes). With `stack(N)`: the `cnt`
     /// tensors of a group, one bulk copy per tensor and row (tensor t's row r at r · W_STRIDE + t · K2).
-    fn bulk_tensor_stage(&self, tp: &TransformPlan, src: &str, dst: &str, bar: &str) -> String {
+    fn bulk_tensor_stage(&self, tp: &TransformPlan, src: &str, dst: &str, bar: &str, sh: &str) -> String {
+        if tp.shifted_rows(self.plan.request.k) {
+            return self.shifted_tensor_stage(src, dst, bar, sh);
+        }
         let row = format!("(unsigned)(K2 * sizeof(*{src})), {bar});");
         let (tensors, copies) = if tp.stack > 1 {
             (
@@ -78,6 +99,32 @@ impl Emitter<'_> {
         s
     }
 
+    /// `bulk_copy(1)` at odd K ([`TransformPlan::shifted_rows`]): the tensor at `src` into buffer
+    /// `dst` from element `sh` on (its address / 8 mod 2, set here), each row's K² - 1 values on the
+    /// 16-byte grid by one bulk copy on `bar` and the other value by an 8-byte `cp.async`, one
+    /// commit group from warp 0 (waited for with `mra_cp_async_wait_all` before a block barrier).
+    fn shifted_tensor_stage(&self, src: &str, dst: &str, bar: &str, sh: &str) -> String {
+        let mut s = format!("{sh} = (int)((reinterpret_cast<unsigned long long>({src}) >> 3) & 1);  // 1: the tensor starts off the 16-byte grid\n");
+        s += "if (wave == 0) {\n";
+        s += "    mra_fence_proxy_async();\n";
+        s += &format!("    if (lane == 0) mra_mbar_expect({bar}, (unsigned)(K * (K2 - 1) * sizeof(*{src})));\n");
+        s += "    __syncwarp();\n";
+        s += "    for (int r = lane; r < K; r += LANES) {\n";
+        s += &format!("        // Row r starts off the grid where {sh} + r is odd (K² is odd): then its first value goes\n");
+        s += "        // by cp.async and the rest by the bulk copy, else its last value. The row stride is odd,\n";
+        s += "        // so the bulk copy's two ends are 16-byte aligned in both memories.\n";
+        s += &format!("        const int off = ({sh} + r) & 1;\n");
+        s += &format!("        {}* to = {dst} + {sh} + r * W_STRIDE;\n", self.t());
+        s += &format!("        const {}* from = {src} + (long long)r * K2;\n", self.t());
+        s += &format!("        mra_bulk_copy(to + off, from + off, (unsigned)((K2 - 1) * sizeof(*{src})), {bar});\n");
+        s += "        const int single = off ? 0 : K2 - 1;\n";
+        s += "        mra_cp_async8(to + single, from + single);\n";
+        s += "    }\n";
+        s += "    mra_cp_async_commit();\n";
+        s += "}\n";
+        s
+    }
+
     /// `bulk_copy(1)`: every thread waits for the phase of buffer `i`'s mbarrier (`bars[i]`)
     /// that its copies complete, then flips its parity bit.
     fn bulk_wait(&self, i: &str) -> String {
@@ -87,7 +134,8 @@ impl Emitter<'_> {
     /// `bulk_copy(1)`: the mbarriers (one per buffer, after the buffers), initialised by thread 0.
     fn bulk_barriers(&self, buffers: u32) -> String {
         let note = self.step_comment(|s| matches!(s, Step::BulkCopy(_)));
-        let mut s = format!("unsigned long long* bars = reinterpret_cast<unsigned long long*>(w0 + {buffers} * K * W_STRIDE);  {note}: one mbarrier per buffer\n");
+        let pitch = if self.shifted() { "BUF" } else { "K * W_STRIDE" };
+        let mut s = format!("unsigned long long* bars = reinterpret_cast<unsigned long long*>(w0 + {buffers} * {pitch});  {note}: one mbarrier per buffer\n");
         s += &format!("if (tid == 0) {{\n    for (int i = 0; i < {buffers}; ++i) mra_mbar_init(&bars[i]);\n    mra_fence_proxy_async();\n}}\n");
         s += &format!("{}  // the mbarriers are initialised\n", self.d.barrier());
         s += "unsigned phases = 0;  // bit i: the parity of the next phase of buffer i's mbarrier\n";
@@ -187,23 +235,31 @@ impl Emitter<'_> {
         // The source of the stage of the tensor (group) at index `at`, and what the stage needs declared.
         let src = |at: &str| if stacked { format!("(a + (long long)({at}) * STACK * K3)") } else { format!("(a + (long long){at} * K3)") };
         let count = |at: &str| if stacked { format!("const int cnt = min(STACK, nfuncs - ({at}) * STACK);  // tensors in this group\n") } else { String::new() };
-        let stage = |at: &str, dst: &str, bar: &str| {
-            let copies = if tp.bulk_copy { self.bulk_tensor_stage(tp, &src(at), dst, bar) } else { self.async_tensor_stage(tp, &src(at), dst) };
+        let shifted = tp.shifted_rows(self.plan.request.k);
+        let stage = |at: &str, dst: &str, bar: &str, sh: &str| {
+            let copies = if tp.bulk_copy { self.bulk_tensor_stage(tp, &src(at), dst, bar, sh) } else { self.async_tensor_stage(tp, &src(at), dst) };
             count(at) + &copies
         };
         if tp.bulk_copy {
             s += &self.bulk_barriers(2);
             s += "int ia = 1, ib = 0;  // the buffers' indices: wa = w1, wb = w0\n";
+            if shifted {
+                s += "int sha = 0, shb = 0;  // odd K: where the tensor in wa, wb starts (element 0 or 1)\n";
+            }
             s += &format!("if (first < {limit}) {{\n");
-            s += &indent(stage("first", "wa", "&bars[ia]"), 4);
+            s += &indent(stage("first", "wa", "&bars[ia]", "sha"), 4);
             s += "}\n";
             s += &b_setup;
             s += &format!("if (first < {limit}) {{\n");
             s += &indent(self.bulk_wait("ia"), 4);
             s += "}\n";
+            if shifted {
+                s += "mra_cp_async_wait_all();\n";
+                s += &format!("{barrier}  // every row's cp.async value is in wa for every thread\n");
+            }
         } else {
             s += &format!("if (first < {limit}) {{\n");
-            s += &indent(stage("first", "wa", ""), 4);
+            s += &indent(stage("first", "wa", "", ""), 4);
             s += "}\n";
             s += &b_setup;
             s += "mra_cp_async_wait_all();\n";
@@ -219,19 +275,29 @@ impl Emitter<'_> {
         }
         let next = if stacked { "g + stride" } else { "n + stride" };
         s += &format!("    {t}* c_n = c + (long long)n * K3;\n");
-        s += &format!("    {}  // pass 0: A (in wa) -> wb\n", call(0, "wa", "wb"));
+        if shifted {
+            s += &format!("    {}  // pass 0: A (in wa, from element sha) -> wb\n", call(0, "wa + sha", "wb"));
+        } else {
+            s += &format!("    {}  // pass 0: A (in wa) -> wb\n", call(0, "wa", "wb"));
+        }
         s += &format!("    {barrier}\n");
         s += &format!("    {}  // pass 1: wb -> wa\n", call(1, "wb", "wa"));
         s += &format!("    {barrier}  // wb is free: pass 2 reads only wa\n");
         s += &format!("    if ({next} < {limit}) {{\n");
-        s += &indent(stage(if stacked { "g + stride" } else { "(n + stride)" }, "wb", "&bars[ib]"), 8);
+        s += &indent(stage(if stacked { "g + stride" } else { "(n + stride)" }, "wb", "&bars[ib]", "shb"), 8);
         s += "    }\n";
         s += &format!("    {}  // pass 2: wa -> C, while the next tensor arrives in wb\n", call(2, "wa", "c_n"));
         if tp.bulk_copy {
             s += &format!("    if ({next} < {limit}) {{\n");
             s += &indent(self.bulk_wait("ib"), 8);
             s += "    }\n";
-            s += &format!("    {barrier}  // pass 2 is done with wa\n");
+            if shifted {
+                s += "    mra_cp_async_wait_all();  // this thread's cp.async values of the next tensor (if any) have landed\n";
+                s += &format!("    {barrier}  // pass 2 is done with wa; the next tensor is in wb for every thread\n");
+                s += "    const int swap_s = sha;\n    sha = shb;\n    shb = swap_s;\n";
+            } else {
+                s += &format!("    {barrier}  // pass 2 is done with wa\n");
+            }
             s += "    const int swap_i = ia;\n    ia = ib;\n    ib = swap_i;\n";
         } else {
             s += "    mra_cp_async_wait_all();\n";
@@ -265,7 +331,7 @@ impl Emitter<'_> {
         s += "    const int m = block + s * nblocks;\n";
         s += "    if (m < nfuncs) {\n";
         if tp.bulk_copy {
-            s += &indent(self.bulk_tensor_stage(tp, "(a + (long long)m * K3)", "(ring + s * K * W_STRIDE)", "&bars[s]"), 8);
+            s += &indent(self.bulk_tensor_stage(tp, "(a + (long long)m * K3)", "(ring + s * K * W_STRIDE)", "&bars[s]", ""), 8);
             s += "    }\n}\n";
         } else {
             s += &indent(self.async_tensor_copies(tp, "(a + (long long)m * K3)", "(ring + s * K * W_STRIDE)"), 8);
@@ -280,7 +346,7 @@ impl Emitter<'_> {
         s += "    const int ahead = slot + SLOTS - 1 < SLOTS ? slot + SLOTS - 1 : slot - 1;\n";
         s += "    if (m < nfuncs) {\n";
         if tp.bulk_copy {
-            s += &indent(self.bulk_tensor_stage(tp, "(a + (long long)m * K3)", "(ring + ahead * K * W_STRIDE)", "&bars[ahead]"), 8);
+            s += &indent(self.bulk_tensor_stage(tp, "(a + (long long)m * K3)", "(ring + ahead * K * W_STRIDE)", "&bars[ahead]", ""), 8);
             s += "    }\n";
             s += &indent(self.bulk_wait("slot"), 4);
         } else {

@@ -187,6 +187,10 @@ impl Emitter<'_> {
             } else {
                 let width = if tp.stack > 1 { "STACK * K2" } else { "K2" };
                 self.w.line(format!("constexpr int W_STRIDE = {width} + {};  {cache}: row stride of the shared intermediates", tp.shared_row_pad()));
+                if tp.shifted_rows(k) {
+                    let bulk = self.step_comment(|s| matches!(s, Step::BulkCopy(_)));
+                    self.w.line(format!("constexpr int BUF = K * W_STRIDE + 1;  {bulk}: a buffer's pitch, even, with room for a tensor shifted by one element"));
+                }
                 let align = self.step_comment(|s| matches!(s, Step::AlignRuns(_)));
                 if !align.is_empty() {
                     self.w.line(if k.is_multiple_of(2) {

@@ -61,13 +61,17 @@ mra_dsl::schedule! {
         constraint(fuse_k <= fuse_k_max);
         constraint(4 * fuse_k <= K + 3);
         // bulk_copy(1): the next tensor by bulk copies (TMA, sm_90), one per row, instead of
-        // 16-byte cp.async by every thread; rows of whole 16-byte units: even K and row pad. On
-        // by default at even K where an H200 measured it faster (NOTES.md run 62: K = 20 -4.9%,
-        // K = 10 -5.8%, 18, 22 -2.6%, 6, 12, 14, 16 -1.2 to -1.7%); off at K = 8 (+0.9%), K = 24
-        // (+1.3%) and K <= 4 (not measured).
+        // 16-byte cp.async by every thread; rows of whole 16-byte units: an even row pad. At odd K
+        // (a tensor starts off the 16-byte grid when its index is odd) each buffer holds the tensor
+        // shifted by that element, each row's K² - 1 values on the grid go by a bulk copy and the
+        // other by an 8-byte cp.async: an odd row stride (align_runs(0), even pad), two buffers,
+        // stack(1) (NOTES.md run 113). On by default at even K where an H200 measured it faster
+        // (NOTES.md run 62: K = 20 -4.9%, K = 10 -5.8%, 18, 22 -2.6%, 6, 12, 14, 16 -1.2 to -1.7%);
+        // off at K = 8 (+0.9%), K = 24 (+1.3%), K <= 4 (not measured) and odd K (a tuning choice).
         bulk_copy(tune([0, 1], default = if bulk_copies == 0 { 0 } else if K % 2 == 1 { 0 } else if K <= 4 { 0 } else if K == 8 { 0 } else if K == 24 { 0 } else { 1 }));
         constraint(bulk_copy <= bulk_copies);
-        constraint(bulk_copy * (K % 2 + pad_a % 2) == 0);
+        constraint(bulk_copy * (pad_a % 2) == 0);
+        constraint(bulk_copy * (K % 2) * (align_runs + stack - 1 + buffers - 2) == 0);
         // persistent(1): the runtime launches no more blocks than the GPU holds at once (the
         // driver's occupancy for this kernel × SMs), so each block's pipeline fills and drains
         // once per ~N / grid tensors rather than per N / M. On from K = 20, where an H200
