@@ -495,7 +495,8 @@ fn align_runs_pairs_the_intermediate_stores_at_odd_k() {
         // On by default where run 42 measured it faster, written here from that run's table.
         let default = with("fused-pipe", "", k, sm90).unwrap();
         assert_eq!(default.plan.parameters["align_runs"], [15, 17, 21].contains(&k) as u32, "K={k}: the measured default");
-        let kernel = with("fused-pipe", "align_runs=1", k, sm90).unwrap();
+        // (bulk_copy(0): at odd K the bulk copies need align_runs(0), and K = 9, 11, 13, 19 take them by default.)
+        let kernel = with("fused-pipe", "align_runs=1,bulk_copy=0", k, sm90).unwrap();
         let src = &kernel.source;
         let pad = kernel.plan.parameters["pad_a"];
         let buffers = kernel.plan.parameters["buffers"];
@@ -524,7 +525,7 @@ fn align_runs_pairs_the_intermediate_stores_at_odd_k() {
         }
         assert!(!src.contains("(i % K) * K + j"), "K={k}: a store into plain runs is left");
         // align_runs(0): the plain runs, element by element (a pair is 8-byte aligned in every other row).
-        let off = with("fused-pipe", "align_runs=0", k, sm90).unwrap();
+        let off = with("fused-pipe", "align_runs=0,bulk_copy=0", k, sm90).unwrap();
         assert!(!off.source.contains("KR") && !off.source.contains("double2") && off.source.contains("out[(i / K) * W_STRIDE + (i % K) * K + j] = acc[nf][r];"), "K={k}");
         assert_eq!(off.plan.shared_bytes, buffers * k * (k * k + pad) * 8, "K={k}");
     }
@@ -728,7 +729,8 @@ fn bulk_copy_loads_rows_by_tma_where_rows_allow() {
         assert!(off.source.contains("mra_cp_async(") && !off.source.contains("cp.async.bulk"), "K={k}");
     }
     // The defaults, from run 62 (NOTES.md).
-    for (k, on) in [(6u32, 1u32), (8, 0), (10, 1), (12, 1), (13, 0), (16, 1), (20, 1), (22, 1), (24, 0)] {
+    // At odd K from run 113 (an H100): on at 9, 11, 13, 19.
+    for (k, on) in [(6u32, 1u32), (8, 0), (9, 1), (10, 1), (11, 1), (12, 1), (13, 1), (15, 0), (16, 1), (17, 0), (19, 1), (20, 1), (21, 0), (22, 1), (23, 0), (24, 0)] {
         assert_eq!(with("", k, "sm_90").unwrap().plan.parameters["bulk_copy"], on, "K={k}");
     }
     for (cfg, k, arch, needle) in [
@@ -811,8 +813,11 @@ fn bulk_copy_at_odd_k_shifts_each_tensor_onto_the_16_byte_grid() {
         let e = mra_codegen::generate(&s, Request { k: 13, arch: mra_codegen::arch::find("sm_90").unwrap(), dtype: DType::F64 }).unwrap_err().to_string();
         assert!(e.contains(needle) && e.contains("bulk_copy(1) at odd K") && !e.contains('\n'), "{cfg}: {e}");
     }
-    // The tuner's space keeps the shift's conditions; the default stays off at odd K (unmeasured there until run 113).
-    assert_eq!(with("", 13).unwrap().plan.parameters["bulk_copy"], 0);
+    // The defaults take it where run 113 measured it faster (K = 9, 11, 13, 19), with their odd strides.
+    for k in [9u32, 11, 13, 19] {
+        let d = with("", k).unwrap();
+        assert!(d.plan.parameters["bulk_copy"] == 1 && d.source.contains("constexpr int BUF = K * W_STRIDE + 1;"), "K={k}");
+    }
 }
 
 /// `stack(N)` (fused-pipe, tunable, default 1): N tensors side by side in every pass's rows. The

@@ -67,8 +67,11 @@ mra_dsl::schedule! {
         // other by an 8-byte cp.async: an odd row stride (align_runs(0), even pad), two buffers,
         // stack(1) (NOTES.md run 113). On by default at even K where an H200 measured it faster
         // (NOTES.md run 62: K = 20 -4.9%, K = 10 -5.8%, 18, 22 -2.6%, 6, 12, 14, 16 -1.2 to -1.7%);
-        // off at K = 8 (+0.9%), K = 24 (+1.3%), K <= 4 (not measured) and odd K (a tuning choice).
-        bulk_copy(tune([0, 1], default = if bulk_copies == 0 { 0 } else if K % 2 == 1 { 0 } else if K <= 4 { 0 } else if K == 8 { 0 } else if K == 24 { 0 } else { 1 }));
+        // off at K = 8 (+0.9%), K = 24 (+1.3%), K <= 4 (not measured). At odd K on where an H100
+        // measured it faster by >= 5% in two rounds (run 113: K = 9 -6%, 11 -13%, 13 -10..-12%,
+        // 19 -10%); off at K = 15, 17 (-2..-3%, against their align_runs(1)), 21 (+20%), 23
+        // (+7%) and K = 5, 7 (not measured).
+        bulk_copy(tune([0, 1], default = if bulk_copies == 0 { 0 } else if K == 9 { 1 } else if K == 11 { 1 } else if K == 13 { 1 } else if K == 19 { 1 } else if K % 2 == 1 { 0 } else if K <= 4 { 0 } else if K == 8 { 0 } else if K == 24 { 0 } else { 1 }));
         constraint(bulk_copy <= bulk_copies);
         constraint(bulk_copy * (pad_a % 2) == 0);
         constraint(bulk_copy * (K % 2) * (align_runs + stack - 1 + buffers - 2) == 0);
