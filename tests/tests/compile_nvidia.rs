@@ -197,60 +197,40 @@ fn shared_accesses(tool: &std::path::Path, cubin: &[u8], name: &str, op_name: &s
     counts
 }
 
-/// `align_runs(1)`, fused-pipe's default at K = 15, 17, 21: in the SASS ptxas makes of it, every store
-/// into the shared intermediates is one 16-byte STS.128 (a D column pair), none 8-byte, and
-/// the kernel does not spill from K = 5 to K = 23; with align_runs(0) they are 8-byte STS.64
-/// (the kernel has no other shared stores: the tensors arrive by cp.async, LDGSTS).
+/// Odd K in fused-pipe (sm_90, K = 5 to 23), as NVRTC and ptxas build it, without spills:
+/// - `align_runs(1)` (the default at K = 15, 17, 21): every store into the shared intermediates
+///   is one 16-byte STS.128 (a D column pair), none 8-byte; with align_runs(0) they are STS.64;
+/// - `bulk_copy(1)` (the default at K = 9, 11, 13, 19; it needs align_runs(0)): the tensors
+///   arrive by bulk copies (UBLKCP) plus one 8-byte LDGSTS per row; with bulk_copy(0) by LDGSTS
+///   only. Either way the kernel has no other shared stores.
 #[test]
 #[ignore = "needs NVRTC and nvdisasm (run with --include-ignored; .ci/run does)"]
-fn odd_k_fused_pipe_stores_its_intermediates_as_16_byte_pairs() {
+fn odd_k_fused_pipe_stores_pairs_and_copies_in_bulk_as_configured() {
     let Some(nvrtc) = require("NVRTC (libnvrtc)", Nvrtc::load()) else { return };
     let Some(tool) = require("nvdisasm", nvdisasm()) else { return };
     let cache = KernelCache::disabled();
     let sm90 = arch::find("sm_90").unwrap();
     let pipe = levels::find("fused-pipe").unwrap();
     for k in [5u32, 7, 9, 11, 13, 15, 17, 19, 21, 23] {
-        for align in [1, 0] {
-            let s = pipe.with_config(&mra_codegen::tune::parse_config(&format!("align_runs={align},bulk_copy=0")).unwrap()).unwrap();
+        for (align, bulk) in [(1, 0), (0, 0), (0, 1)] {
+            let what = format!("K={k} align_runs={align} bulk_copy={bulk}");
+            let s = pipe.with_config(&mra_codegen::tune::parse_config(&format!("align_runs={align},bulk_copy={bulk}")).unwrap()).unwrap();
             let kernel = mra_codegen::generate(&s, Request { k, arch: sm90, dtype: DType::F64 }).unwrap();
-            let out = nvrtc.compile(&kernel.source, &kernel.entry, "sm_90", &cache).unwrap_or_else(|e| panic!("K={k} align_runs={align}: {e}"));
+            let out = nvrtc.compile(&kernel.source, &kernel.entry, "sm_90", &cache).unwrap_or_else(|e| panic!("{what}: {e}"));
             let r = out.resources.expect("ptxas report in the NVRTC log");
-            let (wide, narrow, other) = shared_stores(&tool, &out.cubin, &format!("k{k}-a{align}"));
-            println!("K={k} align_runs={align}: {} registers, STS.128 {wide}, STS.64 {narrow}, other STS {other}", r.registers);
-            assert!(!r.spills() && r.stack_frame_bytes == 0, "K={k} align_runs={align} spills: {r:?}");
-            assert_eq!(other, 0, "K={k} align_runs={align}");
+            let ops = sass_opcodes(&tool, &out.cubin, &format!("k{k}-a{align}-b{bulk}"));
+            let count = |op: &str| ops.iter().filter(|o| *o == op || o.starts_with(&format!("{op}."))).count();
+            let (wide, narrow, sts) = (count("STS.128"), count("STS.64"), count("STS"));
+            println!("{what}: {} registers, STS.128 {wide}, STS.64 {narrow}, UBLKCP {}, LDGSTS {}", r.registers, count("UBLKCP"), count("LDGSTS"));
+            assert!(!r.spills() && r.stack_frame_bytes == 0, "{what} spills: {r:?}");
+            assert_eq!(sts, wide + narrow, "{what}: other shared stores");
             if align == 1 {
-                assert!(wide > 0 && narrow == 0, "K={k}: {wide} STS.128, {narrow} STS.64");
+                assert!(wide > 0 && narrow == 0, "{what}: {wide} STS.128, {narrow} STS.64");
             } else {
-                assert!(wide == 0 && narrow > 0, "K={k} align_runs=0: {wide} STS.128, {narrow} STS.64");
+                assert!(wide == 0 && narrow > 0, "{what}: {wide} STS.128, {narrow} STS.64");
             }
-        }
-    }
-}
-
-/// `bulk_copy(1)` at odd K (fused-pipe, sm_90): compiles with NVRTC without spilling from K = 5 to
-/// 23, and its SASS copies with bulk copies (UBLKCP) plus 8-byte LDGSTS (one per row), where
-/// bulk_copy(0) issues LDGSTS only.
-#[test]
-#[ignore = "needs NVRTC and nvdisasm (run with --include-ignored; .ci/run does)"]
-fn odd_k_bulk_copies_compile_without_spills() {
-    let Some(nvrtc) = require("NVRTC (libnvrtc)", Nvrtc::load()) else { return };
-    let Some(tool) = require("nvdisasm", nvdisasm()) else { return };
-    let cache = KernelCache::disabled();
-    let sm90 = arch::find("sm_90").unwrap();
-    let pipe = levels::find("fused-pipe").unwrap();
-    for k in [5u32, 7, 9, 11, 13, 15, 17, 19, 21, 23] {
-        for bulk in [1, 0] {
-            let s = pipe.with_config(&mra_codegen::tune::parse_config(&format!("bulk_copy={bulk},align_runs=0")).unwrap()).unwrap();
-            let kernel = mra_codegen::generate(&s, Request { k, arch: sm90, dtype: DType::F64 }).unwrap();
-            let out = nvrtc.compile(&kernel.source, &kernel.entry, "sm_90", &cache).unwrap_or_else(|e| panic!("K={k} bulk_copy={bulk}: {e}"));
-            let r = out.resources.expect("ptxas report in the NVRTC log");
-            let ops = sass_opcodes(&tool, &out.cubin, &format!("k{k}-b{bulk}"));
-            let count = |prefix: &str| ops.iter().filter(|o| o.starts_with(prefix)).count();
-            println!("K={k} bulk_copy={bulk}: {} registers, UBLKCP {}, LDGSTS {}", r.registers, count("UBLKCP"), count("LDGSTS"));
-            assert!(!r.spills() && r.stack_frame_bytes == 0, "K={k} bulk_copy={bulk} spills: {r:?}");
-            assert_eq!(count("UBLKCP") > 0, bulk == 1, "K={k} bulk_copy={bulk}");
-            assert!(count("LDGSTS") > 0, "K={k} bulk_copy={bulk}: the rows' off-grid values (or every value) by cp.async");
+            assert_eq!(count("UBLKCP") > 0, bulk == 1, "{what}");
+            assert!(count("LDGSTS") > 0, "{what}: the rows' off-grid values (or every value) by cp.async");
         }
     }
 }
