@@ -26,18 +26,11 @@ impl Emitter<'_> {
         let bulk_note = if bulk_note.is_empty() { bulk_note } else { format!("{bulk_note}: 16-byte cp.async by every thread\n") };
         let note = self.step_comment(|s| matches!(s, Step::Pipeline(_)));
         let bytes = self.async_width(tp) * self.plan.request.dtype.bytes();
-        let cache = if bytes == 16 { "cg" } else { "ca" };
         format!(
-            "{bulk_note}{note}: asynchronous global -> shared copies (PTX cp.async, sm_80+).\n\
-             __device__ __forceinline__ void mra_cp_async(void* dst, const void* src) {{\n\
-             \x20   asm volatile(\"{{ .reg .u64 s, g; .reg .u32 d;\\n\\t\"\n\
-             \x20                \"cvta.to.shared.u64 s, %0; cvt.u32.u64 d, s; cvta.to.global.u64 g, %1;\\n\\t\"\n\
-             \x20                \"cp.async.{cache}.shared.global [d], [g], {bytes}; }}\" :: \"l\"(dst), \"l\"(src) : \"memory\");\n\
-             }}\n\
-             __device__ __forceinline__ void mra_cp_async_commit() {{ asm volatile(\"cp.async.commit_group;\" ::: \"memory\"); }}\n\
-             __device__ __forceinline__ void mra_cp_async_wait_all() {{ asm volatile(\"cp.async.wait_all;\" ::: \"memory\"); }}\n\
+            "{bulk_note}{note}: asynchronous global -> shared copies (PTX cp.async, sm_80+).\n{}\
              // All but the newest {ahead} commit groups complete.\n\
              __device__ __forceinline__ void mra_cp_async_wait_ahead() {{ asm volatile(\"cp.async.wait_group {ahead};\" ::: \"memory\"); }}\n{groups}",
+            cp_async_helpers("mra_cp_async", bytes),
             ahead = tp.pipeline - 1,
             groups = if tp.tensors > 1 { self.group_barrier_helper() } else { String::new() }
         )
@@ -56,12 +49,7 @@ impl Emitter<'_> {
         s += &super::tma::mbarrier_helpers();
         s += &super::tma::bulk_load_helpers();
         if self.shifted() {
-            s += "__device__ __forceinline__ void mra_cp_async8(void* dst, const void* src) {\n";
-            s += "    asm volatile(\"{ .reg .u64 s, g; .reg .u32 d;\\n\\t\"\n";
-            s += "                 \"cvta.to.shared.u64 s, %0; cvt.u32.u64 d, s; cvta.to.global.u64 g, %1;\\n\\t\"\n";
-            s += "                 \"cp.async.ca.shared.global [d], [g], 8; }\" :: \"l\"(dst), \"l\"(src) : \"memory\");\n}\n";
-            s += "__device__ __forceinline__ void mra_cp_async_commit() { asm volatile(\"cp.async.commit_group;\" ::: \"memory\"); }\n";
-            s += "__device__ __forceinline__ void mra_cp_async_wait_all() { asm volatile(\"cp.async.wait_all;\" ::: \"memory\"); }\n";
+            s += &cp_async_helpers("mra_cp_async8", 8);
         }
         s
     }
@@ -75,10 +63,7 @@ impl Emitter<'_> {
     /// bulk copy per row, on mbarrier `bar` (after the barrier that freed `dst`: the fence orders
     /// the block's generic accesses of it before the copies' writes). With `stack(N)`: the `cnt`
     /// tensors of a group, one bulk copy per tensor and row (tensor t's row r at r · W_STRIDE + t · K2).
-    fn bulk_tensor_stage(&self, tp: &TransformPlan, src: &str, dst: &str, bar: &str, sh: &str) -> String {
-        if tp.shifted_rows(self.plan.request.k) {
-            return self.shifted_tensor_stage(src, dst, bar, sh);
-        }
+    fn bulk_tensor_stage(&self, tp: &TransformPlan, src: &str, dst: &str, bar: &str) -> String {
         let row = format!("(unsigned)(K2 * sizeof(*{src})), {bar});");
         let (tensors, copies) = if tp.stack > 1 {
             (
@@ -132,9 +117,9 @@ impl Emitter<'_> {
     }
 
     /// `bulk_copy(1)`: the mbarriers (one per buffer, after the buffers), initialised by thread 0.
-    fn bulk_barriers(&self, buffers: u32) -> String {
+    fn bulk_barriers(&self, tp: &TransformPlan, buffers: u32) -> String {
         let note = self.step_comment(|s| matches!(s, Step::BulkCopy(_)));
-        let pitch = if self.shifted() { "BUF" } else { "K * W_STRIDE" };
+        let pitch = super::buffer_pitch(tp, self.plan.request.k);
         let mut s = format!("unsigned long long* bars = reinterpret_cast<unsigned long long*>(w0 + {buffers} * {pitch});  {note}: one mbarrier per buffer\n");
         s += &format!("if (tid == 0) {{\n    for (int i = 0; i < {buffers}; ++i) mra_mbar_init(&bars[i]);\n    mra_fence_proxy_async();\n}}\n");
         s += &format!("{}  // the mbarriers are initialised\n", self.d.barrier());
@@ -237,11 +222,17 @@ impl Emitter<'_> {
         let count = |at: &str| if stacked { format!("const int cnt = min(STACK, nfuncs - ({at}) * STACK);  // tensors in this group\n") } else { String::new() };
         let shifted = tp.shifted_rows(self.plan.request.k);
         let stage = |at: &str, dst: &str, bar: &str, sh: &str| {
-            let copies = if tp.bulk_copy { self.bulk_tensor_stage(tp, &src(at), dst, bar, sh) } else { self.async_tensor_stage(tp, &src(at), dst) };
+            let copies = if shifted {
+                self.shifted_tensor_stage(&src(at), dst, bar, sh)
+            } else if tp.bulk_copy {
+                self.bulk_tensor_stage(tp, &src(at), dst, bar)
+            } else {
+                self.async_tensor_stage(tp, &src(at), dst)
+            };
             count(at) + &copies
         };
         if tp.bulk_copy {
-            s += &self.bulk_barriers(2);
+            s += &self.bulk_barriers(tp, 2);
             s += "int ia = 1, ib = 0;  // the buffers' indices: wa = w1, wb = w0\n";
             if shifted {
                 s += "int sha = 0, shb = 0;  // odd K: where the tensor in wa, wb starts (element 0 or 1)\n";
@@ -325,13 +316,13 @@ impl Emitter<'_> {
         s += "// The copies of the first SLOTS - 1 tensors, one commit group each (empty past the end).\n";
         if tp.bulk_copy {
             // Slot s's mbarrier is bars[s]; the intermediate's (bars[SLOTS]) is never used.
-            s += &self.bulk_barriers(p + 1);
+            s += &self.bulk_barriers(tp, p + 1);
         }
         s += "for (int s = 0; s < SLOTS - 1; ++s) {\n";
         s += "    const int m = block + s * nblocks;\n";
         s += "    if (m < nfuncs) {\n";
         if tp.bulk_copy {
-            s += &indent(self.bulk_tensor_stage(tp, "(a + (long long)m * K3)", "(ring + s * K * W_STRIDE)", "&bars[s]", ""), 8);
+            s += &indent(self.bulk_tensor_stage(tp, "(a + (long long)m * K3)", "(ring + s * K * W_STRIDE)", "&bars[s]"), 8);
             s += "    }\n}\n";
         } else {
             s += &indent(self.async_tensor_copies(tp, "(a + (long long)m * K3)", "(ring + s * K * W_STRIDE)"), 8);
@@ -346,7 +337,7 @@ impl Emitter<'_> {
         s += "    const int ahead = slot + SLOTS - 1 < SLOTS ? slot + SLOTS - 1 : slot - 1;\n";
         s += "    if (m < nfuncs) {\n";
         if tp.bulk_copy {
-            s += &indent(self.bulk_tensor_stage(tp, "(a + (long long)m * K3)", "(ring + ahead * K * W_STRIDE)", "&bars[ahead]", ""), 8);
+            s += &indent(self.bulk_tensor_stage(tp, "(a + (long long)m * K3)", "(ring + ahead * K * W_STRIDE)", "&bars[ahead]"), 8);
             s += "    }\n";
             s += &indent(self.bulk_wait("slot"), 4);
         } else {
@@ -366,6 +357,21 @@ impl Emitter<'_> {
         s += "}\n";
         s
     }
+}
+
+/// `name(dst, src)`: one `cp.async` of `bytes` (4, 8 or 16; 16 bypasses L1), and the commit and
+/// wait-all of its groups.
+fn cp_async_helpers(name: &str, bytes: u32) -> String {
+    let cache = if bytes == 16 { "cg" } else { "ca" };
+    format!(
+        "__device__ __forceinline__ void {name}(void* dst, const void* src) {{\n\
+         \x20   asm volatile(\"{{ .reg .u64 s, g; .reg .u32 d;\\n\\t\"\n\
+         \x20                \"cvta.to.shared.u64 s, %0; cvt.u32.u64 d, s; cvta.to.global.u64 g, %1;\\n\\t\"\n\
+         \x20                \"cp.async.{cache}.shared.global [d], [g], {bytes}; }}\" :: \"l\"(dst), \"l\"(src) : \"memory\");\n\
+         }}\n\
+         __device__ __forceinline__ void mra_cp_async_commit() {{ asm volatile(\"cp.async.commit_group;\" ::: \"memory\"); }}\n\
+         __device__ __forceinline__ void mra_cp_async_wait_all() {{ asm volatile(\"cp.async.wait_all;\" ::: \"memory\"); }}\n"
+    )
 }
 
 /// `text` with every line indented by `spaces`.
