@@ -19,7 +19,11 @@ mra_dsl::schedule! {
         threads(tune([128, 256, 512], default = if K <= 24 { 256 } else if K == 25 { 128 } else if K == 28 { 128 } else if K == 29 { 256 } else if K % 2 == 1 { 512 } else { 256 }));
         bind(warps, tiles);
         tensorize(mma);
-        cache_read(A, shared, pad = tune([0, 2, 4, 8], default = 4));
+        // The row pad makes the slices' row stride K·CL + pad 4 mod 8 doubles where it can (the
+        // A-fragment loads of a half-warp, rows k .. k + 3 at 4 consecutive columns, then miss
+        // each other's banks). Odd pads only at odd K: at even K they would cost the bulk copies.
+        cache_read(A, shared, pad = tune([0, 1, 2, 3, 4, 5, 6, 7, 8], default = 4));
+        constraint(pad_a % 2 <= K % 2);
         cache_read(B, registers);
         workspace(shared);
         buffers(tune([3, 4], default = if K == 27 { 4 } else if K == 28 { 4 } else { 3 }));
