@@ -134,16 +134,32 @@ impl TransformPlan {
         slice_width(k, self.cluster.max(1))
     }
 
-    /// `cluster(N)`: elements of one of a block's three buffers: K rows of K·CL values, padded.
+    /// `cluster(N)`: elements of one of a block's three buffers: K rows of K·CL values, padded
+    /// (SLICE_STRIDE apart); with [`TransformPlan::cluster_shifted`], K rows of the odd stride
+    /// SLICE_STRIDE + 1 and the shift's element (SLICE = K · WS_STRIDE + 1: even, as K is odd).
     pub fn cluster_slice_elems(&self, k: u32) -> u64 {
-        k as u64 * (k as u64 * self.cluster_slice_width(k) as u64 + self.shared_row_pad() as u64)
+        let stride = k as u64 * self.cluster_slice_width(k) as u64 + self.shared_row_pad() as u64;
+        if self.cluster_shifted(k) { k as u64 * (stride + 1) + 1 } else { k as u64 * stride }
     }
 
-    /// `cluster(N)` on an arch with bulk asynchronous copies (sm_90 TMA): each row of a
-    /// block's slice is one contiguous run of CL·K values, copied by one `cp.async.bulk` when
-    /// rows and runs are 16-byte aligned (K and the pad even); else 8-byte `cp.async`s.
-    pub fn cluster_bulk_copies(&self, k: u32, arch: &Arch) -> bool {
-        self.cluster > 1 && arch.bulk_async_copy && k.is_multiple_of(2) && self.shared_row_pad().is_multiple_of(2)
+    /// `cluster(N)` with `bulk_copy(1)` on an arch with bulk asynchronous copies (sm_90 TMA):
+    /// each row of a block's slice is one contiguous run of CL·K values, copied by one
+    /// `cp.async.bulk` (at odd K shifted, [`TransformPlan::cluster_shifted`]), and the block's
+    /// rows of C leave by one bulk store; else `cp.async` by every thread and stores from pass 2.
+    pub fn cluster_bulk_copies(&self, _k: u32, arch: &Arch) -> bool {
+        self.cluster > 1 && arch.bulk_async_copy && self.bulk_copy
+    }
+
+    /// `cluster(N)` with `bulk_copy(1)` at odd K: a slice's row a starts at A + n·K³ + a·K² + b0·K,
+    /// off the 16-byte grid where n + a + b0 (plus the base's own parity) is odd. So pass 0's
+    /// input buffer holds the slice from element sh (the parity of row 0's address) on at an odd
+    /// row stride WS_STRIDE = SLICE_STRIDE + 1 (CL and the pad are even), where every row lies at
+    /// the same offsets mod 16 bytes in both memories: a row's first value (if off the grid) and
+    /// last (if one is left over) go by 8-byte `cp.async`, the rest by one bulk copy. The block's
+    /// range of C is staged the same way (from element (C's address / 8) mod 2 of the gather
+    /// buffer) and leaves by one bulk store and at most two 8-byte stores.
+    pub fn cluster_shifted(&self, k: u32) -> bool {
+        self.cluster > 1 && self.bulk_copy && k % 2 == 1
     }
 
     /// `cluster(N)`: the 8-byte mbarriers after the buffers: one for the bulk copies of the
@@ -183,7 +199,7 @@ impl TransformPlan {
     /// other. A buffer's pitch is then BUF = K · W_STRIDE + 1 (even: the next buffer stays
     /// 16-byte aligned), and pass 0 reads the tensor from its buffer + sh.
     pub fn shifted_rows(&self, k: u32) -> bool {
-        self.bulk_copy && k % 2 == 1
+        self.bulk_copy && k % 2 == 1 && self.cluster <= 1
     }
 
     /// Extra elements after each K²-long row of a shared intermediate: with whole-tensor
@@ -663,8 +679,8 @@ impl Schedule {
             // split_output(2) loads its slices with bulk copies of its own (checked with it below).
             let splits = split_output > 1;
             if bulk_copy && !splits {
-                if !whole || pipeline < 2 || cluster != 1 || tensors != 1 {
-                    return Err(malformed("bulk_copy(1) chooses how pipeline(N) copies whole tensors of fused passes: it needs pipeline(N), without cluster(N) (which has its own) or tensors(N)"));
+                if !whole || pipeline < 2 || tensors != 1 {
+                    return Err(malformed("bulk_copy(1) chooses how pipeline(N) copies whole tensors (or cluster(N) its slices) of fused passes: it needs pipeline(N), without tensors(N)"));
                 }
                 if !arch.bulk_async_copy {
                     return Err(PlanError::ArchUnsupported {
@@ -673,7 +689,9 @@ impl Schedule {
                         why: "bulk_copy(1) uses cp.async.bulk (the TMA unit of NVIDIA sm_90); use bulk_copy(0)".into(),
                     });
                 }
-                if dtype != DType::F64 {
+                // cluster(N) at even K copies rows of K·CL values (CL even) in 16-byte units in any
+                // dtype; the shifts of odd K are by one 8-byte element.
+                if dtype != DType::F64 && (cluster == 1 || k % 2 == 1) {
                     return Err(PlanError::DTypeUnsupported {
                         level: self.name.clone(),
                         dtype,

@@ -46,6 +46,11 @@ impl Emitter<'_> {
         tp.cluster_bulk_copies(self.plan.request.k, self.plan.request.arch)
     }
 
+    /// `bulk_copy(1)` at odd K ([`TransformPlan::cluster_shifted`]).
+    fn slice_shifted(&self, tp: &TransformPlan) -> bool {
+        tp.cluster_shifted(self.plan.request.k)
+    }
+
     /// The slice geometry and the helpers, after the tile constants.
     pub(super) fn cluster_constants(&mut self, tp: &TransformPlan) {
         let k = self.plan.request.k;
@@ -56,7 +61,13 @@ impl Emitter<'_> {
         self.w.line(format!("constexpr int SLICE_STRIDE = K * CL + {};  // row stride of every buffer", tp.shared_row_pad()));
         self.w.line("constexpr int SLICE_ROWS = K * CL;  // output rows of every pass");
         self.w.line("constexpr int SLICE_TILES = (SLICE_ROWS + FM - 1) / FM;");
-        self.w.line("constexpr int SLICE = K * SLICE_STRIDE;  // elements of one buffer: K rows");
+        if self.slice_shifted(tp) {
+            let bulk = self.step_comment(|s| matches!(s, Step::BulkCopy(_)));
+            self.w.line(format!("constexpr int WS_STRIDE = SLICE_STRIDE + 1;  {bulk}: pass 0's input rows, odd (odd K: see the slice copies)"));
+            self.w.line("constexpr int SLICE = K * WS_STRIDE + 1;  // elements of one buffer: K rows and the shift (even: buffers stay 16-byte aligned)");
+        } else {
+            self.w.line("constexpr int SLICE = K * SLICE_STRIDE;  // elements of one buffer: K rows");
+        }
         self.w.line("");
         let helpers = self.cluster_helpers(tp);
         self.w.lines(&helpers);
@@ -106,6 +117,11 @@ impl Emitter<'_> {
             s += "// The bulk stores have read their shared source (it may be overwritten) / are complete.\n";
             s += "__device__ __forceinline__ void mra_bulk_wait_read() { asm volatile(\"cp.async.bulk.wait_group.read 0;\" ::: \"memory\"); }\n";
             s += "__device__ __forceinline__ void mra_bulk_wait() { asm volatile(\"cp.async.bulk.wait_group 0;\" ::: \"memory\"); }\n";
+            if self.slice_shifted(tp) {
+                let bulk = self.step_comment(|s| matches!(s, Step::BulkCopy(_)));
+                s += &format!("{bulk}: at odd K a row's values off the 16-byte grid, by 8-byte cp.async.\n");
+                s += &super::pipeline::cp_async_helpers("mra_cp_async8", 8);
+            }
         } else {
             s += &self.async_copy_helpers(tp);
         }
@@ -183,10 +199,12 @@ impl Emitter<'_> {
     }
 
     /// Starts the copy of this block's slice of tensor `src` into `dst`: bulk copies by warp 0
-    /// (lane a: row a) on one mbarrier phase, or 8-byte cp.async by every thread (one group).
+    /// (lane a: row a) on one mbarrier phase, or cp.async by every thread (one group).
     fn slice_copies(&self, tp: &TransformPlan, src: &str, dst: &str) -> String {
         let mut s = String::new();
-        if self.bulk(tp) {
+        if self.slice_shifted(tp) {
+            s += &self.shifted_slice_copies(src, dst);
+        } else if self.bulk(tp) {
             s += "if (wave == 0) {\n";
             s += "    const int rows = K - b0 < CL ? K - b0 : CL;  // values of b this block holds\n";
             s += &format!("    const unsigned bytes = (unsigned)(rows * K * sizeof(*{src}));\n");
@@ -195,12 +213,42 @@ impl Emitter<'_> {
             s += &format!("    for (int r = lane; r < K; r += LANES) mra_bulk_copy({dst} + r * SLICE_STRIDE, {src} + (long long)r * K2 + b0 * K, bytes, mbar);\n");
             s += "}\n";
         } else {
-            assert_eq!(self.async_width(tp), 1, "without bulk copies (odd K or pad) the slice is copied element by element");
-            s += "for (int e = tid; e < K * SLICE_ROWS; e += THREADS) {\n";
+            // 16-byte copies where K is even (CL and the pad are even: every vector lies in one
+            // row of both memories), else one element each.
+            let width = self.async_width(tp);
+            s += &format!("for (int e = tid * {width}; e < K * SLICE_ROWS; e += THREADS * {width}) {{\n");
             s += "    const int r = e / SLICE_ROWS, i = e % SLICE_ROWS;  // row a, column (b - b0, c)\n";
             s += &format!("    if (b0 + i / K < K) mra_cp_async({dst} + r * SLICE_STRIDE + i, {src} + (long long)r * K2 + b0 * K + i);\n");
             s += "}\nmra_cp_async_commit();\n";
         }
+        s
+    }
+
+    /// `bulk_copy(1)` at odd K ([`TransformPlan::cluster_shifted`]): the slice of tensor `src`
+    /// into `dst` from element `ws_sh` on (set here: row 0's address / 8 mod 2) at the odd row
+    /// stride WS_STRIDE, so row a lies at the same offsets mod 16 bytes in both memories; lane a
+    /// copies row a: the value before the grid (if any) and the one after it (if any) by 8-byte
+    /// cp.async (one commit group, waited for before a block barrier), the rest by one bulk copy.
+    fn shifted_slice_copies(&self, src: &str, dst: &str) -> String {
+        let t = self.t();
+        let mut s = format!("ws_sh = (int)((reinterpret_cast<unsigned long long>({src} + b0 * K) >> 3) & 1);  // 1: row 0 starts off the 16-byte grid\n");
+        s += "if (wave == 0) {\n";
+        s += "    const int len = (K - b0 < CL ? K - b0 : CL) * K;  // values per row: the b this block holds, times K\n";
+        s += "    // Row a starts off the grid where ws_sh + a is odd (K² is odd): ceil or floor of K / 2 rows.\n";
+        s += "    const int off_rows = (K + ws_sh) / 2;\n";
+        s += &format!("    if (lane == 0) mra_mbar_expect(mbar, (unsigned)(((K - off_rows) * (len & ~1) + off_rows * ((len - 1) & ~1)) * sizeof({t})));\n");
+        s += "    __syncwarp();\n";
+        s += "    for (int r = lane; r < K; r += LANES) {\n";
+        s += "        const int head = (ws_sh + r) & 1;  // the row's first value is off the grid\n";
+        s += "        const int body = (len - head) & ~1;  // values in whole 16-byte units\n";
+        s += &format!("        {t}* to = {dst} + ws_sh + r * WS_STRIDE;\n");
+        s += &format!("        const {t}* from = {src} + (long long)r * K2 + b0 * K;\n");
+        s += &format!("        mra_bulk_copy(to + head, from + head, (unsigned)(body * sizeof({t})), mbar);\n");
+        s += "        if (head) mra_cp_async8(to, from);\n";
+        s += "        if (head + body < len) mra_cp_async8(to + len - 1, from + len - 1);\n";
+        s += "    }\n";
+        s += "    mra_cp_async_commit();\n";
+        s += "}\n";
         s
     }
 
@@ -223,6 +271,11 @@ impl Emitter<'_> {
         let exchange = self.step_comment(|s| matches!(s, Step::AsyncExchange(_)));
         let call = |i: usize, input: &str, out: &str| passes[i].replace("{in}", input).replace("{out}", out);
         let bulk = self.bulk(tp);
+        // bulk_copy(1) at odd K: ws holds the slice from element ws_sh on, the gather buffer C's
+        // rows from element c_sh on (TransformPlan::cluster_shifted).
+        let shifted = self.slice_shifted(tp);
+        let bulk_note = self.step_comment(|s| matches!(s, Step::BulkCopy(_)));
+        let ws_in = if shifted { "ws + ws_sh" } else { "ws" };
         // buffers(4): two gather buffers, used by alternate tensors. Other blocks write a gather
         // buffer (pass 0 of tensor n + 2) only after the cluster barrier of tensor n + 1, which
         // this block reaches after reading it (pass 1 of tensor n): one cluster barrier per
@@ -289,10 +342,16 @@ impl Emitter<'_> {
             s += "}\n";
             s += &format!("{barrier}  // the mbarriers are initialised (the cluster barrier below publishes them to the other blocks)\n");
         }
+        if shifted {
+            s += &format!("int ws_sh = 0;  {bulk_note}: where this tensor's slice starts in ws (set by its copies)\n");
+        }
         s += &format!("{pipe}: the first slice.\n");
         s += "if (first < nfuncs) {\n";
         s += &indent(&self.slice_copies(tp, "(a + (long long)first * K3)", "ws"), 4);
         s += "}\n";
+        if shifted {
+            s += &format!("mra_cp_async_wait_all();\n{barrier}  {bulk_note}: the first slice's 8-byte copies are visible to every thread\n");
+        }
         if double && !send {
             s += "mra_cluster_arrive();\nmra_cluster_wait();  // every block has started (its shared memory may be written)\n";
         } else {
@@ -314,7 +373,7 @@ impl Emitter<'_> {
         }
         if send {
             s += &format!("    if (tid == 0) mra_mbar_expect(gather_bar, gather_bytes);  {exchange}: this tensor's phase of wg's mbarrier\n");
-            s += &format!("    {}  // pass 0: ws -> the gather buffers of the cluster (st.async)\n", call(0, "ws", "wg"));
+            s += &format!("    {}  // pass 0: ws -> the gather buffers of the cluster (st.async)\n", call(0, ws_in, "wg"));
             if double && bulk {
                 s += "    if (tid == 0) mra_bulk_wait_read();  // the bulk store from wg_next (previous tensor) has read it\n";
             }
@@ -323,7 +382,7 @@ impl Emitter<'_> {
                 s += "    mra_cluster_arrive_relaxed();  // this block is done with wg_next (previous tensor): the next pass 0 may write it\n";
             }
         } else {
-            s += &format!("    {}  // pass 0: ws -> the gather buffers of the cluster\n", call(0, "ws", "wg"));
+            s += &format!("    {}  // pass 0: ws -> the gather buffers of the cluster\n", call(0, ws_in, "wg"));
             if !exchange.is_empty() {
                 s += &format!("    {exchange}: pass 0 stored into the other blocks; the cluster barrier publishes it.\n");
             }
@@ -347,7 +406,21 @@ impl Emitter<'_> {
         s += &format!("    {}  // pass 1: wg -> wt\n", call(1, "wg", "wt"));
         // The relaxed "done reading" arrival at the end of a tensor (one gather buffer).
         let done = "    mra_cluster_arrive_relaxed();  // this block's gather buffer may be overwritten\n";
-        if bulk {
+        if bulk && shifted {
+            s += &format!("    {barrier}  // pass 2 reads what every wave of pass 1 wrote; wg is free\n");
+            s += &format!("    {t}* c_rows = c + (long long)n * K3 + x0 * K2;  // this block's rows of C\n");
+            s += &format!("    const int c_sh = (int)((reinterpret_cast<unsigned long long>(c_rows) >> 3) & 1);  {bulk_note}: 1: they start off the 16-byte grid\n");
+            s += &format!("    {}  // pass 2: wt -> this block's rows of C, staged in wg from element c_sh on\n", call(2, "wt", "wg + c_sh"));
+            s += "    mra_fence_proxy_async();  // this thread's writes of wg before the bulk store reads them\n";
+            s += &format!("    mra_cp_async_wait_all();  {bulk_note}: the next slice's 8-byte copies, before the barrier publishes them\n");
+            s += &format!("    {barrier}\n");
+            s += "    if (tid == 0) {\n";
+            s += "        const int len = (K - x0 < CL ? K - x0 : CL) * K2;  // values of C this block holds\n";
+            s += "        const int body = (len - c_sh) & ~1;  // in whole 16-byte units, at the same offsets in wg + c_sh\n";
+            s += "        mra_bulk_store(c_rows + c_sh, wg + 2 * c_sh, (unsigned)(body * sizeof(*c)));\n";
+            s += "        if (c_sh) c_rows[0] = wg[c_sh];  // the value before the grid\n";
+            s += "        if (c_sh + body < len) c_rows[len - 1] = wg[c_sh + len - 1];  // the value after it\n";
+        } else if bulk {
             s += &format!("    {barrier}  // pass 2 reads what every wave of pass 1 wrote; wg is free\n");
             s += &format!("    {}  // pass 2: wt -> this block's rows of C, staged in wg\n", call(2, "wt", "wg"));
             s += "    mra_fence_proxy_async();  // this thread's writes of wg before the bulk store reads them\n";
@@ -355,6 +428,8 @@ impl Emitter<'_> {
             s += "    if (tid == 0) {\n";
             s += "        const int rows = K - x0 < CL ? K - x0 : CL;  // values of x this block holds\n";
             s += "        mra_bulk_store(c + (long long)n * K3 + x0 * K2, wg, (unsigned)(rows * K2 * sizeof(*c)));  // one contiguous range of C\n";
+        }
+        if bulk {
             if done_arrive {
                 s += "        mra_bulk_wait_read();  // wg may be written again\n";
             }

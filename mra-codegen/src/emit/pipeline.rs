@@ -361,7 +361,7 @@ impl Emitter<'_> {
 
 /// `name(dst, src)`: one `cp.async` of `bytes` (4, 8 or 16; 16 bypasses L1), and the commit and
 /// wait-all of its groups.
-fn cp_async_helpers(name: &str, bytes: u32) -> String {
+pub(super) fn cp_async_helpers(name: &str, bytes: u32) -> String {
     let cache = if bytes == 16 { "cg" } else { "ca" };
     format!(
         "__device__ __forceinline__ void {name}(void* dst, const void* src) {{\n\

@@ -534,6 +534,8 @@ impl Emitter<'_> {
         let a_src = match src {
             // Row c = a_k of the gathered input lies in block (ks * FK) / CL (a k-step never
             // straddles two blocks: CL is a whole number of k-steps), row a_k % CL there.
+            // bulk_copy(1) at odd K: pass 0's input rows lie at the odd stride WS_STRIDE.
+            _ if v.slice == Some(SlicePass::First) && tp.cluster_shifted(k) => "in[a_k * WS_STRIDE + a_i]",
             _ if v.slice.is_some() => "in[a_k * SLICE_STRIDE + a_i]",
             // Padded runs: element a_i of row a_k is run a_i / K, slot a_i % K. The column is
             // computed once per tile (a_col, before the k loop), except for jammed tiles.
@@ -710,6 +712,7 @@ impl Emitter<'_> {
         // that row's stride is even (and so every pair 16-byte aligned) and the rows are an even
         // count (a pair is all valid or all padding). Padded runs (align_runs(1)) may split a pair.
         let in_stride = match v.slice {
+            Some(SlicePass::First) if tp.cluster_shifted(k) => k * tp.cluster_slice_width(k) + tp.shared_row_pad() + 1,
             Some(_) => k * tp.cluster_slice_width(k) + tp.shared_row_pad(),
             None => tp.shared_row_elems(k),
         };

@@ -19,10 +19,11 @@ mra_dsl::schedule! {
         threads(tune([128, 256, 512], default = if K <= 24 { 256 } else if K == 25 { 128 } else if K == 28 { 128 } else if K == 29 { 256 } else if K % 2 == 1 { 512 } else { 256 }));
         bind(warps, tiles);
         tensorize(mma);
-        // The row pad makes the slices' row stride K·CL + pad 4 mod 8 doubles where it can (the
-        // A-fragment loads of a half-warp, rows k .. k + 3 at 4 consecutive columns, then miss
-        // each other's banks). Odd pads only at odd K: at even K they would cost the bulk copies.
-        cache_read(A, shared, pad = tune([0, 1, 2, 3, 4, 5, 6, 7, 8], default = 4));
+        // The row pad: 4, except K = 26 (pad 0 with pair_rows(1): -11.7% on an H100, NOTES.md run
+        // 114; the stride's residue mod 8 did not order the times at K = 25-31). Odd pads only at
+        // odd K (at even K they would cost the bulk copies); 25-36% slower there, as they cost pass
+        // 0's 16-byte pair stores.
+        cache_read(A, shared, pad = tune([0, 1, 2, 3, 4, 5, 6, 7, 8], default = if K == 26 { 0 } else { 4 }));
         constraint(pad_a % 2 <= K % 2);
         cache_read(B, registers);
         workspace(shared);
@@ -38,13 +39,21 @@ mra_dsl::schedule! {
         // before pass 0 at K = 16, 24, 25 (18%, 42%, 3% faster so). Without effect where pass 0
         // does not wait (four buffers with plain stores, K = 27's default).
         late_wait(tune([0, 1], default = if K == 20 { 1 } else if K <= 25 { 0 } else if K == 27 { 0 } else { 1 }));
-        // pair_rows(1): one 16-byte shared load per lane and k-step for the A fragment (run 49).
-        pair_rows(tune([0, 1], default = 0));
+        // pair_rows(1): one 16-byte shared load per lane and k-step for the A fragment (run 49); on
+        // at K = 26 (run 114), 5-8% slower at K = 25, 27, 29, 31.
+        pair_rows(tune([0, 1], default = if K == 26 { 1 } else { 0 }));
         // fuse_k(N): as fused-pipe's; with unroll(rows), per jammed tile. Two by default
         // where an H200 measured it faster (NOTES.md run 60: K = 30, 31 -2.5%, 32 -1.7%; run 91:
         // K = 28 at cluster(7), 128 threads 288 against 297 µs); one elsewhere: K = 25 +1.5%,
         // 26, 27, 29 within 0.6% (and K = 29 with pair_rows(1) spills), K <= 24 not measured.
         fuse_k(tune([1, 2, 4], default = if fuse_k_max == 1 { 1 } else if K >= 30 { 2 } else if K == 28 { 2 } else { 1 }));
         constraint(fuse_k <= fuse_k_max);
+        // bulk_copy(1): each row of a slice by one bulk copy (TMA) and the block's rows of C by one
+        // bulk store; at odd K (a row off the 16-byte grid where n + a + b0 is odd) pass 0's buffer
+        // holds the slice shifted by one element at an odd row stride, and a row's values off the
+        // grid go by 8-byte cp.async (NOTES.md run 115). bulk_copy(0): cp.async by every thread.
+        bulk_copy(tune([0, 1], default = if bulk_copies == 0 { 0 } else if K % 2 == 0 { 1 } else { 0 }));
+        constraint(bulk_copy <= bulk_copies);
+        constraint(bulk_copy * (pad_a % 2) == 0);
     }
 }
