@@ -689,9 +689,7 @@ impl Schedule {
                         why: "bulk_copy(1) uses cp.async.bulk (the TMA unit of NVIDIA sm_90); use bulk_copy(0)".into(),
                     });
                 }
-                // cluster(N) at even K copies rows of K·CL values (CL even) in 16-byte units in any
-                // dtype; the shifts of odd K are by one 8-byte element.
-                if dtype != DType::F64 && (cluster == 1 || k % 2 == 1) {
+                if dtype != DType::F64 {
                     return Err(PlanError::DTypeUnsupported {
                         level: self.name.clone(),
                         dtype,

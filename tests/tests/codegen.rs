@@ -255,14 +255,17 @@ fn cluster_levels_need_sm_90_and_a_slice_for_every_block() {
     assert!(matches!(e, PlanError::KUnsupported { k: 5, .. }) && e.to_string().contains("block 3 would hold none"), "{e}");
     assert!(with("cluster=3", 5).is_ok());
     // Shared memory: 3 buffers of K rows of K*CL + pad doubles, CL = ceil(K / N), and the
-    // 8-byte mbarrier of the bulk copies where rows are 16-byte aligned (K and pad even).
+    // 8-byte mbarrier of the bulk copies: at even K, and at odd K from 25 (bulk_copy(1)'s
+    // default there) with rows of the odd stride K*CL + pad + 1 and the shift's element.
     for (k, n, pad) in [(32u32, 4u32, 4u32), (32, 8, 8), (25, 4, 0), (13, 2, 2), (20, 3, 4), (28, 4, 2)] {
         // CL = ceil(K / N) rounded up to even (16-byte pairs in pass 0's remote stores).
         let cl = k.div_ceil(n).div_ceil(2) * 2;
-        let bulk = k % 2 == 0 && pad % 2 == 0;
+        let shifted = k % 2 == 1 && k >= 25;
+        let bulk = k % 2 == 0 || shifted;
+        let slice = if shifted { k * (k * cl + pad + 1) + 1 } else { k * (k * cl + pad) };
         let kernel = with(&format!("cluster={n},pad_a={pad}"), k).unwrap();
-        assert_eq!(kernel.plan.shared_bytes, 3 * k * (k * cl + pad) * 8 + if bulk { 8 } else { 0 }, "K={k} cluster({n})");
-        assert_eq!(kernel.source.contains("cp.async.bulk.shared::cluster.global"), bulk, "K={k}: bulk copies iff 16-byte aligned runs");
+        assert_eq!(kernel.plan.shared_bytes, 3 * slice * 8 + if bulk { 8 } else { 0 }, "K={k} cluster({n})");
+        assert_eq!(kernel.source.contains("cp.async.bulk.shared::cluster.global"), bulk, "K={k}: bulk copies where bulk_copy(1)");
         assert_eq!(kernel.plan.cluster_blocks(), n);
         // The grid is whole clusters: min(N, M) rounded up.
         assert_eq!(kernel.plan.grid_blocks(1), n as usize);
@@ -417,10 +420,12 @@ fn async_exchange_expects_exactly_the_bytes_each_block_receives() {
                 assert!(tiles < wait && first_mma < wait && wait < first_send, "K={k}: the wait must follow the tile's MMAs and precede its sends: {scatter}");
                 assert_eq!(scatter.matches("mra_cluster_wait();").count(), 2, "K={k}: {scatter}");
                 assert!(scatter.contains("bool waited = false;") && scatter.contains("if (!waited) mra_cluster_wait();"), "K={k}: {scatter}");
-                // The mbarriers (bulk copies at even K, one per gather buffer) are in the shared bytes.
-                let bulk = k % 2 == 0;
-                let bars = bulk as u64 + (buffers - 2) as u64;
-                assert_eq!(kernel.plan.shared_bytes as u64, buffers as u64 * k as u64 * (k * cl + 4) as u64 * 8 + 8 * bars, "K={k} cluster={blocks} buffers={buffers}");
+                // The mbarriers (bulk copies: at every K here, bulk_copy(1) being the default from
+                // K = 25; one per gather buffer) are in the shared bytes; at odd K a buffer has
+                // rows of the odd stride K·CL + 4 + 1 and the shift's element.
+                let slice = if k % 2 == 1 { k as u64 * (k * cl + 5) as u64 + 1 } else { k as u64 * (k * cl + 4) as u64 };
+                let bars = 1 + (buffers - 2) as u64;
+                assert_eq!(kernel.plan.shared_bytes as u64, buffers as u64 * slice * 8 + 8 * bars, "K={k} cluster={blocks} buffers={buffers}");
                 checked += 1;
             }
         }
@@ -817,6 +822,110 @@ fn bulk_copy_at_odd_k_shifts_each_tensor_onto_the_16_byte_grid() {
     for k in [9u32, 11, 13, 19] {
         let d = with("", k).unwrap();
         assert!(d.plan.parameters["bulk_copy"] == 1 && d.source.contains("constexpr int BUF = K * W_STRIDE + 1;"), "K={k}");
+    }
+}
+
+/// `bulk_copy(1)` in fused-cluster at odd K: pass 0's buffer holds the block's slice from element
+/// ws_sh (row 0's address / 8 mod 2) on at the odd stride WS_STRIDE, each row's values on the 16-byte
+/// grid by one bulk copy and the others by 8-byte cp.async; C is staged from element c_sh of the
+/// gather buffer and leaves by one bulk store plus its values off the grid. The rule the kernel
+/// applies (a row's head is off the grid where ws_sh + a is odd) is checked by enumeration against
+/// the parity of the row's actual address, for every block of every cluster size, both tensor
+/// parities and both base alignments; so are the mbarrier's byte count and the coverage of every
+/// row and of C. (Correctness on the GPU: run 115, validate and compute-sanitizer.)
+#[test]
+fn bulk_copy_at_odd_k_shifts_cluster_slices_and_c_onto_the_16_byte_grid() {
+    let req = |k: u32| Request { k, arch: mra_codegen::arch::find("sm_90").unwrap(), dtype: DType::F64 };
+    let with = |cfg: &str, k: u32| {
+        let s = levels::find("fused-cluster").unwrap().with_config(&mra_codegen::tune::parse_config(cfg).unwrap()).unwrap();
+        mra_codegen::generate(&s, req(k))
+    };
+    // Every value of 0..len exactly once: the head (0) where off the grid, the bulk range, the tail.
+    let covers = |len: u32, head: u32, body: u32| {
+        let mut seen = vec![0u32; len as usize];
+        if head == 1 {
+            seen[0] += 1;
+        }
+        (head..head + body).for_each(|e| seen[e as usize] += 1);
+        if head + body < len {
+            seen[len as usize - 1] += 1;
+        }
+        seen.iter().all(|&c| c == 1)
+    };
+    for k in [25u32, 27, 29, 31] {
+        let on = with("bulk_copy=1", k).unwrap();
+        let off = with("bulk_copy=0", k).unwrap();
+        assert_eq!(on.plan.parameters["bulk_copy"], 1, "K={k}: the default at odd K from 25 (run 115)");
+        for part in [
+            "constexpr int WS_STRIDE = SLICE_STRIDE + 1;",
+            "constexpr int SLICE = K * WS_STRIDE + 1;",
+            "in[a_k * WS_STRIDE + a_i]",
+            "(ws + ws_sh, b_frag, wg, lane, wave, b0);  // pass 0",
+            "(wt, b_frag, wg + c_sh, lane, wave, x0);  // pass 2",
+            "const int off_rows = (K + ws_sh) / 2;",
+            "mra_bulk_copy(to + head, from + head, (unsigned)(body * sizeof(double)), mbar);",
+            "if (head) mra_cp_async8(to, from);",
+            "if (head + body < len) mra_cp_async8(to + len - 1, from + len - 1);",
+            "mra_bulk_store(c_rows + c_sh, wg + 2 * c_sh, (unsigned)(body * sizeof(*c)));",
+            "if (c_sh) c_rows[0] = wg[c_sh];",
+            "if (c_sh + body < len) c_rows[len - 1] = wg[c_sh + len - 1];",
+        ] {
+            assert!(on.source.contains(part), "K={k}: no `{part}`");
+        }
+        assert!(!off.source.contains("WS_STRIDE") && off.source.contains("mra_cp_async(ws + r * SLICE_STRIDE + i,"), "K={k}");
+        let mra_codegen::plan::Body::Transform(tp) = on.plan.body else { panic!("K={k}: a transform") };
+        let (cl, pad, cluster) = (tp.cluster_slice_width(k), tp.shared_row_pad(), tp.cluster);
+        let stride = k * cl + pad;
+        let ws = stride + 1;
+        assert!(cl % 2 == 0 && pad % 2 == 0 && ws % 2 == 1, "K={k}: CL {cl}, pad {pad}");
+        let slice = k * ws + 1;
+        // Each buffer grows by K + 1 elements (the odd stride and the shift), plus the copies' mbarrier.
+        assert_eq!(on.plan.shared_bytes, off.plan.shared_bytes + tp.shared_buffers * (k + 1) * 8 + 8, "K={k}");
+        let (k2, k3) = (k * k, k * k * k);
+        for rank in 0..cluster {
+            let b0 = rank * cl;
+            if b0 >= k {
+                continue;
+            }
+            let rows = cl.min(k - b0);
+            for base in 0..2u32 {
+                for n in 0..3u32 {
+                    // The slice: row a of tensor n at element base + n·K³ + a·K² + b0·K of device memory.
+                    let len = rows * k;
+                    let sh = (base + n * k3 + b0 * k) % 2;
+                    let mut tx = 0;
+                    for a in 0..k {
+                        let src = base + n * k3 + a * k2 + b0 * k;
+                        let dst = sh + a * ws;
+                        let head = (sh + a) & 1;
+                        let body = (len - head) & !1;
+                        let at = format!("K={k} rank {rank} base {base} n {n} row {a}");
+                        assert_eq!(head, src % 2, "{at}: the head rule");
+                        assert!((src + head) % 2 == 0 && (dst + head) % 2 == 0 && body % 2 == 0, "{at}: the bulk copy's ends");
+                        assert!(covers(len, head, body) && dst + len <= slice, "{at}");
+                        tx += body;
+                    }
+                    let off_rows = (k + sh) / 2;
+                    assert_eq!(tx, (k - off_rows) * (len & !1) + off_rows * ((len - 1) & !1), "K={k} rank {rank}: the mbarrier's bytes");
+                    // C: the block's rows x0 .. x0 + rows at base + n·K³ + x0·K², staged at wg + c_sh.
+                    let len = rows * k2;
+                    let c_sh = (base + n * k3 + b0 * k2) % 2;
+                    let body = (len - c_sh) & !1;
+                    assert!((base + n * k3 + b0 * k2 + c_sh) % 2 == 0 && (2 * c_sh) % 2 == 0, "K={k} rank {rank}: C's bulk store");
+                    assert!(covers(len, c_sh, body) && c_sh + len <= slice, "K={k} rank {rank}: C");
+                }
+            }
+        }
+    }
+    // Refused in one line: an odd pad (the constraint taken out).
+    let mut s = levels::find("fused-cluster").unwrap().with_config(&mra_codegen::tune::parse_config("bulk_copy=1,pad_a=1").unwrap()).unwrap();
+    s.steps.retain(|st| !matches!(&st.item, mra_codegen::ir::Step::Constraint(c) if c.text.contains("bulk_copy")));
+    let e = mra_codegen::generate(&s, req(25)).unwrap_err().to_string();
+    assert!(e.contains("even row pad") && !e.contains('\n'), "{e}");
+    // Even K keep their bulk copies as before.
+    for k in [26u32, 28, 30, 32] {
+        let d = with("", k).unwrap();
+        assert!(d.plan.parameters["bulk_copy"] == 1 && !d.source.contains("WS_STRIDE") && d.source.contains("mra_bulk_copy(ws + r * SLICE_STRIDE,"), "K={k}");
     }
 }
 

@@ -235,6 +235,42 @@ fn odd_k_fused_pipe_stores_pairs_and_copies_in_bulk_as_configured() {
     }
 }
 
+/// Odd K in fused-cluster (sm_90, K = 25 to 31, each K's defaults), as NVRTC and ptxas build it,
+/// without spills: with `bulk_copy(1)` (the default there, NOTES.md run 115) the slices arrive by
+/// bulk copies (UBLKCP) plus 8-byte LDGSTS for the values off the 16-byte grid, and C leaves by a
+/// bulk store: the only global stores left are the two values off its grid (STG). With
+/// `bulk_copy(0)` the slices come by LDGSTS only and pass 2 stores C element by element.
+#[test]
+#[ignore = "needs NVRTC and nvdisasm (run with --include-ignored; .ci/run does)"]
+fn odd_k_fused_cluster_copies_slices_and_c_in_bulk_as_configured() {
+    let Some(nvrtc) = require("NVRTC (libnvrtc)", Nvrtc::load()) else { return };
+    let Some(tool) = require("nvdisasm", nvdisasm()) else { return };
+    let cache = KernelCache::disabled();
+    let sm90 = arch::find("sm_90").unwrap();
+    let level = levels::find("fused-cluster").unwrap();
+    for k in [25u32, 27, 29, 31] {
+        for bulk in [0, 1] {
+            let what = format!("K={k} bulk_copy={bulk}");
+            let s = level.with_config(&mra_codegen::tune::parse_config(&format!("bulk_copy={bulk}")).unwrap()).unwrap();
+            let kernel = mra_codegen::generate(&s, Request { k, arch: sm90, dtype: DType::F64 }).unwrap();
+            let out = nvrtc.compile(&kernel.source, &kernel.entry, "sm_90", &cache).unwrap_or_else(|e| panic!("{what}: {e}"));
+            let r = out.resources.expect("ptxas report in the NVRTC log");
+            let ops = sass_opcodes(&tool, &out.cubin, &format!("cluster-k{k}-b{bulk}"));
+            let count = |op: &str| ops.iter().filter(|o| *o == op || o.starts_with(&format!("{op}."))).count();
+            println!("{what}: {} registers, UBLKCP {}, LDGSTS {}, STG {}", r.registers, count("UBLKCP"), count("LDGSTS"), count("STG"));
+            assert!(!r.spills() && r.stack_frame_bytes == 0, "{what} spills: {r:?}");
+            assert!(count("LDGSTS") > 0, "{what}: the values off the grid (or every value) by cp.async");
+            if bulk == 1 {
+                assert!(count("UBLKCP") >= 2, "{what}: bulk copies of the slices and the bulk store of C");
+                assert!(count("STG") <= 2, "{what}: {} global stores (C's two values off the grid at most)", count("STG"));
+            } else {
+                assert_eq!(count("UBLKCP"), 0, "{what}");
+                assert!(count("STG") > 2, "{what}: pass 2 stores C");
+            }
+        }
+    }
+}
+
 /// `stack(N)` (fused-pipe, N = 2..4) compiles with NVRTC for sm_80 and sm_90 wherever it plans,
 /// without spilling up to K = 16: cp.async staging (odd K, sm_80), bulk copies (even K on sm_90),
 /// align_runs (K = 15), pair_rows (K = 12). Where the column pairs are 16-byte aligned (even K, or

@@ -98,7 +98,8 @@ impl Emitter<'_> {
         );
         if self.bulk(tp) || tp.async_exchange {
             if self.bulk(tp) {
-                s += &format!("{pipe}: bulk asynchronous copies (PTX cp.async.bulk, the TMA unit of sm_90) that\n");
+                let bulk = self.step_comment(|s| matches!(s, Step::BulkCopy(_)));
+                s += &format!("{}: bulk asynchronous copies (PTX cp.async.bulk, the TMA unit of sm_90) that\n", if bulk.is_empty() { pipe } else { bulk });
                 s += "// complete on an mbarrier in shared memory: one phase per tensor.\n";
             } else {
                 s += &format!("{}: mbarriers in shared memory, one phase per tensor.\n", self.step_comment(|s| matches!(s, Step::AsyncExchange(_))));

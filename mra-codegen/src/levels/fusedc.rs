@@ -5,8 +5,9 @@ mra_dsl::schedule! {
     /// copies (TMA) during the previous tensor's passes 1 and 2; pass 0 stores its output into
     /// the shared memory of the block that owns it (distributed shared memory), passes 1 and 2
     /// are block-local, and one bulk copy stores the block's contiguous rows of C. At odd K a
-    /// tensor starts at an 8-byte boundary, so the runs arrive by 8-byte cp.async and C leaves
-    /// element by element (1.6-2.5x the copy at K = 25..31 on an H100, NOTES.md runs 109-110). buffers(4)
+    /// tensor starts at an 8-byte boundary, so the slices and C are shifted by one element onto the
+    /// 16-byte grid (bulk_copy(1), NOTES.md run 115; before it 2.1-2.5x the copy at K = 25..31 on an
+    /// H100, runs 109-110). buffers(4)
     /// alternates two gather buffers: one cluster barrier per tensor instead of two.
     /// async_exchange(1) sends pass 0's output with st.async, counted by an mbarrier of the
     /// receiving block, instead of stores and a cluster barrier.
@@ -51,8 +52,10 @@ mra_dsl::schedule! {
         // bulk_copy(1): each row of a slice by one bulk copy (TMA) and the block's rows of C by one
         // bulk store; at odd K (a row off the 16-byte grid where n + a + b0 is odd) pass 0's buffer
         // holds the slice shifted by one element at an odd row stride, and a row's values off the
-        // grid go by 8-byte cp.async (NOTES.md run 115). bulk_copy(0): cp.async by every thread.
-        bulk_copy(tune([0, 1], default = if bulk_copies == 0 { 0 } else if K % 2 == 0 { 1 } else { 0 }));
+        // grid go by 8-byte cp.async. bulk_copy(0): cp.async by every thread. On by default at even K
+        // (as it always was) and at odd K from 25, where an H100 measured it faster (NOTES.md
+        // run 115: K = 25 -13%, 27 -12%, 29 -17%, 31 -12%); below 25 not measured (fused-pipe's range).
+        bulk_copy(tune([0, 1], default = if bulk_copies == 0 { 0 } else if K % 2 == 0 { 1 } else if K >= 25 { 1 } else { 0 }));
         constraint(bulk_copy <= bulk_copies);
         constraint(bulk_copy * (pad_a % 2) == 0);
     }
