@@ -12,12 +12,14 @@ mra_dsl::schedule! {
     /// async_exchange(1) sends pass 0's output with st.async, counted by an mbarrier of the
     /// receiving block, instead of stores and a cluster barrier.
     /// The defaults follow K as the H200 tuning runs found (NOTES.md runs 24-28, 34, 45, 47, 91),
-    /// per K from 25 to 32: K = 26 cluster 2; 27, 31 cluster 4; 25, 28 cluster 7 with 128 threads
-    /// (slices of 4, as K = 32's; run 91: K = 28 -15%, K = 25 -3%); 29, 30, 32 cluster 8; odd K and
-    /// K = 26 plain remote stores, even K from 28 on the asynchronous exchange (f64); column
-    /// splits and 512 threads where registers ask for them. Elsewhere: run fused-pipe (K <= 24).
+    /// per K from 25 to 32: K = 26 cluster 2; 27, 31 cluster 4; 28 cluster 7 with 128 threads
+    /// (slices of 4, as K = 32's; run 91: -15%); 29, 30, 32 cluster 8; odd K and K = 26 plain
+    /// remote stores, even K from 28 on the asynchronous exchange (f64); column splits and 512
+    /// threads where registers ask for them. With the shifted bulk copies an H100 re-tuned the odd
+    /// K (NOTES.md run 116): K = 25 cluster 2, 512 threads, two column splits (-6%); K = 27, 31 two
+    /// column splits instead of four (-12%, -13%). Elsewhere: run fused-pipe (K <= 24).
     level fused_cluster "fused-cluster" {
-        threads(tune([128, 256, 512], default = if K <= 24 { 256 } else if K == 25 { 128 } else if K == 28 { 128 } else if K == 29 { 256 } else if K % 2 == 1 { 512 } else { 256 }));
+        threads(tune([128, 256, 512], default = if K <= 24 { 256 } else if K == 28 { 128 } else if K == 29 { 256 } else if K % 2 == 1 { 512 } else { 256 }));
         bind(warps, tiles);
         tensorize(mma);
         // The row pad: 4, except K = 26 (pad 0 with pair_rows(1): -11.7% on an H100, NOTES.md run
@@ -31,8 +33,8 @@ mra_dsl::schedule! {
         buffers(tune([3, 4], default = if K == 27 { 4 } else if K == 28 { 4 } else { 3 }));
         pipeline(2);
         unroll(rows, by = tune([1, 2], default = 1));
-        split_cols(tune([1, 2, 4], default = if K == 27 { 4 } else if K == 31 { 4 } else if K >= 29 { 2 } else { 1 }));
-        cluster(tune([2, 3, 4, 5, 6, 7, 8], default = if K <= 24 { 4 } else if K == 25 { 7 } else if K == 26 { 2 } else if K == 27 { 4 } else if K == 28 { 7 } else if K == 31 { 4 } else { 8 }));
+        split_cols(tune([1, 2, 4], default = if K == 26 { 1 } else if K == 28 { 1 } else if K >= 25 { 2 } else { 1 }));
+        cluster(tune([2, 3, 4, 5, 6, 7, 8], default = if K <= 24 { 4 } else if K == 25 { 2 } else if K == 26 { 2 } else if K == 27 { 4 } else if K == 28 { 7 } else if K == 31 { 4 } else { 8 }));
         async_exchange(tune([0, 1], default = if bytes != 8 { 0 } else if K % 2 == 1 { 0 } else if K >= 28 { 1 } else { 0 }));
         launch_bounds(min_blocks = tune([1, 2], default = if K == 29 { 2 } else { 1 }));
         // late_wait(1): pass 0's cluster wait after each wave's first tile, not before pass 0;
