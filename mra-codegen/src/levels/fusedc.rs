@@ -39,9 +39,10 @@ mra_dsl::schedule! {
         launch_bounds(min_blocks = tune([1, 2], default = if K == 29 { 2 } else { 1 }));
         // late_wait(1): pass 0's cluster wait after each wave's first tile, not before pass 0;
         // by default where an H200 measured it faster (NOTES.md runs 43, 52: K = 20, 26, 32),
-        // before pass 0 at K = 16, 24, 25 (18%, 42%, 3% faster so). Without effect where pass 0
-        // does not wait (four buffers with plain stores, K = 27's default).
-        late_wait(tune([0, 1], default = if K == 20 { 1 } else if K <= 25 { 0 } else if K == 27 { 0 } else { 1 }));
+        // before pass 0 at K = 16, 24 (18%, 42% faster so). K = 25 was 3% faster before pass 0 at
+        // cluster(7); at its new layout (cluster 2, 512 threads) an H100 measured late -4.3% (run
+        // 117). Without effect where pass 0 does not wait (four buffers with plain stores, K = 27's default).
+        late_wait(tune([0, 1], default = if K == 20 { 1 } else if K == 25 { 1 } else if K <= 24 { 0 } else if K == 27 { 0 } else { 1 }));
         // pair_rows(1): one 16-byte shared load per lane and k-step for the A fragment (run 49); on
         // at K = 26 (run 114), 5-8% slower at K = 25, 27, 29, 31.
         pair_rows(tune([0, 1], default = if K == 26 { 1 } else { 0 }));
