@@ -12,14 +12,16 @@ mra_dsl::schedule! {
     /// async_exchange(1) sends pass 0's output with st.async, counted by an mbarrier of the
     /// receiving block, instead of stores and a cluster barrier.
     /// The defaults follow K as the H200 tuning runs found (NOTES.md runs 24-28, 34, 45, 47, 91),
-    /// per K from 25 to 32: K = 26 cluster 2; 27, 31 cluster 4; 28 cluster 7 with 128 threads
+    /// per K from 25 to 32: K = 26 cluster 2; 31 cluster 4; 28 cluster 7 with 128 threads
     /// (slices of 4, as K = 32's; run 91: -15%); 29, 30, 32 cluster 8; odd K and K = 26 plain
     /// remote stores, even K from 28 on the asynchronous exchange (f64); column splits and 512
     /// threads where registers ask for them. With the shifted bulk copies an H100 re-tuned the odd
-    /// K (NOTES.md run 116): K = 25 cluster 2, 512 threads, two column splits (-6%); K = 27, 31 two
-    /// column splits instead of four (-12%, -13%). Elsewhere: run fused-pipe (K <= 24).
+    /// K (NOTES.md runs 116-118): K = 23 cluster 3 (1.40x the copy, fused-pipe 1.63x); K = 25 cluster
+    /// 2, 512 threads, two column splits (-6%); K = 27 cluster 7, 128 threads, three buffers (-10%
+    /// after -12% from two column splits); K = 31 two column splits instead of four (-13%).
+    /// Elsewhere: run fused-pipe (K <= 24).
     level fused_cluster "fused-cluster" {
-        threads(tune([128, 256, 512], default = if K <= 24 { 256 } else if K == 28 { 128 } else if K == 29 { 256 } else if K % 2 == 1 { 512 } else { 256 }));
+        threads(tune([128, 256, 512], default = if K <= 24 { 256 } else if K == 27 { 128 } else if K == 28 { 128 } else if K == 29 { 256 } else if K % 2 == 1 { 512 } else { 256 }));
         bind(warps, tiles);
         tensorize(mma);
         // The row pad: 4, except K = 26 (pad 0 with pair_rows(1): -11.7% on an H100, NOTES.md run
@@ -30,18 +32,19 @@ mra_dsl::schedule! {
         constraint(pad_a % 2 <= K % 2);
         cache_read(B, registers);
         workspace(shared);
-        buffers(tune([3, 4], default = if K == 27 { 4 } else if K == 28 { 4 } else { 3 }));
+        buffers(tune([3, 4], default = if K == 28 { 4 } else { 3 }));
         pipeline(2);
         unroll(rows, by = tune([1, 2], default = 1));
-        split_cols(tune([1, 2, 4], default = if K == 26 { 1 } else if K == 28 { 1 } else if K >= 25 { 2 } else { 1 }));
-        cluster(tune([2, 3, 4, 5, 6, 7, 8], default = if K <= 24 { 4 } else if K == 25 { 2 } else if K == 26 { 2 } else if K == 27 { 4 } else if K == 28 { 7 } else if K == 31 { 4 } else { 8 }));
+        split_cols(tune([1, 2, 4], default = if K == 26 { 1 } else if K == 27 { 1 } else if K == 28 { 1 } else if K >= 25 { 2 } else { 1 }));
+        cluster(tune([2, 3, 4, 5, 6, 7, 8], default = if K == 23 { 3 } else if K <= 24 { 4 } else if K == 25 { 2 } else if K == 26 { 2 } else if K == 27 { 7 } else if K == 28 { 7 } else if K == 31 { 4 } else { 8 }));
         async_exchange(tune([0, 1], default = if bytes != 8 { 0 } else if K % 2 == 1 { 0 } else if K >= 28 { 1 } else { 0 }));
         launch_bounds(min_blocks = tune([1, 2], default = if K == 29 { 2 } else { 1 }));
         // late_wait(1): pass 0's cluster wait after each wave's first tile, not before pass 0;
         // by default where an H200 measured it faster (NOTES.md runs 43, 52: K = 20, 26, 32),
         // before pass 0 at K = 16, 24 (18%, 42% faster so). K = 25 was 3% faster before pass 0 at
         // cluster(7); at its new layout (cluster 2, 512 threads) an H100 measured late -4.3% (run
-        // 117). Without effect where pass 0 does not wait (four buffers with plain stores, K = 27's default).
+        // 117). K = 27 before pass 0, as run 118 tuned its layout. Without effect where pass 0 does not
+        // wait (four buffers with plain stores).
         late_wait(tune([0, 1], default = if K == 20 { 1 } else if K == 25 { 1 } else if K <= 24 { 0 } else if K == 27 { 0 } else { 1 }));
         // pair_rows(1): one 16-byte shared load per lane and k-step for the A fragment (run 49); on
         // at K = 26 (run 114), 5-8% slower at K = 25, 27, 29, 31.
@@ -57,8 +60,9 @@ mra_dsl::schedule! {
         // holds the slice shifted by one element at an odd row stride, and a row's values off the
         // grid go by 8-byte cp.async. bulk_copy(0): cp.async by every thread. On by default at even K
         // (as it always was) and at odd K from 25, where an H100 measured it faster (NOTES.md
-        // run 115: K = 25 -13%, 27 -12%, 29 -17%, 31 -12%); below 25 not measured (fused-pipe's range).
-        bulk_copy(tune([0, 1], default = if bulk_copies == 0 { 0 } else if K % 2 == 0 { 1 } else if K >= 25 { 1 } else { 0 }));
+        // run 115: K = 25 -13%, 27 -12%, 29 -17%, 31 -12%) and at K = 23 (run 118: 213.9 µs against 393 at
+        // cluster(4), 256 threads; fused-cluster is then K = 23's fastest level); K = 21 and below not measured.
+        bulk_copy(tune([0, 1], default = if bulk_copies == 0 { 0 } else if K % 2 == 0 { 1 } else if K >= 23 { 1 } else { 0 }));
         constraint(bulk_copy <= bulk_copies);
         constraint(bulk_copy * (pad_a % 2) == 0);
     }
