@@ -146,7 +146,7 @@ impl TransformPlan {
     /// each row of a block's slice is one contiguous run of CL·K values, copied by one
     /// `cp.async.bulk` (at odd K shifted, [`TransformPlan::cluster_shifted`]), and the block's
     /// rows of C leave by one bulk store; else `cp.async` by every thread and stores from pass 2.
-    pub fn cluster_bulk_copies(&self, _k: u32, arch: &Arch) -> bool {
+    pub fn cluster_bulk_copies(&self, arch: &Arch) -> bool {
         self.cluster > 1 && arch.bulk_async_copy && self.bulk_copy
     }
 
@@ -164,8 +164,8 @@ impl TransformPlan {
 
     /// `cluster(N)`: the 8-byte mbarriers after the buffers: one for the bulk copies of the
     /// slice, and with `async_exchange(1)` one per gather buffer.
-    pub fn cluster_mbarriers(&self, k: u32, arch: &Arch) -> u32 {
-        let bulk = self.cluster_bulk_copies(k, arch) as u32;
+    pub fn cluster_mbarriers(&self, arch: &Arch) -> u32 {
+        let bulk = self.cluster_bulk_copies(arch) as u32;
         let gather = if self.async_exchange { self.shared_buffers - 2 } else { 0 };
         bulk + gather
     }
@@ -897,7 +897,7 @@ impl Schedule {
                 (plan.split_shared_bytes(k, threads / 32, elem), 0)
             } else if workspace == Memory::Shared && plan.cluster > 1 {
                 // Three or four buffers, and the 8-byte mbarriers (bulk copies, gather buffers).
-                let mbarriers = 8 * plan.cluster_mbarriers(k, arch) as u64;
+                let mbarriers = 8 * plan.cluster_mbarriers(arch) as u64;
                 (plan.shared_buffers as u64 * plan.cluster_slice_elems(k) * elem + mbarriers, 0)
             } else if workspace == Memory::Shared {
                 let buffers = if plan.stages_whole_tensor() { plan.shared_buffers } else { 2 } as u64;

@@ -43,7 +43,7 @@ use crate::plan::TransformPlan;
 
 impl Emitter<'_> {
     fn bulk(&self, tp: &TransformPlan) -> bool {
-        tp.cluster_bulk_copies(self.plan.request.k, self.plan.request.arch)
+        tp.cluster_bulk_copies(self.plan.request.arch)
     }
 
     /// `bulk_copy(1)` at odd K ([`TransformPlan::cluster_shifted`]).

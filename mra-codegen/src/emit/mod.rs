@@ -417,7 +417,7 @@ impl Emitter<'_> {
             // and with async_exchange(1) one per gather buffer.
             const THREE: [&str; 4] = ["3 * SLICE", "3 * SLICE + 1", "3 * SLICE + 2", "3 * SLICE + 3"];
             const FOUR: [&str; 4] = ["4 * SLICE", "4 * SLICE + 1", "4 * SLICE + 2", "4 * SLICE + 3"];
-            let mbarriers = tp.cluster_mbarriers(self.plan.request.k, self.plan.request.arch) as usize;
+            let mbarriers = tp.cluster_mbarriers(self.plan.request.arch) as usize;
             arrays.push(("w_shared", if tp.shared_buffers == 4 { FOUR[mbarriers] } else { THREE[mbarriers] }));
         } else if tp.workspace == Memory::Shared {
             let buffers = match tp.shared_buffers {
