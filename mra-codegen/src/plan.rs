@@ -107,36 +107,22 @@ pub struct TransformPlan {
 }
 
 impl TransformPlan {
-    /// `split_output(N)`: K padded to whole m16 tiles of z per block (KP): the passes compute
-    /// KP values of every index, Bᵀ and A zero beyond K (32 at K = 25..32 with N = 2).
-    pub fn split_padded_k(&self, k: u32) -> u32 {
-        k.next_multiple_of(16 * self.split_output.max(1))
-    }
-
-    /// `split_output(N)`: the values of z one block computes (ZH): KP / N.
+    /// `split_output(N)`: the values of z one block computes (ZH): K / N.
     pub fn split_z(&self, k: u32) -> u32 {
-        self.split_padded_k(k) / self.split_output.max(1)
+        k / self.split_output.max(1)
     }
 
     /// `split_output(N)`: the row pitch of the last pass's input T2(a, (y, z)) in shared memory,
-    /// KP·ZH values plus 2, so that an 8-byte load of rows a = 2t, 2t + 1 (t = 0..3) by a
+    /// K·ZH values plus 2, so that an 8-byte load of rows a = 2t, 2t + 1 (t = 0..3) by a
     /// half-warp covers 16 distinct banks (pitch ≡ 2 mod 16 elements).
     pub fn split_t2_pitch(&self, k: u32) -> u32 {
-        self.split_padded_k(k) * self.split_z(k) + 2
+        k * self.split_z(k) + 2
     }
 
-    /// `split_output(N)`: a warp's slot for one slice A(a, ·, ·) of K² values as it lies, plus
-    /// one value at odd K, where every other slice starts 8 bytes off the 16-byte grid and the
-    /// slot holds it shifted by one value (so its bulk-copied part lies on the grid).
-    pub fn split_slot(&self, k: u32) -> u32 {
-        k * k + k % 2
-    }
-
-    /// `split_output(N)`: shared memory per block: T2 (KP rows of [`TransformPlan::split_t2_pitch`]),
-    /// one slot ([`TransformPlan::split_slot`]) per warp for its slice of A, one 8-byte mbarrier
-    /// per warp.
+    /// `split_output(N)`: shared memory per block: T2 (K rows of [`TransformPlan::split_t2_pitch`]),
+    /// one slot of K² values per warp for its slice of A, one 8-byte mbarrier per warp.
     pub fn split_shared_bytes(&self, k: u32, warps: u32, elem: u64) -> u64 {
-        (self.split_padded_k(k) as u64 * self.split_t2_pitch(k) as u64 + warps as u64 * self.split_slot(k) as u64) * elem + 8 * warps as u64
+        (k as u64 * self.split_t2_pitch(k) as u64 + warps as u64 * (k as u64 * k as u64)) * elem + 8 * warps as u64
     }
 
     /// `cluster(N)`: the values of the tensor's second index b (and, after the exchange, of
@@ -1008,7 +994,7 @@ struct SplitRequest {
 
 impl Schedule {
     /// `split_output(N)`'s requirements. The emitter (`emit/split.rs`) writes one layout of the
-    /// work: N = 2 at K = 25..32 padded to 32 (a block's z is one 16-row tile), 8 warps with 4 slices of a each,
+    /// work: N = 2 at K = 32 (a block's z is one 16-row tile), 8 warps with 4 slices of a each,
     /// every pass's A operand Bᵀ in registers in the chain's k order, the slices copied by bulk
     /// copies (sm_90). Anything else is refused here, naming what runs instead.
     fn check_split_output(&self, r: SplitRequest) -> Result<(), PlanError> {
@@ -1028,7 +1014,7 @@ impl Schedule {
         if r.prefetch_l2 == 1 || r.prefetch_l2 > 4 {
             return Err(malformed("prefetch_l2(N) takes 0 (none) or 2 to 4 slices ahead of the one read (1 is the slice the bulk copy is loading)"));
         }
-        let instead = "fused-pipe runs at K <= 24 on sm_90 (`mra-bench levels` lists every level's K)";
+        let instead = "fused-cluster runs at K = 25..32 on sm_90 (`mra-bench levels` lists every level's K)";
         if r.arch.vendor != crate::Vendor::Nvidia || !r.arch.bulk_async_copy || !r.arch.has(MatrixInstr::MmaSyncM16n8k8F64) {
             return Err(PlanError::ArchUnsupported {
                 level: self.name.clone(),
@@ -1039,13 +1025,11 @@ impl Schedule {
         if r.dtype != DType::F64 {
             return Err(PlanError::DTypeUnsupported { level: self.name.clone(), dtype: r.dtype, why: "split_output(2) is written for the f64 m16n8k8 layouts".into() });
         }
-        // Each block's z is one m16 tile of the 32 the passes compute: below K = 25 more than a
-        // quarter of every pass would be padding (and fused-pipe's whole tensor fits a block).
-        if !(25..=32).contains(&r.k) {
+        if r.k != 32 {
             return Err(PlanError::KUnsupported {
                 level: self.name.clone(),
                 k: r.k,
-                why: format!("split_output(2) gives each block 16 values of z, one m16 tile of K padded to 32: K = 25..32; {instead}"),
+                why: format!("split_output(2) gives each block 16 values of z, one m16 tile: K = 32 only; {instead}"),
             });
         }
         if r.threads != 256 {

@@ -1232,18 +1232,18 @@ fn the_bound_issues_the_fewest_matrix_instructions_per_tensor() {
     assert!(refuse("sm_90", DType::F32).contains("shadow_mma issues the FP64 matrix instructions"), "{}", refuse("sm_90", DType::F32));
 }
 
-/// `split_output(2)` (level fused-split): K = 25..32 on sm_90 only, f64 only, every other request
+/// `split_output(2)` (level fused-split): K = 32 on sm_90 only, f64 only, every other request
 /// refused in one line naming what runs instead; two blocks per tensor (the grid a multiple of
 /// 2); the shared memory written out by hand: T2 = 32 rows of 32·16 + 2 doubles, 8 warp slots
-/// of K² doubles (K² + 1 at odd K), 8 mbarriers of 8 bytes; C's pairs as 16-byte stores at even
-/// K, single values at odd K; the steps that need each other refused apart.
+/// of 32·32 doubles, 8 mbarriers of 8 bytes; C's pairs as 16-byte stores; the steps that need
+/// each other refused apart.
 #[test]
-fn fused_split_runs_at_k25_to_32_on_sm_90_in_two_blocks_per_tensor() {
+fn fused_split_runs_at_k32_on_sm_90_in_two_blocks_per_tensor() {
     use mra_codegen::ir::{Located, Step, Value};
     let level = levels::find("fused-split").unwrap();
     let req = |arch: &str, k: u32, dtype: DType| Request { k, arch: mra_codegen::arch::find(arch).unwrap(), dtype };
     let sm90 = mra_codegen::arch::find("sm_90").unwrap();
-    assert_eq!(levels::supported_ks(&level, sm90, DType::F64), (25..=32).collect::<Vec<u32>>());
+    assert_eq!(levels::supported_ks(&level, sm90, DType::F64), vec![32]);
     for arch in ["sm_80", "sm_86", "sm_89", "gfx90a", "gfx942", "gfx1100"] {
         assert!(levels::supported_ks(&level, mra_codegen::arch::find(arch).unwrap(), DType::F64).is_empty(), "{arch}");
     }
@@ -1251,8 +1251,8 @@ fn fused_split_runs_at_k25_to_32_on_sm_90_in_two_blocks_per_tensor() {
         let e = e.to_string();
         assert!(e.contains(want) && !e.contains('\n'), "{e}");
     };
-    one_line(level.plan(req("sm_90", 24, DType::F64)).unwrap_err(), "K = 25..32; fused-pipe runs at K <= 24 on sm_90");
-    one_line(level.plan(req("sm_90", 16, DType::F64)).unwrap_err(), "K = 25..32");
+    one_line(level.plan(req("sm_90", 31, DType::F64)).unwrap_err(), "K = 32 only; fused-cluster runs at K = 25..32 on sm_90");
+    one_line(level.plan(req("sm_90", 16, DType::F64)).unwrap_err(), "K = 32 only");
     one_line(level.plan(req("sm_80", 32, DType::F64)).unwrap_err(), "cannot run on sm_80: split_output(2) chains passes through the m16n8k8 f64 accumulator layout");
     one_line(level.plan(req("gfx942", 32, DType::F64)).unwrap_err(), "cannot run on gfx942");
     for arch in ["sm_80", "gfx90a"] {
@@ -1264,11 +1264,6 @@ fn fused_split_runs_at_k25_to_32_on_sm_90_in_two_blocks_per_tensor() {
     let plan = level.plan(req("sm_90", 32, DType::F64)).unwrap();
     assert_eq!(plan.shared_bytes, 32 * (32 * 16 + 2) * 8 + 8 * 32 * 32 * 8 + 8 * 8);
     assert_eq!(plan.shared_bytes, 197_184);
-    // Below 32 the passes are padded to 32 (T2 keeps its 32 rows) and the slots hold K² values,
-    // one more at odd K (the slice shifted onto the 16-byte grid).
-    for (k, slot) in [(25u32, 626u32), (28, 784), (29, 842), (31, 962)] {
-        assert_eq!(level.plan(req("sm_90", k, DType::F64)).unwrap().shared_bytes, 32 * (32 * 16 + 2) * 8 + 8 * slot * 8 + 8 * 8, "K = {k}");
-    }
     assert!(plan.dynamic_shared && plan.threads == 256);
     // Two blocks per tensor: N = 1 needs 2 blocks, the grid rounds up to a multiple of 2.
     assert_eq!(plan.work_blocks(1), 2);
@@ -1282,18 +1277,6 @@ fn fused_split_runs_at_k25_to_32_on_sm_90_in_two_blocks_per_tensor() {
         assert!(src.contains(part), "no `{part}`");
     }
     assert!(!src.contains("reinterpret_cast<double2*>(out"), "C's pairs go through mra_store_pair");
-    assert!(!src.contains("KP") && !src.contains("edge"), "nothing padded or shifted at K = 32");
-    // Odd K: shifted slots, an edge value, single stores; even K below 32: guarded pairs.
-    let src29 = mra_codegen::generate(&level, req("sm_90", 29, DType::F64)).unwrap().source;
-    for part in ["constexpr int KP = 32;", "constexpr int SLOT = K2 + 1;", "slot[edge_at] = edge;", "mra_bulk_copy(slot + 2 * shift, src + shift, (K2 - 1) * 8, bar)", "if (x < K && z + 1 < K) p[1] = acc[mt][q][1];"] {
-        assert!(src29.contains(part), "K = 29: no `{part}`");
-    }
-    assert!(!src29.contains("mra_store_pair(out"), "K = 29 stores C value by value");
-    let src30 = mra_codegen::generate(&level, req("sm_90", 30, DType::F64)).unwrap().source;
-    for part in ["constexpr int KP = 32;", "constexpr int SLOT = K2;", "if (x + 8 < K) mra_store_pair(out + (x + 8) * K2"] {
-        assert!(src30.contains(part), "K = 30: no `{part}`");
-    }
-    assert!(!src30.contains("edge"), "K = 30's slices lie on the grid");
     // Tunables outside what the emitter writes, and the steps that need each other, refused.
     let cfg = |c: &str| level.with_config(&mra_codegen::tune::parse_config(c).unwrap()).unwrap().plan(req("sm_90", 32, DType::F64));
     assert!(cfg("prefetch_l2=3").is_ok() && cfg("fuse_k=4").is_ok());

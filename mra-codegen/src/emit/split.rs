@@ -1,7 +1,7 @@
 //! `split_output(2)` with `chain(1)`: each tensor's output split along z over two blocks that
 //! share nothing (bench/NOTES.md run 101, the prototype `bench/exp101/zsplit3_k32.cu`).
 //!
-//! Block h of a pair computes C(·, ·, z) for z in [ZH·h, ZH·h + ZH), ZH = 16 at K = 25..32:
+//! Block h of a pair computes C(·, ·, z) for z in [ZH·h, ZH·h + ZH), ZH = 16 at K = 32:
 //! - phase 1, per slice a of A (warp w takes a = w, w + WARPS, ..): pass 0
 //!   T1ᵀ(z, b) = Σ_c Bᵀ(z, c) A(a, b, c) on the warp's slice, then pass 1
 //!   T2(a, y, z) = Σ_b Bᵀ(y, b) T1(b, z) with pass 0's accumulators as its B operand where they
@@ -12,12 +12,6 @@
 //! m-tiles and every k-step, in the chain's k order within each group of 8, (0, 2, 4, 6, 1, 3,
 //! 5, 7). A warp's slice arrives in its own slot by one bulk copy, refilled with the warp's
 //! next slice as soon as it has been read into registers.
-//!
-//! Below K = 32 the passes compute KP = 32 values of every index: Bᵀ and the slices read as zero
-//! beyond K, T2's rows a >= K are zeroed once, warps skip the slices a >= K and the last pass's
-//! rounds y >= K, and C is stored where it exists. At odd K a slice of K² values starts 8 bytes
-//! off the 16-byte grid every other time: the slot holds it shifted by one value there, so that
-//! all of it but one edge value is one bulk copy (bench/NOTES.md run 120).
 
 use super::Emitter;
 use crate::fragment::{deeper, fragment};
@@ -28,11 +22,6 @@ impl Emitter<'_> {
     /// The constants, helpers and kernel of a `split_output(2)` level.
     pub(super) fn split_kernel(&mut self, entry: &str, tp: &TransformPlan) {
         let k = self.plan.request.k;
-        let kp = tp.split_padded_k(k);
-        let (padded, odd) = (kp != k, k % 2 == 1);
-        // The extent the passes compute, by name in the source (K itself where nothing is padded).
-        let kx = if padded { "KP" } else { "K" };
-        let slices = if padded { "slices" } else { "SLICES" };
         let split = self.step_comment(|s| matches!(s, Step::SplitOutput(_)));
         let chain = self.step_comment(|s| matches!(s, Step::Chain(_)));
         let fuse = self.step_comment(|s| matches!(s, Step::FuseK(_)));
@@ -46,21 +35,12 @@ impl Emitter<'_> {
         let w = &mut self.w;
         w.line(format!("constexpr int ZH = {};  {split}: values of z per block (one m16 tile)", tp.split_z(k)));
         w.line("constexpr int WARPS = THREADS / 32;");
-        if padded {
-            w.line(format!("constexpr int KP = {kp};  {split}: every index padded to whole m16 tiles (Bᵀ and A zero beyond K)"));
-        }
-        w.line(format!("constexpr int MT = {kx} / 16;  // m-tiles of Bᵀ (rows x, y or z)"));
-        w.line(format!("constexpr int KS = {kx} / 8;  // k-steps of 8 (groups of the chain's k order)"));
-        if !padded {
-            w.line(format!("constexpr int SLICES = K / WARPS;  {bind}: warp w's slices of A, a = w + WARPS·i, i < SLICES"));
-        }
+        w.line("constexpr int MT = K / 16;  // m-tiles of Bᵀ (rows x, y or z)");
+        w.line("constexpr int KS = K / 8;  // k-steps of 8 (groups of the chain's k order)");
+        w.line(format!("constexpr int SLICES = K / WARPS;  {bind}: warp w's slices of A, a = w + WARPS·i, i < SLICES"));
         w.line(format!("constexpr int TP = {};  {ws}: T2's row pitch (a row per a; ≡ 2 mod 16: conflict-free last-pass loads)", tp.split_t2_pitch(k)));
-        if odd {
-            w.line(format!("constexpr int SLOT = K2 + 1;  {a_slot}: a warp's slot, one slice A(a, ·, ·) as it lies, shifted by one value where it starts off the 16-byte grid"));
-        } else {
-            w.line(format!("constexpr int SLOT = K2;  {a_slot}: a warp's slot, one slice A(a, ·, ·) as it lies"));
-        }
-        w.line(format!("constexpr int LAST_FRAGS = {kx} * ZH / 8 / WARPS;  // last-pass column fragments per warp"));
+        w.line(format!("constexpr int SLOT = K2;  {a_slot}: a warp's slot, one slice A(a, ·, ·) as it lies"));
+        w.line("constexpr int LAST_FRAGS = K * ZH / 8 / WARPS;  // last-pass column fragments per warp");
         w.line("static_assert(ZH == 16, \"a last-pass column fragment f is (y, z) = (f >> 1, 8 (f & 1) + g)\");");
         w.line(format!("constexpr int PREFETCH = {};  {prefetch}: slices ahead of the one read (0: none)", tp.prefetch_l2));
         w.line("");
@@ -157,8 +137,8 @@ impl Emitter<'_> {
         w.indent();
         w.line("double* t2 = smem;");
         w.line("const int tid = threadIdx.x, lane = tid & 31, w = tid >> 5, g = lane >> 2, t = lane & 3;");
-        w.line(format!("double* slot = smem + {kx} * TP + w * SLOT;"));
-        w.line(format!("unsigned long long* bar = reinterpret_cast<unsigned long long*>(smem + {kx} * TP + WARPS * SLOT) + w;"));
+        w.line("double* slot = smem + K * TP + w * SLOT;");
+        w.line("unsigned long long* bar = reinterpret_cast<unsigned long long*>(smem + K * TP + WARPS * SLOT) + w;");
         w.line("const int first = blockIdx.x >> 1, stride = gridDim.x >> 1;");
         w.line(format!("{b_regs}: Bᵀ(m, k) = B(k, m), m-tile mt, k-step j, k-slots t, t + 4 -> k = 8j + 2t, 8j + 2t + 1."));
         w.line(format!("{a_ty} bt[MT][KS];"));
@@ -167,92 +147,44 @@ impl Emitter<'_> {
         w.line("#pragma unroll");
         w.block("for (int j = 0; j < KS; ++j)", "", |w| {
             w.line("const int k = 8 * j + 2 * t, m = 16 * mt + g;");
-            if padded {
-                w.line("bt[mt][j][0] = k < K && m < K ? b[k * K + m] : 0.0;");
-                w.line("bt[mt][j][1] = k < K && m + 8 < K ? b[k * K + m + 8] : 0.0;");
-                w.line("bt[mt][j][2] = k + 1 < K && m < K ? b[(k + 1) * K + m] : 0.0;");
-                w.line("bt[mt][j][3] = k + 1 < K && m + 8 < K ? b[(k + 1) * K + m + 8] : 0.0;");
-            } else {
-                w.line("bt[mt][j][0] = b[k * K + m];");
-                w.line("bt[mt][j][1] = b[k * K + m + 8];");
-                w.line("bt[mt][j][2] = b[(k + 1) * K + m];");
-                w.line("bt[mt][j][3] = b[(k + 1) * K + m + 8];");
-            }
+            w.line("bt[mt][j][0] = b[k * K + m];");
+            w.line("bt[mt][j][1] = b[k * K + m + 8];");
+            w.line("bt[mt][j][2] = b[(k + 1) * K + m];");
+            w.line("bt[mt][j][3] = b[(k + 1) * K + m + 8];");
         });
-        if padded {
-            w.line(format!("{split}: T2's rows a >= K are zero for every tensor (the last pass reads them; no slice writes them)."));
-            w.line("for (int i = tid; i < (KP - K) * TP; i += THREADS) t2[K * TP + i] = 0.0;");
-            w.line(format!("const int slices = (K - w + WARPS - 1) / WARPS;  {bind}: warp w's slices of A, a = w + WARPS·i < K"));
-        }
         w.line("if (lane == 0) mra_mbar_init(bar);");
         w.line("__syncwarp();");
-        w.line(format!("// The warp's q-th slice after (tensor n, slice i): tensors advance by `stride` every {} slices.", if padded { "`slices`" } else { "SLICES" }));
+        w.line("// The warp's q-th slice after (tensor n, slice i): tensors advance by `stride` every SLICES slices.");
         w.block("auto slice = [&](int n, int i, int q) -> const double*", ";", |w| {
             w.line("i += q;");
-            w.line(format!("while (i >= {slices}) {{ i -= {slices}; n += stride; }}"));
+            w.line("while (i >= SLICES) { i -= SLICES; n += stride; }");
             w.line("return n < nfuncs ? a + (long long)n * K3 + (long long)(w + WARPS * i) * K2 : nullptr;");
         });
-        if odd {
-            w.line(format!("{bulk}: the slice's K2 - 1 values on the 16-byte grid by one bulk copy into the warp's slot, completing"));
-            w.line("// on its mbarrier; the slot holds value e at slot[shift + e], shift = 1 where the slice starts off the grid.");
-            w.line("// The one value left (e = 0 if shifted, else K2 - 1) travels in lane 0's register `edge` to slot[edge_at],");
-            w.line("// stored at the slice's wait, so that its load's latency hides behind the passes in between.");
-            w.line("int shift = 0, edge_at = 0;");
-            w.line("double edge = 0.0;");
-            w.line("auto off_grid = [](const double* p) { return (int)((reinterpret_cast<unsigned long long>(p) >> 3) & 1); };");
-            w.block("auto load_slice = [&](const double* src)", ";", |w| {
-                w.line("shift = off_grid(src);");
-                w.line("edge_at = shift ? 1 : K2 - 1;");
-                w.line("if (lane == 0) { edge = src[shift ? 0 : K2 - 1]; mra_mbar_expect(bar, (K2 - 1) * 8); mra_bulk_copy(slot + 2 * shift, src + shift, (K2 - 1) * 8, bar); }");
-            });
-        } else {
-            w.line(format!("{bulk}: one bulk copy of the slice into the warp's slot, completing on its mbarrier."));
-            w.block("auto load_slice = [&](const double* src)", ";", |w| {
-                w.line("if (lane == 0) { mra_mbar_expect(bar, K2 * 8); mra_bulk_copy(slot, src, K2 * 8, bar); }");
-            });
-        }
-        // The bytes a prefetch asks L2 for: the slice's bulk-copied part.
-        let prefetch_args = if odd { "p + off_grid(p), (K2 - 1) * 8" } else { "p, K2 * 8" };
+        w.line(format!("{bulk}: one bulk copy of the slice into the warp's slot, completing on its mbarrier."));
+        w.block("auto load_slice = [&](const double* src)", ";", |w| {
+            w.line("if (lane == 0) { mra_mbar_expect(bar, K2 * 8); mra_bulk_copy(slot, src, K2 * 8, bar); }");
+        });
         w.line("unsigned phase = 0;");
         w.block("if (first < nfuncs)", "", |w| {
             w.line("load_slice(slice(first, 0, 0));");
-            w.line(format!("if (lane == 0) for (int q = 1; q < PREFETCH; ++q) if (const double* p = slice(first, 0, q)) mra_prefetch_l2({prefetch_args});"));
+            w.line("if (lane == 0) for (int q = 1; q < PREFETCH; ++q) if (const double* p = slice(first, 0, q)) mra_prefetch_l2(p, K2 * 8);");
         });
         w.block("for (int n = first; n < nfuncs; n += stride)", "", |w| {
             w.line("double d1o[KS][4];  // the previous slice's pass 0, for its pass 1");
             w.line("#pragma unroll 1");
-            w.block(format!("for (int i = 0; i < {slices}; ++i)"), "", |w| {
-                if odd {
-                    w.line("if (lane == 0) slot[edge_at] = edge;");
-                }
+            w.block("for (int i = 0; i < SLICES; ++i)", "", |w| {
                 w.line("mra_mbar_wait(bar, phase);");
                 w.line("phase ^= 1;");
-                if odd {
-                    w.line("__syncwarp();  // lane 0's edge value stored before the warp reads the slot");
-                }
                 w.line("// Pass 0's B operand: b0 = A(a, b = 8 nf + g, c = 8j + 2t), b1 = c + 1 (k-slots t, t + 4).");
                 w.line("double2 s[KS][KS];");
                 w.line("#pragma unroll");
                 w.line("for (int nf = 0; nf < KS; ++nf)");
                 w.line("#pragma unroll");
-                if odd {
-                    w.block("for (int j = 0; j < KS; ++j)", "", |w| {
-                        w.line("const int bb = 8 * nf + g, cc = 8 * j + 2 * t;");
-                        w.line("const double* v = slot + shift + bb * K + cc;");
-                        w.line("s[nf][j] = make_double2(bb < K && cc < K ? v[0] : 0.0, bb < K && cc + 1 < K ? v[1] : 0.0);");
-                    });
-                } else if padded {
-                    w.block("for (int j = 0; j < KS; ++j)", "", |w| {
-                        w.line("const int bb = 8 * nf + g, cc = 8 * j + 2 * t;  // K even: c and c + 1 both below K or neither");
-                        w.line("s[nf][j] = bb < K && cc < K ? *reinterpret_cast<const double2*>(slot + bb * K + cc) : make_double2(0.0, 0.0);");
-                    });
-                } else {
-                    w.line("for (int j = 0; j < KS; ++j) s[nf][j] = *reinterpret_cast<const double2*>(slot + (8 * nf + g) * K + 8 * j + 2 * t);");
-                }
+                w.line("for (int j = 0; j < KS; ++j) s[nf][j] = *reinterpret_cast<const double2*>(slot + (8 * nf + g) * K + 8 * j + 2 * t);");
                 w.line("mra_fence_proxy_async();  // the slot's reads before the bulk copy that refills it");
                 w.line("__syncwarp();");
                 w.line("if (const double* p = slice(n, i, 1)) load_slice(p);");
-                w.line(format!("if (PREFETCH > 0 && lane == 0) if (const double* p = slice(n, i, PREFETCH)) mra_prefetch_l2({prefetch_args});  {prefetch}"));
+                w.line(format!("if (PREFETCH > 0 && lane == 0) if (const double* p = slice(n, i, PREFETCH)) mra_prefetch_l2(p, K2 * 8);  {prefetch}"));
                 w.line("// Pass 0: T1ᵀ(z, b), z = ZH·H + (g, g + 8), b = 8 nf + (2t, 2t + 1).");
                 w.line("double d1[KS][4];");
                 w.line("#pragma unroll");
@@ -271,7 +203,7 @@ impl Emitter<'_> {
                 w.line("#pragma unroll");
                 w.line("for (int r = 0; r < 4; ++r) d1o[nf][r] = d1[nf][r];");
             });
-            w.line(format!("pass1_store(bt, d1o, t2, w + WARPS * ({slices} - 1), g, t);"));
+            w.line("pass1_store(bt, d1o, t2, w + WARPS * (SLICES - 1), g, t);");
             w.line("__syncthreads();  // T2 complete");
             w.line("// Phase 2: C(x, n') = Σ_a Bᵀ(x, a) T2(a, n'), n' = (y, z local) = 8f + g; warp w takes");
             w.line("// f in [LAST_FRAGS·w, LAST_FRAGS·(w + 1)), four at a time.");
@@ -279,9 +211,6 @@ impl Emitter<'_> {
             w.line("#pragma unroll 1");
             w.block("for (int round = 0; round < LAST_FRAGS / 4; ++round)", "", |w| {
                 w.line("const int f0 = LAST_FRAGS * w + 4 * round;");
-                if padded {
-                    w.line("if ((f0 >> 1) >= K) break;  // rows y >= K of C do not exist (and later rounds' y are larger)");
-                }
                 w.line("double acc[MT][4][4];");
                 w.line("#pragma unroll");
                 w.line("for (int mt = 0; mt < MT; ++mt)");
@@ -317,26 +246,8 @@ impl Emitter<'_> {
                 w.line("#pragma unroll");
                 w.block("for (int q = 0; q < 4; ++q)", "", |w| {
                     w.line("const int f = f0 + q, y = f >> 1, zl = 8 * (f & 1) + 2 * t, x = 16 * mt + g;");
-                    if odd {
-                        w.line("// Odd K: C's (x, y) rows start 8 bytes off the grid every other time; one value at a time.");
-                        w.line("const int z = ZH * H + zl;");
-                        w.line("double* p = out + x * K2 + y * K + zl;");
-                        w.block("if (y < K)", "", |w| {
-                            w.line("if (x < K && z < K) p[0] = acc[mt][q][0];");
-                            w.line("if (x < K && z + 1 < K) p[1] = acc[mt][q][1];");
-                            w.line("if (x + 8 < K && z < K) p[8 * K2] = acc[mt][q][2];");
-                            w.line("if (x + 8 < K && z + 1 < K) p[8 * K2 + 1] = acc[mt][q][3];");
-                        });
-                    } else if padded {
-                        w.line("const int z = ZH * H + zl;  // K even: z and z + 1 both below K or neither");
-                        w.block("if (y < K && z < K)", "", |w| {
-                            w.line("if (x < K) mra_store_pair(out + x * K2 + y * K + zl, acc[mt][q][0], acc[mt][q][1]);");
-                            w.line("if (x + 8 < K) mra_store_pair(out + (x + 8) * K2 + y * K + zl, acc[mt][q][2], acc[mt][q][3]);");
-                        });
-                    } else {
-                        w.line("mra_store_pair(out + x * K2 + y * K + zl, acc[mt][q][0], acc[mt][q][1]);");
-                        w.line("mra_store_pair(out + (x + 8) * K2 + y * K + zl, acc[mt][q][2], acc[mt][q][3]);");
-                    }
+                    w.line("mra_store_pair(out + x * K2 + y * K + zl, acc[mt][q][0], acc[mt][q][1]);");
+                    w.line("mra_store_pair(out + (x + 8) * K2 + y * K + zl, acc[mt][q][2], acc[mt][q][3]);");
                 });
             });
             w.line("__syncthreads();  // T2 read before the next tensor's phase 1 writes it");
