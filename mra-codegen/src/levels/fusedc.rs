@@ -18,10 +18,12 @@ mra_dsl::schedule! {
     /// threads where registers ask for them. With the shifted bulk copies an H100 re-tuned the odd
     /// K (NOTES.md runs 116-118): K = 23 cluster 3 (1.40x the copy, fused-pipe 1.63x); K = 25 cluster
     /// 2, 512 threads, two column splits (-6%); K = 27 cluster 7, 128 threads, three buffers (-10%
-    /// after -12% from two column splits); K = 31 two column splits instead of four (-13%).
+    /// after -12% from two column splits); K = 31 two column splits instead of four (-13%). Tuned
+    /// on an H100 (runs 123-124): K = 29 takes K = 28's layout (cluster 8, 128 threads, no column
+    /// split, four buffers: -6%), K = 26 512 threads with two column splits (-4%).
     /// Elsewhere: run fused-pipe (K <= 24).
     level fused_cluster "fused-cluster" {
-        threads(tune([128, 256, 512], default = if K <= 24 { 256 } else if K == 27 { 128 } else if K == 28 { 128 } else if K == 29 { 256 } else if K % 2 == 1 { 512 } else { 256 }));
+        threads(tune([128, 256, 512], default = if K <= 24 { 256 } else if K == 26 { 512 } else if K == 27 { 128 } else if K == 28 { 128 } else if K == 29 { 128 } else if K % 2 == 1 { 512 } else { 256 }));
         bind(warps, tiles);
         tensorize(mma);
         // The row pad: 4, except K = 26 (pad 0 with pair_rows(1): -11.7% on an H100, NOTES.md run
@@ -32,13 +34,13 @@ mra_dsl::schedule! {
         constraint(pad_a % 2 <= K % 2);
         cache_read(B, registers);
         workspace(shared);
-        buffers(tune([3, 4], default = if K == 28 { 4 } else { 3 }));
+        buffers(tune([3, 4], default = if K == 28 { 4 } else if K == 29 { 4 } else { 3 }));
         pipeline(2);
         unroll(rows, by = tune([1, 2], default = 1));
-        split_cols(tune([1, 2, 4], default = if K == 26 { 1 } else if K == 27 { 1 } else if K == 28 { 1 } else if K >= 25 { 2 } else { 1 }));
+        split_cols(tune([1, 2, 4], default = if K == 27 { 1 } else if K == 28 { 1 } else if K == 29 { 1 } else if K >= 25 { 2 } else { 1 }));
         cluster(tune([2, 3, 4, 5, 6, 7, 8], default = if K == 23 { 3 } else if K <= 24 { 4 } else if K == 25 { 2 } else if K == 26 { 2 } else if K == 27 { 7 } else if K == 28 { 7 } else if K == 31 { 4 } else { 8 }));
         async_exchange(tune([0, 1], default = if bytes != 8 { 0 } else if K % 2 == 1 { 0 } else if K >= 28 { 1 } else { 0 }));
-        launch_bounds(min_blocks = tune([1, 2], default = if K == 29 { 2 } else { 1 }));
+        launch_bounds(min_blocks = tune([1, 2], default = 1));
         // late_wait(1): pass 0's cluster wait after each wave's first tile, not before pass 0;
         // by default where an H200 measured it faster (NOTES.md runs 43, 52: K = 20, 26, 32),
         // before pass 0 at K = 16, 24 (18%, 42% faster so). K = 25 was 3% faster before pass 0 at
