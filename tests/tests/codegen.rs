@@ -1303,3 +1303,50 @@ fn fused_split_runs_at_k32_on_sm_90_in_two_blocks_per_tensor() {
     one_line(with_step(Step::Persistent(Value::Fixed(1))), "split_output(N) needs a multiple of N blocks");
     one_line(with_step(Step::Unroll(mra_codegen::ir::Loop::Rows, Value::Fixed(2))), "split_output(2) is its own layout of the fused passes");
 }
+
+/// Shared-memory wavefronts of one warp-wide load, from the bank model of the hardware (32 banks
+/// of 4 bytes; the warp is served in phases of 128 bytes: half-warps for 8-byte loads, quarter-
+/// warps for 16-byte ones; a phase takes as many wavefronts as the most distinct 4-byte words
+/// any one bank serves). `addr[lane]` is the first double a lane reads, `width` doubles each.
+fn shared_load_wavefronts(addr: &[usize; 32], width: usize) -> usize {
+    let phase = 128 / (8 * width); // lanes per 128-byte phase
+    let mut total = 0;
+    for lanes in addr.chunks(phase) {
+        let mut words: Vec<std::collections::BTreeSet<usize>> = vec![Default::default(); 32];
+        for &d in lanes {
+            for w in 2 * d..2 * (d + width) {
+                words[w % 32].insert(w);
+            }
+        }
+        total += words.iter().map(|s| s.len()).max().unwrap();
+    }
+    total
+}
+
+/// fused-cluster's passes 1 and 2 read their A fragments at the row stride S = K·CL + pad: at
+/// every default layout from K = 23 to 32 on sm_90 the loads must take the fewest wavefronts the
+/// hardware allows (NOTES.md run 127: K = 25, 27 and 29 had 2-way conflicts at pad 4). Expected
+/// values from the bank model above, not from the generator.
+#[test]
+fn fused_cluster_pass_loads_are_conflict_free_at_the_default_layouts() {
+    let level = mra_codegen::levels::find("fused-cluster").unwrap();
+    let sm90 = mra_codegen::arch::find("sm_90").unwrap();
+    let number = |src: &str, prefix: &str| -> usize {
+        let line = src.lines().find(|l| l.starts_with(prefix)).unwrap_or_else(|| panic!("no `{prefix}`"));
+        line[prefix.len()..].split(|c: char| !c.is_ascii_digit()).next().unwrap().parse().unwrap()
+    };
+    for k in 23..=32usize {
+        let kernel = mra_codegen::generate(&level, Request { k: k as u32, arch: sm90, dtype: DType::F64 }).unwrap();
+        let src = &kernel.source;
+        let cl = number(src, "constexpr int CL = ");
+        let pad = number(src, "constexpr int SLICE_STRIDE = K * CL + ");
+        let stride = k * cl + pad;
+        let pairs = src.contains("pair_rows=1");
+        // Lane l reads row k = l & 3 (ks = 0) at column g = l >> 2 (one double), or columns 2g, 2g + 1
+        // (pair_rows(1): one 16-byte load), as the emitted `in[a_k * SLICE_STRIDE + a_i]` does.
+        let width = if pairs { 2 } else { 1 };
+        let addr: [usize; 32] = std::array::from_fn(|l| (l & 3) * stride + (l >> 2) * width);
+        let ideal = 32 * width * 8 / 128;
+        assert_eq!(shared_load_wavefronts(&addr, width), ideal, "K={k}: stride {stride} (CL {cl}, pad {pad}) conflicts");
+    }
+}

@@ -20,17 +20,23 @@ mra_dsl::schedule! {
     /// 2, 512 threads, two column splits (-6%); K = 27 cluster 7, 128 threads, three buffers (-10%
     /// after -12% from two column splits); K = 31 two column splits instead of four (-13%). Tuned
     /// on an H100 (runs 123-124): K = 29 takes K = 28's layout (cluster 8, 128 threads, no column
-    /// split, four buffers: -6%), K = 26 512 threads with two column splits (-4%).
+    /// split, four buffers: -6%), K = 26 512 threads with two column splits (-4%). The row pads make
+    /// the passes' row stride 4 mod 8 at every default layout (run 127: K = 25 -4%, 27 -4.6%).
     /// Elsewhere: run fused-pipe (K <= 24).
     level fused_cluster "fused-cluster" {
         threads(tune([128, 256, 512], default = if K <= 24 { 256 } else if K == 26 { 512 } else if K == 27 { 128 } else if K == 28 { 128 } else if K == 29 { 128 } else if K % 2 == 1 { 512 } else { 256 }));
         bind(warps, tiles);
         tensorize(mma);
-        // The row pad: 4, except K = 26 (pad 0 with pair_rows(1): -11.7% on an H100, NOTES.md run
-        // 114; the stride's residue mod 8 did not order the times at K = 25-31). Odd pads only at
-        // odd K (at even K they would cost the bulk copies); 25-36% slower there, as they cost pass
-        // 0's 16-byte pair stores.
-        cache_read(A, shared, pad = tune([0, 1, 2, 3, 4, 5, 6, 7, 8], default = if K == 26 { 0 } else { 4 }));
+        // The row pad makes the stride of passes 1 and 2, S = K·CL + pad (CL rounded up to even), 4
+        // mod 8 doubles at each K's default layout: a half-warp's 8-byte A-fragment loads read rows
+        // k .. k + 3 at 4 consecutive columns, one wavefront only when the rows start 4 double-banks
+        // apart (S ≡ 0 mod 8 puts rows k and k + 2 on the same banks). 4 where K·CL ≡ 0 mod 8 (K = 23,
+        // 28, 30-32); K = 25 (CL 14) 6, K = 27 and 29 (CL 4) 0: an H100 measured -4.0%, -4.6% and
+        // -0.6% against pad 4 (NOTES.md run 127); K = 26 (CL 14) 0, with pair_rows(1) (run 114:
+        // -11.7%). Odd pads only at odd K (at even K they would cost the bulk copies); 25-36% slower
+        // there, as they cost pass 0's 16-byte pair stores. Pass 0's slice at odd K has the odd
+        // stride S + 1 (the shifted bulk copies), which no pad makes conflict-free.
+        cache_read(A, shared, pad = tune([0, 1, 2, 3, 4, 5, 6, 7, 8], default = if K == 25 { 6 } else if K == 26 { 0 } else if K == 27 { 0 } else if K == 29 { 0 } else { 4 }));
         constraint(pad_a % 2 <= K % 2);
         cache_read(B, registers);
         workspace(shared);
