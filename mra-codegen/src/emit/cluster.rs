@@ -164,6 +164,7 @@ impl Emitter<'_> {
         let bind = self.step_comment(|s| matches!(s, Step::Bind(_)));
         let inline = self.d.inline_device();
         let (first, step) = super::tensor::tile_walk(tp);
+        let (k, cl) = (self.plan.request.k, tp.cluster_slice_width(self.plan.request.k));
         let passes = [
             (SlicePass::First, "// Pass 0: the slice of A, rows a, columns (b - b0, c), to T1(b, c, x), each element stored\n// into the gather buffer `out` (the same offset in every block) of the block owning x.", "int b0"),
             (SlicePass::Second, "// Pass 1: the gather buffer, rows b, columns (c, x - x0), to T2: rows c, columns (x - x0, y).", "int"),
@@ -180,7 +181,14 @@ impl Emitter<'_> {
             let late_note = self.step_comment(|s| matches!(s, Step::LateWait(_)));
             self.w.block(format!("{inline} void {}(const {t}* in, {b_param}, {t}* out, int lane, int wave, {tail})", v.name()), "", |w| {
                 w.line(format!("{bind}: wave w owns the slice's row tiles w, w + WAVES, ..."));
-                w.line("const int end = SLICE_TILES;");
+                // Passes 0 and 2: a block's valid rows are a prefix, (b - b0, c) or (x - x0, y) with b, x < K,
+                // so where CL·CLUSTER > K the last block skips the tiles past it. Pass 1's rows (c, x - x0)
+                // interleave the empty x among the valid ones.
+                match pass {
+                    SlicePass::First if cl * tp.cluster > k => w.line("const int end = ((K - b0 < CL ? K - b0 : CL) * K + FM - 1) / FM;  // the tiles holding rows with b < K"),
+                    SlicePass::Third if cl * tp.cluster > k => w.line("const int end = ((K - x0 < CL ? K - x0 : CL) * K + FM - 1) / FM;  // the tiles holding rows with x < K"),
+                    _ => w.line("const int end = SLICE_TILES;"),
+                };
                 if late_wait {
                     w.line(format!("{late_note}: the cluster wait that lets this block store into the others'"));
                     w.line("// gather buffers comes after this wave's first tile is computed: a late block's skew overlaps that work.");
