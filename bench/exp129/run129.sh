@@ -11,7 +11,7 @@ export MRA_TUNING_DB=/tmp/nodb-129.json
 $B validate -l fused-cluster -K 23,24,25,26,27,29,30,31 -N 1,3,2047 > "$O/validate.txt" 2>&1; echo "validate rc=$?"; tail -n 1 "$O/validate.txt"
 one() { $1 -l fused-cluster -K $2 -n 100 2>&1 | tee "$O/$3-k$2-r$4.txt" | grep median | sed 's/.*median \([0-9.]*\) us.*floor[^0-9]*\([0-9.]*\).*/\1 (copy\/level \2)/'; }
 for r in 1 2; do
-  for k in 29 30 23 25 27 31; do
+  for k in 29 30 23 25 26 27 31; do
     echo "r$r K=$k old $(one $OLD $k old $r) new $(one $B $k new $r)"
   done
 done
