@@ -21,7 +21,9 @@ mra_dsl::schedule! {
     /// after -12% from two column splits); K = 31 two column splits instead of four (-13%). Tuned
     /// on an H100 (runs 123-124): K = 29 takes K = 28's layout (cluster 8, 128 threads, no column
     /// split, four buffers: -6%), K = 26 512 threads with two column splits (-4%). The row pads make
-    /// the passes' row stride 4 mod 8 at every default layout (run 127: K = 25 -4%, 27 -4.6%).
+    /// the passes' row stride 4 mod 8 at every default layout (run 127: K = 25 -4%, 27 -4.6%). Where
+    /// CL · CLUSTER > K the last block skips its empty row tiles in passes 0 and 2 (run 129: K = 30
+    /// -3.3%, 25 -2%).
     /// Elsewhere: run fused-pipe (K <= 24).
     level fused_cluster "fused-cluster" {
         threads(tune([128, 256, 512], default = if K <= 24 { 256 } else if K == 26 { 512 } else if K == 27 { 128 } else if K == 28 { 128 } else if K == 29 { 128 } else if K % 2 == 1 { 512 } else { 256 }));
@@ -51,17 +53,18 @@ mra_dsl::schedule! {
         // by default where an H200 measured it faster (NOTES.md runs 43, 52: K = 20, 26, 32),
         // before pass 0 at K = 16, 24 (18%, 42% faster so). K = 25 was 3% faster before pass 0 at
         // cluster(7); at its new layout (cluster 2, 512 threads) an H100 measured late -4.3% (run
-        // 117). K = 27 before pass 0, as run 118 tuned its layout. Without effect where pass 0 does not
-        // wait (four buffers with plain stores).
-        late_wait(tune([0, 1], default = if K == 20 { 1 } else if K == 25 { 1 } else if K <= 24 { 0 } else if K == 27 { 0 } else { 1 }));
+        // 117). K = 27 late as well, at its pad 0 (run 130: -2.1%, -2.4% with fuse_k 2). Without effect
+        // where pass 0 does not wait (four buffers with plain stores).
+        late_wait(tune([0, 1], default = if K == 20 { 1 } else if K == 25 { 1 } else if K <= 24 { 0 } else { 1 }));
         // pair_rows(1): one 16-byte shared load per lane and k-step for the A fragment (run 49); on
         // at K = 26 (run 114), 5-8% slower at K = 25, 27, 29, 31.
         pair_rows(tune([0, 1], default = if K == 26 { 1 } else { 0 }));
         // fuse_k(N): as fused-pipe's; with unroll(rows), per jammed tile. Two by default
         // where an H200 measured it faster (NOTES.md run 60: K = 30, 31 -2.5%, 32 -1.7%; run 91:
         // K = 28 at cluster(7), 128 threads 288 against 297 µs); one elsewhere: K = 25 +1.5%,
-        // 26, 27, 29 within 0.6% (and K = 29 with pair_rows(1) spills), K <= 24 not measured.
-        fuse_k(tune([1, 2, 4], default = if fuse_k_max == 1 { 1 } else if K >= 30 { 2 } else if K == 28 { 2 } else { 1 }));
+        // 26, 29 within 0.6% (and K = 29 with pair_rows(1) spills), K <= 24 not measured. K = 27 two at
+        // its H100 layout (run 130, with late_wait(1): -2.4%).
+        fuse_k(tune([1, 2, 4], default = if fuse_k_max == 1 { 1 } else if K >= 30 { 2 } else if K == 28 { 2 } else if K == 27 { 2 } else { 1 }));
         constraint(fuse_k <= fuse_k_max);
         // bulk_copy(1): each row of a slice by one bulk copy (TMA) and the block's rows of C by one
         // bulk store; at odd K (a row off the 16-byte grid where n + a + b0 is odd) pass 0's buffer
