@@ -352,7 +352,7 @@ fn async_exchange_expects_exactly_the_bytes_each_block_receives() {
     for k in [32, 28, 25] {
         for blocks in [2u32, 3, 4, 8] {
             for buffers in [3, 4] {
-                let kernel = match with(&format!("cluster={blocks},async_exchange=1,buffers={buffers},late_wait=1"), k) {
+                let kernel = match with(&format!("cluster={blocks},async_exchange=1,buffers={buffers},late_wait=1,pad_a=4"), k) {
                     Ok(kernel) => kernel,
                     // A block that would hold no value of b (K = 25, cluster 8: slices of 4).
                     Err(e @ PlanError::KUnsupported { .. }) => {
