@@ -228,6 +228,20 @@ impl TransformPlan {
         self.stack.max(1) * k * self.run_stride(k) + self.shared_row_pad()
     }
 
+    /// `bulk_copy(1)` at odd K with an even intermediate row stride (an odd pad): the staged
+    /// tensor keeps the odd stride its shifted copies need, WS_STRIDE = W_STRIDE + 1, and pass 0
+    /// reads it there, while passes 1 and 2 read the intermediates at W_STRIDE, which the pad can
+    /// make conflict-free for the A-fragment loads (4 mod 8 doubles: no odd stride is).
+    pub fn split_staged_stride(&self, k: u32) -> bool {
+        self.shifted_rows(k) && self.shared_row_elems(k).is_multiple_of(2)
+    }
+
+    /// The row stride of the staged tensor in a buffer: W_STRIDE, or WS_STRIDE
+    /// ([`TransformPlan::split_staged_stride`]).
+    pub fn staged_row_elems(&self, k: u32) -> u32 {
+        self.shared_row_elems(k) + self.split_staged_stride(k) as u32
+    }
+
     /// The rows of one fused pass: K² for each of the `stack(N)` tensors.
     pub fn pass_rows(&self, k: u32) -> u32 {
         self.stack.max(1) * k * k
@@ -870,17 +884,16 @@ impl Schedule {
             };
             // Odd K: see TransformPlan::shifted_rows. The shift needs an odd row stride (so that
             // every row's 16-byte units line up in both memories) and the two-buffer loop.
-            if plan.shifted_rows(k) && (plan.align_runs || plan.stack != 1 || plan.shared_buffers != 2 || !plan.shared_row_pad().is_multiple_of(2)) {
+            // An odd pad makes the intermediates' stride even; the staged tensor then keeps an odd
+            // one of its own (TransformPlan::split_staged_stride).
+            if plan.shifted_rows(k) && (plan.align_runs || plan.stack != 1 || plan.shared_buffers != 2) {
                 return Err(PlanError::KUnsupported {
                     level: self.name.clone(),
                     k,
-                    why: format!(
-                        "bulk_copy(1) at odd K shifts each tensor to the 16-byte boundary below it: it needs an odd row stride (align_runs(0), an even pad; pad {} here), buffers(2) and stack(1); use bulk_copy(0)",
-                        plan.shared_row_pad()
-                    ),
+                    why: "bulk_copy(1) at odd K shifts each tensor to the 16-byte boundary below it: it needs rows of K² values at an odd row stride (align_runs(0)), buffers(2) and stack(1); use bulk_copy(0)".to_string(),
                 });
             }
-            if plan.bulk_copy && !plan.shared_row_pad().is_multiple_of(2) {
+            if plan.bulk_copy && !plan.shifted_rows(k) && !plan.shared_row_pad().is_multiple_of(2) {
                 return Err(PlanError::KUnsupported {
                     level: self.name.clone(),
                     k,
@@ -907,6 +920,7 @@ impl Schedule {
                 // element per buffer (BUF = K · W_STRIDE + 1, room for the shift).
                 let mbarriers = if plan.bulk_copy { 8 * buffers } else { 0 };
                 let shift = if plan.shifted_rows(k) { buffers * elem } else { 0 };
+                let row = if plan.stages_whole_tensor() { plan.staged_row_elems(k) } else { row };
                 (plan.tensors as u64 * buffers * k as u64 * row as u64 * elem + shift + mbarriers, 0)
             } else {
                 (0, 2 * k3)

@@ -777,14 +777,28 @@ fn bulk_copy_at_odd_k_shifts_each_tensor_onto_the_16_byte_grid() {
         let s = levels::find("fused-pipe").unwrap().with_config(&mra_codegen::tune::parse_config(cfg).unwrap()).unwrap();
         mra_codegen::generate(&s, Request { k, arch: mra_codegen::arch::find("sm_90").unwrap(), dtype: DType::F64 })
     };
-    for k in [9u32, 13, 23] {
-        let on = with("bulk_copy=1", k).unwrap();
-        let off = with("bulk_copy=0", k).unwrap();
-        let pad = on.plan.parameters["pad_a"];
-        let stride = k * k + pad;
-        assert_eq!(stride % 2, 1, "K={k}: the defaults' row stride is odd");
+    // Even pads: one odd stride for the staged tensor and the intermediates. Odd pads (split
+    // strides): the intermediates' stride K² + pad is even, the staged tensor's one more, pass 0
+    // its own function reading it there, the copies and the export's staging writing it there.
+    for (k, pad) in [(9u32, 2u32), (13, 0), (23, 4), (11, 3), (13, 3), (19, 1)] {
+        let on = with(&format!("bulk_copy=1,pad_a={pad}"), k).unwrap();
+        let off = with(&format!("bulk_copy=0,pad_a={pad}"), k).unwrap();
+        let split = pad % 2 == 1;
+        let stride = k * k + pad + split as u32;
+        assert_eq!(stride % 2, 1, "K={k} pad {pad}: the staged row stride is odd");
+        let (buf, staged_row) = if split { ("constexpr int BUF = K * WS_STRIDE + 1;", "r * WS_STRIDE;") } else { ("constexpr int BUF = K * W_STRIDE + 1;", "r * W_STRIDE;") };
+        assert!(on.source.contains(staged_row), "K={k} pad {pad}: `{staged_row}`");
+        assert_eq!(on.source.contains("constexpr int WS_STRIDE = W_STRIDE + 1;"), split, "K={k} pad {pad}");
+        if split {
+            let pass0 = &on.source[on.source.find("void gemm_pass_shared_from_copy(").unwrap()..on.source.find("void gemm_pass_shared(").unwrap()];
+            assert!(pass0.contains("in[a_k * WS_STRIDE + a_i]") && !pass0.contains("in[a_k * W_STRIDE"), "K={k}: pass 0 reads the staged stride");
+            let pass1 = &on.source[on.source.find("void gemm_pass_shared(").unwrap()..];
+            assert!(pass1.contains("in[a_k * W_STRIDE + a_i]"), "K={k}: pass 1 reads the intermediates' stride");
+            assert!(on.source.contains("gemm_pass_shared_from_copy(wa + sha, b_frag, wb, lane, wave);  // pass 0") && on.source.contains("gemm_pass_shared(wb, b_frag, wa, lane, wave);  // pass 1"), "K={k}");
+            assert!(on.source.contains("w1[(e / K2) * WS_STRIDE + e % K2] = a_n[e];") && on.source.contains("gemm_pass_shared_from_copy(w1, b_frag, w0, lane, wave);"), "K={k}: the export's staging");
+        }
         for part in [
-            "constexpr int BUF = K * W_STRIDE + 1;".to_string(),
+            buf.to_string(),
             "double* w1 = w0 + BUF;".to_string(),
             "reinterpret_cast<unsigned long long*>(w0 + 2 * BUF)".to_string(),
             "sha = (int)((reinterpret_cast<unsigned long long>((a + (long long)first * K3)) >> 3) & 1);".to_string(),
@@ -797,8 +811,9 @@ fn bulk_copy_at_odd_k_shifts_each_tensor_onto_the_16_byte_grid() {
             assert!(on.source.contains(&part), "K={k}: no `{part}`");
         }
         assert!(!on.source.contains("mra_cp_async("), "K={k}: the per-element copies are gone");
-        // Two mbarriers and one element of shift room per buffer.
-        assert_eq!(on.plan.shared_bytes, off.plan.shared_bytes + 2 * 8 + 2 * 8, "K={k}");
+        // Two mbarriers and one element of shift room per buffer (and with split strides the
+        // staged tensor's extra element per row).
+        assert_eq!(on.plan.shared_bytes, off.plan.shared_bytes + 2 * 8 + 2 * 8 + split as u32 * 2 * k * 8, "K={k} pad {pad}");
         // The offsets, enumerated: tensor start parity sh, row r at sh + r·K² in device memory
         // and sh + r·stride in shared memory (both from 16-byte aligned bases).
         let k2 = k * k;
@@ -813,7 +828,7 @@ fn bulk_copy_at_odd_k_shifts_each_tensor_onto_the_16_byte_grid() {
             }
         }
     }
-    for (cfg, needle) in [("bulk_copy=1,align_runs=1", "odd row stride"), ("bulk_copy=1,pad_a=1", "odd row stride"), ("bulk_copy=1,stack=2", "stack(1)"), ("bulk_copy=1,buffers=3", "buffers(2)")] {
+    for (cfg, needle) in [("bulk_copy=1,align_runs=1", "align_runs(0)"), ("bulk_copy=1,stack=2", "stack(1)"), ("bulk_copy=1,buffers=3", "buffers(2)")] {
         let mut s = levels::find("fused-pipe").unwrap().with_config(&mra_codegen::tune::parse_config(cfg).unwrap()).unwrap();
         s.steps.retain(|st| !matches!(&st.item, mra_codegen::ir::Step::Constraint(c) if c.text.contains("bulk_copy")));
         let e = mra_codegen::generate(&s, Request { k: 13, arch: mra_codegen::arch::find("sm_90").unwrap(), dtype: DType::F64 }).unwrap_err().to_string();

@@ -660,6 +660,12 @@ impl Emitter<'_> {
             crate::plan::Body::Transform(tp) => tp.shared_row_pad(),
             _ => 0,
         };
+        // Pass 0 reads the staged tensor at its own odd stride where the intermediates' is even
+        // (TransformPlan::split_staged_stride).
+        let stride = match self.plan.body {
+            crate::plan::Body::Transform(tp) if tp.split_staged_stride(k) => "WS_STRIDE",
+            _ => "W_STRIDE",
+        };
         if (k * k * k).is_multiple_of(width) && (k * k).is_multiple_of(width) && pad % width == 0 {
             let (vec_t, decl) = self.d.vector_type(dtype, width);
             if let Some(decl) = decl {
@@ -669,10 +675,10 @@ impl Emitter<'_> {
             s += &format!("{vec_t}* w1_vec = reinterpret_cast<{vec_t}*>(w1);\n");
             s += &format!("for (int e = tid; e < K3 / {width}; e += THREADS) {{\n");
             s += &format!("    const int x = e * {width};  // element x of A goes to row x / K2 of the padded layout\n");
-            s += &format!("    w1_vec[((x / K2) * W_STRIDE + x % K2) / {width}] = a_vec[e];\n}}\n");
+            s += &format!("    w1_vec[((x / K2) * {stride} + x % K2) / {width}] = a_vec[e];\n}}\n");
         } else {
             s += "// No 16-byte accesses: the tensors or the padded rows are not 16-byte aligned.\n";
-            s += "for (int e = tid; e < K3; e += THREADS) w1[(e / K2) * W_STRIDE + e % K2] = a_n[e];\n";
+            s += &format!("for (int e = tid; e < K3; e += THREADS) w1[(e / K2) * {stride} + e % K2] = a_n[e];\n");
         }
         s += &format!("{}  // the tensor is staged\n", self.d.barrier());
         s

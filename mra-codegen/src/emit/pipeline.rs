@@ -59,6 +59,11 @@ impl Emitter<'_> {
         matches!(self.plan.body, crate::plan::Body::Transform(tp) if tp.shifted_rows(self.plan.request.k))
     }
 
+    /// The staged tensor at its own odd stride ([`TransformPlan::split_staged_stride`]).
+    fn split_staged(&self) -> bool {
+        matches!(self.plan.body, crate::plan::Body::Transform(tp) if tp.split_staged_stride(self.plan.request.k))
+    }
+
     /// `bulk_copy(1)`: warp 0 starts the copy of the tensor at `src` into buffer `dst`, one
     /// bulk copy per row, on mbarrier `bar` (after the barrier that freed `dst`: the fence orders
     /// the block's generic accesses of it before the copies' writes). With `stack(N)`: the `cnt`
@@ -99,7 +104,8 @@ impl Emitter<'_> {
         s += "        // by cp.async and the rest by the bulk copy, else its last value. The row stride is odd,\n";
         s += "        // so the bulk copy's two ends are 16-byte aligned in both memories.\n";
         s += &format!("        const int off = ({sh} + r) & 1;\n");
-        s += &format!("        {}* to = {dst} + {sh} + r * W_STRIDE;\n", self.t());
+        let stride = if self.split_staged() { "WS_STRIDE" } else { "W_STRIDE" };
+        s += &format!("        {}* to = {dst} + {sh} + r * {stride};\n", self.t());
         s += &format!("        const {}* from = {src} + (long long)r * K2;\n", self.t());
         s += &format!("        mra_bulk_copy(to + off, from + off, (unsigned)((K2 - 1) * sizeof(*{src})), {bar});\n");
         s += "        const int single = off ? 0 : K2 - 1;\n";

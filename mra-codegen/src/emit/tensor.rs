@@ -40,6 +40,8 @@ pub(super) struct Variant {
     slice: Option<SlicePass>,
     in_runs: bool,
     out_runs: bool,
+    /// Pass 0 reading the staged tensor at WS_STRIDE ([`TransformPlan::split_staged_stride`]).
+    in_staged_stride: bool,
 }
 
 /// The three passes of `cluster(N)` (lowered in `cluster.rs`), each on K rows of K·CL values
@@ -60,7 +62,7 @@ pub(super) enum SlicePass {
 
 impl Variant {
     pub(super) fn slice(pass: SlicePass) -> Variant {
-        Variant { src: ASource::Direct, in_shared: true, out_shared: pass != SlicePass::Third, c_staged: false, in_place: false, slice: Some(pass), in_runs: false, out_runs: false }
+        Variant { src: ASource::Direct, in_shared: true, out_shared: pass != SlicePass::Third, c_staged: false, in_place: false, slice: Some(pass), in_runs: false, out_runs: false, in_staged_stride: false }
     }
 }
 
@@ -89,6 +91,9 @@ impl Variant {
         }
         if from_plain && self.src == ASource::Direct {
             return "gemm_pass_shared_from_plain";
+        }
+        if self.in_staged_stride {
+            return "gemm_pass_shared_from_copy";
         }
         match (self.src, self.in_shared, self.out_shared) {
             (ASource::Staged, _, _) => "gemm_pass_staged",
@@ -187,7 +192,11 @@ impl Emitter<'_> {
             } else {
                 let width = if tp.stack > 1 { "STACK * K2" } else { "K2" };
                 self.w.line(format!("constexpr int W_STRIDE = {width} + {};  {cache}: row stride of the shared intermediates", tp.shared_row_pad()));
-                if tp.shifted_rows(k) {
+                if tp.split_staged_stride(k) {
+                    let bulk = self.step_comment(|s| matches!(s, Step::BulkCopy(_)));
+                    self.w.line(format!("constexpr int WS_STRIDE = W_STRIDE + 1;  {bulk}: the staged tensor's rows, odd (its shifted copies), read by pass 0"));
+                    self.w.line("constexpr int BUF = K * WS_STRIDE + 1;  // a buffer's pitch, even, with room for a tensor shifted by one element");
+                } else if tp.shifted_rows(k) {
                     let bulk = self.step_comment(|s| matches!(s, Step::BulkCopy(_)));
                     self.w.line(format!("constexpr int BUF = K * W_STRIDE + 1;  {bulk}: a buffer's pitch, even, with room for a tensor shifted by one element"));
                 }
@@ -309,6 +318,7 @@ impl Emitter<'_> {
                 slice: None,
                 in_runs: runs && p > 0,
                 out_runs: runs && p < 2,
+                in_staged_stride: tp.split_staged_stride(self.k()) && p == 0,
             })
             .collect();
         let mut emitted: Vec<Variant> = Vec::new();
@@ -542,6 +552,7 @@ impl Emitter<'_> {
             ASource::Direct if v.in_runs && jam > 1 => "in[a_k * W_STRIDE + (a_i / K) * KR + a_i % K]",
             ASource::Direct if v.in_runs && f.a.regs == 1 => "in[a_k * W_STRIDE + a_col[0]]",
             ASource::Direct if v.in_runs => "in[a_k * W_STRIDE + a_col[r]]",
+            ASource::Direct if v.in_staged_stride => "in[a_k * WS_STRIDE + a_i]",
             ASource::Direct if v.in_shared => "in[a_k * W_STRIDE + a_i]",
             ASource::Direct => "in[a_k * K2 + a_i]",
             ASource::Staged => "a_stage[a_k * A_STRIDE + wave * FM + (a_i - i0)]",
@@ -714,6 +725,7 @@ impl Emitter<'_> {
         let in_stride = match v.slice {
             Some(SlicePass::First) if tp.cluster_shifted(k) => k * tp.cluster_slice_width(k) + tp.shared_row_pad() + 1,
             Some(_) => k * tp.cluster_slice_width(k) + tp.shared_row_pad(),
+            None if v.in_staged_stride => tp.staged_row_elems(k),
             None => tp.shared_row_elems(k),
         };
         let a_pairs = tp.row_pairs
@@ -786,6 +798,7 @@ impl Emitter<'_> {
             assert!(src == ASource::Direct && v.slice.is_none() && jam == 1, "planned: fma_tail(1) only on direct passes");
             let in_at = match () {
                 _ if v.in_runs => "in[a_k * W_STRIDE + (a_i / K) * KR + a_i % K]",
+                _ if v.in_staged_stride => "in[a_k * WS_STRIDE + a_i]",
                 _ if v.in_shared => "in[a_k * W_STRIDE + a_i]",
                 _ => "in[a_k * K2 + a_i]",
             };

@@ -73,7 +73,7 @@ mra_dsl::schedule! {
         // (+7%) and K = 5, 7 (not measured).
         bulk_copy(tune([0, 1], default = if bulk_copies == 0 { 0 } else if K == 9 { 1 } else if K == 11 { 1 } else if K == 13 { 1 } else if K == 19 { 1 } else if K % 2 == 1 { 0 } else if K <= 4 { 0 } else if K == 8 { 0 } else if K == 24 { 0 } else { 1 }));
         constraint(bulk_copy <= bulk_copies);
-        constraint(bulk_copy * (pad_a % 2) == 0);
+        constraint(bulk_copy * (1 - K % 2) * (pad_a % 2) == 0);
         constraint(bulk_copy * (K % 2) * (align_runs + stack - 1 + buffers - 2) == 0);
         // persistent(1): the runtime launches no more blocks than the GPU holds at once (the
         // driver's occupancy for this kernel × SMs), so each block's pipeline fills and drains
