@@ -15,7 +15,7 @@ mra_dsl::schedule! {
         launch_bounds(min_blocks = tune([1, 2], default = 1));
         bind(warps, tiles);
         tensorize(mma);
-        cache_read(A, shared, pad = tune([0, 1, 2, 3, 4], default = if K % 8 == 1 { 2 } else if K % 8 == 3 { 0 } else if K % 8 == 5 { 0 } else if K == 6 { 4 } else if K % 4 == 2 { 0 } else { 4 }));
+        cache_read(A, shared, pad = tune([0, 1, 2, 3, 4], default = if K == 9 { 3 } else if K == 11 { 3 } else if K % 8 == 1 { 2 } else if K % 8 == 3 { 0 } else if K % 8 == 5 { 0 } else if K == 6 { 4 } else if K % 4 == 2 { 0 } else { 4 }));
         cache_read(B, registers);
         workspace(shared);
         buffers(tune([2, 3], default = if K == 20 { 3 } else { 2 }));
@@ -46,6 +46,10 @@ mra_dsl::schedule! {
         // Pad 3 is the one that makes a plain odd-K stride K² + pad 4 mod 8 (K² ≡ 1 mod 8), where
         // the odd K's A loads had 6-100x the even K's bank conflicts (NOTES.md run 110); a choice
         // for the tuner, worth 2-3% at K = 9, 11 and nothing at K = 23 on an H100 (run 111).
+        // With bulk_copy(1) at odd K an odd pad splits the strides: the intermediates at K² + pad
+        // (pad 3: 4 mod 8, conflict-free), the staged tensor at one more (odd, as its shifted copies
+        // need), read by pass 0 only. Pad 3 by default at K = 9 and 11, where an H100 measured it
+        // 2-3% faster (NOTES.md runs 132-133); at K = 13 and 19 no faster.
         align_runs(tune([0, 1], default = if K == 15 { 1 } else if K == 17 { 1 } else if K == 21 { 1 } else { 0 }));
         constraint(align_runs <= K % 2);
         // pair_rows(1): a lane's two A registers are adjacent rows, one 16-byte shared load per
@@ -64,9 +68,10 @@ mra_dsl::schedule! {
         // 16-byte cp.async by every thread; rows of whole 16-byte units: an even row pad. At odd K
         // (a tensor starts off the 16-byte grid when its index is odd) each buffer holds the tensor
         // shifted by that element, each row's K² - 1 values on the grid go by a bulk copy and the
-        // other by an 8-byte cp.async: an odd row stride (align_runs(0), even pad), two buffers,
-        // stack(1) (NOTES.md run 113). On by default at even K where an H200 measured it faster
-        // (NOTES.md run 62: K = 20 -4.9%, K = 10 -5.8%, 18, 22 -2.6%, 6, 12, 14, 16 -1.2 to -1.7%);
+        // other by an 8-byte cp.async: an odd row stride for the staged tensor (align_runs(0); with an
+        // odd pad it is the intermediates' even one plus 1), two buffers, stack(1) (NOTES.md run 113).
+        // On by default at even K where an H200 measured it faster (NOTES.md run 62: K = 20 -4.9%,
+        // K = 10 -5.8%, 18, 22 -2.6%, 6, 12, 14, 16 -1.2 to -1.7%);
         // off at K = 8 (+0.9%), K = 24 (+1.3%), K <= 4 (not measured). At odd K on where an H100
         // measured it faster by >= 5% in two rounds (run 113: K = 9 -6%, 11 -13%, 13 -10..-12%,
         // 19 -10%); off at K = 15, 17 (-2..-3%, against their align_runs(1)), 21 (+20%), 23
