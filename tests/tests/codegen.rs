@@ -501,12 +501,14 @@ fn align_runs_pairs_the_intermediate_stores_at_odd_k() {
         let default = with("fused-pipe", "", k, sm90).unwrap();
         assert_eq!(default.plan.parameters["align_runs"], [15, 17, 21].contains(&k) as u32, "K={k}: the measured default");
         // (bulk_copy(0): at odd K the bulk copies need align_runs(0), and K = 9, 11, 13, 19 take them by default.)
-        let kernel = with("fused-pipe", "align_runs=1,bulk_copy=0", k, sm90).unwrap();
+        // The default pad made even (K = 9, 11 default to pad 3, for their bulk copies' split strides).
+        let even_pad = default.plan.parameters["pad_a"] & !1;
+        let kernel = with("fused-pipe", &format!("align_runs=1,bulk_copy=0,pad_a={even_pad}"), k, sm90).unwrap();
         let src = &kernel.source;
         let pad = kernel.plan.parameters["pad_a"];
         let buffers = kernel.plan.parameters["buffers"];
-        // The row stride K·(K + 1) + pad is even (pads are even by default), so with the even
-        // run stride every pair starts 16-byte aligned in every row of every buffer.
+        // The row stride K·(K + 1) + pad is even (an even pad), so with the even run stride every
+        // pair starts 16-byte aligned in every row of every buffer.
         assert!(src.contains("constexpr int KR = K + 1;") && src.contains(&format!("constexpr int W_STRIDE = K * KR + {pad};")), "K={k}");
         assert!(pad % 2 == 0 && (k * (k + 1) + pad) % 2 == 0, "K={k} pad {pad}");
         assert_eq!(kernel.plan.shared_bytes, buffers * k * (k * (k + 1) + pad) * 8, "K={k}: shared bytes follow W_STRIDE");
