@@ -1,7 +1,7 @@
 // export_demo.cu: a C++ program that uses an `mra-bench export` directory the way an MRA code
 // would, and checks every result against a CPU reference written here from the definition.
 //
-//   mra-bench export --arch sm_90 -K 5,8,13,16,20,28,32 -o mra_export
+//   mra-bench export --arch sm_90 -K 5,8,9,11,13,16,20,28,32 -o mra_export
 //   nvcc -arch=sm_90 -O3 -I mra_export examples/export_demo.cu mra_export/*.cu -o export_demo
 //   ./export_demo            # exit status 0 when every check passed
 //
@@ -83,6 +83,8 @@ static double direct(int K, const double* A, const double* B, int i, int j, int 
 
 USER_KERNEL(5)
 USER_KERNEL(8)
+USER_KERNEL(9)
+USER_KERNEL(11)
 USER_KERNEL(13)
 USER_KERNEL(16)
 USER_KERNEL(20)
@@ -102,7 +104,7 @@ struct Case {
 #define CASE(KK) \
     { KK, user_kernel_k##KK, mra::k##KK##_f64::THREADS, mra::k##KK##_f64::SHARED_BYTES, mra::k##KK##_f64::WORKSPACE_ELEMS }
 
-static const Case CASES[] = {CASE(5), CASE(8), CASE(13), CASE(16), CASE(20), CASE(28), CASE(32)};
+static const Case CASES[] = {CASE(5), CASE(8), CASE(9), CASE(11), CASE(13), CASE(16), CASE(20), CASE(28), CASE(32)};
 
 // max |got - want| / max |want|; NaN (an unwritten element) counts as a failure.
 static bool compare(const char* what, int K, int N, const std::vector<double>& got, const std::vector<double>& want) {

@@ -4,12 +4,13 @@
 #
 #   bash scripts/export-check.sh path/to/mra-bench            # logs and results under $OUT
 #
-# 1. exports K = 5, 8, 13, 16, 20, 28, 32 for the GPU's arch (default launchers on sm_90: fused-pipe, fused-cluster
-#    at 28, fused-split at 32, with L7-breg's block-level function beside the last two);
+# 1. exports K = 5, 8, 9, 11, 13, 16, 20, 28, 32 for the GPU's arch (default launchers on sm_90: fused-pipe, with the
+#    split strides at 9 and 11, fused-cluster at 28, fused-split at 32, with L7-breg's block-level function beside the
+#    last two);
 # 2. compiles examples/export_demo.cu with nvcc against the export and runs it: mra_transform(K)
 #    and a kernel of its own calling the block-level device function, each checked against a
 #    CPU reference in the program (exit status 0 only if all pass);
-# 3. mra-bench transform on .npy files of N = 2048 (K = 5, 8, 13, 16, 28, 32; f64, f32, a named level,
+# 3. mra-bench transform on .npy files of N = 2048 (K = 5, 8, 11, 13, 16, 28, 32; f64, f32, a named level,
 #    the (N, K^3) shape), each compared with `mra-bench transform --reference` on the same files.
 # Exit status 0 only if every step passed; the summary is $OUT/export-check.txt.
 set -uo pipefail
@@ -58,7 +59,7 @@ say "# mra-bench: $BIN ($("$BIN" --version))"
 # 1. The export (a fresh directory: export refuses a non-empty one).
 EXPORT="$OUT/mra_export"
 rm -rf "$EXPORT"
-step export "$BIN" export --arch "$ARCH" -K 5,8,13,16,20,28,32 -o "$EXPORT"
+step export "$BIN" export --arch "$ARCH" -K 5,8,9,11,13,16,20,28,32 -o "$EXPORT"
 
 # 2. The C++ program against it.
 step nvcc_build "$NVCC" -arch="$ARCH" -O3 -std=c++17 -I"$EXPORT" examples/export_demo.cu "$EXPORT"/*.cu -o "$OUT/export_demo"
@@ -83,6 +84,7 @@ transform_case() {  # name K dtype shape-kind [level]
 }
 step npy_k5_f64 transform_case k5_f64 5 f64 cube
 step npy_k8_f64 transform_case k8_f64 8 f64 cube
+step npy_k11_f64 transform_case k11_f64 11 f64 cube
 step npy_k13_f64_flat transform_case k13_f64_flat 13 f64 flat
 step npy_k16_f64 transform_case k16_f64 16 f64 cube
 step npy_k16_f64_L3 transform_case k16_f64_L3 16 f64 cube L3

@@ -15,7 +15,7 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-const KS: &str = "5,8,13,16,20,28,32";
+const KS: &str = "5,8,9,11,13,16,20,28,32";
 /// The recording stub runtime's device: 7 multiprocessors holding 3 blocks of any kernel each.
 const STUB_MULTIPROCESSORS: u64 = 7;
 const STUB_PER_MULTIPROCESSOR: u64 = 3;
@@ -57,7 +57,7 @@ fn assert_clean_error(args: &[&str], needle: &str) {
 fn export_writes_the_directory_and_does_not_clobber() {
     let (dir, manifest) = export("sm_90", KS, "layout");
     let ks: Vec<u64> = manifest.iter().map(|e| e["K"].as_u64().unwrap()).collect();
-    assert_eq!(ks, [5, 8, 13, 16, 20, 28, 32]);
+    assert_eq!(ks, [5, 8, 9, 11, 13, 16, 20, 28, 32]);
     for e in &manifest {
         for f in ["source", "device_header"] {
             assert!(dir.join(e[f].as_str().unwrap()).is_file(), "{e}");
@@ -383,7 +383,7 @@ fn the_export_demo_compiles_against_the_stub_runtime() {
     let device = common("--cuda-device-only").arg("-S").arg("-o").arg(&ptx).arg(&demo).output().unwrap();
     assert!(device.status.success(), "device side:\n{}", text(&device.stderr));
     let ptx_text = std::fs::read_to_string(&ptx).unwrap();
-    for k in [5, 8, 13, 16, 20, 28, 32] {
+    for k in [5, 8, 9, 11, 13, 16, 20, 28, 32] {
         assert!(ptx_text.contains(&format!("user_kernel_k{k}")), "K={k}: no kernel in the PTX");
     }
     assert!(ptx_text.contains("mma.sync.aligned.m"), "the block functions use a matrix instruction");
