@@ -532,7 +532,7 @@ fn align_runs_pairs_the_intermediate_stores_at_odd_k() {
         }
         assert!(!src.contains("(i % K) * K + j"), "K={k}: a store into plain runs is left");
         // align_runs(0): the plain runs, element by element (a pair is 8-byte aligned in every other row).
-        let off = with("fused-pipe", "align_runs=0,bulk_copy=0", k, sm90).unwrap();
+        let off = with("fused-pipe", &format!("align_runs=0,bulk_copy=0,pad_a={even_pad}"), k, sm90).unwrap();
         assert!(!off.source.contains("KR") && !off.source.contains("double2") && off.source.contains("out[(i / K) * W_STRIDE + (i % K) * K + j] = acc[nf][r];"), "K={k}");
         assert_eq!(off.plan.shared_bytes, buffers * k * (k * k + pad) * 8, "K={k}");
     }
