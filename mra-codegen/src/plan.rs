@@ -197,7 +197,8 @@ impl TransformPlan {
     /// every row's values but one lie in whole 16-byte units at the same offsets in device and
     /// shared memory: one bulk copy of K² - 1 values per row and one 8-byte `cp.async` for the
     /// other. A buffer's pitch is then BUF = K · W_STRIDE + 1 (even: the next buffer stays
-    /// 16-byte aligned), and pass 0 reads the tensor from its buffer + sh.
+    /// 16-byte aligned; K · WS_STRIDE + 1 with split strides, [`TransformPlan::split_staged_stride`]),
+    /// and pass 0 reads the tensor from its buffer + sh.
     pub fn shifted_rows(&self, k: u32) -> bool {
         self.bulk_copy && k % 2 == 1 && self.cluster <= 1
     }
@@ -917,7 +918,8 @@ impl Schedule {
                 // K rows of W_STRIDE elements (the runs K or K + 1 apart, then the row pad).
                 let row = if plan.stages_whole_tensor() { plan.shared_row_elems(k) } else { k * k };
                 // bulk_copy(1): one 8-byte mbarrier per buffer, after the buffers; at odd K one more
-                // element per buffer (BUF = K · W_STRIDE + 1, room for the shift).
+                // element per buffer (BUF = K · W_STRIDE + 1, room for the shift; the staged rows at
+                // WS_STRIDE = W_STRIDE + 1 with split strides).
                 let mbarriers = if plan.bulk_copy { 8 * buffers } else { 0 };
                 let shift = if plan.shifted_rows(k) { buffers * elem } else { 0 };
                 let row = if plan.stages_whole_tensor() { plan.staged_row_elems(k) } else { row };
