@@ -473,7 +473,8 @@ pub struct TuneArgs {
     pub max_configs: Option<usize>,
     /// Tune only the candidates with these parameter values (`name=value,...`, e.g.
     /// `cluster=8,threads=256`): the others of the space are not tried. To compare a few
-    /// configurations in one process, with the copy floor of the same run.
+    /// configurations in one process, with the copy floor of the same run; where --fix
+    /// leaves the defaults out, they are timed first as the baseline (not a candidate).
     #[arg(long, value_name = "NAME=VALUE,...")]
     pub fix: Option<String>,
     /// Print the tuning space (parameters, choices, constraints, candidates per K) and exit;

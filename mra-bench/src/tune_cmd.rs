@@ -86,17 +86,19 @@ impl Plan {
         Limits { max_configs: self.max_configs, deadline }
     }
 
-    /// The search seed: --seed, else 0 so that a rerun retraces (and skips) the same steps.
-    /// The candidates of `s` at `k` that `--fix` keeps, the defaults (`None` if `--fix`
-    /// excludes them), and how many configurations the level declares.
+    /// The candidates of `s` at `k` that `--fix` keeps, the defaults at `k` (`None` where they
+    /// cannot run there; `--fix` may leave them out of the candidates), and how many
+    /// configurations the level declares.
     fn space(&self, s: &Schedule, k: u32, arch: &'static Arch) -> (Vec<Config>, Option<Config>, usize) {
         let (space, declared) = tuning::space(s, k, arch, self.dtype);
-        let defaults = space.first().cloned();
+        // The space holds the defaults first when they plan; they are not its first otherwise.
+        let defaults = s.resolve_defaults(k, arch, self.dtype).defaults();
+        let defaults = (space.first() == Some(&defaults)).then_some(defaults);
         let space: Vec<Config> = space.into_iter().filter(|c| keeps(&self.fix, c)).collect();
-        let defaults = defaults.filter(|d| space.first() == Some(d));
         (space, defaults, declared)
     }
 
+    /// The search seed: --seed, else 0 so that a rerun retraces (and skips) the same steps.
     fn search_seed(&self) -> u64 {
         self.seed.unwrap_or(0)
     }
@@ -288,11 +290,25 @@ fn tune_on<B: Backend>(session: &Session<B>, plan: &Plan, harness: &HarnessConfi
             let mut eval = GpuEvaluator::new(session, s, k, plan.dtype, *harness, seed)?;
             eval.copy_us = Some(copy_us);
             let started = Instant::now();
-            let bar = progress(plan.max_configs.map_or(space.len(), |m| m.min(space.len())), &format!("{} K={k}", s.name));
+            // With --fix leaving the defaults out, they are timed first in the same process:
+            // the baseline the candidates are compared with (not a candidate).
+            let baseline_config = defaults.as_ref().filter(|d| space.first() != Some(*d));
+            let candidates = plan.max_configs.map_or(space.len(), |m| m.min(space.len()));
+            let bar = progress(candidates + usize::from(baseline_config.is_some()), &format!("{} K={k}", s.name));
             let mut on_result = |r: &Record, cached: bool| {
                 bar.inc(1);
                 let from = if cached { " (database)" } else { "" };
                 say(&bar, format!("  {} K={k} {}: {}{from}", s.name, describe(&r.config), outcome_text(&r.outcome, Some(copy_us))));
+            };
+            let baseline = match baseline_config {
+                Some(d) => match tuning::time_baseline(db, &case, d, &mut eval, &mut on_result) {
+                    Ok(b) => Some(b),
+                    Err(e) => {
+                        bar.finish_and_clear();
+                        return Err(e.into());
+                    }
+                },
+                None => None,
             };
             let result = tuning::tune_case(db, &case, &space, plan.strategy, plan.search_seed(), plan.limits(i, n_cases), &mut eval, &mut on_result);
             bar.finish_and_clear();
@@ -310,15 +326,25 @@ fn tune_on<B: Backend>(session: &Session<B>, plan: &Plan, harness: &HarnessConfi
                 summary.measured(),
                 summary.tried.len() - summary.measured()
             )?;
-            let default_us = defaults.as_ref().and_then(|d| summary.tried.iter().find(|(r, _)| r.config == *d)).and_then(|(r, _)| r.outcome.us());
+            let default_record = match &baseline {
+                Some((r, _)) => Some(r),
+                None => defaults.as_ref().and_then(|d| summary.tried.iter().map(|(r, _)| r).find(|r| r.config == *d)),
+            };
+            let default_us = default_record.and_then(|r| r.outcome.us());
             for (rank, r) in ranked.iter().take(plan.top).enumerate() {
                 let us = r.outcome.us().unwrap();
                 crate::outln!("  #{} {:<50} {us:>9.2} us/task  copy/level {:.3}", rank + 1, describe(&r.config), copy_us / us)?;
             }
-            match (&defaults, default_us) {
-                (Some(c), Some(d)) => crate::outln!("  defaults {:<46} {d:>9.2} us/task  copy/level {:.3}", describe(c), copy_us / d)?,
-                (Some(c), None) => crate::outln!("  defaults {}: no valid time in this run", describe(c))?,
-                (None, _) => crate::outln!("  defaults: not among the candidates --fix {} keeps", describe(&plan.fix))?,
+            let baseline_note = match &baseline {
+                Some((_, true)) => "  (baseline, not a candidate of --fix; from the database)",
+                Some((_, false)) => "  (baseline, not a candidate of --fix)",
+                None => "",
+            };
+            match (&defaults, default_us, default_record) {
+                (Some(c), Some(d), _) => crate::outln!("  defaults {:<46} {d:>9.2} us/task  copy/level {:.3}{baseline_note}", describe(c), copy_us / d)?,
+                (Some(c), None, Some(r)) => crate::outln!("  defaults {}: {}{baseline_note}", describe(c), outcome_text(&r.outcome, Some(copy_us)))?,
+                (Some(c), None, None) => crate::outln!("  defaults {}: not reached within the limits", describe(c))?,
+                (None, _, _) => crate::outln!("  defaults: cannot run on {} at K={k}", arch.name)?,
             }
             let host_bound = host_bound_candidates(&summary.tried);
             if host_bound > 0 {
@@ -335,6 +361,7 @@ fn tune_on<B: Backend>(session: &Session<B>, plan: &Plan, harness: &HarnessConfi
             summary_rows.push(serde_json::json!({
                 "level": s.name, "k": k, "candidates": space.len(), "declared": declared, "tried": summary.tried.len(),
                 "measured": summary.measured(), "seconds": secs, "copy_us_per_task": copy_us, "default_us_per_task": default_us,
+                "default_is_baseline": baseline.is_some(), "default_from_database": baseline.as_ref().is_some_and(|(_, cached)| *cached),
                 "host_bound_candidates": host_bound,
                 "best": ranked.first().map(|r| serde_json::json!({"config": r.config, "us_per_task": r.outcome.us()})),
             }));

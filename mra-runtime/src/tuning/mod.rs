@@ -4,7 +4,8 @@
 //!   planner refuses what does not fit: shared memory, warp/wave multiples, thread limits);
 //! - [`search`]: exhaustive, random and annealing strategies over it, GPU-free;
 //! - [`tune_case`]: runs a strategy with an [`Evaluate`]r, skipping what the database already
-//!   holds and writing every new result to it at once ([`db`]);
+//!   holds and writing every new result to it at once ([`db`]); [`time_baseline`] measures the
+//!   defaults the same way where the candidates leave them out;
 //! - [`gpu::GpuEvaluator`]: the evaluator on any [`Backend`](crate::backend::Backend): compile
 //!   through the kernel cache, reject from the compile report, validate against the FP64
 //!   reference on poisoned outputs, then time in the seed's harness;
@@ -85,29 +86,7 @@ pub fn tune_case(
 ) -> Result<Summary> {
     let mut summary = Summary::default();
     let mut cost = |cfg: &Config| -> Result<Option<f64>> {
-        let (record, cached) = match db.find(case, cfg) {
-            Some(r) => (r.clone(), true),
-            None => {
-                // Recorded as failed before it runs: a candidate that kills the process (a
-                // sticky GPU fault such as a misaligned access poisons the whole context) stays
-                // marked, so a rerun skips it and it is never chosen. Its real outcome replaces
-                // this record when the evaluation returns.
-                let pending = Outcome::Invalid { why: "did not finish: the run was interrupted or the candidate crashed the process (a GPU fault)".into() };
-                db.put(Record { config: cfg.clone(), outcome: pending, at: db::now(), ..case.clone() })?;
-                let outcome = eval.evaluate(cfg).map_err(|e| {
-                    RuntimeError::Invalid(format!(
-                        "{} K={} {}: {e}; the candidate is recorded as failed in {}, rerun `mra-bench tune` to go on without it",
-                        case.level,
-                        case.k,
-                        describe(cfg),
-                        db.path().display()
-                    ))
-                })?;
-                let r = Record { config: cfg.clone(), outcome, at: db::now(), ..case.clone() };
-                db.put(r.clone())?;
-                (r, false)
-            }
-        };
+        let (record, cached) = evaluate_one(db, case, cfg, eval)?;
         progress(&record, cached);
         let us = match &record.outcome {
             Outcome::Timed { us_per_task, .. } => Some(*us_per_task),
@@ -120,6 +99,41 @@ pub fn tune_case(
     };
     search::search(space, strategy, seed, limits, &mut cost)?;
     Ok(summary)
+}
+
+/// The defaults of a case whose candidates leave them out (`tune --fix`), measured before the
+/// candidates as the baseline they are compared with: through the database as a candidate is
+/// (`true`: from it), but not one of the candidates, so never among a [`Summary`]'s results.
+pub fn time_baseline(db: &mut Db, case: &Record, defaults: &Config, eval: &mut dyn Evaluate, progress: &mut dyn FnMut(&Record, bool)) -> Result<(Record, bool)> {
+    let (record, cached) = evaluate_one(db, case, defaults, eval)?;
+    progress(&record, cached);
+    Ok((record, cached))
+}
+
+/// One configuration's record: the database's if it holds one for `case`, else measured now
+/// and written to the database (`true`: from the database).
+fn evaluate_one(db: &mut Db, case: &Record, cfg: &Config, eval: &mut dyn Evaluate) -> Result<(Record, bool)> {
+    if let Some(r) = db.find(case, cfg) {
+        return Ok((r.clone(), true));
+    }
+    // Recorded as failed before it runs: a candidate that kills the process (a sticky GPU
+    // fault such as a misaligned access poisons the whole context) stays marked, so a rerun
+    // skips it and it is never chosen. Its real outcome replaces this record when the
+    // evaluation returns.
+    let pending = Outcome::Invalid { why: "did not finish: the run was interrupted or the candidate crashed the process (a GPU fault)".into() };
+    db.put(Record { config: cfg.clone(), outcome: pending, at: db::now(), ..case.clone() })?;
+    let outcome = eval.evaluate(cfg).map_err(|e| {
+        RuntimeError::Invalid(format!(
+            "{} K={} {}: {e}; the candidate is recorded as failed in {}, rerun `mra-bench tune` to go on without it",
+            case.level,
+            case.k,
+            describe(cfg),
+            db.path().display()
+        ))
+    })?;
+    let r = Record { config: cfg.clone(), outcome, at: db::now(), ..case.clone() };
+    db.put(r.clone())?;
+    Ok((r, false))
 }
 
 /// The tuned configuration of `schedule` at `k` for `device` (or, with an empty `device.gpu`,
@@ -228,6 +242,39 @@ mod tests {
         assert_eq!(best.config, parse_config("threads=256 pad_a=0 unroll_k=0 min_blocks=1 align_runs=0 coalesce_c=1").unwrap());
         assert!(matches!(db.find(&case, &wrong).unwrap().outcome, Outcome::Invalid { .. }));
         assert_eq!(lookup_in(&db, &case.device, "fused", 8, DType::F64, None).unwrap().config, best.config);
+        let _ = std::fs::remove_file(&path);
+    }
+
+    /// `tune --fix` leaving the defaults out: they are measured first, as the baseline, kept out
+    /// of the candidates' results, and taken from the database on a rerun as a candidate is.
+    #[test]
+    fn the_baseline_is_measured_first_and_is_not_a_candidate() {
+        let all = fused_space();
+        let defaults = all[0].clone();
+        let fix = parse_config("threads=128").unwrap();
+        assert_ne!(defaults["threads"], 128, "the fused level's default at K = 8 is not 128 threads");
+        let space: Vec<Config> = all.iter().filter(|c| c["threads"] == 128).cloned().collect();
+        assert!(!space.contains(&defaults) && !space.is_empty());
+        let path = temp_db("baseline");
+        let mut db = Db::open(&path).unwrap();
+        let case = record(&[], timed(0.0));
+        let mut fake = Fake { wrong: fix.clone(), delay: Duration::ZERO, calls: vec![] };
+        let mut seen = vec![];
+        let (base, cached) = time_baseline(&mut db, &case, &defaults, &mut fake, &mut |r, _| seen.push(r.config.clone())).unwrap();
+        let s = tune_case(&mut db, &case, &space, Strategy::Exhaustive, 0, Limits::default(), &mut fake, &mut |_, _| {}).unwrap();
+        assert_eq!(fake.calls[0], defaults, "the baseline runs before any candidate");
+        assert_eq!(fake.calls.len(), 1 + space.len());
+        assert_eq!((seen, cached), (vec![defaults.clone()], false));
+        // The fake's formula at the defaults: 10 + |threads - 256| / 64 + 0.5·pad_a + unroll_k + 0.25·min_blocks.
+        let d = |n: &str| defaults[n] as f64;
+        let want = 10.0 + (d("threads") - 256.0).abs() / 64.0 + 0.5 * d("pad_a") + d("unroll_k") + 0.25 * d("min_blocks") + 0.125 * d("coalesce_c");
+        assert_eq!(base.outcome.us(), Some(want));
+        assert!(s.tried.iter().all(|(r, _)| r.config["threads"] == 128), "the baseline is not among the candidates' results");
+        // A rerun takes it from the database, measuring nothing.
+        let mut again = Fake { wrong: fix, delay: Duration::ZERO, calls: vec![] };
+        let (base2, cached2) = time_baseline(&mut db, &case, &defaults, &mut again, &mut |_, _| {}).unwrap();
+        assert!(cached2 && again.calls.is_empty());
+        assert_eq!(base2.outcome.us(), Some(want));
         let _ = std::fs::remove_file(&path);
     }
 
