@@ -251,9 +251,9 @@ mod tests {
     fn the_baseline_is_measured_first_and_is_not_a_candidate() {
         let all = fused_space();
         let defaults = all[0].clone();
-        let fix = parse_config("threads=128").unwrap();
-        assert_ne!(defaults["threads"], 128, "the fused level's default at K = 8 is not 128 threads");
-        let space: Vec<Config> = all.iter().filter(|c| c["threads"] == 128).cloned().collect();
+        let fix = parse_config("threads=512").unwrap();
+        assert_ne!(defaults["threads"], 512, "the fused level's default at K = 8 is not 512 threads");
+        let space: Vec<Config> = all.iter().filter(|c| c["threads"] == 512).cloned().collect();
         assert!(!space.contains(&defaults) && !space.is_empty());
         let path = temp_db("baseline");
         let mut db = Db::open(&path).unwrap();
@@ -269,12 +269,16 @@ mod tests {
         let d = |n: &str| defaults[n] as f64;
         let want = 10.0 + (d("threads") - 256.0).abs() / 64.0 + 0.5 * d("pad_a") + d("unroll_k") + 0.25 * d("min_blocks") + 0.125 * d("coalesce_c");
         assert_eq!(base.outcome.us(), Some(want));
-        assert!(s.tried.iter().all(|(r, _)| r.config["threads"] == 128), "the baseline is not among the candidates' results");
+        assert!(s.tried.iter().all(|(r, _)| r.config["threads"] == 512), "the baseline is not among the candidates' results");
         // A rerun takes it from the database, measuring nothing.
         let mut again = Fake { wrong: fix, delay: Duration::ZERO, calls: vec![] };
         let (base2, cached2) = time_baseline(&mut db, &case, &defaults, &mut again, &mut |_, _| {}).unwrap();
         assert!(cached2 && again.calls.is_empty());
         assert_eq!(base2.outcome.us(), Some(want));
+        // By the fake's formula the defaults (256 threads) beat every 512-thread candidate (by 2 µs
+        // at least): a later run takes them from the database, not the best candidate.
+        assert!(s.ranked()[0].outcome.us().unwrap() > want);
+        assert_eq!(lookup_in(&db, &case.device, "fused", 8, DType::F64, None).unwrap().config, defaults);
         let _ = std::fs::remove_file(&path);
     }
 
