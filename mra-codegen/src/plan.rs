@@ -1104,6 +1104,14 @@ pub fn fuse_k_max(arch: &Arch, dtype: DType) -> u32 {
     [4, 2].into_iter().find(|&d| crate::fragment::deeper(instr, d).is_some_and(|deep| arch.has(deep))).unwrap_or(1)
 }
 
+/// Whether `pair_rows(1)` has row pairs to give on `arch` for `dtype`: its matrix instruction
+/// lays a lane's A and D rows 8 apart in a 16-row tile (NVIDIA m16n8k*), which the permutation
+/// makes adjacent. Elsewhere pair_rows(1) is the instruction's own layout, the same kernel as 0.
+/// The name `row_pairs` of constraints and default conditions.
+pub fn row_pairs(arch: &Arch, dtype: DType) -> bool {
+    matrix_instr(arch, dtype).is_some_and(|i| crate::fragment::fragment(i).with_row_pairs().is_some())
+}
+
 /// The WMMA-API fragment for `dtype` on `arch`, if it has one (NVIDIA f64 8×8×4, sm_80+).
 pub fn wmma_instr(arch: &Arch, dtype: DType) -> Option<MatrixInstr> {
     (dtype == DType::F64 && arch.has(MatrixInstr::WmmaM8n8k4F64)).then_some(MatrixInstr::WmmaM8n8k4F64)

@@ -208,6 +208,7 @@ pub fn builtin(name: &str, k: u32, arch: &Arch, dtype: DType) -> Option<i64> {
         "registers" => arch.max_registers_per_thread as i64,
         "fuse_k_max" => crate::plan::fuse_k_max(arch, dtype) as i64,
         "bulk_copies" => arch.bulk_async_copy as i64,
+        "row_pairs" => crate::plan::row_pairs(arch, dtype) as i64,
         _ => return None,
     })
 }
@@ -305,6 +306,19 @@ impl fmt::Display for Constraint {
 mod tests {
     use super::*;
     use crate::{arch, levels};
+
+    /// `row_pairs`: the PTX ISA lays m16n8k4.f64's A rows and D rows of a lane at groupID and
+    /// groupID + 8 (a pair for `pair_rows(1)` to make adjacent); m8n8k4.f64 (sm_80) has one row
+    /// per lane, and AMD's MFMA/WMMA f64 fragments are not m16n8 (`../shared/reference`).
+    #[test]
+    fn row_pairs_is_one_where_the_instruction_has_rows_8_apart() {
+        let at = |a: &str, d: DType| builtin("row_pairs", 12, arch::find(a).unwrap(), d);
+        assert_eq!(at("sm_90", DType::F64), Some(1));
+        assert_eq!(at("sm_80", DType::F64), Some(0));
+        for amd in ["gfx90a", "gfx942", "gfx1100"] {
+            assert_eq!(at(amd, DType::F64), Some(0), "{amd}");
+        }
+    }
 
     mra_dsl::schedule! {
         /// A synthetic level with three parameters and a constraint.

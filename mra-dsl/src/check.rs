@@ -212,7 +212,7 @@ fn check_tune(v: &Val, errors: &mut Errors) {
         for id in names {
             let n = id.to_string();
             if n != "K" && !BUILTINS.iter().any(|(b, _)| *b == n) {
-                errors.push(id.span(), format!("a default's condition may name K, bytes, wave, shared, max_threads, registers, fuse_k_max and bulk_copies only, not `{n}`: defaults cannot depend on other parameters"));
+                errors.push(id.span(), format!("a default's condition may name K, bytes, wave, shared, max_threads, registers, fuse_k_max, bulk_copies and row_pairs only, not `{n}`: defaults cannot depend on other parameters"));
             }
         }
         if !choices.is_empty() && !choices.iter().any(|c| c.value == value.value) {
@@ -247,6 +247,8 @@ const BUILTINS: &[(&str, &[i64])] = &[
     ("fuse_k_max", &[1, 4]),
     // NVIDIA sm_90 (cp.async.bulk): 1; every other target 0.
     ("bulk_copies", &[1, 0]),
+    // NVIDIA m16n8k* (sm_90 f64): 1; every other target 0.
+    ("row_pairs", &[1, 0]),
 ];
 
 /// Parameter names are unique; constraints name known things and hold for the defaults.
@@ -260,7 +262,7 @@ fn check_params(level: &Level, errors: &mut Errors) {
                 _ => v.span(),
             };
             if name == "K" || BUILTINS.iter().any(|(b, _)| *b == name) {
-                errors.push(span, format!("parameter name `{name}` is taken by a built-in constraint name (K, bytes, wave, shared, max_threads, registers, fuse_k_max, bulk_copies)"));
+                errors.push(span, format!("parameter name `{name}` is taken by a built-in constraint name (K, bytes, wave, shared, max_threads, registers, fuse_k_max, bulk_copies, row_pairs)"));
             } else if let Some((first, _)) = names.get(&name) {
                 // Two fixed values of one name are a repeated primitive, reported already.
                 if matches!(v, Val::Tune { .. }) || tunable.contains(&name) {
@@ -323,7 +325,7 @@ fn known_name(id: &proc_macro2::Ident, names: &HashMap<String, (Span, &Val)>, er
     let params: Vec<&str> = params.iter().map(|s| s.as_str()).collect();
     errors.push(
         id.span(),
-        format!("unknown name `{n}` in constraint; known: parameters [{}], K, bytes, wave, shared, max_threads, registers, fuse_k_max, bulk_copies", params.join(", ")),
+        format!("unknown name `{n}` in constraint; known: parameters [{}], K, bytes, wave, shared, max_threads, registers, fuse_k_max, bulk_copies, row_pairs", params.join(", ")),
     );
     false
 }

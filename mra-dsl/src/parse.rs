@@ -44,7 +44,8 @@
 //! identifiers are such parameters, the fixed values of the level by the same names, `K`,
 //! `bytes` (of the dtype), the arch's `shared`, `wave`, `max_threads`, `registers`, and
 //! `fuse_k_max` (the most k-steps one matrix instruction of the arch takes: 4 for sm_90 f64),
-//! `bulk_copies` (1 where the arch has bulk asynchronous copies, sm_90; else 0).
+//! `bulk_copies` (1 where the arch has bulk asynchronous copies, sm_90; else 0), `row_pairs` (1
+//! where the arch's matrix instruction has rows for `pair_rows(1)` to pair, NVIDIA m16n8k*; else 0).
 //!
 //! Every argument list may end with a trailing comma. INT is an unsuffixed integer literal that
 //! fits in u32. IDENT `L<digits>` is a numbered level, any other identifier a named one. Outer

@@ -699,7 +699,7 @@ fn defaults_that_depend_on_k() {
     assert_error(&lvl("if K <= 8 { 64 }"), "expected `else`", 2, "))");
     assert_error(&lvl("if K <= 8 { 96 } else { 64 }"), "the default 96 is not among the choices [64, 128]", 2, "96");
     assert_error(&lvl("if K <= 8 { 64 } else { 96 }"), "the default 96 is not among the choices [64, 128]", 2, "96");
-    assert_error(&lvl("if threads <= 8 { 64 } else { 128 }"), "may name K, bytes, wave, shared, max_threads, registers, fuse_k_max and bulk_copies only, not `threads`", 2, "threads <=");
+    assert_error(&lvl("if threads <= 8 { 64 } else { 128 }"), "may name K, bytes, wave, shared, max_threads, registers, fuse_k_max, bulk_copies and row_pairs only, not `threads`", 2, "threads <=");
     assert_error(&lvl("if K <= 8 64 else { 128 }"), "expected `{ N }` after the condition", 2, "64 else");
     assert_error(&lvl("if { 64 } else { 128 }"), "expected a condition after `if`", 2, "if {");
     assert_error(&lvl("if K <= 8 { 64 } else 128"), "expected `{ N }`", 2, "128))");

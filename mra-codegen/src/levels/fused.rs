@@ -16,7 +16,8 @@ mra_dsl::schedule! {
     /// whatever the block size) keeps 256, unmeasured either way.
     /// Tunable (`mra-bench tune`): threads, the shared-row pad, the k-loop unrolling and a
     /// minimum of resident blocks per SM/CU, which must all fit in shared memory; `align_runs`
-    /// (odd K) and `coalesce_c` (C stored through shared memory in whole lines).
+    /// (odd K), `coalesce_c` (C stored through shared memory in whole lines) and `pair_rows` (on
+    /// at K = 12 on sm_90).
     level fused "fused" {
         threads(tune([128, 256, 512], default = if shared <= 65536 { 256 } else if K <= 8 { 256 } else if K <= 14 { 128 } else if 4 * K * (K * K + 4) * bytes > shared { 512 } else { 256 }));
         launch_bounds(min_blocks = tune([1, 2], default = 1));
@@ -39,5 +40,12 @@ mra_dsl::schedule! {
         // straight from the fragments. Off by default: on an H100 it brought K = 12's L2 write
         // requests to the copy's and its time up 1% (K = 10 -3%, K = 14 +7%; NOTES.md run 108).
         coalesce_c(tune([0, 1], default = 0));
+        // pair_rows(1): a lane's two A rows adjacent, one 16-byte shared load per k-step instead
+        // of two 8-byte ones (fused-pipe's switch). On at K = 12, where an H100 measured it 4%
+        // faster in two rounds (NOTES.md run 136: 15.6 → 15.0 µs; K = 10, 14, 16 no faster);
+        // only where the arch's instruction has row pairs to give (NVIDIA m16n8k*), elsewhere it
+        // would be the same kernel twice.
+        pair_rows(tune([0, 1], default = if row_pairs == 0 { 0 } else if K == 12 { 1 } else { 0 }));
+        constraint(pair_rows <= row_pairs);
     }
 }
