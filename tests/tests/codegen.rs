@@ -575,7 +575,8 @@ fn align_runs_pairs_the_intermediate_stores_at_odd_k() {
 /// `pair_rows(1)`: on sm_90's m16n8k4 the tile rows are permuted in A and D alike (the CPU model
 /// of that permutation is `fragment::tests` and `simulate::tests`) and, where a pass's input rows
 /// have an even stride and count, a lane's A registers are one 16-byte load; instructions with
-/// one A register per lane (sm_80's m8n8k4, gfx90a's MFMA) generate the same code as without it.
+/// one A register per lane (sm_80's m8n8k4, gfx90a's MFMA) generate the same code as without it,
+/// so the tuned levels do not offer it there (`row_pairs`).
 #[test]
 fn pair_rows_loads_a_fragment_pairs_where_rows_allow() {
     let with = |level: &str, cfg: &str, k: u32, arch: &str| {
@@ -611,21 +612,30 @@ fn pair_rows_loads_a_fragment_pairs_where_rows_allow() {
         let src = with("fused-cluster", "pair_rows=1", k, "sm_90").unwrap().source;
         assert!(src.contains("*reinterpret_cast<const double2*>(&in[a_k * SLICE_STRIDE + a_i])"), "K={k}");
     }
-    // One A register per lane: the same code either way.
-    // (fused, the level AMD runs, with the step added.)
+    // One A register per lane (sm_80's m8n8k4, AMD's MFMA): the same code either way. The tuned
+    // levels keep pair_rows at 0 there (constraint pair_rows <= row_pairs: one kernel per
+    // configuration); a schedule that fixes pair_rows(1) gets the instruction's own rows.
+    // (fused, the level AMD runs, with its tunable step replaced by a fixed one.)
     let fused_with = |pair: u32, arch: &str| {
         let mut s = levels::find("fused").unwrap();
+        s.steps.retain(|st| !matches!(st.item, mra_codegen::ir::Step::PairRows(_)) && !matches!(&st.item, mra_codegen::ir::Step::Constraint(c) if c.text.contains("pair_rows")));
         s.steps.push(mra_codegen::ir::Located { item: mra_codegen::ir::Step::PairRows(mra_codegen::ir::Value::Fixed(pair)), line: 0 });
         mra_codegen::generate(&s, Request { k: 12, arch: mra_codegen::arch::find(arch).unwrap(), dtype: DType::F64 }).unwrap().source
     };
     for arch in ["sm_80", "gfx90a", "gfx942"] {
-        let (on, off) = if arch == "sm_80" {
-            (with("fused-pipe", "pair_rows=1", 12, arch).unwrap().source, with("fused-pipe", "pair_rows=0", 12, arch).unwrap().source)
-        } else {
-            (fused_with(1, arch), fused_with(0, arch))
-        };
+        let (on, off) = (fused_with(1, arch), fused_with(0, arch));
         assert_eq!(code(&on), code(&off), "{arch}");
         assert!(on.contains("): rows as ") && !on.contains("double2 pair"), "{arch}: the comment says why nothing changed");
+        for level in ["fused", "fused-pipe"] {
+            let Ok(s) = levels::find(level) else { continue };
+            if arch != "sm_80" && level == "fused-pipe" {
+                continue; // fused-pipe does not run on AMD (cp.async)
+            }
+            let e = with(level, "pair_rows=1", 12, arch).unwrap_err().to_string();
+            assert!(e.contains("pair_rows <= row_pairs"), "{level} on {arch}: {e}");
+            let d = mra_codegen::generate(&s, Request { k: 12, arch: mra_codegen::arch::find(arch).unwrap(), dtype: DType::F64 }).unwrap();
+            assert_eq!(d.plan.parameters["pair_rows"], 0, "{level} on {arch}: the default follows row_pairs");
+        }
     }
     // Only the fused passes take it: one line naming what it needs.
     let mut l7 = levels::find("L7").unwrap();

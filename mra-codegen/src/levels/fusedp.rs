@@ -55,7 +55,10 @@ mra_dsl::schedule! {
         // pair_rows(1): a lane's two A registers are adjacent rows, one 16-byte shared load per
         // k-step instead of two 8-byte ones. On by default where an H200 measured it faster
         // (NOTES.md runs 49, 50: K = 12 -2.7%, 18 -2%, 20 -2.1%); slower at K = 10, 24.
-        pair_rows(tune([0, 1], default = if K == 12 { 1 } else if K == 18 { 1 } else if K == 20 { 1 } else { 0 }));
+        // Only where the arch's instruction has row pairs to give (sm_90's m16n8k*): on sm_80's
+        // m8n8k4 pair_rows(1) would be the same kernel as 0, twice in the tuning space.
+        pair_rows(tune([0, 1], default = if row_pairs == 0 { 0 } else if K == 12 { 1 } else if K == 18 { 1 } else if K == 20 { 1 } else { 0 }));
+        constraint(pair_rows <= row_pairs);
         // fuse_k(N): N k-steps per instruction where the arch has the deeper shape (sm_90 f64:
         // m16n8k8, m16n8k16): the same products in fewer instructions and accumulator updates.
         // At most as many as a tile's k-steps (K_STEPS = ceil(K / 4)): beyond, the same kernel.
