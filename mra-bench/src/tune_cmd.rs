@@ -300,19 +300,13 @@ fn tune_on<B: Backend>(session: &Session<B>, plan: &Plan, harness: &HarnessConfi
                 let from = if cached { " (database)" } else { "" };
                 say(&bar, format!("  {} K={k} {}: {}{from}", s.name, describe(&r.config), outcome_text(&r.outcome, Some(copy_us))));
             };
-            let baseline = match baseline_config {
-                Some(d) => match tuning::time_baseline(db, &case, d, &mut eval, &mut on_result) {
-                    Ok(b) => Some(b),
-                    Err(e) => {
-                        bar.finish_and_clear();
-                        return Err(e.into());
-                    }
-                },
-                None => None,
-            };
-            let result = tuning::tune_case(db, &case, &space, plan.strategy, plan.search_seed(), plan.limits(i, n_cases), &mut eval, &mut on_result);
+            // The baseline, then the candidates; the bar is cleared before either's error is returned.
+            let result = baseline_config
+                .map(|d| tuning::time_baseline(db, &case, d, &mut eval, &mut on_result))
+                .transpose()
+                .and_then(|b| tuning::tune_case(db, &case, &space, plan.strategy, plan.search_seed(), plan.limits(i, n_cases), &mut eval, &mut on_result).map(|s| (b, s)));
             bar.finish_and_clear();
-            let summary = result?;
+            let (baseline, summary) = result?;
             tried += summary.tried.len();
             let secs = started.elapsed().as_secs_f64();
             let ranked = summary.ranked();

@@ -627,7 +627,7 @@ fn pair_rows_loads_a_fragment_pairs_where_rows_allow() {
         assert_eq!(code(&on), code(&off), "{arch}");
         assert!(on.contains("): rows as ") && !on.contains("double2 pair"), "{arch}: the comment says why nothing changed");
         for level in ["fused", "fused-pipe"] {
-            let Ok(s) = levels::find(level) else { continue };
+            let s = levels::find(level).unwrap();
             if arch != "sm_80" && level == "fused-pipe" {
                 continue; // fused-pipe does not run on AMD (cp.async)
             }
