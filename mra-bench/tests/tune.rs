@@ -48,7 +48,7 @@ fn list_prints_parameters_constraints_and_candidates_per_k() {
     // (align_runs, pair_rows).
     let o = mra_bench(&["tune", "--list", "-l", "fused-pipe,fused", "-K", "17", "--arch", "sm_90"], &temp("list-odd"));
     let out = text(&o.stdout);
-    assert!(o.status.success() && out.contains("fused-pipe (11 parameters") && out.contains("sm_90    candidates  K=17: 720"), "{out}");
+    assert!(o.status.success() && out.contains("fused-pipe (12 parameters") && out.contains("sm_90    candidates  K=17: 720"), "{out}");
     // With --fix the list counts what a run with it would try: threads=256 is one of fused's
     // three block sizes, each of which plans at K = 16 and 20, so a third of 360 and 180.
     let o = mra_bench(&["tune", "--list", "-l", "fused", "-K", "16,20,32", "--arch", "sm_90", "--fix", "threads=256"], &temp("list-fix"));
@@ -125,14 +125,14 @@ fn emit_src_uses_the_tuned_configuration_for_the_arch_and_says_so() {
     assert!(text(&best.stdout).contains("mra_fused_k16_f64"));
 
     // Parameters the schedule declared after the record was tuned take their defaults, and the
-    // message says so (fused-pipe's stack and persistent, the latter on at K = 20, in a record
-    // without either).
+    // message says so (fused-pipe's stack, persistent and swap_operands, persistent on at K = 20,
+    // in a record without any of them).
     let old = json!({"version": 1, "records": [record("fused-pipe", 20, json!({"threads": 416, "pad_a": 4, "min_blocks": 1, "unroll_k": 0, "buffers": 3, "align_runs": 0, "pair_rows": 1, "fuse_k": 2, "bulk_copy": 1}), 77.0)]});
     std::fs::write(&db, serde_json::to_vec(&old).unwrap()).unwrap();
     let o = mra_bench(&["--arch", "sm_90", "-K", "20", "-l", "fused-pipe", "--emit-src"], &db);
     let (src, err) = (text(&o.stdout), text(&o.stderr));
-    assert!(o.status.success() && err.contains("; stack, persistent at the schedule's defaults (the record predates them); --untuned for the defaults"), "{err}");
-    assert!(src.contains("persistent=1 stack=1 threads=416"), "{src}");
+    assert!(o.status.success() && err.contains("; stack, persistent, swap_operands at the schedule's defaults (the record predates them); --untuned for the defaults"), "{err}");
+    assert!(src.contains("persistent=1 stack=1 swap_operands=0 threads=416"), "{src}");
 
     // A configuration the schedule no longer declares is an error, not a silent default.
     let stale = json!({"version": 1, "records": [record("fused", 16, json!({"threads": 96, "pad_a": 1, "min_blocks": 1, "unroll_k": 0}), 1.0)]});

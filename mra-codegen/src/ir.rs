@@ -245,6 +245,13 @@ pub enum Step {
     /// read as one 16-byte access where the row stride is even. Other instructions (one A
     /// register per lane: m8n8k4, AMD MFMA f64) keep their rows.
     PairRows(Value),
+    /// `swap_operands(0|1)`: which operand of the matrix instruction the fused passes' tensor
+    /// is. 0: its K² index is the instruction's M (row tiles of FM) and B the B operand (K
+    /// columns in fragments of FN). 1: the pass is computed transposed, D'(j, i) = Σ_k Bᵀ(j, k)
+    /// in(k, i): Bᵀ the A operand in registers (K rows in fragments of FM), the tensor the B
+    /// operand (K² columns in tiles of FN). Where FM ≠ FN the padding differs (m16n8k4 at K = 10:
+    /// 13 tiles of 8 instead of 7 of 16) and so do the stores (one element per register).
+    SwapOperands(Value),
     /// `fuse_k(N)`: N consecutive k-steps of the tensorized instruction issued as one
     /// instruction N times as deep, where the arch has it (sm_90 f64: `mma.m16n8k4` ×2 →
     /// `m16n8k8`, ×4 → `m16n8k16`), whose A and B registers are the N steps' fragments side by
@@ -334,7 +341,7 @@ macro_rules! step_value {
     ($step:expr) => {
         match $step {
             Step::Threads(v) | Step::Unroll(_, v) | Step::Buffers(v) | Step::Pipeline(v) | Step::Tensors(v) | Step::Cluster(v) | Step::SplitCols(v) => Some(v),
-            Step::AsyncExchange(v) | Step::AlignRuns(v) | Step::PairRows(v) | Step::FuseK(v) | Step::BulkCopy(v) | Step::FmaTail(v) | Step::Persistent(v) | Step::LateWait(v) | Step::Stack(v) | Step::ShadowMma(v) | Step::CoalesceC(v) => Some(v),
+            Step::AsyncExchange(v) | Step::AlignRuns(v) | Step::PairRows(v) | Step::SwapOperands(v) | Step::FuseK(v) | Step::BulkCopy(v) | Step::FmaTail(v) | Step::Persistent(v) | Step::LateWait(v) | Step::Stack(v) | Step::ShadowMma(v) | Step::CoalesceC(v) => Some(v),
             Step::SplitOutput(v) | Step::Chain(v) | Step::PrefetchL2(v) => Some(v),
             Step::CacheRead { pad, .. } | Step::CacheWrite { pad, .. } => Some(pad),
             Step::LaunchBounds { min_blocks } => Some(min_blocks),
@@ -379,6 +386,7 @@ impl Step {
             Step::AsyncExchange(_) => "async_exchange",
             Step::AlignRuns(_) => "align_runs",
             Step::PairRows(_) => "pair_rows",
+            Step::SwapOperands(_) => "swap_operands",
             Step::FuseK(_) => "fuse_k",
             Step::BulkCopy(_) => "bulk_copy",
             Step::FmaTail(_) => "fma_tail",
@@ -506,6 +514,7 @@ impl fmt::Display for Step {
             Step::AsyncExchange(v) => write!(f, "async_exchange({v})"),
             Step::AlignRuns(v) => write!(f, "align_runs({v})"),
             Step::PairRows(v) => write!(f, "pair_rows({v})"),
+            Step::SwapOperands(v) => write!(f, "swap_operands({v})"),
             Step::FuseK(v) => write!(f, "fuse_k({v})"),
             Step::BulkCopy(v) => write!(f, "bulk_copy({v})"),
             Step::FmaTail(v) => write!(f, "fma_tail({v})"),

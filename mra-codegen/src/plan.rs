@@ -104,6 +104,10 @@ pub struct TransformPlan {
     /// `coalesce_c(1)`: the last pass writes C's layout into `w0` (free: pass 1 read it, pass 2
     /// reads `w1`), and the block stores the tensor from there in one coalesced sweep.
     pub coalesce_c: bool,
+    /// `swap_operands(1)`: the fused passes computed transposed, the tensor as the matrix
+    /// instruction's B operand (K² columns in tiles of FN) and Bᵀ in registers as its A operand
+    /// (K rows in fragments of FM); lowered in `emit/swapped.rs`.
+    pub swap_operands: bool,
 }
 
 impl TransformPlan {
@@ -851,7 +855,20 @@ impl Schedule {
             if coalesce_c && (!whole || pipeline != 1 || shared_buffers != 2 || tensors != 1 || cluster != 1 || stack != 1 || split_output != 1) {
                 return Err(malformed("coalesce_c(1) stages C in the shared buffer the fused passes' last pass does not read: it needs tensorize(mma), cache_read(A, shared), workspace(shared) and buffers(2), without pipeline(N), tensors(N), cluster(N), stack(N) or split_output(N)"));
             }
+            let swap_operands = self
+                .switch(|s| if let Step::SwapOperands(v) = s { Some(v) } else { None }, "swap_operands", "0 (the tensor as the instruction's A operand) or 1 (as its B operand, K² as N)")
+                .map_err(|e| malformed(&e))?;
+            // The transposed pass has one form: whole-tensor shared intermediates read where
+            // they lie, B's fragments in registers, one tensor per pass, no row permutation.
+            if swap_operands {
+                let one_register_b = fragment.is_some_and(|f| f.b.regs == 1);
+                let plain = pipeline <= 2 && tensors == 1 && cluster == 1 && stack == 1 && jam == 1 && col_split == 1 && split_output == 1 && shared_buffers >= 2;
+                if !whole || wmma || !one_register_b || b.memory != Memory::Registers || !plain || pair_rows || fma_tail || coalesce_c {
+                    return Err(malformed("swap_operands(1) computes the fused passes transposed: it needs tensorize(mma) with a one-register B fragment (f64), cache_read(A, shared), cache_read(B, registers), workspace(shared) and two or more buffers, without pair_rows(1), fma_tail(1), coalesce_c(1), stack(N), tensors(N), cluster(N), split_cols(N), split_output(N) or unroll(rows)"));
+                }
+            }
             let plan = TransformPlan {
+                swap_operands,
                 coalesce_c,
                 split_output,
                 chain,

@@ -89,6 +89,72 @@ pub fn tile_pass_fused(
     Ok(out)
 }
 
+/// `swap_operands(1)`: the pass computed transposed as `emit/swapped.rs` tiles it,
+/// D'(j, i) = Σ_k Bᵀ(j, k) input(k, i): Bᵀ as the instruction's A operand (fragments of FM rows
+/// j), the input as its B operand (tiles of FN columns i, one register per lane), the k-steps
+/// grouped as `fuse_k(n)` groups them (a group of `depth` steps as one instruction of
+/// `deep(depth)`), D'(j, i) stored to out(i, j) under the emitter's guards. With `transpose_d`
+/// false, D' is stored as if it were D (out(j, i)): the check that this model can fail.
+pub fn swapped_pass(f: &Fragment, deep: &dyn Fn(u32) -> Fragment, n: u32, k: u32, input: &[f64], b: &[f64], transpose_d: bool) -> Result<Vec<f64>, ModelError> {
+    assert_eq!(f.b.regs, 1, "planned: swap_operands(1) takes one-register B fragments");
+    let (k2, k3) = (k * k, k * k * k);
+    let kp = TransformPlan::padded(k, f.k);
+    let mut out = vec![f64::NAN; k3 as usize];
+    let bt_step = |ks: u32, mf: u32| -> Registers {
+        (0..f.lanes)
+            .map(|lane| {
+                (0..f.a.regs)
+                    .map(|r| {
+                        let (j, kk) = (mf * f.m + f.a.row.at(lane, r), ks * f.k + f.a.col.at(lane, r));
+                        if j < k && kk < k { b[(kk * k + j) as usize] } else { 0.0 }
+                    })
+                    .collect()
+            })
+            .collect()
+    };
+    for tile in 0..k2.div_ceil(f.n) {
+        let i0 = tile * f.n;
+        let in_step = |ks: u32| -> Registers {
+            (0..f.lanes)
+                .map(|lane| {
+                    let (kk, i) = (ks * f.k + f.b.row.at(lane, 0), i0 + f.b.col.at(lane, 0));
+                    vec![if kk < k && i < k2 { input[(kk * k2 + i) as usize] } else { 0.0 }]
+                })
+                .collect()
+        };
+        for mf in 0..k.div_ceil(f.m) {
+            let mut acc: Registers = vec![vec![0.0; f.c.regs as usize]; f.lanes as usize];
+            for g in crate::plan::k_step_groups(kp / f.k, n) {
+                for c in 0..g.count {
+                    let ks0 = g.start + c * g.depth;
+                    if g.depth == 1 {
+                        acc = execute(f, &bt_step(ks0, mf), &in_step(ks0), &acc)?;
+                        continue;
+                    }
+                    let d = deep(g.depth);
+                    let map = f.step_operands(&d).expect("a step map");
+                    let a_steps: Vec<Registers> = (0..g.depth).map(|s| bt_step(ks0 + s, mf)).collect();
+                    let b_steps: Vec<Registers> = (0..g.depth).map(|s| in_step(ks0 + s)).collect();
+                    let pick = |steps: &[Registers], at: &[(u32, u32)]| -> Registers {
+                        (0..f.lanes as usize).map(|l| at.iter().map(|&(s, q)| steps[s as usize][l][q as usize]).collect()).collect()
+                    };
+                    acc = execute(&d, &pick(&a_steps, &map.a), &pick(&b_steps, &map.b), &acc)?;
+                }
+            }
+            for lane in 0..f.lanes {
+                for r in 0..f.c.regs {
+                    let (j, i) = (mf * f.m + f.c.row.at(lane, r), i0 + f.c.col.at(lane, r));
+                    if j < k && i < k2 {
+                        let at = if transpose_d { i * k + j } else { (j * k2 + i) % k3 };
+                        out[at as usize] = acc[lane as usize][r as usize];
+                    }
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -174,6 +240,31 @@ mod tests {
         let input: Vec<f64> = (0..k * k * k).map(|e| ((e * 5 + 3) % 7) as f64 - 3.0).collect();
         let b: Vec<f64> = (0..k * k).map(|e| ((e * 3 + 1) % 5) as f64 - 2.0).collect();
         assert_ne!(tile_pass_fused(&base, &base, &wrong, 2, k, &input, &b).unwrap(), plain_pass(k, &input, &b));
+    }
+
+    /// `swap_operands(1)`: the transposed tiling (Bᵀ as the A operand, the input as the B
+    /// operand, D' stored transposed) gives the plain pass at every K on every instruction with
+    /// a one-register B fragment, with fuse_k(2|4) on sm_90's m16n8k4; D' stored untransposed
+    /// does not.
+    #[test]
+    fn swapped_operands_compute_the_pass_for_every_k() {
+        use crate::fragment::deeper;
+        for instr in [MmaSyncM8n8k4F64, MmaSyncM16n8k4F64, MfmaF64_16x16x4] {
+            let f = fragment(instr);
+            let deep = |d: u32| fragment(deeper(instr, d).unwrap());
+            let depths: &[u32] = if instr == MmaSyncM16n8k4F64 { &[1, 2, 4] } else { &[1] };
+            for &n in depths {
+                for k in 1..=32u32 {
+                    let input: Vec<f64> = (0..k * k * k).map(|e| ((e * 5 + 3) % 7) as f64 - 3.0).collect();
+                    let b: Vec<f64> = (0..k * k).map(|e| ((e * 3 + 1) % 5) as f64 - 2.0).collect();
+                    let want = plain_pass(k, &input, &b);
+                    assert_eq!(swapped_pass(&f, &deep, n, k, &input, &b, true).unwrap(), want, "{instr:?} fuse_k({n}) K={k}");
+                    if k >= 2 {
+                        assert_ne!(swapped_pass(&f, &deep, n, k, &input, &b, false).unwrap(), want, "{instr:?} K={k}: D' stored untransposed passed");
+                    }
+                }
+            }
+        }
     }
 
     /// The f16/bf16 tolerance of `DType::tolerance` is what the tiled WMMA pass, with every

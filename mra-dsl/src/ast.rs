@@ -87,6 +87,7 @@ impl Prim {
             PrimKind::AsyncExchange(v) => out.push((named("async_exchange".into(), v), v)),
             PrimKind::AlignRuns(v) => out.push((named("align_runs".into(), v), v)),
             PrimKind::PairRows(v) => out.push((named("pair_rows".into(), v), v)),
+            PrimKind::SwapOperands(v) => out.push((named("swap_operands".into(), v), v)),
             PrimKind::LateWait(v) => out.push((named("late_wait".into(), v), v)),
             PrimKind::FuseK(v) => out.push((named("fuse_k".into(), v), v)),
             PrimKind::BulkCopy(v) => out.push((named("bulk_copy".into(), v), v)),
@@ -126,6 +127,7 @@ impl Prim {
             PrimKind::AsyncExchange(_) => "async_exchange",
             PrimKind::AlignRuns(_) => "align_runs",
             PrimKind::PairRows(_) => "pair_rows",
+            PrimKind::SwapOperands(_) => "swap_operands",
             PrimKind::LateWait(_) => "late_wait",
             PrimKind::FuseK(_) => "fuse_k",
             PrimKind::BulkCopy(_) => "bulk_copy",
@@ -200,6 +202,9 @@ pub enum PrimKind {
     /// `pair_rows(0|1)`: 1: the rows of each matrix-fragment tile interleaved so that a lane's
     /// A registers are pairs of adjacent rows, loaded from shared memory as one 16-byte access.
     PairRows(Val),
+    /// `swap_operands(0|1)`: 1: the fused passes computed transposed, the tensor as the matrix
+    /// instruction's B operand (its K² index as N) and Bᵀ, in registers, as its A operand.
+    SwapOperands(Val),
     /// `late_wait(0|1)`: 1: `cluster(N)`'s pass 0 waits at the cluster barrier after each
     /// wave's first tile, before its first store, instead of the whole block before pass 0.
     LateWait(Val),

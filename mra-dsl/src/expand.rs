@@ -245,6 +245,10 @@ fn step(prim: &Prim, fixed: &HashMap<String, u32>) -> TokenStream {
             let v = nth_value(prim, 0);
             quote!(#ir::Step::PairRows(#v))
         }
+        PrimKind::SwapOperands(_) => {
+            let v = nth_value(prim, 0);
+            quote!(#ir::Step::SwapOperands(#v))
+        }
         PrimKind::FmaTail(_) => {
             let v = nth_value(prim, 0);
             quote!(#ir::Step::FmaTail(#v))

@@ -26,6 +26,7 @@
 //!            | "async_exchange" "(" VALUE ")"
 //!            | "align_runs"    "(" VALUE ")"
 //!            | "pair_rows"     "(" VALUE ")"
+//!            | "swap_operands" "(" VALUE ")"
 //!            | "late_wait"     "(" VALUE ")"
 //!            | "fuse_k"        "(" VALUE ")"
 //!            | "bulk_copy"     "(" VALUE ")"
@@ -218,6 +219,7 @@ fn parse_prim(input: ParseStream) -> Result<Prim> {
         "align_runs" => PrimKind::AlignRuns(numeric(&mut args, words::switch_meaning(prim))?),
         "late_wait" => PrimKind::LateWait(numeric(&mut args, words::switch_meaning(prim))?),
         "pair_rows" => PrimKind::PairRows(numeric(&mut args, words::switch_meaning(prim))?),
+        "swap_operands" => PrimKind::SwapOperands(numeric(&mut args, words::switch_meaning(prim))?),
         "bulk_copy" => PrimKind::BulkCopy(numeric(&mut args, words::switch_meaning(prim))?),
         "fma_tail" => PrimKind::FmaTail(numeric(&mut args, words::switch_meaning(prim))?),
         "persistent" => PrimKind::Persistent(numeric(&mut args, words::switch_meaning(prim))?),

@@ -629,6 +629,15 @@ fn cluster_and_unroll_rows() {
         5,
         "pair_rows",
     );
+    // swap_operands(0|1) computes the fused passes transposed: a boolean, with the fused steps.
+    parse(&format!("{fused} swap_operands(tune([0, 1], default = if row_pairs == 0 {{ 0 }} else {{ 1 }}));\n}}"));
+    assert_error(&format!("{fused} swap_operands(2);\n}}"), "swap_operands(2): takes 0 (the tensor as the instruction's A operand) or 1 (as its B operand, K² as N)", 7, "2");
+    assert_error(
+        "level f \"f\" {\n threads(256);\n bind(warps, tiles);\n tensorize(mma);\n swap_operands(1);\n}",
+        "`swap_operands` shapes the fused passes: it needs tensorize(mma), cache_read(A, shared) and workspace(shared)",
+        5,
+        "swap_operands",
+    );
     // fuse_k(1|2|4): k-steps per matrix instruction, on any tensorize(mma) level; a default may
     // name the arch's fuse_k_max.
     parse(&format!("{fused} fuse_k(tune([1, 2, 4], default = if fuse_k_max == 1 {{ 1 }} else {{ 2 }}));\n constraint(fuse_k <= fuse_k_max);\n}}"));

@@ -577,6 +577,64 @@ fn align_runs_pairs_the_intermediate_stores_at_odd_k() {
 /// have an even stride and count, a lane's A registers are one 16-byte load; instructions with
 /// one A register per lane (sm_80's m8n8k4, gfx90a's MFMA) generate the same code as without it,
 /// so the tuned levels do not offer it there (`row_pairs`).
+/// `swap_operands(1)` (fused-pipe): the passes computed transposed, Bᵀ as the instruction's A
+/// operand in registers and the tensor's K² columns as its N. The expected lines are the
+/// transposed GEMM written out by hand for m16n8k4 (PTX ISA fragments: A rows g, g + 8, column t;
+/// B row t, column g; D rows g, g + 8, columns 2t, 2t + 1, with g = lane >> 2, t = lane & 3).
+#[test]
+fn swap_operands_computes_the_passes_transposed_where_chosen() {
+    use mra_codegen::ir::Step;
+    let req = |k: u32, arch: &str| Request { k, arch: mra_codegen::arch::find(arch).unwrap(), dtype: DType::F64 };
+    let with = |cfg: &str, k: u32, arch: &str| {
+        let s = levels::find("fused-pipe").unwrap().with_config(&mra_codegen::tune::parse_config(cfg).unwrap()).unwrap();
+        mra_codegen::generate(&s, req(k, arch))
+    };
+    // The defaults (NOTES.md run 141): on at K = 10 on sm_90 only.
+    for (k, arch, want) in [(10u32, "sm_90", 1), (9, "sm_90", 0), (11, "sm_90", 0), (12, "sm_90", 0), (16, "sm_90", 0), (20, "sm_90", 0), (10, "sm_80", 0)] {
+        let kernel = with("", k, arch).unwrap();
+        assert_eq!(kernel.plan.parameters["swap_operands"], want, "K={k} {arch}");
+        assert_eq!(kernel.source.contains("constexpr int COL_TILES"), want == 1, "K={k} {arch}");
+    }
+    let src = with("", 10, "sm_90").unwrap().source;
+    for part in [
+        "constexpr int M_FRAGS = (K + FM - 1) / FM;",
+        "constexpr int COL_TILES = (K2 + FN - 1) / FN;",
+        "typedef mra_f64x2 BFrags[K_STEPS][M_FRAGS];",
+        "const int k = ks * FK + (lane & 3);",
+        "const int j = mf * FM + (lane >> 2) + r * 8;",
+        "b_frag[ks][mf][r] = (k < K && j < K) ? b[k * K + j] : 0;",
+        "const int i = (tile0 + t) * FN + (lane >> 2);",
+        "bt[t][ks] = (i < K2 && k < K) ? in[k * W_STRIDE + i] : 0;",
+        "mma_m16n8k8_steps(acc[t][mf], a_steps, b_steps);",
+        "mma_m16n8k4(acc[t][mf], b_frag[ks][mf], bt[t][ks]);",
+        "const int j = mf * FM + (lane >> 2) + (r >> 1) * 8;",
+        "const int i = (tile0 + t) * FN + (lane & 3) * 2 + (r & 1);",
+        "if (j < K && i < K2) out[i * K + j] = acc[t][mf][r];",
+    ] {
+        assert!(src.contains(part), "no `{part}`");
+    }
+    assert!(!src.contains("make_double2"), "the transposed passes store single elements");
+    // A padded row stride stores through row i / K, column (i % K)·K + j; padded runs (align_runs(1),
+    // odd K) read and store through theirs; bulk copies at odd K read pass 0 at the staged stride.
+    let padded = with("pad_a=4", 10, "sm_90").unwrap().source;
+    assert!(padded.contains("out[(i / K) * W_STRIDE + (i % K) * K + j] = acc[t][mf][r];"), "{padded}");
+    let runs = with("swap_operands=1,align_runs=1,bulk_copy=0", 13, "sm_90").unwrap().source;
+    assert!(runs.contains("const int col = (i / K) * KR + i % K;") && runs.contains("out[(i / K) * W_STRIDE + (i % K) * KR + j]"), "{runs}");
+    let staged = with("swap_operands=1,bulk_copy=1,pad_a=3", 11, "sm_90").unwrap().source;
+    assert!(staged.contains("in[k * WS_STRIDE + i]") && staged.contains("in[k * W_STRIDE + i]"), "{staged}");
+    // sm_80 (m8n8k4, one A register): B^T in scalar fragments.
+    let sm80 = with("swap_operands=1", 10, "sm_80").unwrap().source;
+    assert!(sm80.contains("typedef double BFrags[K_STEPS][M_FRAGS];") && sm80.contains("mma_m8n8k4(acc[t][mf], b_frag[ks][mf], bt[t][ks]);"), "{sm80}");
+    // Refused in one line with pair_rows(1): with the schedule's constraint (which keeps the pair
+    // out of the tuning space) and without it.
+    let e = with("swap_operands=1,pair_rows=1", 12, "sm_90").unwrap_err().to_string();
+    assert!(e.contains("swap_operands") && !e.contains('\n'), "{e}");
+    let mut bare = levels::find("fused-pipe").unwrap().with_config(&mra_codegen::tune::parse_config("swap_operands=1,pair_rows=1").unwrap()).unwrap();
+    bare.steps.retain(|st| !matches!(&st.item, Step::Constraint(c) if c.text.contains("swap_operands")));
+    let e = mra_codegen::generate(&bare, req(12, "sm_90")).unwrap_err().to_string();
+    assert!(e.contains("swap_operands(1) computes the fused passes transposed") && e.contains("without pair_rows(1)") && !e.contains('\n'), "{e}");
+}
+
 #[test]
 fn pair_rows_loads_a_fragment_pairs_where_rows_allow() {
     let with = |level: &str, cfg: &str, k: u32, arch: &str| {
@@ -587,8 +645,9 @@ fn pair_rows_loads_a_fragment_pairs_where_rows_allow() {
     let load = "*reinterpret_cast<const double2*>(&in[a_k * W_STRIDE + a_i])";
     let permuted = "const int i = i0 + (lane >> 2) * 2 + ((2 * q) >> 1);";
     for k in [6u32, 10, 12, 20, 24] {
-        let on = with("fused-pipe", "pair_rows=1", k, "sm_90").unwrap().source;
-        let off = with("fused-pipe", "pair_rows=0", k, "sm_90").unwrap().source;
+        // (swap_operands(1), K = 10's default, has no row pairs.)
+        let on = with("fused-pipe", "pair_rows=1,swap_operands=0", k, "sm_90").unwrap().source;
+        let off = with("fused-pipe", "pair_rows=0,swap_operands=0", k, "sm_90").unwrap().source;
         assert!(on.contains("const double2 pair = ") && on.contains(load) && on.contains(permuted) && !on.contains("a[r] = in["), "K={k}");
         assert!(!off.contains("double2 pair") && !off.contains(permuted), "K={k}");
         // Rows with padding (K=6, 10: K² not a multiple of 16): the pair's guard is its first row's.
@@ -972,7 +1031,7 @@ fn stack_puts_tensors_side_by_side_in_the_pass_rows() {
         mra_codegen::generate(&s, req(k))
     };
     assert_eq!(with("", 10).unwrap().plan.parameters["stack"], 1, "default: one tensor per pass (run 83)");
-    for (cfg, k) in [("stack=2,pad_a=4", 10u32), ("stack=3", 7), ("stack=2,align_runs=1", 15), ("stack=4,pair_rows=1", 12)] {
+    for (cfg, k) in [("stack=2,pad_a=4,swap_operands=0", 10u32), ("stack=3", 7), ("stack=2,align_runs=1", 15), ("stack=4,pair_rows=1", 12)] {
         let kernel = with(cfg, k).unwrap();
         let src = &kernel.source;
         let n = cfg[6..7].to_string();
@@ -997,7 +1056,7 @@ fn stack_puts_tensors_side_by_side_in_the_pass_rows() {
     }
     // Shared memory by hand: 2 buffers of K rows of (N·K² + pad) doubles (+ an 8-byte mbarrier per
     // buffer with bulk copies, even K).
-    assert_eq!(with("stack=2,pad_a=4", 10).unwrap().plan.shared_bytes, 2 * 10 * (2 * 100 + 4) * 8 + 16);
+    assert_eq!(with("stack=2,pad_a=4,swap_operands=0", 10).unwrap().plan.shared_bytes, 2 * 10 * (2 * 100 + 4) * 8 + 16);
     assert_eq!(with("stack=3,pad_a=4", 7).unwrap().plan.shared_bytes, 2 * 7 * (3 * 49 + 4) * 8);
     assert_eq!(with("stack=1,pad_a=4", 7).unwrap().plan.shared_bytes, 2 * 7 * (49 + 4) * 8);
     // stack(1) is the unstacked kernel: without the step (and its constraints) the source differs
@@ -1012,7 +1071,7 @@ fn stack_puts_tensors_side_by_side_in_the_pass_rows() {
         assert!(!one.contains("STACK") && !one.contains("const int groups"), "K={k}");
     }
     // Refused in one line: with buffers(3) (the schedule's constraint, then the planner's own).
-    let s = levels::find("fused-pipe").unwrap().with_config(&mra_codegen::tune::parse_config("stack=2,buffers=3").unwrap()).unwrap();
+    let s = levels::find("fused-pipe").unwrap().with_config(&mra_codegen::tune::parse_config("stack=2,buffers=3,swap_operands=0").unwrap()).unwrap();
     let e = mra_codegen::generate(&s, req(10)).unwrap_err().to_string();
     assert!(e.contains("stack") && !e.contains('\n'), "{e}");
     let mut bare = s.clone();
@@ -1022,7 +1081,7 @@ fn stack_puts_tensors_side_by_side_in_the_pass_rows() {
     // export: the bundle's transform_block is one tensor per call, so a schedule whose stack(N)
     // resolves above 1 is exported with stack(1) (and says so); the default is exported as is.
     let sm90 = mra_codegen::arch::find("sm_90").unwrap();
-    let stacked = levels::find("fused-pipe").unwrap().with_config(&mra_codegen::tune::parse_config("stack=2").unwrap()).unwrap();
+    let stacked = levels::find("fused-pipe").unwrap().with_config(&mra_codegen::tune::parse_config("stack=2,swap_operands=0").unwrap()).unwrap();
     let e = mra_codegen::export::entry_for(&stacked, 10, sm90, DType::F64, "-l fused-pipe".into()).unwrap();
     assert!(matches!(e.kernel.plan.body, mra_codegen::plan::Body::Transform(tp) if tp.stack == 1), "{:?}", e.kernel.plan.body);
     assert!(!e.kernel.source.contains("STACK") && e.reason.contains("stack(1)"), "{}", e.reason);
@@ -1041,7 +1100,8 @@ fn stack_puts_tensors_side_by_side_in_the_pass_rows() {
 fn fma_tail_covers_the_columns_past_the_whole_fragments() {
     // fused-pipe with the step added (it is no choice of that level: measured slower, run 65).
     let with_tail = |tail: Option<u32>, k: u32| {
-        let mut s = levels::find("fused-pipe").unwrap();
+        // (swap_operands(1), K = 10's default, has no FMA tail.)
+        let mut s = levels::find("fused-pipe").unwrap().with_config(&mra_codegen::tune::parse_config("swap_operands=0").unwrap()).unwrap();
         if let Some(t) = tail {
             s.steps.push(mra_codegen::ir::Located { item: mra_codegen::ir::Step::FmaTail(mra_codegen::ir::Value::Fixed(t)), line: 0 });
         }

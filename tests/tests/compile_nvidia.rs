@@ -329,7 +329,9 @@ fn pair_rows_loads_a_fragments_as_16_byte_pairs() {
     for (level, k) in cases {
         let mut loads = Vec::new();
         for pair in [0, 1] {
-            let s = levels::find(level).unwrap().with_config(&mra_codegen::tune::parse_config(&format!("pair_rows={pair}")).unwrap()).unwrap();
+            // (fused-pipe: swap_operands(1), K = 10's default, has no row pairs.)
+            let swap = if level == "fused-pipe" { ",swap_operands=0" } else { "" };
+            let s = levels::find(level).unwrap().with_config(&mra_codegen::tune::parse_config(&format!("pair_rows={pair}{swap}")).unwrap()).unwrap();
             let kernel = mra_codegen::generate(&s, Request { k, arch: sm90, dtype: DType::F64 }).unwrap();
             let out = nvrtc.compile(&kernel.source, &kernel.entry, "sm_90", &cache).unwrap_or_else(|e| panic!("{level} K={k} pair_rows={pair}: {e}"));
             let r = out.resources.expect("ptxas report in the NVRTC log");
@@ -345,6 +347,37 @@ fn pair_rows_loads_a_fragments_as_16_byte_pairs() {
             assert!(paired.1 < plain.1, "{level} K={k}: LDS.64 {} -> {} with {} LDS.128", plain.1, paired.1, paired.0);
         } else {
             assert_eq!(paired.0, plain.0, "{level} K={k}: odd K has no aligned pairs");
+        }
+    }
+}
+
+/// `swap_operands(1)` in fused-pipe, as NVRTC and ptxas build it: no spills on sm_90 (odd and even
+/// K, up to K = 24) and sm_80; the transposed passes store single elements (STS.64, no STS.128),
+/// where the untransposed ones store 16-byte column pairs at even K.
+#[test]
+#[ignore = "needs NVRTC and nvdisasm (run with --include-ignored; .ci/run does)"]
+fn swap_operands_compiles_without_spills_and_stores_single_elements() {
+    let Some(nvrtc) = require("NVRTC (libnvrtc)", Nvrtc::load()) else { return };
+    let Some(tool) = require("nvdisasm", nvdisasm()) else { return };
+    let cache = KernelCache::disabled();
+    let pipe = levels::find("fused-pipe").unwrap();
+    let cases = [("sm_90", 5u32), ("sm_90", 7), ("sm_90", 10), ("sm_90", 11), ("sm_90", 13), ("sm_90", 16), ("sm_90", 20), ("sm_90", 24), ("sm_80", 10), ("sm_80", 12)];
+    for (arch_name, k) in cases {
+        let arch = arch::find(arch_name).unwrap();
+        for swap in [1, 0] {
+            let what = format!("{arch_name} K={k} swap_operands={swap}");
+            let s = pipe.with_config(&mra_codegen::tune::parse_config(&format!("swap_operands={swap},pair_rows=0,unroll_k=0")).unwrap()).unwrap();
+            let kernel = mra_codegen::generate(&s, Request { k, arch, dtype: DType::F64 }).unwrap();
+            let out = nvrtc.compile(&kernel.source, &kernel.entry, arch_name, &cache).unwrap_or_else(|e| panic!("{what}: {e}"));
+            let r = out.resources.expect("ptxas report in the NVRTC log");
+            let (wide, narrow, other) = shared_stores(&tool, &out.cubin, &format!("swap-{arch_name}-k{k}-{swap}"));
+            println!("{what}: {} registers, STS.128 {wide}, STS.64 {narrow}, other STS {other}", r.registers);
+            assert!(no_spills_below_the_cap(&r, kernel.threads()), "{what} spills or does not fit: {r:?}");
+            if swap == 1 {
+                assert!(wide == 0 && narrow > 0, "{what}: {wide} STS.128, {narrow} STS.64");
+            } else if k % 2 == 0 && kernel.plan.parameters["align_runs"] == 0 {
+                assert!(wide > 0, "{what}: the untransposed passes store column pairs");
+            }
         }
     }
 }

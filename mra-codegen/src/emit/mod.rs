@@ -10,6 +10,7 @@ mod library;
 mod pipeline;
 mod shadow;
 mod split;
+mod swapped;
 mod tensor;
 mod tma;
 mod writer;
@@ -447,9 +448,15 @@ impl Emitter<'_> {
         };
         if tp.b.memory == Memory::Registers {
             let f = tp.fragment.expect("B in registers is a fragment level");
-            let b_ty = self.d.mma_operand_type(&f, self.plan.request.dtype, f.b.regs);
-            self.w.line("// B fragments in registers: one set per lane, for every pass of every tensor.");
-            self.w.line(format!("typedef {b_ty} BFrags[K_STEPS][{}];", if tp.col_split > 1 { "WARP_FRAGS" } else { "N_FRAGS" }));
+            if tp.swap_operands {
+                let note = self.step_comment(|s| matches!(s, Step::SwapOperands(_)));
+                self.w.line(format!("// B^T fragments in registers ({}): one set per lane, for every pass of every tensor.", note.trim_start_matches("// ")));
+                self.w.line(format!("typedef {} BFrags[K_STEPS][M_FRAGS];", self.swapped_b_type(&f)));
+            } else {
+                let b_ty = self.d.mma_operand_type(&f, self.plan.request.dtype, f.b.regs);
+                self.w.line("// B fragments in registers: one set per lane, for every pass of every tensor.");
+                self.w.line(format!("typedef {b_ty} BFrags[K_STEPS][{}];", if tp.col_split > 1 { "WARP_FRAGS" } else { "N_FRAGS" }));
+            }
             let tail = if tp.fma_tail {
                 let note = self.step_comment(|s| matches!(s, Step::FmaTail(_)));
                 self.w.line(format!("typedef {t} BTail[K];  {note}: this lane's tail column of B, every row k"));

@@ -34,14 +34,14 @@ enum ASource {
 pub(super) struct Variant {
     src: ASource,
     in_shared: bool,
-    out_shared: bool,
+    pub(super) out_shared: bool,
     c_staged: bool,
     in_place: bool,
     slice: Option<SlicePass>,
-    in_runs: bool,
-    out_runs: bool,
+    pub(super) in_runs: bool,
+    pub(super) out_runs: bool,
     /// Pass 0 reading the staged tensor at WS_STRIDE ([`TransformPlan::split_staged_stride`]).
-    in_staged_stride: bool,
+    pub(super) in_staged_stride: bool,
 }
 
 /// The three passes of `cluster(N)` (lowered in `cluster.rs`), each on K rows of K·CL values
@@ -157,6 +157,14 @@ impl Emitter<'_> {
         }
         self.w.line("constexpr int K_STEPS = KP / FK;");
         self.w.line("constexpr int N_FRAGS = NP / FN;");
+        if tp.swap_operands {
+            self.swapped_constants();
+        } else {
+            let note = self.step_comment(|s| matches!(s, Step::SwapOperands(_)));
+            if !note.is_empty() {
+                self.w.line(format!("{note}: off: the tensor's K2 rows as the instruction's M, B as its B operand"));
+            }
+        }
         let pair_note = self.step_comment(|s| matches!(s, Step::PairRows(_)));
         if tp.row_pairs {
             self.w.line(format!("{pair_note}: tile row g + 8x of the instruction (g = lane >> 2, x = 0, 1) is row 2g + x of"));
@@ -240,6 +248,7 @@ impl Emitter<'_> {
         let k = self.k();
         let mut s = String::new();
         match tp.b.memory {
+            Memory::Registers if tp.swap_operands => s += &self.swapped_b_setup(f),
             Memory::Registers => {
                 let mut guard = Vec::new();
                 if !k.is_multiple_of(f.k) {
@@ -323,7 +332,10 @@ impl Emitter<'_> {
             .collect();
         let mut emitted: Vec<Variant> = Vec::new();
         for v in &variants {
-            if !emitted.contains(v) {
+            if !emitted.contains(v) && tp.swap_operands {
+                self.swapped_pass_function(tp, f, *v);
+                emitted.push(*v);
+            } else if !emitted.contains(v) {
                 self.tile_pass_function(tp, f, *v);
                 emitted.push(*v);
             }
@@ -455,6 +467,7 @@ impl Emitter<'_> {
     /// `split_cols`), or a pointer to B.
     pub(super) fn pass_b_param(&self, tp: &TransformPlan, f: &Fragment) -> String {
         match tp.b.memory {
+            Memory::Registers if tp.swap_operands => format!("const {} (&b_frag)[K_STEPS][M_FRAGS]", self.swapped_b_type(f)),
             Memory::Registers => {
                 let frags = if tp.col_split > 1 { "WARP_FRAGS" } else { "N_FRAGS" };
                 let tail = if tp.fma_tail { format!(", const {} (&b_tail)[K]", self.t()) } else { String::new() };
