@@ -30,7 +30,7 @@ fn list_prints_parameters_constraints_and_candidates_per_k() {
     let o = mra_bench(&["tune", "--list", "-l", "fused", "-K", "16,20,32", "--arch", "sm_90"], &temp("list"));
     assert!(o.status.success(), "{}", text(&o.stderr));
     let out = text(&o.stdout);
-    assert!(out.contains("fused (7 parameters, 720 combinations)"), "{out}");
+    assert!(out.contains("fused (8 parameters, 1440 combinations)"), "{out}");
     assert!(out.contains("pair_rows    [0, 1] default if row_pairs == 0 { 0 } else if K == 12 { 1 } else { 0 }"), "{out}");
     assert!(out.contains("constraint   pair_rows <= row_pairs"), "{out}");
     assert!(out.contains("coalesce_c   [0, 1] default 0"), "{out}");
@@ -41,19 +41,20 @@ fn list_prints_parameters_constraints_and_candidates_per_k() {
     // K=20: 2·20·(400+pad)·8 > 227 KiB / 2, so min_blocks=2 goes; K=32 fits in no configuration.
     // At even K align_runs is 0 only (the same kernel either way); coalesce_c doubles the rest,
     // five pads (3 since run 111) make 3 · 2 · 5 · 3 · 2 = 180 at K = 16, and pair_rows (sm_90's
-    // m16n8k4 has row pairs) doubles that.
-    assert!(out.contains("sm_90    candidates  K=16: 360, K=20: 180, K=32: 0"), "{out}");
+    // m16n8k4 has row pairs) doubles that; swap_operands(1) adds 3 · 2 · 5 = 30 (pair_rows,
+    // coalesce_c and unroll_k at 0) at K = 16 and 3 · 5 = 15 at K = 20.
+    assert!(out.contains("sm_90    candidates  K=16: 390, K=20: 195, K=32: 0"), "{out}");
     // At odd K both layouts are candidates: at K=17 the largest configuration (min_blocks=2,
     // pad 4, runs 18 apart) needs 2·2·17·(17·18 + 4)·8 = 168640 B <= 227 KiB, so all 180 × 2 × 2
-    // (align_runs, pair_rows).
+    // (align_runs, pair_rows), and 2 · 3 · 2 · 5 = 60 with swap_operands(1).
     let o = mra_bench(&["tune", "--list", "-l", "fused-pipe,fused", "-K", "17", "--arch", "sm_90"], &temp("list-odd"));
     let out = text(&o.stdout);
-    assert!(o.status.success() && out.contains("fused-pipe (12 parameters") && out.contains("sm_90    candidates  K=17: 720"), "{out}");
+    assert!(o.status.success() && out.contains("fused-pipe (12 parameters") && out.contains("sm_90    candidates  K=17: 780"), "{out}");
     // With --fix the list counts what a run with it would try: threads=256 is one of fused's
-    // three block sizes, each of which plans at K = 16 and 20, so a third of 360 and 180.
+    // three block sizes, each of which plans at K = 16 and 20, so a third of 390 and 195.
     let o = mra_bench(&["tune", "--list", "-l", "fused", "-K", "16,20,32", "--arch", "sm_90", "--fix", "threads=256"], &temp("list-fix"));
     let out = text(&o.stdout);
-    assert!(o.status.success() && out.contains("sm_90    candidates with --fix threads=256  K=16: 120 of 360, K=20: 60 of 180, K=32: 0 of 0"), "{out}");
+    assert!(o.status.success() && out.contains("sm_90    candidates with --fix threads=256  K=16: 130 of 390, K=20: 65 of 195, K=32: 0 of 0"), "{out}");
 }
 
 #[test]

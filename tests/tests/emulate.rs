@@ -210,6 +210,34 @@ fn padded_runs_of_the_fused_intermediates_pass_at_odd_k() {
     assert!(!pass, "padded runs read as plain runs passed (max rel err {rel:e})");
 }
 
+/// `swap_operands(1)` (a choice of `fused`): the passes computed transposed, Bᵀ as the MFMA's
+/// A operand and the tensor's K² columns as its N (16 × 16 × 4 f64: FM = FN = 16), executed as
+/// generated HIP on gfx90a against the FP64 CPU reference at odd and even K, with the padded runs
+/// of align_runs(1) at odd K, N = 3. D' stored untransposed (out(j, i)) must fail.
+#[test]
+#[ignore = "needs clang++ with AddressSanitizer (run with --include-ignored; .ci/run does)"]
+fn swapped_operands_pass_on_the_emulated_gfx90a() {
+    let Some(s) = session("gfx90a", Sabotage::None) else { return };
+    let fused = levels::find("fused").unwrap();
+    let t = std::time::Instant::now();
+    for (k, cfg) in [(5u32, "swap_operands=1"), (7, "swap_operands=1,align_runs=1"), (12, "swap_operands=1"), (13, "swap_operands=1,pad_a=1")] {
+        let schedule = fused.with_config(&mra_codegen::tune::parse_config(cfg).unwrap()).unwrap();
+        let (rel, pass) = validate_schedule(&s, &schedule, k, 3, |src| {
+            assert!(src.contains("constexpr int COL_TILES = (K2 + FN - 1) / FN;") && src.contains("typedef double BFrags[K_STEPS][M_FRAGS];"), "K={k}: {src}");
+            src.to_string()
+        });
+        println!("fused {cfg} K={k}: rel {rel:e} {:.1}s", t.elapsed().as_secs_f64());
+        assert!(pass, "fused {cfg} K={k}: {rel:e}");
+    }
+    let swapped = fused.with_config(&mra_codegen::tune::parse_config("swap_operands=1").unwrap()).unwrap();
+    let (rel, pass) = validate_schedule(&s, &swapped, 12, 3, |src| {
+        let broken = src.replace("out[i * K + j] = acc[t][mf][r];", "out[j * K2 + i] = acc[t][mf][r];");
+        assert!(broken != src, "no transposed store to break");
+        broken
+    });
+    assert!(!pass, "D' stored untransposed passed (max rel err {rel:e})");
+}
+
 /// `coalesce_c(1)` (a choice of `fused`): pass 2 writes C's layout into w0 and the block stores
 /// the tensor from there in one sweep, with no barrier after it (the next tensor's staging
 /// barrier orders the reuse of w0). Executed as generated HIP on gfx90a against the FP64 CPU

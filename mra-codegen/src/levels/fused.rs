@@ -16,8 +16,8 @@ mra_dsl::schedule! {
     /// whatever the block size) keeps 256, unmeasured either way.
     /// Tunable (`mra-bench tune`): threads, the shared-row pad, the k-loop unrolling and a
     /// minimum of resident blocks per SM/CU, which must all fit in shared memory; `align_runs`
-    /// (odd K), `coalesce_c` (C stored through shared memory in whole lines) and `pair_rows` (on
-    /// at K = 12 on sm_90).
+    /// (odd K), `coalesce_c` (C stored through shared memory in whole lines), `pair_rows` (on
+    /// at K = 12 on sm_90) and `swap_operands` (the passes transposed).
     level fused "fused" {
         threads(tune([128, 256, 512], default = if shared <= 65536 { 256 } else if K <= 8 { 256 } else if K <= 14 { 128 } else if 4 * K * (K * K + 4) * bytes > shared { 512 } else { 256 }));
         launch_bounds(min_blocks = tune([1, 2], default = 1));
@@ -47,5 +47,11 @@ mra_dsl::schedule! {
         // would be the same kernel twice.
         pair_rows(tune([0, 1], default = if row_pairs == 0 { 0 } else if K == 12 { 1 } else { 0 }));
         constraint(pair_rows <= row_pairs);
+        // swap_operands(1): the passes computed transposed, Bᵀ in registers as the instruction's
+        // A operand and the tensor's K² columns as its N (fused-pipe's primitive: 3.6-7% faster
+        // there at K = 10 on H100s, NOTES.md runs 141-142). A tuning choice here; it has no row
+        // pairs, no staged C, and its k loop is always unrolled.
+        swap_operands(tune([0, 1], default = 0));
+        constraint(swap_operands * (pair_rows + coalesce_c + unroll_k) == 0);
     }
 }

@@ -184,6 +184,7 @@ mod tests {
             }
             let us = 10.0 + (c["threads"] as f64 - 256.0).abs() / 64.0 + c["pad_a"] as f64 * 0.5 + c["unroll_k"] as f64 + c["min_blocks"] as f64 * 0.25;
             let us = us + c.get("coalesce_c").copied().unwrap_or(0) as f64 * 0.125 + c.get("pair_rows").copied().unwrap_or(0) as f64 * 0.0625;
+            let us = us + c.get("swap_operands").copied().unwrap_or(0) as f64 * 0.09375;
             Ok(timed(us))
         }
     }
@@ -206,16 +207,18 @@ mod tests {
         let (ok, all) = space(&fused, 20, sm90, DType::F64);
         // min_blocks * 2 * K * (K*K + pad) * 8 <= 227 KiB: at K = 20 only min_blocks = 1 fits;
         // align_runs <= K % 2: at even K only align_runs = 0. (threads, min_blocks, pad_a,
-        // unroll_k, align_runs, coalesce_c, pair_rows.)
-        assert_eq!(all, 3 * 2 * 5 * 3 * 2 * 2 * 2);
-        assert_eq!(ok.len(), all / 4, "{ok:?}");
+        // unroll_k, align_runs, coalesce_c, pair_rows, swap_operands.) swap_operands = 1 takes
+        // pair_rows, coalesce_c and unroll_k at 0: 180 + 3 · 5.
+        assert_eq!(all, 3 * 2 * 5 * 3 * 2 * 2 * 2 * 2);
+        assert_eq!(ok.len(), 3 * 5 * 3 * 2 * 2 + 3 * 5, "{ok:?}");
         assert!(ok.iter().all(|c| c["min_blocks"] == 1 && c["align_runs"] == 0));
         // K = 32 does not fit in shared memory at all. On gfx90a's 64 KiB LDS, K = 16 fits
         // only unpadded (2 * 16 * 256 * 8 = 65536 bytes) and with one block per CU; its MFMA
-        // has no row pairs, so pair_rows stays 0 (pair_rows <= row_pairs).
+        // has no row pairs, so pair_rows stays 0 (pair_rows <= row_pairs); swap_operands = 1 adds
+        // the three block sizes at unroll_k 0, coalesce_c 0.
         assert!(space(&fused, 32, sm90, DType::F64).0.is_empty());
         let (ok, _) = space(&fused, 16, mra_codegen::arch::find("gfx90a").unwrap(), DType::F64);
-        assert_eq!(ok.len(), 3 * 3 * 2, "{ok:?}");
+        assert_eq!(ok.len(), 3 * 3 * 2 + 3, "{ok:?}");
         assert!(ok.iter().all(|c| c["pad_a"] == 0 && c["min_blocks"] == 1 && c["pair_rows"] == 0));
         // 64-thread blocks are a wave64 multiple, so all of L7's threads choices stay on gfx90a.
         let l7 = mra_codegen::levels::find("L7").unwrap();
@@ -227,7 +230,7 @@ mod tests {
     #[test]
     fn a_failing_candidate_is_recorded_and_never_chosen() {
         let space = fused_space();
-        let wrong = parse_config("threads=256 pad_a=0 unroll_k=0 min_blocks=1 align_runs=0 coalesce_c=0 pair_rows=0").unwrap();
+        let wrong = parse_config("threads=256 pad_a=0 unroll_k=0 min_blocks=1 align_runs=0 coalesce_c=0 pair_rows=0 swap_operands=0").unwrap();
         assert!(space.contains(&wrong));
         let path = temp_db("invalid");
         let mut db = Db::open(&path).unwrap();
@@ -238,9 +241,10 @@ mod tests {
         let best = &s.ranked()[0];
         assert_ne!(best.config, wrong);
         // By hand from the fake's formula: 10 + 0.25·min_blocks + 0.5·pad_a + 0.125·coalesce_c +
-        // 0.0625·pair_rows at threads=256, unroll_k=0; with (pad 0, min_blocks 1, coalesce_c 0,
-        // pair_rows 0) wrong, next is the same with pair_rows 1: 10.3125 (then coalesce_c 1: 10.375).
-        assert_eq!(best.config, parse_config("threads=256 pad_a=0 unroll_k=0 min_blocks=1 align_runs=0 coalesce_c=0 pair_rows=1").unwrap());
+        // 0.0625·pair_rows + 0.09375·swap_operands at threads=256, unroll_k=0; with (pad 0,
+        // min_blocks 1, coalesce_c 0, pair_rows 0, swap_operands 0) wrong, next is the same with
+        // pair_rows 1: 10.3125 (then swap_operands 1: 10.34375, coalesce_c 1: 10.375).
+        assert_eq!(best.config, parse_config("threads=256 pad_a=0 unroll_k=0 min_blocks=1 align_runs=0 coalesce_c=0 pair_rows=1 swap_operands=0").unwrap());
         assert!(matches!(db.find(&case, &wrong).unwrap().outcome, Outcome::Invalid { .. }));
         assert_eq!(lookup_in(&db, &case.device, "fused", 8, DType::F64, None).unwrap().config, best.config);
         let _ = std::fs::remove_file(&path);
@@ -266,9 +270,9 @@ mod tests {
         assert_eq!(fake.calls[0], defaults, "the baseline runs before any candidate");
         assert_eq!(fake.calls.len(), 1 + space.len());
         assert_eq!((seen, cached), (vec![defaults.clone()], false));
-        // The fake's formula at the defaults: 10 + |threads - 256| / 64 + 0.5·pad_a + unroll_k + 0.25·min_blocks (+ 0.125·coalesce_c + 0.0625·pair_rows).
+        // The fake's formula at the defaults: 10 + |threads - 256| / 64 + 0.5·pad_a + unroll_k + 0.25·min_blocks (+ 0.125·coalesce_c + 0.0625·pair_rows + 0.09375·swap_operands).
         let d = |n: &str| defaults[n] as f64;
-        let want = 10.0 + (d("threads") - 256.0).abs() / 64.0 + 0.5 * d("pad_a") + d("unroll_k") + 0.25 * d("min_blocks") + 0.125 * d("coalesce_c") + 0.0625 * d("pair_rows");
+        let want = 10.0 + (d("threads") - 256.0).abs() / 64.0 + 0.5 * d("pad_a") + d("unroll_k") + 0.25 * d("min_blocks") + 0.125 * d("coalesce_c") + 0.0625 * d("pair_rows") + 0.09375 * d("swap_operands");
         assert_eq!(base.outcome.us(), Some(want));
         assert!(s.tried.iter().all(|(r, _)| r.config["threads"] == 512), "the baseline is not among the candidates' results");
         // A rerun takes it from the database, measuring nothing.
