@@ -5,9 +5,10 @@ mra_dsl::schedule! {
     /// buffers swap roles each tensor; no extra shared memory. AMD: run `fused`.
     /// Tunable (`mra-bench tune`): threads, the row pad, the k-loop unrolling, a minimum of
     /// resident blocks per SM, a third buffer (two tensors in flight), all within shared memory;
-    /// `align_runs` (odd K), `pair_rows`, `fuse_k`, `bulk_copy`, and `persistent` (a grid no
-    /// larger than the GPU holds at once). The defaults follow K as an H200 measured at every K
-    /// from 10 to 24 (NOTES.md runs 29, 30, 37, 70): four warps up to K = 19 and at K = 21, twelve
+    /// `align_runs` (odd K), `pair_rows`, `fuse_k`, `bulk_copy`, `persistent` (a grid no
+    /// larger than the GPU holds at once) and `swap_operands` (the passes transposed: on at K = 10).
+    /// The defaults follow K as an H200 measured at every K from 10 to 24 (NOTES.md runs 29, 30,
+    /// 37, 70): four warps up to K = 19 and at K = 21, twelve
     /// from K = 22; at K = 20 thirteen warps (25 row tiles, two each) and the third buffer.
     /// (Thirteen warps are no whole number of 64-wide wavefronts: `wave` keeps AMD's refusal cp.async.)
     level fused_pipe "fused-pipe" {
