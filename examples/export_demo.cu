@@ -84,6 +84,7 @@ static double direct(int K, const double* A, const double* B, int i, int j, int 
 USER_KERNEL(5)
 USER_KERNEL(8)
 USER_KERNEL(9)
+USER_KERNEL(10)
 USER_KERNEL(11)
 USER_KERNEL(13)
 USER_KERNEL(16)
@@ -104,7 +105,7 @@ struct Case {
 #define CASE(KK) \
     { KK, user_kernel_k##KK, mra::k##KK##_f64::THREADS, mra::k##KK##_f64::SHARED_BYTES, mra::k##KK##_f64::WORKSPACE_ELEMS }
 
-static const Case CASES[] = {CASE(5), CASE(8), CASE(9), CASE(11), CASE(13), CASE(16), CASE(20), CASE(28), CASE(32)};
+static const Case CASES[] = {CASE(5), CASE(8), CASE(9), CASE(10), CASE(11), CASE(13), CASE(16), CASE(20), CASE(28), CASE(32)};
 
 // max |got - want| / max |want|; NaN (an unwritten element) counts as a failure.
 static bool compare(const char* what, int K, int N, const std::vector<double>& got, const std::vector<double>& want) {

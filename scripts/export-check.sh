@@ -4,8 +4,8 @@
 #
 #   bash scripts/export-check.sh path/to/mra-bench            # logs and results under $OUT
 #
-# 1. exports K = 5, 8, 9, 11, 13, 16, 20, 28, 32 for the GPU's arch (default launchers on sm_90: fused-pipe, with the
-#    split strides at 9 and 11, fused-cluster at 28, fused-split at 32, with L7-breg's block-level function beside the
+# 1. exports K = 5, 8, 9, 10, 11, 13, 16, 20, 28, 32 for the GPU's arch (default launchers on sm_90: fused-pipe, with the
+#    split strides at 9 and 11, the transposed passes (swap_operands) at 10, fused-cluster at 28, fused-split at 32, with L7-breg's block-level function beside the
 #    last two);
 # 2. compiles examples/export_demo.cu with nvcc against the export and runs it: mra_transform(K)
 #    and a kernel of its own calling the block-level device function, each checked against a
@@ -59,7 +59,7 @@ say "# mra-bench: $BIN ($("$BIN" --version))"
 # 1. The export (a fresh directory: export refuses a non-empty one).
 EXPORT="$OUT/mra_export"
 rm -rf "$EXPORT"
-step export "$BIN" export --arch "$ARCH" -K 5,8,9,11,13,16,20,28,32 -o "$EXPORT"
+step export "$BIN" export --arch "$ARCH" -K 5,8,9,10,11,13,16,20,28,32 -o "$EXPORT"
 
 # 2. The C++ program against it.
 step nvcc_build "$NVCC" -arch="$ARCH" -O3 -std=c++17 -I"$EXPORT" examples/export_demo.cu "$EXPORT"/*.cu -o "$OUT/export_demo"

@@ -15,7 +15,7 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-const KS: &str = "5,8,9,11,13,16,20,28,32";
+const KS: &str = "5,8,9,10,11,13,16,20,28,32";
 /// The recording stub runtime's device: 7 multiprocessors holding 3 blocks of any kernel each.
 const STUB_MULTIPROCESSORS: u64 = 7;
 const STUB_PER_MULTIPROCESSOR: u64 = 3;
@@ -57,7 +57,12 @@ fn assert_clean_error(args: &[&str], needle: &str) {
 fn export_writes_the_directory_and_does_not_clobber() {
     let (dir, manifest) = export("sm_90", KS, "layout");
     let ks: Vec<u64> = manifest.iter().map(|e| e["K"].as_u64().unwrap()).collect();
-    assert_eq!(ks, [5, 8, 9, 11, 13, 16, 20, 28, 32]);
+    assert_eq!(ks, [5, 8, 9, 10, 11, 13, 16, 20, 28, 32]);
+    // K = 10's fused-pipe is the transposed one (swap_operands(1), its default on sm_90): its
+    // transform_block, which a user's kernel calls, runs the same passes.
+    let k10 = manifest.iter().find(|e| e["K"] == 10).unwrap();
+    let k10_src = std::fs::read_to_string(dir.join(k10["source"].as_str().unwrap())).unwrap();
+    assert!(k10_src.contains("constexpr int COL_TILES") && k10_src.contains("void transform_block("), "K = 10: not the transposed passes");
     for e in &manifest {
         for f in ["source", "device_header"] {
             assert!(dir.join(e[f].as_str().unwrap()).is_file(), "{e}");

@@ -864,7 +864,7 @@ impl Schedule {
                 let one_register_b = fragment.is_some_and(|f| f.b.regs == 1);
                 let plain = pipeline <= 2 && tensors == 1 && cluster == 1 && stack == 1 && jam == 1 && col_split == 1 && split_output == 1 && shared_buffers >= 2;
                 if !whole || wmma || !one_register_b || b.memory != Memory::Registers || !plain || pair_rows || fma_tail || coalesce_c {
-                    return Err(malformed("swap_operands(1) computes the fused passes transposed: it needs tensorize(mma) with a one-register B fragment (f64), cache_read(A, shared), cache_read(B, registers), workspace(shared) and two or more buffers, without pair_rows(1), fma_tail(1), coalesce_c(1), stack(N), tensors(N), cluster(N), split_cols(N), split_output(N) or unroll(rows)"));
+                    return Err(malformed("swap_operands(1) computes the fused passes transposed: it needs tensorize(mma) with a one-register B fragment (f64), cache_read(A, shared), cache_read(B, registers), workspace(shared) and two or more buffers, without pair_rows(1), fma_tail(1), coalesce_c(1), pipeline(N > 2), stack(N), tensors(N), cluster(N), split_cols(N), split_output(N) or unroll(rows)"));
                 }
             }
             let plan = TransformPlan {
