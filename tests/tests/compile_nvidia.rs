@@ -454,7 +454,8 @@ fn fma_tail_trades_the_padded_fragment_for_dfmas() {
         let mut seen = Vec::new();
         for tail in [0, 1] {
             let cfg = format!("fma_tail={tail},fuse_k=1,bulk_copy=0");
-            let mut s = levels::find("fused-pipe").unwrap().with_config(&mra_codegen::tune::parse_config("fuse_k=1,bulk_copy=0").unwrap()).unwrap();
+            // (swap_operands(1), K = 10's default, has no FMA tail.)
+            let mut s = levels::find("fused-pipe").unwrap().with_config(&mra_codegen::tune::parse_config("fuse_k=1,bulk_copy=0,swap_operands=0").unwrap()).unwrap();
             s.steps.push(mra_codegen::ir::Located { item: mra_codegen::ir::Step::FmaTail(mra_codegen::ir::Value::Fixed(tail)), line: 0 });
             let kernel = mra_codegen::generate(&s, Request { k, arch: sm90, dtype: DType::F64 }).unwrap();
             let out = nvrtc.compile(&kernel.source, &kernel.entry, "sm_90", &cache).unwrap_or_else(|e| panic!("K={k} {cfg}: {e}"));
