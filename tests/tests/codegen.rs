@@ -609,9 +609,14 @@ fn swap_operands_computes_the_passes_transposed_where_chosen() {
         "mma_m16n8k4(acc[t][mf], b_frag[ks][mf], bt[t][ks]);",
         "const int j = mf * FM + (lane >> 2) + (r >> 1) * 8;",
         "const int i = (tile0 + t) * FN + (lane & 3) * 2 + (r & 1);",
-        "if (j < K && i < K2) out[i * K + j] = acc[t][mf][r];",
     ] {
         assert!(src.contains(part), "no `{part}`");
+    }
+    // D'(j, i) is out(i, j): element i·K + j, into the shared intermediate (rows of exactly K²
+    // values at pad 0) and into C alike.
+    for name in ["gemm_pass_shared", "gemm_pass_to_global"] {
+        let body = function(&src, name);
+        assert!(body.contains("if (j < K && i < K2) out[i * K + j] = acc[t][mf][r];"), "{name}: {body}");
     }
     assert!(!src.contains("make_double2"), "the transposed passes store single elements");
     // A padded row stride stores through row i / K, column (i % K)·K + j; padded runs (align_runs(1),
