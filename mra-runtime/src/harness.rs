@@ -1000,7 +1000,8 @@ pub(crate) mod tests {
         for (stack, max_blocks, want) in [(1u32, 512usize, 300i32), (2, 512, 150), (3, 512, 100), (4, 512, 75), (2, 100, 100)] {
             let s = session(1.0);
             s.gpu.lazy.set(true);
-            let sched = level("fused-pipe").with_config(&[("stack".to_string(), stack)].into_iter().collect()).unwrap();
+            // (swap_operands(1), K = 10's default on sm_90, takes one tensor per pass: off here.)
+            let sched = level("fused-pipe").with_config(&[("stack".to_string(), stack), ("swap_operands".to_string(), 0)].into_iter().collect()).unwrap();
             let p = s.prepare(&sched, 10, DType::F64).unwrap();
             let c = HarnessConfig { max_blocks, ..cfg(300, 1, 1, 1) };
             let bufs = s.allocate(&c, &p.kernel.plan).unwrap();
