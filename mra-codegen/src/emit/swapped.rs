@@ -12,7 +12,7 @@
 //! CPU model. The plan allows this form only with whole-tensor shared intermediates, B in
 //! registers, a one-register B fragment and one tensor per pass.
 
-use super::tensor::Variant;
+use super::tensor::{deep_instruction, indent, Variant};
 use super::writer::Writer;
 use super::Emitter;
 use crate::fragment::Fragment;
@@ -139,8 +139,7 @@ impl Emitter<'_> {
                 let call = if g.depth == 1 {
                     String::new()
                 } else {
-                    let deep = crate::fragment::deeper(f.instr, g.depth).map(crate::fragment::fragment).expect("planned: the arch has the deeper instruction");
-                    let map = f.step_operands(&deep).expect("planned: the deeper instruction takes the steps side by side");
+                    let (deep, map) = deep_instruction(tp, f, g.depth);
                     self.d.mma_steps_prelude(f, &deep, &map, "").1
                 };
                 (g, call)
@@ -233,9 +232,4 @@ impl Emitter<'_> {
             });
         });
     }
-}
-
-/// `text` with every line indented by `levels` × 4 spaces.
-fn indent(text: &str, levels: usize) -> String {
-    text.lines().map(|l| format!("{}{l}\n", "    ".repeat(levels))).collect()
 }

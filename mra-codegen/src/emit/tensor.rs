@@ -1058,7 +1058,7 @@ fn fused_depths(tp: &TransformPlan, f: &Fragment, k: u32) -> Vec<u32> {
 
 /// The instruction `depth` k-steps of `f` deep, laid out as the plan indexes (row pairs or
 /// not), and how it takes the steps' registers. The plan checked that it exists.
-fn deep_instruction(tp: &TransformPlan, f: &Fragment, depth: u32) -> (Fragment, crate::fragment::StepOperands) {
+pub(super) fn deep_instruction(tp: &TransformPlan, f: &Fragment, depth: u32) -> (Fragment, crate::fragment::StepOperands) {
     let deep = crate::fragment::deeper(f.instr, depth).map(crate::fragment::fragment).expect("planned: the arch has the deeper instruction");
     let deep = if tp.row_pairs { deep.with_row_pairs().expect("planned: row pairs of the deeper instruction") } else { deep };
     let map = f.step_operands(&deep).expect("planned: the deeper instruction takes the steps side by side");
@@ -1183,6 +1183,6 @@ pub(super) fn tile_walk(tp: &TransformPlan) -> (&'static str, &'static str) {
 }
 
 /// `text` with every line indented by `levels` × 4 spaces.
-fn indent(text: &str, levels: usize) -> String {
+pub(super) fn indent(text: &str, levels: usize) -> String {
     text.lines().map(|l| format!("{}{l}\n", "    ".repeat(levels))).collect()
 }
