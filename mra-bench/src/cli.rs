@@ -375,6 +375,11 @@ pub struct RunArgs {
     /// tuned level at this K on this GPU.
     #[arg(long)]
     pub untuned: bool,
+    /// Validate and time a hand-edited kernel in place of the level's generated one, launched
+    /// as the level's plan says (threads, shared memory, grid). FILE must define the level's
+    /// kernel at this K; start from `--emit-src -o FILE` with the same level, K and tuning.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["emit_src", "compile_only"])]
+    pub source: Option<String>,
 }
 
 impl RunArgs {
@@ -437,6 +442,11 @@ pub struct ValidateArgs {
     /// Validate the default parameters even where the tuning database has tuned ones.
     #[arg(long)]
     pub untuned: bool,
+    /// Validate a hand-edited kernel in place of the generated one (one level, one K, one
+    /// dtype; on a GPU or with --emulate), launched as the level's plan says. Start from
+    /// `mra-bench --emit-src -o FILE` with the same level, K and tuning.
+    #[arg(long, value_name = "FILE")]
+    pub source: Option<String>,
 }
 
 #[derive(Args, Debug)]

@@ -7,6 +7,7 @@ mod compile_cmd;
 mod docs_cmd;
 mod emit_cmd;
 mod export_cmd;
+mod hand_source;
 mod levels_cmd;
 mod npy;
 mod outfile;

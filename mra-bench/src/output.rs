@@ -37,6 +37,9 @@ pub struct RepResult {
     /// for the launches (`host_bound`) and the time is the host's.
     pub submit_us: f64,
     pub host_bound: bool,
+    /// `--source`: the hand-edited kernel file timed in place of the level's generated kernel.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
 }
 
 impl RepResult {
@@ -80,8 +83,10 @@ mod tests {
             stream_data: mra_runtime::harness::StreamData::Shared,
             submit_us: 310.0,
             host_bound: false,
+            source: None,
         };
         assert!(serde_json::to_string(&r).unwrap().contains(r#""stream_data":"shared""#), "the JSON spells the stream data as the command line does");
+        assert!(!serde_json::to_string(&r).unwrap().contains("source"), "a generated kernel's record has no source field");
         assert_eq!(
             r.seed_line(),
             "Transform;level=L3-regblk;nfuncs=2048;nblocks=512;K=16;tasks=100;threads={128,1,1};smem=2048;Time(us)=12345;GFlop=403.0;Gflop/s=32.6"

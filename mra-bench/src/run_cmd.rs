@@ -2,6 +2,7 @@
 //! `copy` floor in the seed's harness, on the CUDA or the HIP backend (see `session`).
 
 use crate::cli::RunArgs;
+use crate::hand_source::HandSource;
 use crate::output::RepResult;
 use crate::select::{self, CmdResult};
 use crate::session::{self, Opened};
@@ -17,6 +18,9 @@ pub fn run(args: &RunArgs) -> CmdResult {
         )));
     }
     let best = tuned::is_best(&args.level);
+    if best && args.source.is_some() {
+        return Err(select::usage("--source replaces one level's kernel: name the level with -l (`-l best` picks one per GPU)"));
+    }
     // `-l best` is resolved once the device is known; a placeholder until then.
     let schedule = if best { levels::find("copy")? } else { select::level(&args.level)? };
     let dtype = select::dtype(&args.dtype)?;
@@ -27,20 +31,25 @@ pub fn run(args: &RunArgs) -> CmdResult {
     let cfg = HarnessConfig { nfuncs: args.nfuncs, max_blocks: args.max_blocks, tasks: args.tasks, streams: args.streams, reps: args.reps, warmup: args.timing.warmup, stream_data: args.timing.stream_data };
     cfg.check()?;
     select::check_host_memory(k, cfg.nfuncs)?;
+    let hand = args.source.as_deref().map(HandSource::read).transpose()?;
     let arch = match &args.arch {
         Some(a) => {
             let arch = select::arch(a)?;
             // Catch a level that cannot run on the named arch before looking for a GPU.
             if !best {
                 schedule.plan(Request { k, arch, dtype })?;
+                // A --source that does not fit the level is refused before looking for a GPU too.
+                if let Some(h) = &hand {
+                    h.apply(mra_codegen::generate(&schedule, Request { k, arch, dtype })?)?;
+                }
             }
             Some(arch)
         }
         None => None,
     };
     match session::open(arch, args.compiler.as_deref(), select::cache(args.no_cache))? {
-        Opened::Cuda(s) => bench(&s, args, &for_device(&s, args, &schedule, dtype)?, dtype, &cfg),
-        Opened::Hip(s) => bench(&s, args, &for_device(&s, args, &schedule, dtype)?, dtype, &cfg),
+        Opened::Cuda(s) => bench(&s, args, &for_device(&s, args, &schedule, dtype)?, dtype, &cfg, hand.as_ref()),
+        Opened::Hip(s) => bench(&s, args, &for_device(&s, args, &schedule, dtype)?, dtype, &cfg, hand.as_ref()),
     }
 }
 
@@ -56,21 +65,32 @@ fn for_device<B: Backend>(session: &Session<B>, args: &RunArgs, schedule: &Sched
     }
 }
 
-/// Validates `schedule` and the copy floor once, then times both in the seed's harness.
-fn bench<B: Backend>(session: &Session<B>, args: &RunArgs, schedule: &Schedule, dtype: DType, cfg: &HarnessConfig) -> CmdResult {
+/// Validates `schedule` (its kernel from `hand` where given) and the copy floor once, then
+/// times both in the seed's harness.
+fn bench<B: Backend>(session: &Session<B>, args: &RunArgs, schedule: &Schedule, dtype: DType, cfg: &HarnessConfig, hand: Option<&HandSource>) -> CmdResult {
     let (gpu, k) = (&session.gpu, args.k);
     let cfg = *cfg;
     // Planning is cheap and tells the workspace size: refuse an N that cannot fit before compiling.
     let plan = schedule.plan(Request { k, arch: gpu.arch(), dtype })?;
     session.check_memory(&cfg, &plan)?;
     let floor_schedule = levels::find("copy")?;
-    let prepare = |s| -> CmdResult<Prepared<B>> {
-        let p = session.prepare(s, k, dtype)?;
-        eprintln!("# {} (K={k}, {dtype}, {}){}", p.kernel.level, gpu.arch().name, session.compile_note(&p));
-        Ok(p)
+    let report = |p: Prepared<B>, from: &str| -> Prepared<B> {
+        eprintln!("# {} (K={k}, {dtype}, {}){from}{}", p.kernel.level, gpu.arch().name, session.compile_note(&p));
+        p
     };
-    let level = prepare(schedule)?;
-    let floor = prepare(&floor_schedule)?;
+    let level = match hand {
+        Some(h) => {
+            let kernel = h.apply(mra_codegen::generate(schedule, Request { k, arch: gpu.arch(), dtype })?)?;
+            report(session.prepare_kernel(kernel)?, &format!(": kernel source from {} (hand-edited), launched as the level's plan;", h.path))
+        }
+        None => report(session.prepare(schedule, k, dtype)?, ""),
+    };
+    let floor = report(session.prepare(&floor_schedule, k, dtype)?, "");
+    // Every line about the level says where its kernel came from.
+    let name = match hand {
+        Some(h) => format!("{} (--source {})", level.kernel.level, h.path),
+        None => level.kernel.level.clone(),
+    };
     let bufs = session.allocate(&cfg, &level.kernel.plan)?;
     if let Some(c) = level.clusters {
         eprintln!("# {}: {}", level.kernel.level, c.describe());
@@ -82,17 +102,17 @@ fn bench<B: Backend>(session: &Session<B>, args: &RunArgs, schedule: &Schedule, 
     // Validate once, on fresh random inputs, before timing.
     let seed = args.seed.unwrap_or_else(rand::random);
     let inputs = Inputs::random(dtype, k, cfg.nfuncs, seed);
-    for p in [&level, &floor] {
+    for (p, what) in [(&level, name.as_str()), (&floor, "copy")] {
         let cmp = harness::validate(gpu, p, &bufs, &inputs)?;
         let tol = if p.kernel.plan.is_copy() { f64::MIN_POSITIVE } else { dtype.tolerance() };
         if !cmp.passes(tol) {
             return Err(format!(
-                "{} failed validation (K={k}, N={}, seed {seed}): max abs {:.3e}, max rel {:.3e} (limit {tol:e}), {} non-finite",
-                p.kernel.level, cfg.nfuncs, cmp.max_abs, cmp.max_rel, cmp.non_finite
+                "{what} failed validation (K={k}, N={}, seed {seed}): max abs {:.3e}, max rel {:.3e} (limit {tol:e}), {} non-finite",
+                cfg.nfuncs, cmp.max_abs, cmp.max_rel, cmp.non_finite
             )
             .into());
         }
-        eprintln!("# validated {}: max abs {:.2e}, max rel {:.2e} (seed {seed})", p.kernel.level, cmp.max_abs, cmp.max_rel);
+        eprintln!("# validated {what}: max abs {:.2e}, max rel {:.2e} (seed {seed})", cmp.max_abs, cmp.max_rel);
     }
 
     let streams = session.streams(cfg.streams)?;
@@ -133,6 +153,7 @@ fn bench<B: Backend>(session: &Session<B>, args: &RunArgs, schedule: &Schedule, 
             stream_data: cfg.stream_data,
             submit_us: timing.submit_us[rep],
             host_bound: timing.host_bound(rep),
+            source: hand.map(|h| h.path.clone()),
         };
         if args.json {
             crate::outln!("{}", serde_json::to_string(&r)?)?;
@@ -142,8 +163,7 @@ fn bench<B: Backend>(session: &Session<B>, args: &RunArgs, schedule: &Schedule, 
     }
     let med = harness::median(times) / cfg.tasks as f64;
     eprintln!(
-        "# {}: median {med:.2} us/task; floor (copy, same run) {floor_us:.2} us/task; fraction of floor {:.3}",
-        level.kernel.level,
+        "# {name}: median {med:.2} us/task; floor (copy, same run) {floor_us:.2} us/task; fraction of floor {:.3}",
         floor_us / med
     );
     match (&clocks, clock, floor_clock) {

@@ -2,6 +2,7 @@
 //! (`--emulate`) on the CPU wave emulator, which executes the generated HIP itself.
 
 use crate::cli::ValidateArgs;
+use crate::hand_source::HandSource;
 use crate::select::{self, CmdResult};
 use crate::session::{self, Opened};
 use mra_codegen::plan::Body;
@@ -23,6 +24,9 @@ struct Case {
     tolerance: f64,
     pass: bool,
     seed: u64,
+    /// `--source`: the hand-edited kernel file validated in place of the generated one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    source: Option<String>,
 }
 
 pub fn run(args: &ValidateArgs) -> CmdResult {
@@ -46,6 +50,20 @@ pub fn run(args: &ValidateArgs) -> CmdResult {
             select::check_host_memory(k, n)?;
         }
     }
+    let hand = match args.source.as_deref() {
+        Some(path) => {
+            if levels.len() != 1 || ks.len() != 1 || dtypes.len() != 1 {
+                return Err(select::usage(format!(
+                    "--source replaces one kernel: give one level, one K and one dtype (got -l {}, -K {}, --dtype {})",
+                    select::quote(&args.levels),
+                    select::quote(&args.ks),
+                    args.dtype.join(",")
+                )));
+            }
+            Some(HandSource::read(path)?)
+        }
+        None => None,
+    };
     let arch = args.arch.as_deref().map(select::arch).transpose()?;
     let cache = select::cache(args.no_cache);
     if args.emulate {
@@ -57,12 +75,12 @@ pub fn run(args: &ValidateArgs) -> CmdResult {
         }
         let checker = if args.races { Checker::Races } else { Checker::Bounds };
         let session = EmulatorSession::open_emulator(Emulator::new(arch)?.checking(checker), cache)?;
-        prebuild(&session, &levels, &ks, &dtypes)?;
-        return validate_on(&session, args, &levels, &ks, &ns, &dtypes);
+        prebuild(&session, &levels, &ks, &dtypes, hand.as_ref())?;
+        return validate_on(&session, args, &levels, &ks, &ns, &dtypes, hand.as_ref());
     }
     match session::open(arch, None, cache)? {
-        Opened::Cuda(s) => validate_on(&s, args, &levels, &ks, &ns, &dtypes),
-        Opened::Hip(s) => validate_on(&s, args, &levels, &ks, &ns, &dtypes),
+        Opened::Cuda(s) => validate_on(&s, args, &levels, &ks, &ns, &dtypes, hand.as_ref()),
+        Opened::Hip(s) => validate_on(&s, args, &levels, &ks, &ns, &dtypes, hand.as_ref()),
     }
 }
 
@@ -73,7 +91,7 @@ fn is_library(s: &Schedule, k: u32, arch: &'static mra_codegen::Arch, dtype: DTy
 
 /// Compiles every emulated kernel the run needs, in parallel, into the kernel cache, so the
 /// validation loop finds each one built (once per level, K and dtype, for every N).
-fn prebuild(session: &EmulatorSession, levels: &[Schedule], ks: &[u32], dtypes: &[DType]) -> CmdResult<()> {
+fn prebuild(session: &EmulatorSession, levels: &[Schedule], ks: &[u32], dtypes: &[DType], hand: Option<&HandSource>) -> CmdResult<()> {
     let arch = session.gpu.arch();
     let mut kernels = Vec::new();
     for s in levels {
@@ -83,7 +101,10 @@ fn prebuild(session: &EmulatorSession, levels: &[Schedule], ks: &[u32], dtypes: 
                     continue;
                 }
                 if let Ok(kernel) = mra_codegen::generate(s, Request { k, arch, dtype }) {
-                    kernels.push(kernel);
+                    kernels.push(match hand {
+                        Some(h) => h.apply(kernel)?,
+                        None => kernel,
+                    });
                 }
             }
         }
@@ -97,7 +118,7 @@ fn prebuild(session: &EmulatorSession, levels: &[Schedule], ks: &[u32], dtypes: 
 
 /// Every level × K × N (× dtype) on one opened GPU or the emulator; exit status 1 if any case
 /// failed.
-fn validate_on<B: Backend>(session: &Session<B>, args: &ValidateArgs, levels: &[Schedule], ks: &[u32], ns: &[usize], dtypes: &[DType]) -> CmdResult {
+fn validate_on<B: Backend>(session: &Session<B>, args: &ValidateArgs, levels: &[Schedule], ks: &[u32], ns: &[usize], dtypes: &[DType], hand: Option<&HandSource>) -> CmdResult {
     let gpu = &session.gpu;
     // Nothing to validate on this GPU: say why before any work, and fail.
     let plans = |s: &Schedule, k, dtype| s.plan(Request { k, arch: gpu.arch(), dtype });
@@ -116,6 +137,20 @@ fn validate_on<B: Backend>(session: &Session<B>, args: &ValidateArgs, levels: &[
     // --untuned: the database is not read at all (a broken one must not stop the defaults).
     let db = if args.emulate || args.untuned { None } else { crate::tuned_config::open_db(None)? };
     let device = crate::tuned_config::device_of(session);
+    // The source for the one (level, K, dtype) given, applied to the configuration the loop
+    // runs: a file that does not fit it is the command's error, before any case.
+    let hand_kernel = |s: &Schedule, k, dtype| -> CmdResult<Option<mra_codegen::Kernel>> {
+        match hand {
+            Some(h) => Ok(Some(h.apply(mra_codegen::generate(s, Request { k, arch: gpu.arch(), dtype })?)?)),
+            None => Ok(None),
+        }
+    };
+    if hand.is_some() {
+        let s = crate::tuned_config::apply(db.as_ref(), &levels[0], &device, ks[0], dtypes[0], args.untuned)?;
+        if s.plan(Request { k: ks[0], arch: gpu.arch(), dtype: dtypes[0] }).is_ok() {
+            hand_kernel(&s, ks[0], dtypes[0])?;
+        }
+    }
     let mut failures = 0;
     let mut cases = 0;
     let mut not_emulated = 0;
@@ -153,7 +188,11 @@ fn validate_on<B: Backend>(session: &Session<B>, args: &ValidateArgs, levels: &[
                 // A level that cannot be prepared or run (its library missing, say; on the
                 // emulator, an out-of-bounds access, a divergent barrier or a deadlock) is that
                 // case's failure: report it and go on with the others.
-                let outcome = session.prepare(s, k, dtype).and_then(|p| {
+                let prepared = match hand_kernel(s, k, dtype)? {
+                    Some(kernel) => session.prepare_kernel(kernel),
+                    None => session.prepare(s, k, dtype),
+                };
+                let outcome = prepared.and_then(|p| {
                     let bufs = session.allocate(&cfg, &p.kernel.plan)?;
                     let cmp = harness::validate(gpu, &p, &bufs, &inputs)?;
                     Ok((p, cmp))
@@ -189,13 +228,15 @@ fn validate_on<B: Backend>(session: &Session<B>, args: &ValidateArgs, levels: &[
                     tolerance: tol,
                     pass,
                     seed,
+                    source: hand.map(|h| h.path.clone()),
                 };
                 if args.json {
                     crate::outln!("{}", serde_json::to_string(&case)?)?;
                 } else {
                     let nf = if cmp.non_finite > 0 { format!(" non_finite={}", cmp.non_finite) } else { String::new() };
+                    let src = hand.map(|h| format!(" source={}", h.path)).unwrap_or_default();
                     crate::outln!(
-                        "K={k} nfuncs={n} level={}{dt} max_abs_err={:.2e} max_rel_err={:.2e}{nf} {}",
+                        "K={k} nfuncs={n} level={}{dt}{src} max_abs_err={:.2e} max_rel_err={:.2e}{nf} {}",
                         case.level,
                         cmp.max_abs,
                         cmp.max_rel,

@@ -316,7 +316,13 @@ impl<B: Backend> Session<B> {
     /// Generates, compiles (through the cache) and loads a level; a library level also gets
     /// its BLAS handles (made on first use) and, for the Kronecker level, its K⁶ matrix.
     pub fn prepare(&self, schedule: &Schedule, k: u32, dtype: DType) -> Result<Prepared<B>> {
-        let kernel = mra_codegen::generate(schedule, Request { k, arch: self.gpu.arch(), dtype })?;
+        self.prepare_kernel(mra_codegen::generate(schedule, Request { k, arch: self.gpu.arch(), dtype })?)
+    }
+
+    /// [`Session::prepare`] for a kernel already generated, whose source the caller may have
+    /// replaced (`--source`: a hand-edited kernel launched as the level's plan says).
+    pub fn prepare_kernel(&self, kernel: mra_codegen::Kernel) -> Result<Prepared<B>> {
+        let (k, dtype) = (kernel.plan.request.k, kernel.plan.request.dtype);
         let what = format!("{} at K={k} ({dtype})", kernel.level);
         let (compiled, function) = if kernel.entry.is_empty() {
             (None, None)

@@ -1,0 +1,108 @@
+//! `--source FILE`: a hand-edited kernel validated (and, on a GPU, timed) in place of the
+//! level's generated one. Without a GPU: the refusals, and the whole path on the CPU wave
+//! emulator, where an edit that breaks the kernel must fail validation.
+
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+
+/// The binary with no kernel cache and a tuning database that does not exist.
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mra-bench"))
+        .env("MRA_KERNEL_CACHE", "off")
+        .env("MRA_TUNING_DB", "/nonexistent/mra-tuning.json")
+        .stdin(Stdio::null())
+        .args(args)
+        .output()
+        .expect("run mra-bench")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("mra-bench-hand-source-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// The generated source of `level` at `k` for `arch`, written to `dir/name`.
+fn emit(dir: &std::path::Path, name: &str, level: &str, k: &str, arch: &str) -> PathBuf {
+    let p = dir.join(name);
+    let o = run(&["--emit-src", "-l", level, "-K", k, "--arch", arch, "--untuned", "-o", p.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    p
+}
+
+/// Exit status `code`, no panic, and one `mra-bench: error:` line naming `needle`.
+#[track_caller]
+fn refused(o: &Output, code: i32, needle: &str) {
+    let err = text(&o.stderr);
+    let lines: Vec<&str> = err.lines().filter(|l| !l.starts_with('#')).collect();
+    assert_eq!(o.status.code(), Some(code), "{err}");
+    assert_eq!(lines.len(), 1, "one line on stderr, got: {lines:#?}");
+    assert!(lines[0].starts_with("mra-bench: error: ") && lines[0].contains(needle), "expected `{needle}` in: {}", lines[0]);
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn a_source_that_cannot_be_the_levels_kernel_is_refused_before_any_gpu_work() {
+    let dir = scratch("refusals");
+    let missing = dir.join("missing.cu");
+    let o = run(&["-l", "fused-pipe", "-K", "10", "--arch", "sm_90", "--source", missing.to_str().unwrap()]);
+    refused(&o, 1, &format!("--source {}: cannot read it (", missing.display()));
+    // Another K's kernel: with --arch the run checks the entry before it looks for a GPU.
+    let k12 = emit(&dir, "k12.cu", "fused-pipe", "12", "sm_90");
+    let o = run(&["-l", "fused-pipe", "-K", "10", "--arch", "sm_90", "--source", k12.to_str().unwrap()]);
+    refused(&o, 1, "does not define mra_fused_pipe_k10_f64, the kernel of fused-pipe at K=10 (f64, sm_90); start from `mra-bench --emit-src -l fused-pipe -K 10 --arch sm_90 --dtype f64 -o ");
+    // The same in validate, on the emulator (the file is checked before any kernel is built).
+    let l3 = emit(&dir, "l3.hip", "L3", "5", "gfx90a");
+    let o = run(&["validate", "--emulate", "--arch", "gfx90a", "-l", "L3", "-K", "6", "-N", "1", "--source", l3.to_str().unwrap()]);
+    refused(&o, 1, "does not define mra_l3_regblk_k6_f64");
+    // One kernel: one level, one K, one dtype; `-l best` names none.
+    let o = run(&["validate", "-l", "L3,fused", "-K", "5", "--source", l3.to_str().unwrap()]);
+    refused(&o, 2, "--source replaces one kernel: give one level, one K and one dtype (got -l L3,fused, -K 5, --dtype f64)");
+    let o = run(&["validate", "-l", "L3", "-K", "5,6", "--source", l3.to_str().unwrap()]);
+    refused(&o, 2, "give one level, one K and one dtype");
+    let o = run(&["-l", "best", "-K", "5", "--source", l3.to_str().unwrap()]);
+    refused(&o, 2, "--source replaces one level's kernel: name the level with -l");
+    // It replaces the kernel of a run, not what --emit-src or --compile-only print.
+    let o = run(&["-l", "L3", "-K", "5", "--arch", "gfx90a", "--emit-src", "--source", l3.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+    assert!(text(&o.stderr).contains("cannot be used with"), "{}", text(&o.stderr));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The emitted source validates as the generated kernel does; an edit that changes the
+/// results fails validation, exit 1: the file, not the generated kernel, is what ran.
+#[test]
+fn an_edited_kernel_is_what_validate_runs_on_the_emulator() {
+    if mra_tests::require("clang++ with AddressSanitizer (the CPU wave emulator)", mra_runtime::emulate::HostClang::find()).is_none() {
+        return;
+    }
+    let dir = scratch("emulate");
+    let src = emit(&dir, "l3.hip", "L3", "5", "gfx90a");
+    let path = src.to_str().unwrap();
+    let args = ["validate", "--emulate", "--arch", "gfx90a", "-l", "L3", "-K", "5", "-N", "1,3", "--source", path];
+    let o = run(&args);
+    let out = text(&o.stdout);
+    assert!(o.status.success(), "{}{out}", text(&o.stderr));
+    assert_eq!(out.matches(&format!("level=L3-regblk source={path} ")).count(), 2, "{out}");
+    assert_eq!(out.matches(" PASS").count(), 2, "{out}");
+    // B doubled where the kernel stages it: every output is 8 times the reference.
+    let body = std::fs::read_to_string(&src).unwrap();
+    let staged = "= b[e];";
+    assert_eq!(body.matches(staged).count(), 1, "the generated L3 stages B once: {body}");
+    std::fs::write(&src, body.replace(staged, "= 2.0 * b[e];")).unwrap();
+    let o = run(&[&args[..], &["--json"]].concat());
+    let out = text(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{}{out}", text(&o.stderr));
+    for line in out.lines() {
+        let case: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert_eq!(case["pass"], false, "{line}");
+        assert_eq!(case["source"], path, "{line}");
+        assert!(case["max_rel_err"].as_f64().unwrap() > 6.0, "{line}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
