@@ -376,9 +376,10 @@ pub struct RunArgs {
     #[arg(long)]
     pub untuned: bool,
     /// Validate and time a hand-edited kernel in place of the level's generated one, launched
-    /// as the level's plan says (threads, shared memory, grid). FILE must define the level's
-    /// kernel at this K; start from `--emit-src -o FILE` with the same level, K and tuning.
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["emit_src", "compile_only"])]
+    /// as the level's plan says (threads, shared memory, grid); with --compile-only, compile
+    /// and report it. FILE must define the level's kernel at this K; start from `--emit-src -o
+    /// FILE` with the same level, K and tuning.
+    #[arg(long, value_name = "FILE", conflicts_with = "emit_src")]
     pub source: Option<String>,
 }
 

@@ -38,6 +38,10 @@ pub fn run(args: &RunArgs) -> CmdResult {
     let dtype = select::dtype(&args.dtype)?;
     select::compiler(args.compiler.as_deref(), Some(arch))?;
     let all = select::is_list(&args.level);
+    if all && args.source.is_some() {
+        return Err(select::usage(format!("--source replaces one level's kernel: give one level (got -l {})", select::quote(&args.level))));
+    }
+    let hand = args.source.as_deref().map(crate::hand_source::HandSource::read).transpose()?;
     let schedules = select::level_list(&args.level)?;
 
     // Plan every level first: a single level that cannot run on this arch is the planner's
@@ -45,7 +49,10 @@ pub fn run(args: &RunArgs) -> CmdResult {
     let mut jobs = Vec::new();
     for s in &schedules {
         match mra_codegen::generate(s, Request { k: args.k, arch, dtype }) {
-            Ok(kernel) => jobs.push(Ok(kernel)),
+            Ok(kernel) => jobs.push(Ok(match &hand {
+                Some(h) => h.apply(kernel)?,
+                None => kernel,
+            })),
             Err(e) if all => jobs.push(Err((s.name.clone(), e.to_string()))),
             Err(e) => return Err(e.into()),
         }
@@ -69,7 +76,10 @@ pub fn run(args: &RunArgs) -> CmdResult {
                 note: format!("no generated kernel: the level is {} calls", blas_name(arch)),
             },
             Ok(kernel) => match compiler.report(&kernel, arch, dtype, args.k) {
-                Ok(r) => Line::Compiled(Box::new(r)),
+                Ok(r) => Line::Compiled(Box::new(match &hand {
+                    Some(h) => r.from_source(&h.path),
+                    None => r,
+                })),
                 Err(e) if all => {
                     failed += 1;
                     Line::Failed { level: kernel.level.clone(), k: args.k, dtype: dtype.to_string(), arch: arch.name, error: e.to_string() }
@@ -309,6 +319,17 @@ impl Line {
 }
 
 impl Report {
+    /// This report, noting that its kernel was compiled from a `--source` file.
+    fn from_source(mut self, path: &str) -> Report {
+        let (Report::Amd { common, .. } | Report::Nvidia { common, .. }) = &mut self;
+        let from = format!("kernel source from {path}, hand-edited");
+        common.note = Some(match common.note.take() {
+            Some(n) => format!("{from}; {n}"),
+            None => from,
+        });
+        self
+    }
+
     fn text(&self) -> String {
         match self {
             Report::Amd { common: c, resources: r, occupancy: o, occupancy_limits: l, matrix, matrix_note } => {

@@ -106,3 +106,44 @@ fn an_edited_kernel_is_what_validate_runs_on_the_emulator() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `--compile-only --source`: the file, not the generated kernel, is what NVRTC compiles, and
+/// the report says so. Needs NVRTC (toolchain test: `cargo test -- --include-ignored`).
+#[test]
+#[ignore]
+fn compile_only_compiles_and_reports_the_hand_edited_kernel() {
+    if mra_tests::require("NVRTC", mra_runtime::cuda::nvrtc::Nvrtc::load()).is_none() {
+        return;
+    }
+    let dir = scratch("compile-only");
+    let src = emit(&dir, "fp10.cu", "fused-pipe", "10", "sm_90");
+    let path = src.to_str().unwrap();
+    let args = ["--compile-only", "--arch", "sm_90", "-l", "fused-pipe", "-K", "10", "--untuned", "--source", path];
+    let o = run(&args);
+    let out = text(&o.stdout);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(out.starts_with("fused-pipe K=10 f64 sm_90: mra_fused_pipe_k10_f64 by NVRTC"), "{out}");
+    assert!(out.trim_end().ends_with(&format!("(kernel source from {path}, hand-edited)")), "{out}");
+    // A static array of 8 KB in the file: its shared memory grows by as much.
+    let shared = |o: &Output| -> u64 {
+        let v: serde_json::Value = serde_json::from_str(&text(&o.stdout)).unwrap();
+        v["resources"]["shared_bytes"].as_u64().unwrap()
+    };
+    let before = shared(&run(&[&args[..], &["--json"]].concat()));
+    let body = std::fs::read_to_string(&src).unwrap();
+    let entry = "mra_fused_pipe_k10_f64(";
+    let at = body.find(entry).unwrap();
+    let open = at + body[at..].find('{').unwrap() + 1;
+    let edited = format!("{}\n    __shared__ double mra_edit[1024]; if (nfuncs < 0) mra_edit[threadIdx.x] = 1.0, c[0] = mra_edit[threadIdx.x ^ 1];{}", &body[..open], &body[open..]);
+    std::fs::write(&src, edited).unwrap();
+    let o = run(&[&args[..], &["--json"]].concat());
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert_eq!(shared(&o), before + 8192, "{}", text(&o.stdout));
+    let v: serde_json::Value = serde_json::from_str(&text(&o.stdout)).unwrap();
+    assert_eq!(v["note"], format!("kernel source from {path}, hand-edited"));
+    // -l all has no one kernel to replace.
+    let o = run(&["--compile-only", "--arch", "sm_90", "-l", "all", "-K", "10", "--source", path]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+    assert!(text(&o.stderr).contains("--source replaces one level's kernel: give one level (got -l all)"), "{}", text(&o.stderr));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
