@@ -984,9 +984,6 @@ impl Schedule {
                 Body::Transform(tp) if tp.cluster > 1 => {
                     return Err(malformed("persistent(1) counts resident blocks per SM; cluster(N) places its blocks by cluster (NOTES.md run 70): use one or the other"))
                 }
-                Body::Transform(tp) if tp.split_output > 1 => {
-                    return Err(malformed("persistent(1) caps the grid at the resident blocks; split_output(N) needs a multiple of N blocks (a tensor's parts in blocks b, b + 1): use one or the other"))
-                }
                 _ => {}
             }
         }
@@ -1188,10 +1185,13 @@ impl Plan {
 
     /// The grid of one launch for `blocks` requested blocks (min(N, M)) on a device that holds
     /// `resident` of this kernel's blocks at once (`None`: not known): with `persistent(1)`
-    /// no more than `resident` (and at least one), else [`Plan::grid_blocks`].
+    /// no more than `resident`, rounded down to whole split tensors (and at least one tensor's
+    /// blocks: a split tensor's blocks share nothing, so they need not be resident together),
+    /// else [`Plan::grid_blocks`].
     pub fn persistent_grid(&self, blocks: usize, resident: Option<usize>) -> usize {
+        let whole = self.grid_multiple() as usize;
         match resident {
-            Some(r) if self.persistent => blocks.min(r.max(1)),
+            Some(r) if self.persistent => self.grid_blocks(blocks).min((r / whole).max(1) * whole),
             _ => self.grid_blocks(blocks),
         }
     }

@@ -1142,7 +1142,7 @@ fn fma_tail_covers_the_columns_past_the_whole_fragments() {
 
 /// `persistent(1)` is a launch decision: the kernel source differs only in its comment, the
 /// plan says so, and it is refused where the grid is not counted per SM (clusters) or where
-/// there is no per-task kernel (library levels).
+/// there is no per-task kernel (library levels); with `split_output(2)` the grid is whole pairs.
 #[test]
 fn persistent_marks_the_plan_and_is_refused_with_clusters_and_library_levels() {
     use mra_codegen::ir::{Located, Step, Value};
@@ -1172,6 +1172,15 @@ fn persistent_marks_the_plan_and_is_refused_with_clusters_and_library_levels() {
     assert!(err.contains("persistent(1) sizes the grid of the level's kernel: a library level launches none per task"), "{err}");
     let err = with("L1", 2).plan(req("sm_90", 8)).unwrap_err().to_string();
     assert!(err.contains("persistent(N) takes 0 (min(N, M) blocks) or 1 (at most the blocks the GPU holds at once)"), "{err}");
+    // The grid: min(requested, resident) blocks, and with split_output(2) whole pairs (a tensor's
+    // halves in blocks 2n, 2n + 1): the resident count rounded down to even, at least one pair.
+    let l1 = with("L1", 1).plan(req("sm_90", 7)).unwrap();
+    assert_eq!([l1.persistent_grid(512, Some(133)), l1.persistent_grid(100, Some(133)), l1.persistent_grid(512, None)], [133, 100, 512]);
+    let split = with("fused-split", 1).plan(req("sm_90", 32)).unwrap();
+    assert!(split.persistent);
+    let grids = [(1024, Some(132)), (1024, Some(133)), (1024, Some(1)), (6, Some(132)), (1024, None)].map(|(b, r)| split.persistent_grid(b, r));
+    assert_eq!(grids, [132, 132, 2, 6, 1024]);
+    assert!(!levels::find("fused-split").unwrap().plan(req("sm_90", 32)).unwrap().persistent, "fused-split's default grid is min(N, M) pairs");
 }
 
 /// `coalesce_c(1)` (a choice of `fused`): pass 2 writes into w0 under its own function name,
@@ -1395,7 +1404,6 @@ fn fused_split_runs_at_k32_on_sm_90_in_two_blocks_per_tensor() {
     one_line(without(|s| matches!(s, Step::CacheRead { operand: mra_codegen::ir::Operand::B, .. })), "cache_read(B, registers)");
     one_line(without(|s| matches!(s, Step::SplitOutput(_))), "bulk_copy(1) chooses how pipeline(N) copies whole tensors");
     one_line(without(|s| matches!(s, Step::SplitOutput(_) | Step::BulkCopy(_))), "chain(1) and prefetch_l2(N) shape the passes of split_output(2)");
-    one_line(with_step(Step::Persistent(Value::Fixed(1))), "split_output(N) needs a multiple of N blocks");
     one_line(with_step(Step::Unroll(mra_codegen::ir::Loop::Rows, Value::Fixed(2))), "split_output(2) is its own layout of the fused passes");
 }
 

@@ -179,9 +179,9 @@ fn launcher(e: &Entry, api: &Api, t: &str) -> String {
         d => format!("{d} bytes of dynamic shared memory (above the default limit: raised first)"),
     };
     let grid_note = if p.persistent { " (fewer where the device holds fewer at once: persistent(1))" } else { "" };
-    // The planner refuses persistent(1) beside a cluster or split_output: the occupancy cap below
-    // never meets a grid that must be a multiple.
-    assert!(!(p.persistent && multiple > 1), "planned: persistent(1) with a grid multiple of {multiple}");
+    // The planner refuses persistent(1) beside a cluster (its blocks are placed by cluster, not
+    // counted per SM); beside split_output the cap below keeps whole tensors' blocks.
+    assert!(!(p.persistent && p.cluster_blocks() > 1), "planned: persistent(1) with clusters of {multiple}");
     let count = if multi_block { blocks.clone() } else { "min(nfuncs, MRA_MAX_BLOCKS)".to_string() };
     s += &format!("// {entry}: {count} blocks{grid_note} of {threads} threads, {shared_note}.\n");
     s += &format!(
@@ -210,7 +210,13 @@ fn launcher(e: &Entry, api: &Api, t: &str) -> String {
         s += &format!("        if (pe == {ok}) pe = {attr}(&multiprocessors, {mp}, device);\n", ok = api.success, attr = api.device_attribute, mp = api.multiprocessor_count);
         s += &format!("        if (pe == {ok}) pe = {occ}(&per_multiprocessor, (const void*){entry}, {threads}, {dynamic});\n", ok = api.success, occ = api.occupancy);
         s += &format!("        if (pe != {ok}) return (int)pe;\n", ok = api.success);
-        s += "        if (per_multiprocessor > 0 && multiprocessors * per_multiprocessor < nblocks) nblocks = multiprocessors * per_multiprocessor;\n    }\n";
+        if multiple > 1 {
+            s += &format!("        // Whole tensors: the resident blocks rounded down to a multiple of {multiple} (at least {multiple}).\n");
+            s += &format!("        int resident = multiprocessors * per_multiprocessor / {multiple} * {multiple};\n        if (resident < {multiple}) resident = {multiple};\n");
+            s += "        if (per_multiprocessor > 0 && resident < nblocks) nblocks = resident;\n    }\n";
+        } else {
+            s += "        if (per_multiprocessor > 0 && multiprocessors * per_multiprocessor < nblocks) nblocks = multiprocessors * per_multiprocessor;\n    }\n";
+        }
     }
     s += "    void* args[] = {&a, &b, &c, &workspace, &nfuncs, &nblocks};\n";
     s += &format!(

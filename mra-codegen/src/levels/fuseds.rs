@@ -24,5 +24,9 @@ mra_dsl::schedule! {
         prefetch_l2(tune([2, 3], default = 2));
         // fuse_k(2): m16n8k8; fuse_k(4): m16n8k16, within 0.5% on an H100 (run 101).
         fuse_k(tune([2, 4], default = 2));
+        // persistent(1): one block per SM for the whole launch (132 on an H100 or H200, each pair
+        // 31 tensors instead of 4 at -M 512), so each block loads Bᵀ once and the next tensor's
+        // first slice lands during this one's phase 2 (bench/NOTES.md run 160).
+        persistent(tune([0, 1], default = 0));
     }
 }
