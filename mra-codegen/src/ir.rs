@@ -333,6 +333,12 @@ pub enum Step {
     /// that slice's copy later reads L2, not DRAM. 0: no prefetch; 1 is refused (the slice being
     /// copied).
     PrefetchL2(Value),
+    /// `co_schedule(0|1)`: 1: the N blocks of a `split_output(N)` tensor launch as one
+    /// thread-block cluster (`__cluster_dims__(N, 1, 1)`, sm_90), which the hardware starts
+    /// together, so the tensor's second read comes from L2 even when several launches share
+    /// the GPU (bench/NOTES.md run 160). Nothing crosses between the blocks. 0: each block is
+    /// scheduled on its own.
+    CoSchedule(Value),
 }
 
 /// The one match behind [`Step::value`] and [`Step::value_mut`]: matched through `&` or
@@ -342,7 +348,7 @@ macro_rules! step_value {
         match $step {
             Step::Threads(v) | Step::Unroll(_, v) | Step::Buffers(v) | Step::Pipeline(v) | Step::Tensors(v) | Step::Cluster(v) | Step::SplitCols(v) => Some(v),
             Step::AsyncExchange(v) | Step::AlignRuns(v) | Step::PairRows(v) | Step::SwapOperands(v) | Step::FuseK(v) | Step::BulkCopy(v) | Step::FmaTail(v) | Step::Persistent(v) | Step::LateWait(v) | Step::Stack(v) | Step::ShadowMma(v) | Step::CoalesceC(v) => Some(v),
-            Step::SplitOutput(v) | Step::Chain(v) | Step::PrefetchL2(v) => Some(v),
+            Step::SplitOutput(v) | Step::Chain(v) | Step::PrefetchL2(v) | Step::CoSchedule(v) => Some(v),
             Step::CacheRead { pad, .. } | Step::CacheWrite { pad, .. } => Some(pad),
             Step::LaunchBounds { min_blocks } => Some(min_blocks),
             Step::Bind(_) | Step::Tensorize(_) | Step::RegisterTile(_) | Step::Workspace(_) | Step::Library(_) | Step::Copy { .. } | Step::Constraint(_) => None,
@@ -398,6 +404,7 @@ impl Step {
             Step::SplitOutput(_) => "split_output",
             Step::Chain(_) => "chain",
             Step::PrefetchL2(_) => "prefetch_l2",
+            Step::CoSchedule(_) => "co_schedule",
         }
     }
 }
@@ -526,6 +533,7 @@ impl fmt::Display for Step {
             Step::SplitOutput(v) => write!(f, "split_output({v})"),
             Step::Chain(v) => write!(f, "chain({v})"),
             Step::PrefetchL2(v) => write!(f, "prefetch_l2({v})"),
+            Step::CoSchedule(v) => write!(f, "co_schedule({v})"),
         }
     }
 }

@@ -101,6 +101,9 @@ pub struct TransformPlan {
     pub chain: bool,
     /// `prefetch_l2(N)`: slices of A a warp asks L2 for ahead of its bulk copies (0: none).
     pub prefetch_l2: u32,
+    /// `co_schedule(1)`: a tensor's `split_output` blocks launch as one thread-block cluster
+    /// (see [`Plan::cluster_blocks`]); they exchange nothing.
+    pub co_schedule: bool,
     /// `coalesce_c(1)`: the last pass writes C's layout into `w0` (free: pass 1 read it, pass 2
     /// reads `w1`), and the block stores the tensor from there in one coalesced sweep.
     pub coalesce_c: bool,
@@ -843,6 +846,19 @@ impl Schedule {
             if split_output != 1 {
                 self.check_split_output(SplitRequest { k, arch, dtype, threads, split_output, whole, others_plain: pipeline == 1 && cluster == 1 && tensors == 1 && stack == 1 && jam == 1 && col_split == 1 && shared_buffers == 2 && !fma_tail && !pair_rows && !align_runs, b, a, chain, bulk_copy, fuse_k, prefetch_l2 })?;
             }
+            let co_schedule = self
+                .switch(|s| if let Step::CoSchedule(v) = s { Some(v) } else { None }, "co_schedule", "0 (a tensor's blocks launch independently) or 1 (as one thread-block cluster, starting together)")
+                .map_err(|e| malformed(&e))?;
+            if co_schedule && split_output == 1 {
+                return Err(malformed("co_schedule(1) launches the blocks of split_output(N) together: add split_output(2)"));
+            }
+            if co_schedule && arch.max_cluster_blocks < split_output {
+                return Err(PlanError::ArchUnsupported {
+                    level: self.name.clone(),
+                    arch: arch.name,
+                    why: format!("co_schedule(1) launches a tensor's {split_output} blocks as a thread-block cluster (NVIDIA sm_90+); use co_schedule(0)"),
+                });
+            }
             if shared_buffers > 2 && pipeline == 1 {
                 return Err(malformed("buffers(N > 2) hold the tensors in flight of pipeline(N - 1): add pipeline(..)"));
             }
@@ -873,6 +889,7 @@ impl Schedule {
                 split_output,
                 chain,
                 prefetch_l2,
+                co_schedule,
                 stack,
                 fma_tail,
                 bulk_copy,
@@ -981,8 +998,8 @@ impl Schedule {
         if persistent {
             match &body {
                 Body::Library(_) => return Err(malformed("persistent(1) sizes the grid of the level's kernel: a library level launches none per task")),
-                Body::Transform(tp) if tp.cluster > 1 => {
-                    return Err(malformed("persistent(1) counts resident blocks per SM; cluster(N) places its blocks by cluster (NOTES.md run 70): use one or the other"))
+                Body::Transform(tp) if tp.cluster > 1 || tp.co_schedule => {
+                    return Err(malformed("persistent(1) counts resident blocks per SM; cluster(N) and co_schedule(1) place their blocks by cluster (NOTES.md run 70): use one or the other"))
                 }
                 _ => {}
             }
@@ -1153,6 +1170,7 @@ impl Plan {
     /// a multiple of it.
     pub fn cluster_blocks(&self) -> u32 {
         match self.body {
+            Body::Transform(tp) if tp.co_schedule => tp.split_output.max(1),
             Body::Transform(tp) => tp.cluster.max(1),
             _ => 1,
         }

@@ -98,6 +98,7 @@ impl Prim {
             PrimKind::ShadowMma(v) => out.push((named("shadow_mma".into(), v), v)),
             PrimKind::SplitOutput(v) => out.push((named("split_output".into(), v), v)),
             PrimKind::Chain(v) => out.push((named("chain".into(), v), v)),
+            PrimKind::CoSchedule(v) => out.push((named("co_schedule".into(), v), v)),
             PrimKind::PrefetchL2(v) => out.push((named("prefetch_l2".into(), v), v)),
             _ => {}
         }
@@ -138,6 +139,7 @@ impl Prim {
             PrimKind::ShadowMma(_) => "shadow_mma",
             PrimKind::SplitOutput(_) => "split_output",
             PrimKind::Chain(_) => "chain",
+            PrimKind::CoSchedule(_) => "co_schedule",
             PrimKind::PrefetchL2(_) => "prefetch_l2",
         }
     }
@@ -233,6 +235,9 @@ pub enum PrimKind {
     SplitOutput(Val),
     /// `chain(0|1)`: 1: pass 1 takes pass 0's accumulators as its B operand in registers.
     Chain(Val),
+    /// `co_schedule(0|1)`: 1: a tensor's `split_output(N)` blocks launch as one thread-block
+    /// cluster, so they start together (and share the tensor's reads through L2).
+    CoSchedule(Val),
     /// `prefetch_l2(N)`: each warp asks L2 for the slice of A N slices after the one it reads.
     PrefetchL2(Val),
 }

@@ -273,6 +273,10 @@ fn step(prim: &Prim, fixed: &HashMap<String, u32>) -> TokenStream {
             let v = nth_value(prim, 0);
             quote!(#ir::Step::Chain(#v))
         }
+        PrimKind::CoSchedule(_) => {
+            let v = nth_value(prim, 0);
+            quote!(#ir::Step::CoSchedule(#v))
+        }
         PrimKind::PrefetchL2(_) => {
             let v = nth_value(prim, 0);
             quote!(#ir::Step::PrefetchL2(#v))

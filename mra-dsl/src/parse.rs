@@ -37,6 +37,7 @@
 //!            | "shadow_mma"    "(" VALUE ")"
 //!            | "split_output"  "(" VALUE ")"
 //!            | "chain"         "(" VALUE ")"
+//!            | "co_schedule"   "(" VALUE ")"
 //!            | "prefetch_l2"   "(" VALUE ")"
 //! ```
 //!
@@ -215,6 +216,7 @@ fn parse_prim(input: ParseStream) -> Result<Prim> {
         "split_output" => PrimKind::SplitOutput(numeric(&mut args, "blocks per tensor")?),
         "prefetch_l2" => PrimKind::PrefetchL2(numeric(&mut args, "slices ahead")?),
         "chain" => PrimKind::Chain(numeric(&mut args, words::switch_meaning(prim))?),
+        "co_schedule" => PrimKind::CoSchedule(numeric(&mut args, words::switch_meaning(prim))?),
         "async_exchange" => PrimKind::AsyncExchange(numeric(&mut args, words::switch_meaning(prim))?),
         "align_runs" => PrimKind::AlignRuns(numeric(&mut args, words::switch_meaning(prim))?),
         "late_wait" => PrimKind::LateWait(numeric(&mut args, words::switch_meaning(prim))?),

@@ -679,6 +679,10 @@ fn cluster_and_unroll_rows() {
     assert_error(&format!("{fused} split_output(2);\n chain(2);\n}}"), "chain(2): takes 0 (pass 0's output stored) or 1", 8, "2");
     assert_error(&format!("{fused} chain(1);\n}}"), "chain(..) shapes the passes of split_output(N): add split_output(2)", 7, "chain");
     assert_error(&format!("{fused} prefetch_l2(2);\n}}"), "prefetch_l2(..) shapes the passes of split_output(N): add split_output(2)", 7, "prefetch_l2");
+    // co_schedule(0|1): launches split_output(N)'s blocks together; nothing without it.
+    parse(&format!("{fused} split_output(2);\n co_schedule(tune([0, 1], default = 1));\n}}"));
+    assert_error(&format!("{fused} split_output(2);\n co_schedule(2);\n}}"), "co_schedule(2): takes 0 (a tensor's blocks launch independently) or 1", 8, "2");
+    assert_error(&format!("{fused} co_schedule(1);\n}}"), "co_schedule(..) launches the blocks of split_output(N) together: add split_output(2)", 7, "co_schedule");
     assert_error("level f \"f\" {\n threads(256);\n bind(threads, rows);\n split_output(2);\n}", "`split_output` shapes the fused passes: it needs tensorize(mma)", 4, "split_output");
     assert_error(
         "level f \"f\" {\n threads(256);\n bind(warps, tiles);\n tensorize(mma);\n stack(2);\n}",

@@ -38,6 +38,7 @@ pub const PRIMITIVES: &[&str] = &[
     "shadow_mma",
     "split_output",
     "chain",
+    "co_schedule",
     "prefetch_l2",
 ];
 
@@ -76,6 +77,7 @@ pub fn signature(prim: &str) -> &'static str {
         "shadow_mma" => "shadow_mma(0|1) or shadow_mma(tune([0, 1], default = N))",
         "split_output" => "split_output(N), 1 <= N <= 2, or split_output(tune([N, ...], default = N))",
         "chain" => "chain(0|1) or chain(tune([0, 1], default = N))",
+        "co_schedule" => "co_schedule(0|1) or co_schedule(tune([0, 1], default = N))",
         "prefetch_l2" => "prefetch_l2(N), 0 <= N <= 4, or prefetch_l2(tune([N, ...], default = N))",
         _ => unreachable!("not a primitive: {prim}"),
     }
@@ -94,6 +96,7 @@ pub const SWITCHES: Table<&str> = &[
     ("coalesce_c", "0 (C stored from the fragments) or 1 (C staged in shared memory, stored in whole lines)"),
     ("shadow_mma", "0 (every warp copies and multiplies) or 1 (half the warps copy, half multiply)"),
     ("chain", "0 (pass 0's output stored) or 1 (pass 1 reads pass 0's accumulators in registers)"),
+    ("co_schedule", "0 (a tensor's blocks launch independently) or 1 (as one thread-block cluster, starting together)"),
 ];
 
 /// What `0` and `1` mean for the 0|1 step `prim`.

@@ -1165,9 +1165,11 @@ fn persistent_marks_the_plan_and_is_refused_with_clusters_and_library_levels() {
     assert_eq!(body(&on.source), body(&off.source));
     assert!(on.source.contains("persistent(1): launched with at most the blocks the GPU holds at once"), "{}", on.source);
     // Refused in one line.
-    let err = with("fused-cluster", 1).plan(req("sm_90", 32)).unwrap_err().to_string();
-    assert!(err.contains("persistent(1) counts resident blocks per SM; cluster(N) places its blocks by cluster"), "{err}");
-    assert!(!err.contains('\n'), "{err}");
+    for clustered in ["fused-cluster", "fused-split"] {
+        let err = with(clustered, 1).plan(req("sm_90", 32)).unwrap_err().to_string();
+        assert!(err.contains("persistent(1) counts resident blocks per SM; cluster(N) and co_schedule(1) place their blocks by cluster"), "{clustered}: {err}");
+        assert!(!err.contains('\n'), "{err}");
+    }
     let err = with("vendor-3gemm", 1).plan(req("sm_90", 8)).unwrap_err().to_string();
     assert!(err.contains("persistent(1) sizes the grid of the level's kernel: a library level launches none per task"), "{err}");
     let err = with("L1", 2).plan(req("sm_90", 8)).unwrap_err().to_string();
@@ -1176,7 +1178,9 @@ fn persistent_marks_the_plan_and_is_refused_with_clusters_and_library_levels() {
     // halves in blocks 2n, 2n + 1): the resident count rounded down to even, at least one pair.
     let l1 = with("L1", 1).plan(req("sm_90", 7)).unwrap();
     assert_eq!([l1.persistent_grid(512, Some(133)), l1.persistent_grid(100, Some(133)), l1.persistent_grid(512, None)], [133, 100, 512]);
-    let split = with("fused-split", 1).plan(req("sm_90", 32)).unwrap();
+    let mut split = with("fused-split", 1);
+    split.steps.retain(|st| !matches!(st.item, Step::CoSchedule(_)));
+    let split = split.plan(req("sm_90", 32)).unwrap();
     assert!(split.persistent);
     let grids = [(1024, Some(132)), (1024, Some(133)), (1024, Some(1)), (6, Some(132)), (1024, None)].map(|(b, r)| split.persistent_grid(b, r));
     assert_eq!(grids, [132, 132, 2, 6, 1024]);
@@ -1381,6 +1385,18 @@ fn fused_split_runs_at_k32_on_sm_90_in_two_blocks_per_tensor() {
         assert!(src.contains(part), "no `{part}`");
     }
     assert!(!src.contains("reinterpret_cast<double2*>(out"), "C's pairs go through mra_store_pair");
+    // co_schedule(1), the default (run 160): the pair is one cluster of 2, the grid's multiple,
+    // and the kernel says so; co_schedule(0) launches no clusters. A fused level without
+    // split_output refuses it in one line.
+    assert_eq!((plan.cluster_blocks(), plan.grid_multiple()), (2, 2));
+    assert!(src.contains("extern \"C\" __global__ void __cluster_dims__(2, 1, 1) mra_fused_split_k32_f64(") && src.contains("] co_schedule("), "{src}");
+    let apart = level.with_config(&mra_codegen::tune::parse_config("co_schedule=0").unwrap()).unwrap();
+    let apart_kernel = mra_codegen::generate(&apart, req("sm_90", 32, DType::F64)).unwrap();
+    assert_eq!((apart_kernel.plan.cluster_blocks(), apart_kernel.plan.grid_multiple()), (1, 2));
+    assert!(!apart_kernel.source.contains("__cluster_dims__"));
+    let mut fused = levels::find("fused").unwrap();
+    fused.steps.push(Located { item: Step::CoSchedule(Value::Fixed(1)), line: 0 });
+    one_line(fused.plan(req("sm_90", 16, DType::F64)).unwrap_err(), "co_schedule(1) launches the blocks of split_output(N) together: add split_output(2)");
     // Tunables outside what the emitter writes, and the steps that need each other, refused.
     let cfg = |c: &str| level.with_config(&mra_codegen::tune::parse_config(c).unwrap()).unwrap().plan(req("sm_90", 32, DType::F64));
     assert!(cfg("prefetch_l2=3").is_ok() && cfg("fuse_k=4").is_ok());

@@ -232,7 +232,7 @@ impl Emitter<'_> {
         let t = self.t();
         let bounds = self.kernel_bounds().map(|b| b + " ").unwrap_or_default();
         let bounds = match self.plan.body {
-            Body::Transform(tp) if tp.cluster > 1 => format!("__cluster_dims__({}, 1, 1) {bounds}", tp.cluster),
+            Body::Transform(_) if self.plan.cluster_blocks() > 1 => format!("__cluster_dims__({}, 1, 1) {bounds}", self.plan.cluster_blocks()),
             _ => bounds,
         };
         format!(

@@ -254,6 +254,11 @@ impl Emitter<'_> {
         });
         w.dedent();
         w.line("}");
+        if tp.co_schedule {
+            let co = self.step_comment(|s| matches!(s, Step::CoSchedule(_)));
+            self.w.line(format!("{co}: a tensor's two blocks are one thread-block cluster (__cluster_dims__ below), started together so"));
+            self.w.line("// that the second block's read of the tensor finds it in L2; they exchange nothing.");
+        }
         let using = self.begin_kernel();
         let signature = self.kernel_signature(entry);
         self.w.block(signature, "", |w| {

@@ -24,9 +24,9 @@ mra_dsl::schedule! {
         prefetch_l2(tune([2, 3], default = 2));
         // fuse_k(2): m16n8k8; fuse_k(4): m16n8k16, within 0.5% on an H100 (run 101).
         fuse_k(tune([2, 4], default = 2));
-        // persistent(1): one block per SM for the whole launch (132 on an H100 or H200, each pair
-        // 31 tensors instead of 4 at -M 512), so each block loads Bᵀ once and the next tensor's
-        // first slice lands during this one's phase 2 (bench/NOTES.md run 160).
-        persistent(tune([0, 1], default = 0));
+        // co_schedule(1): the pair as one cluster of 2, started together, so the second read of
+        // a tensor comes from L2 under the harness's four concurrent launches too (run 160, an
+        // H100: -1.2..-1.8% in three rounds; persistent(1) without it +33%, with it no gain).
+        co_schedule(tune([0, 1], default = 1));
     }
 }
