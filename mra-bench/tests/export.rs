@@ -374,8 +374,8 @@ fn the_host_header_is_valid_cxx_and_launches_as_the_manifest_says() {
 
 /// A launcher of `persistent(1)` beside `split_output(2)` (no level declares it; a schedule built
 /// through the library can) caps its grid at the resident blocks rounded down to whole pairs: the
-/// stub device holds 7 × 3 = 21 blocks, so 20, never 21 (which would give one tensor's halves to
-/// blocks 20 and 0 of different pairs' strides); N = 3 needs only its 6.
+/// stub device holds 7 × 3 = 21 blocks, so 20, never 21 (block 20 would be half a pair, repeating
+/// half 0 of tensors that pair 0 already computes); N = 3 needs only its 6.
 #[test]
 #[ignore = "needs clang++ (run with --include-ignored; .ci/run does)"]
 fn a_persistent_split_launcher_caps_its_grid_at_whole_pairs() {
