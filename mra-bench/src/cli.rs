@@ -309,7 +309,8 @@ pub struct SweepArgs {
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
-    /// Transform order K (1..=32). With --emit-src, a comma-separated list (one file per K).
+    /// Transform order K (1..=32). With --emit-src (one file per K) or --compile-only (a report
+    /// line per level and K), a comma-separated list.
     #[arg(short = 'K', long = "order", value_name = "K", value_delimiter = ',', default_value = "16",
           allow_hyphen_values = true, value_parser = crate::select::parse_k)]
     pub ks: Vec<u32>,
@@ -384,11 +385,12 @@ pub struct RunArgs {
 }
 
 impl RunArgs {
-    /// Sets `k` from the -K list: one K, except with --emit-src where `k` is the first.
+    /// Sets `k` from the -K list: one K, except with --emit-src and --compile-only where `k` is
+    /// the first (they walk `ks`).
     pub fn resolve(&mut self) -> Result<(), String> {
-        if self.ks.len() > 1 && !self.emit_src {
+        if self.ks.len() > 1 && !self.emit_src && !self.compile_only {
             return Err(format!(
-                "-K takes one K here (got {}); a K list is for --emit-src; use `mra-bench sweep -K ...` to time several",
+                "-K takes one K here (got {}); a K list is for --emit-src and --compile-only; use `mra-bench sweep -K ...` to time several",
                 self.ks.iter().map(|k| k.to_string()).collect::<Vec<_>>().join(",")
             ));
         }

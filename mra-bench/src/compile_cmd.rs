@@ -2,7 +2,7 @@
 //! needed) and report per kernel what the compiler made of it: registers, LDS / shared memory,
 //! scratch and spills, the occupancy this allows on the arch, and the matrix-core instructions
 //! in the code (counted in the disassembly, not estimated). One line (or, with --json, one JSON
-//! object) per level; `-l all` compiles every level.
+//! object) per level and K; `-l all` compiles every level, `-K 10,12,32` each K in turn.
 //!
 //! AMD: hiprtc from the installed ROCm where its version supports the arch, else clang with the
 //! AMDGPU target (`--compiler hiprtc|clang` forces one; a forced compiler that cannot do the
@@ -37,56 +37,65 @@ pub fn run(args: &RunArgs) -> CmdResult {
     };
     let dtype = select::dtype(&args.dtype)?;
     select::compiler(args.compiler.as_deref(), Some(arch))?;
-    let all = select::is_list(&args.level);
-    if all && args.source.is_some() {
+    // A list of levels or of K: a pair the planner refuses is a report line, not the end of
+    // the run (as `-l all` has always done); one level at one K refused is the error.
+    let all = select::is_list(&args.level) || args.ks.len() > 1;
+    if args.source.is_some() && select::is_list(&args.level) {
         return Err(select::usage(format!("--source replaces one level's kernel: give one level (got -l {})", select::quote(&args.level))));
+    }
+    if args.source.is_some() && args.ks.len() > 1 {
+        let ks = args.ks.iter().map(|k| k.to_string()).collect::<Vec<_>>().join(",");
+        return Err(select::usage(format!("--source holds the kernel of one K: give one K (got -K {ks})")));
     }
     let hand = args.source.as_deref().map(crate::hand_source::HandSource::read).transpose()?;
     let schedules = select::level_list(&args.level)?;
 
-    // Plan every level first: a single level that cannot run on this arch is the planner's
-    // error, before any compiler is looked for.
+    // Plan every (K, level) first: a single level that cannot run on this arch is the
+    // planner's error, before any compiler is looked for.
     let mut jobs = Vec::new();
-    for s in &schedules {
-        match mra_codegen::generate(s, Request { k: args.k, arch, dtype }) {
-            Ok(kernel) => jobs.push(Ok(match &hand {
-                Some(h) => h.apply(kernel)?,
-                None => kernel,
-            })),
-            Err(e) if all => jobs.push(Err((s.name.clone(), e.to_string()))),
-            Err(e) => return Err(e.into()),
+    for &k in &args.ks {
+        for s in &schedules {
+            match mra_codegen::generate(s, Request { k, arch, dtype }) {
+                Ok(kernel) => jobs.push((k, Ok(match &hand {
+                    Some(h) => h.apply(kernel)?,
+                    None => kernel,
+                }))),
+                Err(e) if all => jobs.push((k, Err((s.name.clone(), e.to_string())))),
+                Err(e) => return Err(e.into()),
+            }
         }
     }
     // Something must be compiled, or the run says why not (every level refused, for instance),
     // whether or not a compiler is installed.
-    if jobs.iter().all(|j| j.is_err()) {
-        let why = jobs.iter().find_map(|j| j.as_ref().err()).map(|(_, e)| e.clone()).unwrap_or_default();
-        return Err(format!("nothing to compile: no level chosen can be generated for K={} {dtype} on {} (e.g. {why})", args.k, arch.name).into());
+    if jobs.iter().all(|(_, j)| j.is_err()) {
+        let why = jobs.iter().find_map(|(_, j)| j.as_ref().err()).map(|(_, e)| e.clone()).unwrap_or_default();
+        let ks = args.ks.iter().map(|k| k.to_string()).collect::<Vec<_>>().join(",");
+        return Err(format!("nothing to compile: no level chosen can be generated for K={ks} {dtype} on {} (e.g. {why})", arch.name).into());
     }
     let compiler = Compiler::choose(arch, args.compiler.as_deref())?;
     let mut failed = 0;
-    for job in jobs {
+    for (k, job) in jobs {
         let line = match job {
             // A level that is vendor BLAS calls only has nothing to compile.
             Ok(kernel) if kernel.entry.is_empty() => Line::NoKernel {
                 level: kernel.level.clone(),
-                k: args.k,
+                k,
                 dtype: dtype.to_string(),
                 arch: arch.name,
                 note: format!("no generated kernel: the level is {} calls", blas_name(arch)),
             },
-            Ok(kernel) => match compiler.report(&kernel, arch, dtype, args.k) {
+            Ok(kernel) => match compiler.report(&kernel, arch, dtype, k) {
                 Ok(r) => Line::Compiled(Box::new(match &hand {
                     Some(h) => r.from_source(&h.path),
                     None => r,
                 })),
                 Err(e) if all => {
                     failed += 1;
-                    Line::Failed { level: kernel.level.clone(), k: args.k, dtype: dtype.to_string(), arch: arch.name, error: e.to_string() }
+                    Line::Failed { level: kernel.level.clone(), k, dtype: dtype.to_string(), arch: arch.name, error: e.to_string() }
                 }
                 Err(e) => return Err(e),
             },
-            Err((level, error)) => Line::Refused { level, k: args.k, dtype: dtype.to_string(), arch: arch.name, error },
+            Err((level, error)) => Line::Refused { level, k, dtype: dtype.to_string(), arch: arch.name, error },
         };
         if args.json {
             crate::outln!("{}", serde_json::to_string(&line)?)?;

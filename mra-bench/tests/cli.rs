@@ -99,7 +99,7 @@ fn bad_input_is_one_clear_line_never_a_panic() {
     assert_clean_error(&["-n", "0"], "-n must be at least 1");
     assert_clean_error(&["-s", "0"], "-s must be at least 1");
     assert_clean_error(&["validate", "-K", "0"], "K=0 is out of range");
-    assert_clean_error(&["-K", "6,8", "-n", "1"], "-K takes one K here (got 6,8); a K list is for --emit-src");
+    assert_clean_error(&["-K", "6,8", "-n", "1"], "-K takes one K here (got 6,8); a K list is for --emit-src and --compile-only");
     assert_clean_error(&["-o", "out.cu", "-K", "8"], "the following required arguments were not provided: --emit-src");
     assert_clean_error(&["--bogus"], "unexpected argument '--bogus' found");
     assert_clean_error(&["validate", "-N", "1,x"], "`x` is not a non-negative integer");

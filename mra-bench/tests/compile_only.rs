@@ -202,6 +202,44 @@ fn all_levels_one_object_each() {
 }
 
 #[test]
+#[ignore = "needs clang with the AMDGPU target (run with --include-ignored; .ci/run does)"]
+fn a_k_list_reports_every_level_at_every_k_in_order() {
+    let Some(_) = require("clang with the AMDGPU target", Clang::find()) else { return };
+    let args = ["--arch", "gfx942", "-K", "7,12,32", "-l", "3,fused", "--compile-only", "--json"];
+    let o = mra_bench(&args);
+    assert!(o.status.success(), "{args:?}: {}", text(&o.stderr));
+    let out = text(&o.stdout);
+    let lines: Vec<Value> = out.lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}"))).collect();
+    // K by K, the levels in the order given.
+    let expected = [(7, "L3-regblk"), (7, "fused"), (12, "L3-regblk"), (12, "fused"), (32, "L3-regblk"), (32, "fused")];
+    assert_eq!(lines.len(), expected.len(), "{out}");
+    for (v, (k, level)) in lines.iter().zip(expected) {
+        assert_eq!((v["k"].as_u64(), v["level"].as_str()), (Some(k), Some(level)), "{v}");
+        if level == "fused" && k == 32 {
+            // Input and intermediate, 2·32³ doubles, are 512 KiB: past gfx942's 64 KiB of LDS.
+            assert!(v["error"].as_str().unwrap().contains("shared memory"), "{v}");
+            continue;
+        }
+        let ident = if level == "fused" { "fused" } else { "l3_regblk" };
+        assert_eq!(v["kernel"].as_str(), Some(format!("mra_{ident}_k{k}_f64").as_str()), "{v}");
+        if level == "fused" {
+            // Each K compiled its own kernel: fused holds the tensor and one intermediate in LDS.
+            assert!(num(v, "resources.lds_bytes") >= (2 * k * k * k * 8) as f64, "{v}");
+        }
+    }
+}
+
+#[test]
+fn a_k_list_is_refused_with_source_and_must_compile_something() {
+    let args = ["--arch", "sm_90", "-K", "10,12", "-l", "fused", "--source", "k.cu", "--compile-only"];
+    assert_one_line_error(&mra_bench(&args), &args, "--source holds the kernel of one K: give one K (got -K 10,12)");
+    let args = ["--arch", "sm_90", "-K", "10,10", "-l", "fused", "--compile-only"];
+    assert_one_line_error(&mra_bench(&args), &args, "-K 10 is listed twice");
+    let args = ["--arch", "sm_90", "-K", "30,31", "-l", "fused-split", "--compile-only"];
+    assert_one_line_error(&mra_bench(&args), &args, "nothing to compile: no level chosen can be generated for K=30,31");
+}
+
+#[test]
 #[ignore = "needs hiprtc (run with --include-ignored; .ci/run does)"]
 fn hiprtc_is_refused_for_an_arch_it_would_abort_on() {
     // Debian's ROCm 5.2 hiprtc aborts the process for gfx942: it must be refused, not called.
