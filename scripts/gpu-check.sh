@@ -47,12 +47,19 @@ echo "== validate levels=$VALIDATE_LEVELS K=$VALIDATE_KS N=$VALIDATE_NS"
 tail -n 1 "$OUT/validate.err"
 grep '"pass":false' "$OUT/validate.jsonl" && status=1
 
+# The kernels validated above went through NVRTC, whose own cache (12.9 on) would skip ptxas for
+# the same source and leave its -v report out unless mra-bench passes --no-cache (NOTES.md run 162):
+# --compile-only must still report registers for them.
+ARCH=sm_$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1 | tr -d ' .')
+echo "== compile-only after those compiles: -K 10,16 -l 3,fused-pipe --arch $ARCH"
+"$BIN" --arch "$ARCH" -K 10,16 -l 3,fused-pipe --compile-only > "$OUT/compile-only.txt" 2>&1 || { cat "$OUT/compile-only.txt"; status=1; }
+[ "$(grep -c ' registers, ' "$OUT/compile-only.txt")" = 4 ] || { echo "FAILED: compile-only reported no registers"; status=1; }
+
 echo "== bench K in {$KS}, levels {$LEVELS}, N=2048, -n $TASKS, --stream-data $STREAM_DATA"
 : > "$OUT/bench.jsonl"
 : > "$OUT/cannot-run.txt"
 # A level asked for at a K (or on a GPU) it cannot run at is planned first, offline for this GPU's
 # arch, and left out with the planner's one-line reason: a "-" in the table, not a failed check.
-ARCH=sm_$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1 | tr -d ' .')
 for K in $KS; do
   for L in copy $LEVELS; do
     if [ "$ARCH" != sm_ ] && ! "$BIN" -K "$K" -l "$L" --emit-src --arch "$ARCH" > /dev/null 2> "$OUT/plan.err"; then

@@ -188,7 +188,13 @@ impl Compiler {
             }
             Compiler::Nvidia { nvrtc, sass } => {
                 let compiled = nvrtc.compile(&kernel.source, &kernel.entry, arch.name, &KernelCache::disabled())?;
-                let res = compiled.resources.ok_or("NVRTC returned no ptxas report (--ptxas-options=-v)")?;
+                let res = compiled.resources.ok_or_else(|| {
+                    // Say what the log held instead, on one line: its last few lines.
+                    let tail: Vec<&str> = compiled.log.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+                    let tail = tail[tail.len().saturating_sub(3)..].join(" | ");
+                    let tail = if tail.is_empty() { "an empty log".to_string() } else { format!("its log ends: {tail}") };
+                    format!("NVRTC returned no ptxas report (--ptxas-options=-v); {tail}")
+                })?;
                 let limits = nv_occ::limits(arch.name).ok_or_else(|| format!("no occupancy limits for {}", arch.name))?;
                 // ptxas reports static shared memory; a level above the static limit has one
                 // dynamic allocation of the plan's size instead (the runtime passes it at launch).

@@ -84,6 +84,9 @@ pub struct Compiled {
     pub cubin: Vec<u8>,
     /// The ptxas report; `None` when the image came from the cache without its log.
     pub resources: Option<ResourceReport>,
+    /// NVRTC's program log (front-end warnings, then ptxas's report); from the cache, the
+    /// stored one or empty.
+    pub log: String,
     pub seconds: f64,
     pub from_cache: bool,
 }
@@ -105,25 +108,40 @@ impl Nvrtc {
         Ok(Nvrtc { version: (major, minor) })
     }
 
-    /// The options a kernel for `arch` is compiled with.
-    pub fn options(arch: &str) -> Vec<String> {
-        vec![format!("--gpu-architecture={arch}"), "-std=c++17".into(), "--ptxas-options=-v".into()]
+    /// The options a kernel for `arch` is compiled with. From NVRTC 12.9 on, `--no-cache`: NVRTC
+    /// otherwise keeps its ptxas results in the driver's compute cache (~/.nv/ComputeCache), and
+    /// a hit there skips ptxas, so the log holds no `-v` report: `--compile-only` failed and the
+    /// tuner's spill check was skipped for any kernel a run had compiled before (bench/NOTES.md
+    /// run 162). The kernel cache keeps the cubin and its log itself.
+    pub fn options(&self, arch: &str) -> Vec<String> {
+        let mut options = vec![format!("--gpu-architecture={arch}"), "-std=c++17".into(), "--ptxas-options=-v".into()];
+        if Self::has_its_own_cache(self.version) {
+            options.push("--no-cache".into());
+        }
+        options
+    }
+
+    /// NVRTC caches its compiles from 12.9 on (and takes `--no-cache`); earlier versions refuse
+    /// the option.
+    pub fn has_its_own_cache(version: (i32, i32)) -> bool {
+        version >= (12, 9)
     }
 
     /// Compiles `source` for `arch` (`sm_90`) to a cubin, through the cache.
     pub fn compile(&self, source: &str, entry: &str, arch: &str, cache: &KernelCache) -> Result<Compiled> {
         let start = Instant::now();
-        let options = Self::options(arch);
+        let options = self.options(arch);
         let version = format!("nvrtc {}.{}", self.version.0, self.version.1);
         let key = KernelCache::key(&[source.as_bytes(), options.join(" ").as_bytes(), version.as_bytes(), arch.as_bytes()]);
         if let Some(cubin) = cache.get(&key, "cubin") {
-            let resources = cache.get(&key, "log").and_then(|l| ResourceReport::parse(&String::from_utf8_lossy(&l)));
-            return Ok(Compiled { cubin, resources, seconds: start.elapsed().as_secs_f64(), from_cache: true });
+            let log = cache.get(&key, "log").map(|l| String::from_utf8_lossy(&l).into_owned()).unwrap_or_default();
+            let resources = ResourceReport::parse(&log);
+            return Ok(Compiled { cubin, resources, log, seconds: start.elapsed().as_secs_f64(), from_cache: true });
         }
         let (cubin, log) = self.compile_uncached(source, entry, arch, &options)?;
         cache.put(&key, "cubin", &cubin);
         cache.put(&key, "log", log.as_bytes());
-        Ok(Compiled { cubin, resources: ResourceReport::parse(&log), seconds: start.elapsed().as_secs_f64(), from_cache: false })
+        Ok(Compiled { cubin, resources: ResourceReport::parse(&log), log, seconds: start.elapsed().as_secs_f64(), from_cache: false })
     }
 
     fn compile_uncached(&self, source: &str, entry: &str, arch: &str, options: &[String]) -> Result<(Vec<u8>, String)> {
@@ -171,5 +189,20 @@ mod tests {
         );
         assert!(r.spills());
         assert!(ResourceReport::parse("no report").is_none());
+    }
+
+    /// NVRTC 12.9 added its compile cache and the `--no-cache` option (NVRTC user guide,
+    /// "Caching (CUDA 12.9)"); a cache hit skips ptxas and its `-v` report. Older NVRTC rejects
+    /// the option, so it is passed from 12.9 on only.
+    #[test]
+    fn ptxas_always_runs_from_nvrtc_12_9_on() {
+        let options = |version| Nvrtc { version }.options("sm_90");
+        for version in [(12, 9), (13, 0), (13, 2), (14, 0)] {
+            assert!(options(version).contains(&"--no-cache".to_string()), "{version:?}");
+        }
+        for version in [(11, 8), (12, 0), (12, 8)] {
+            assert!(!options(version).contains(&"--no-cache".to_string()), "{version:?}");
+        }
+        assert!(options((13, 0)).contains(&"--ptxas-options=-v".to_string()));
     }
 }
