@@ -44,8 +44,7 @@ pub fn run(args: &RunArgs) -> CmdResult {
         return Err(select::usage(format!("--source replaces one level's kernel: give one level (got -l {})", select::quote(&args.level))));
     }
     if args.source.is_some() && args.ks.len() > 1 {
-        let ks = args.ks.iter().map(|k| k.to_string()).collect::<Vec<_>>().join(",");
-        return Err(select::usage(format!("--source holds the kernel of one K: give one K (got -K {ks})")));
+        return Err(select::usage(format!("--source holds the kernel of one K: give one K (got -K {})", k_list(&args.ks))));
     }
     let hand = args.source.as_deref().map(crate::hand_source::HandSource::read).transpose()?;
     let schedules = select::level_list(&args.level)?;
@@ -69,8 +68,7 @@ pub fn run(args: &RunArgs) -> CmdResult {
     // whether or not a compiler is installed.
     if jobs.iter().all(|(_, j)| j.is_err()) {
         let why = jobs.iter().find_map(|(_, j)| j.as_ref().err()).map(|(_, e)| e.clone()).unwrap_or_default();
-        let ks = args.ks.iter().map(|k| k.to_string()).collect::<Vec<_>>().join(",");
-        return Err(format!("nothing to compile: no level chosen can be generated for K={ks} {dtype} on {} (e.g. {why})", arch.name).into());
+        return Err(format!("nothing to compile: no level chosen can be generated for K={} {dtype} on {} (e.g. {why})", k_list(&args.ks), arch.name).into());
     }
     let compiler = Compiler::choose(arch, args.compiler.as_deref())?;
     let mut failed = 0;
@@ -104,6 +102,11 @@ pub fn run(args: &RunArgs) -> CmdResult {
         }
     }
     Ok(if failed > 0 { 1 } else { 0 })
+}
+
+/// `10,12,32`, as the -K list was given.
+fn k_list(ks: &[u32]) -> String {
+    ks.iter().map(|k| k.to_string()).collect::<Vec<_>>().join(",")
 }
 
 /// The compiler (and disassembler) for one arch.
