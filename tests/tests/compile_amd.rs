@@ -251,13 +251,13 @@ fn every_level_compiles_with_hiprtc_for_gfx90a() {
     }
 }
 
-/// The generated HIP gives a user's `hipcc -Wall` build nothing to warn about: every level at
+/// The generated HIP gives a user's `hipcc -Wall -Wextra` build nothing to warn about: every level at
 /// every K of the spread, f64, for a wave-64 and a wave-32 arch (their dialects differ), checked
 /// by clang's front end alone (`-fsyntax-only`: Sema is where the unused-variable, sign and
 /// shadowing warnings live), each compile in parallel.
 #[test]
 #[ignore = "needs clang with the AMDGPU target (run with --include-ignored; .ci/run does)"]
-fn generated_hip_compiles_without_warnings_under_wall() {
+fn generated_hip_compiles_without_warnings_under_wall_wextra() {
     let Some(clang) = require("clang with the AMDGPU target", Clang::find()) else { return };
     let dir = std::env::temp_dir().join(format!("mra-wall-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -283,7 +283,7 @@ fn generated_hip_compiles_without_warnings_under_wall() {
             s.spawn(|| loop {
                 let Some((what, arch_name, path)) = jobs.get(next.fetch_add(1, Ordering::Relaxed)) else { break };
                 let out = std::process::Command::new(&clang.path)
-                    .args(["-x", "hip", "--cuda-device-only", "-nogpulib", "-nogpuinc", "-std=c++17", "-fsyntax-only", "-Wall"])
+                    .args(["-x", "hip", "--cuda-device-only", "-nogpulib", "-nogpuinc", "-std=c++17", "-fsyntax-only", "-Wall", "-Wextra"])
                     .arg(format!("--offload-arch={arch_name}"))
                     .arg(path)
                     .output()
@@ -298,5 +298,5 @@ fn generated_hip_compiles_without_warnings_under_wall() {
     });
     let _ = std::fs::remove_dir_all(&dir);
     let found = found.into_inner().unwrap();
-    assert!(found.is_empty(), "{} of {} kernels warn under -Wall:\n{}", found.len(), jobs.len(), found.join("\n"));
+    assert!(found.is_empty(), "{} of {} kernels warn under -Wall -Wextra:\n{}", found.len(), jobs.len(), found.join("\n"));
 }

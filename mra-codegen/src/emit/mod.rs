@@ -77,7 +77,7 @@ pub fn generate(schedule: &Schedule, req: Request) -> Result<Kernel, PlanError> 
     };
     e.close_namespace();
     let bounds = e.kernel_bounds();
-    Ok(Kernel { level: schedule.name.clone(), entry, source: unused::mark_unused_constants(&e.w.finish()), plan, bounds })
+    Ok(Kernel { level: schedule.name.clone(), entry, source: unused::mark_unused_kernel_parameters(&unused::mark_unused_constants(&e.w.finish())), plan, bounds })
 }
 
 /// `mra_l3_regblk_k16_f64`: level name, K and dtype, so one module may hold several kernels.
