@@ -23,7 +23,8 @@ for arch in $archs; do
         mkdir -p "$dir"
         # A refusal per skipped pair on stderr; a dtype the arch cannot run at all is one line.
         "$bench" --arch "$arch" --dtype "$dtype" -K "$ks" -l all --emit-src --untuned -o "$dir/" 2>"$dir.err" >/dev/null || true
-        sed -n "s/^mra-bench: skipped \([^ ]*\) at K=\([0-9]*\) on .*/skipped  \1_k\2_${arch}_${dtype}/p" "$dir.err"
+        # One line per skipped pair (`skipped L at K=1,2 on ...` lists several K).
+        perl -ne 'print map { "skipped  $1_k${_}_'"${arch}_${dtype}"'\n" } split /,/, $2 if /^mra-bench: skipped (\S+) at K=([\d,]+) on /' "$dir.err"
         for f in "$dir"/*; do
             [ -e "$f" ] || continue
             # Strip // and /* */ comments, then blank lines.
