@@ -5,6 +5,7 @@ use crate::cli::RunArgs;
 use crate::select::{self, CmdResult};
 use mra_codegen::arch::Vendor;
 use mra_codegen::{Arch, DType, Request};
+use mra_runtime::configure::{self, Tuning};
 use std::path::{Path, PathBuf};
 
 pub fn run(args: &RunArgs) -> CmdResult {
@@ -18,15 +19,18 @@ pub fn run(args: &RunArgs) -> CmdResult {
     // --untuned keeps the defaults); `-l best`: the fastest tuned level at the first K.
     // --untuned: the database is not read at all (a broken one must not stop the defaults);
     // `-l best` needs it whatever --untuned says.
-    let db = if args.untuned && !crate::tuned_config::is_best(&args.level) { None } else { crate::tuned_config::open_db(None)? };
-    let device = crate::tuned_config::device_of_arch(arch.name);
-    let schedules = if crate::tuned_config::is_best(&args.level) {
-        vec![crate::tuned_config::best(db.as_ref(), &device, args.ks[0], dtype)?]
-    } else {
-        select::level_list(&args.level)?
+    let best = configure::is_best(&args.level);
+    let tuning = Tuning::open(None, args.untuned, best)?;
+    let device = configure::any_gpu_of(arch);
+    let say = |c: configure::Configured| {
+        if let Some(note) = &c.note {
+            eprintln!("{note}");
+        }
+        c.schedule
     };
+    let schedules = if best { vec![say(tuning.best(&device, args.ks[0], dtype, |_| true)?)] } else { select::level_list(&args.level)? };
     let tuned = |s: &mra_codegen::Schedule, k: u32| -> CmdResult<mra_codegen::Schedule> {
-        if crate::tuned_config::is_best(&args.level) { Ok(s.clone()) } else { crate::tuned_config::apply(db.as_ref(), s, &device, k, dtype, args.untuned) }
+        if best { Ok(s.clone()) } else { Ok(say(tuning.configure(s, &device, k, dtype)?)) }
     };
     for &k in &args.ks {
         if !(1..=mra_codegen::K_MAX).contains(&k) {

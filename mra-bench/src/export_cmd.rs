@@ -9,8 +9,8 @@
 
 use crate::cli::ExportArgs;
 use crate::select::{self, CmdResult};
-use crate::tuned;
 use mra_codegen::export::{self, Entry};
+use mra_runtime::configure::{self, Configured, Tuning};
 use std::path::{Path, PathBuf};
 
 pub fn run(args: &ExportArgs) -> CmdResult {
@@ -31,7 +31,9 @@ pub fn run(args: &ExportArgs) -> CmdResult {
         )
         .into());
     }
-    let entries = ks.iter().map(|&k| entry(args.level.as_deref(), k, arch, dtype, args.untuned)).collect::<CmdResult<Vec<Entry>>>()?;
+    let best = args.level.as_deref().is_some_and(configure::is_best);
+    let tuning = Tuning::open(None, args.untuned, best)?;
+    let entries = ks.iter().map(|&k| entry(&tuning, args.level.as_deref(), k, arch, dtype)).collect::<CmdResult<Vec<Entry>>>()?;
     let generator = format!("mra-bench {} export --arch {} -K {} --dtype {dtype}", env!("CARGO_PKG_VERSION"), arch.name, args.ks);
     let files = export::bundle(&entries, &generator)?;
     if dir.is_dir() {
@@ -55,20 +57,35 @@ pub fn run(args: &ExportArgs) -> CmdResult {
 
 /// The kernel for one K: `-l best` from the tuning database, `-l LEVEL` exactly, or the default;
 /// a named or default level in its tuned configuration for `arch` where the database has one.
-fn entry(level: Option<&str>, k: u32, arch: &'static mra_codegen::Arch, dtype: mra_codegen::DType, untuned: bool) -> CmdResult<Entry> {
+fn entry(tuning: &Tuning, level: Option<&str>, k: u32, arch: &'static mra_codegen::Arch, dtype: mra_codegen::DType) -> CmdResult<Entry> {
+    let any = configure::any_gpu_of(arch);
+    // What the reason says of the configuration, and the note said on stderr.
+    let tuned = |c: &Configured| -> String {
+        if let Some(note) = &c.note {
+            eprintln!("{note}");
+        }
+        c.record.as_ref().map_or(String::new(), |r| format!(", tuned: {}", mra_codegen::tune::describe(&r.config)))
+    };
     match level {
-        Some(sel) if sel.trim().eq_ignore_ascii_case("best") => tuned::best_entry(k, arch, dtype),
+        Some(sel) if configure::is_best(sel) => {
+            // A vendor-library level has no kernel to export.
+            let c = tuning.best(&any, k, dtype, |s| !s.iter_steps().any(|st| matches!(st, mra_codegen::ir::Step::Library(_))))?;
+            tuned(&c);
+            let config = mra_codegen::tune::describe(&c.record.as_ref().expect("best comes from a record").config);
+            Ok(export::entry_for(&c.schedule, k, arch, dtype, format!("tuned (-l best): {config}"))?)
+        }
         Some(sel) => {
-            let (level, tuned) = tuned::configured(&select::level(sel)?, k, arch, dtype, untuned)?;
-            Ok(export::entry_for(&level, k, arch, dtype, format!("-l {sel}{tuned}"))?)
+            let c = tuning.configure(&select::level(sel)?, &any, k, dtype)?;
+            Ok(export::entry_for(&c.schedule, k, arch, dtype, format!("-l {sel}{}", tuned(&c)))?)
         }
         None => {
             let default = export::default_entry(k, arch, dtype)?;
-            let (level, tuned) = tuned::configured(&default.schedule, k, arch, dtype, untuned)?;
-            if tuned.is_empty() {
+            let c = tuning.configure(&default.schedule, &any, k, dtype)?;
+            let said = tuned(&c);
+            if said.is_empty() {
                 return Ok(default);
             }
-            Ok(export::entry_for(&level, k, arch, dtype, format!("{}{tuned}", default.reason))?)
+            Ok(export::entry_for(&c.schedule, k, arch, dtype, format!("{}{said}", default.reason))?)
         }
     }
 }

@@ -20,8 +20,6 @@ mod session;
 mod sweep_cmd;
 mod transform_cmd;
 mod tune_cmd;
-mod tuned;
-mod tuned_config;
 mod validate_cmd;
 
 use clap::Parser;

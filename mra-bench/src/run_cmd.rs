@@ -6,8 +6,8 @@ use crate::hand_source::HandSource;
 use crate::output::RepResult;
 use crate::select::{self, CmdResult};
 use crate::session::{self, Opened};
-use crate::tuned_config as tuned;
 use mra_codegen::{levels, DType, Request, Schedule};
+use mra_runtime::configure::{self, Tuning};
 use mra_runtime::harness::{self, Backend, HarnessConfig, Inputs, Prepared, Session};
 
 pub fn run(args: &RunArgs) -> CmdResult {
@@ -17,7 +17,7 @@ pub fn run(args: &RunArgs) -> CmdResult {
             select::quote(&args.level)
         )));
     }
-    let best = tuned::is_best(&args.level);
+    let best = configure::is_best(&args.level);
     if best && args.source.is_some() {
         return Err(select::usage("--source replaces one level's kernel: name the level with -l (`-l best` picks one per GPU)"));
     }
@@ -56,13 +56,14 @@ pub fn run(args: &RunArgs) -> CmdResult {
 /// The level to run on this GPU: its tuned configuration if the database has one (unless
 /// --untuned), or with `-l best` the fastest tuned level at this K.
 fn for_device<B: Backend>(session: &Session<B>, args: &RunArgs, schedule: &Schedule, dtype: DType) -> CmdResult<Schedule> {
-    let db = tuned::open_db(None)?;
-    let device = tuned::device_of(session);
-    if tuned::is_best(&args.level) {
-        tuned::best(db.as_ref(), &device, args.k, dtype)
-    } else {
-        tuned::apply(db.as_ref(), schedule, &device, args.k, dtype, args.untuned)
+    let best = configure::is_best(&args.level);
+    let tuning = Tuning::open(None, args.untuned, best)?;
+    let device = configure::device_of(session);
+    let c = if best { tuning.best(&device, args.k, dtype, |_| true)? } else { tuning.configure(schedule, &device, args.k, dtype)? };
+    if let Some(note) = &c.note {
+        eprintln!("{note}");
     }
+    Ok(c.schedule)
 }
 
 /// Validates `schedule` (its kernel from `hand` where given) and the copy floor once, then

@@ -7,7 +7,6 @@ use crate::compile_cmd::Compiler;
 use crate::outfile::Target;
 use crate::select::{self, CmdResult};
 use crate::session::{self, Opened};
-use crate::tuned_config as tuned;
 use indicatif::{ProgressBar, ProgressStyle};
 use mra_codegen::tune::{describe, Config};
 use mra_codegen::{levels, Arch, DType, Request, Schedule};
@@ -92,7 +91,7 @@ impl Plan {
     fn space(&self, s: &Schedule, k: u32, arch: &'static Arch) -> (Vec<Config>, Option<Config>, usize) {
         let (space, declared) = tuning::space(s, k, arch, self.dtype);
         // The space holds the defaults first when they plan; they are not its first otherwise.
-        let defaults = s.resolve_defaults(k, arch, self.dtype).defaults();
+        let defaults = s.at(mra_codegen::Request { k, arch, dtype: self.dtype }).defaults();
         let defaults = (space.first() == Some(&defaults)).then_some(defaults);
         let space: Vec<Config> = space.into_iter().filter(|c| keeps(&self.fix, c)).collect();
         (space, defaults, declared)
@@ -245,7 +244,7 @@ fn host_bound_candidates<T>(tried: &[(Record, T)]) -> usize {
 
 /// Tunes every (level, K) on an opened GPU, the copy floor measured once per K.
 fn tune_on<B: Backend>(session: &Session<B>, plan: &Plan, harness: &HarnessConfig, db: &mut Db) -> CmdResult {
-    let device = tuned::device_of(session);
+    let device = mra_runtime::configure::device_of(session);
     let arch = session.gpu.arch();
     plan.check_some_space(arch)?;
     eprintln!("# tuning on {} ({}; {}; {}), database {}", device.gpu, device.arch, device.driver, device.compiler, db.path().display());

@@ -135,8 +135,15 @@ fn validate_on<B: Backend>(session: &Session<B>, args: &ValidateArgs, levels: &[
     // Tuned configurations are measured on a GPU: the emulator validates the defaults (as
     // with --untuned), which are also what its prebuild compiled.
     // --untuned: the database is not read at all (a broken one must not stop the defaults).
-    let db = if args.emulate || args.untuned { None } else { crate::tuned_config::open_db(None)? };
-    let device = crate::tuned_config::device_of(session);
+    let tuning = if args.emulate { mra_runtime::configure::Tuning::none() } else { mra_runtime::configure::Tuning::open(None, args.untuned, false)? };
+    let device = mra_runtime::configure::device_of(session);
+    let configure = |s: &Schedule, k: u32, dtype: DType| -> CmdResult<Schedule> {
+        let c = tuning.configure(s, &device, k, dtype)?;
+        if let Some(note) = &c.note {
+            eprintln!("{note}");
+        }
+        Ok(c.schedule)
+    };
     // The source for the one (level, K, dtype) given, applied to the configuration the loop
     // runs: a file that does not fit it is the command's error, before any case.
     let hand_kernel = |s: &Schedule, k, dtype| -> CmdResult<Option<mra_codegen::Kernel>> {
@@ -146,7 +153,7 @@ fn validate_on<B: Backend>(session: &Session<B>, args: &ValidateArgs, levels: &[
         }
     };
     if hand.is_some() {
-        let s = crate::tuned_config::apply(db.as_ref(), &levels[0], &device, ks[0], dtypes[0], args.untuned)?;
+        let s = configure(&levels[0], ks[0], dtypes[0])?;
         if s.plan(Request { k: ks[0], arch: gpu.arch(), dtype: dtypes[0] }).is_ok() {
             hand_kernel(&s, ks[0], dtypes[0])?;
         }
@@ -165,7 +172,7 @@ fn validate_on<B: Backend>(session: &Session<B>, args: &ValidateArgs, levels: &[
             let cfg = HarnessConfig { nfuncs: n, max_blocks: args.max_blocks, tasks: 1, streams: 1, reps: 1, warmup: Default::default(), stream_data: Default::default() };
             for s in levels {
                 // The configuration the other commands run: tuned where the database has one.
-                let s = &crate::tuned_config::apply(db.as_ref(), s, &device, k, dtype, args.untuned)?;
+                let s = &configure(s, k, dtype)?;
                 if let Err(e) = s.plan(Request { k, arch: gpu.arch(), dtype }) {
                     cannot_run += 1;
                     if args.json {

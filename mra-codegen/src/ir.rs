@@ -124,16 +124,21 @@ pub enum Value {
         default: u32,
         /// `default = if K <= 16 { 128 } else { 384 }`: the first condition that holds (over
         /// K, bytes and the arch's limits, never over parameters) gives the default; see
-        /// [`Schedule::resolve_defaults`](crate::Schedule::resolve_defaults).
+        /// [`Schedule::at`](crate::Schedule::at).
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         default_when: Vec<DefaultWhen>,
+        /// The default is settled: chosen by a configuration, or resolved for one request by
+        /// [`Schedule::at`](crate::Schedule::at). An open one (false) takes the arch's tuned
+        /// default, else the rule, else the plain default, when the schedule is planned.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        chosen: bool,
     },
 }
 
 /// One `if COND { N }` branch of a default that depends on the request.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DefaultWhen {
-    pub when: crate::tune::Constraint,
+    pub when: crate::expr::Constraint,
     pub value: u32,
 }
 
@@ -198,7 +203,7 @@ pub enum Step {
     LaunchBounds { min_blocks: Value },
     /// `constraint(lhs <= rhs)`: a condition on the tunable parameters, K, the dtype and the
     /// arch; a configuration (defaults included) that breaks it is not planned.
-    Constraint(crate::tune::Constraint),
+    Constraint(crate::expr::Constraint),
     /// `buffers(N)`: K³-sized shared buffers the fused passes use. 2: a pass reads one and
     /// writes the other. 1: a pass writes its output over its input — each warp holds its
     /// output tiles in registers until every warp has read the input (a barrier), then stores.
@@ -470,7 +475,7 @@ struct Arg<'a>(&'a Value, String);
 impl fmt::Display for Arg<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.0 {
-            Value::Tunable { name, choices, default, default_when } if *name != self.1 => {
+            Value::Tunable { name, choices, default, default_when, .. } if *name != self.1 => {
                 let c: Vec<String> = choices.iter().map(u32::to_string).collect();
                 write!(f, "tune([{}], default = {}, name = {name})", c.join(", "), DefaultText(*default, default_when))
             }
@@ -487,7 +492,7 @@ fn lower(x: impl fmt::Display) -> String {
 impl fmt::Display for Step {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Step::Threads(Value::Tunable { name, choices, default, default_when }) if name == "threads" && default_when.is_empty() => {
+            Step::Threads(Value::Tunable { name, choices, default, default_when, .. }) if name == "threads" && default_when.is_empty() => {
                 let c: Vec<String> = choices.iter().map(u32::to_string).collect();
                 write!(f, "threads(tune = [{}], default = {default})", c.join(", "))
             }

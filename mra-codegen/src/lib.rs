@@ -14,21 +14,27 @@
 extern crate self as mra_codegen;
 
 pub mod arch;
+pub mod config;
 pub mod dtype;
 pub mod emit;
 pub mod export;
+pub mod expr;
 pub mod fragment;
+pub mod instr;
 pub mod ir;
 pub mod levels;
 pub mod matrix_support;
 pub mod plan;
 mod quote;
+pub mod request;
 pub mod simulate;
 pub mod tune;
+pub mod tuned_defaults;
 
 pub use arch::{Arch, MatrixInstr, Vendor};
 pub use dtype::DType;
 pub use emit::{generate, Kernel};
 pub use ir::Schedule;
-pub use plan::{Plan, PlanError, Request, K_MAX};
+pub use plan::{Plan, PlanError};
+pub use request::{Request, K_MAX};
 pub use quote::quote;

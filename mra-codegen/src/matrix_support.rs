@@ -4,7 +4,8 @@
 
 use crate::arch::{Arch, Vendor, ARCHS};
 use crate::dtype::DType;
-use crate::plan::{matrix_instr, wmma_instr, Request};
+use crate::instr::{matrix_instr, wmma_instr};
+use crate::request::Request;
 
 /// Does the hardware of `arch` have matrix cores taking `dtype` inputs, whether or not this
 /// tool lowers to them? From the vendors' ISA guides: NVIDIA sm_80+ tensor cores take f64

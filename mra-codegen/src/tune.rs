@@ -10,31 +10,13 @@
 use crate::arch::Arch;
 use crate::dtype::DType;
 use crate::ir::{DefaultText, DefaultWhen, Schedule, Step, Value};
-use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
-use std::fmt;
+use crate::request::Request;
+use crate::tuned_defaults::{self, Regime};
+use serde::Serialize;
 
-/// A value for some parameters, by name (the others keep their defaults).
-pub type Config = BTreeMap<String, u32>;
+pub use crate::config::{describe, parse_config, Config};
+pub use crate::expr::{BinOp, CmpOp, Constraint, Expr};
 
-/// `threads=256 pad_a=4` (sorted by name); `defaults` for an empty config.
-pub fn describe(cfg: &Config) -> String {
-    if cfg.is_empty() {
-        return "defaults".into();
-    }
-    cfg.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
-}
-
-/// Parses `threads=256,pad_a=4` (or space-separated), the form [`describe`] prints.
-pub fn parse_config(s: &str) -> Result<Config, String> {
-    let mut cfg = Config::new();
-    for part in s.split([',', ' ']).filter(|p| !p.is_empty() && *p != "defaults") {
-        let (k, v) = part.split_once('=').ok_or_else(|| format!("`{part}` is not name=value"))?;
-        let v = v.trim().parse::<u32>().map_err(|_| format!("`{part}`: the value is not a non-negative integer"))?;
-        cfg.insert(k.trim().to_string(), v);
-    }
-    Ok(cfg)
-}
 
 /// One tunable parameter of a schedule.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -43,8 +25,8 @@ pub struct Param {
     pub choices: Vec<u32>,
     /// The default where no `default_when` condition holds.
     pub default: u32,
-    /// `if COND { N }` branches of the default, first match wins (see
-    /// [`Schedule::resolve_defaults`]); empty for a plain default.
+    /// `if COND { N }` branches of the default, first match wins (see [`Schedule::at`]);
+    /// empty for a plain default.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub default_when: Vec<DefaultWhen>,
     /// The step that declares it, as written (`cache_read(A, shared, pad = tune(..))`).
@@ -66,7 +48,7 @@ impl Schedule {
     pub fn params(&self) -> Vec<Param> {
         let mut out = Vec::new();
         for s in &self.steps {
-            if let Some(Value::Tunable { name, choices, default, default_when }) = s.item.value() {
+            if let Some(Value::Tunable { name, choices, default, default_when, .. }) = s.item.value() {
                 out.push(Param { name: name.clone(), choices: choices.clone(), default: *default, default_when: default_when.clone(), step: s.item.to_string(), line: s.line });
             }
         }
@@ -77,13 +59,13 @@ impl Schedule {
     /// printed step, for the paths that run once per candidate of a tuning space.
     fn tunables(&self) -> impl Iterator<Item = (&str, &[u32], u32, &[DefaultWhen])> {
         self.steps.iter().filter_map(|s| match s.item.value() {
-            Some(Value::Tunable { name, choices, default, default_when }) => Some((name.as_str(), choices.as_slice(), *default, default_when.as_slice())),
+            Some(Value::Tunable { name, choices, default, default_when, .. }) => Some((name.as_str(), choices.as_slice(), *default, default_when.as_slice())),
             _ => None,
         })
     }
 
-    /// Every parameter at its default (the `else` value of a default that depends on the
-    /// request: call [`Schedule::resolve_defaults`] first where the request is known).
+    /// Every parameter at its default: the schedule's own, or the request's where [`Schedule::at`]
+    /// has resolved them.
     pub fn defaults(&self) -> Config {
         self.tunables().map(|(name, _, default, _)| (name.to_string(), default)).collect()
     }
@@ -104,46 +86,61 @@ impl Schedule {
                 return Err(ConfigError::NotAChoice { level: self.name.clone(), name: name.clone(), value, choices: choices.to_vec() });
             }
         }
-        Ok(self.rewrite_defaults(|name, default, default_when| {
+        Ok(self.rewrite_defaults(|name, default, default_when, chosen| {
             let Some(&value) = cfg.get(name) else { return };
-            // A chosen value replaces the whole default, conditions included.
+            // A chosen value replaces the whole default, conditions and tuned data included.
             *default = value;
             default_when.clear();
+            *chosen = true;
         }))
     }
 
-    /// This schedule with `f` applied to every tunable parameter (its name, default and
-    /// conditional default); only the default may change.
-    fn rewrite_defaults(&self, mut f: impl FnMut(&str, &mut u32, &mut Vec<DefaultWhen>)) -> Schedule {
+    /// This schedule with `f` applied to every tunable parameter (its name, default,
+    /// conditional default and whether it was chosen); only the default may change.
+    fn rewrite_defaults(&self, mut f: impl FnMut(&str, &mut u32, &mut Vec<DefaultWhen>, &mut bool)) -> Schedule {
         let mut out = self.clone();
         for s in &mut out.steps {
-            if let Some(Value::Tunable { name, default, default_when, .. }) = s.item.value_mut() {
-                f(name, default, default_when);
+            if let Some(Value::Tunable { name, default, default_when, chosen, .. }) = s.item.value_mut() {
+                f(name, default, default_when, chosen);
             }
         }
         out
     }
 
-    /// Whether some default depends on the request (`default = if .. { .. } else { .. }`).
-    pub fn has_conditional_defaults(&self) -> bool {
-        self.tunables().any(|(.., when)| !when.is_empty())
+    /// Whether some parameter's value for a request is still open: neither chosen by a
+    /// configuration nor resolved by [`Schedule::at`].
+    pub fn has_open_defaults(&self) -> bool {
+        self.steps.iter().any(|s| matches!(s.item.value(), Some(Value::Tunable { chosen: false, .. })))
     }
 
-    /// This schedule with every default that depends on the request (`default = if K <= 16
-    /// { 128 } else { 384 }`) replaced by its value at order `k` on `arch` for `dtype`: the
-    /// first condition that holds gives it, else the `else` value. Planning and code
-    /// generation see only resolved defaults; a schedule without conditions comes back equal.
-    /// A condition that cannot be evaluated (overflow) counts as false.
-    pub fn resolve_defaults(&self, k: u32, arch: &Arch, dtype: DType) -> Schedule {
-        if !self.has_conditional_defaults() {
+    /// This schedule with each parameter's default resolved for `req`: a value chosen by a
+    /// configuration ([`Schedule::with_config`]) stays; else the arch's tuned defaults
+    /// ([`crate::tuned_defaults`], timed in the seed harness where there are both) give it;
+    /// else the schedule's rule (`default = if wave == 64 { 0 } else { 1 }`: the first
+    /// condition that holds; one that cannot be evaluated counts as false), else its plain
+    /// default. Planning and code generation see only resolved defaults.
+    pub fn at(&self, req: Request) -> Schedule {
+        self.at_in(req, Regime::Harness)
+    }
+
+    /// [`Schedule::at`] with the tuned defaults of `regime` preferred.
+    pub fn at_in(&self, req: Request, regime: Regime) -> Schedule {
+        if !self.has_open_defaults() {
             return self.clone();
         }
-        let env = |n: &str| builtin(n, k, arch, dtype);
-        self.rewrite_defaults(|_, default, default_when| {
-            if let Some(b) = default_when.iter().find(|b| b.when.holds(&env) == Some(true)) {
+        let tuned = tuned_defaults::lookup(&self.name, req, regime).map(|e| &e.config);
+        let env = |n: &str| builtin(n, req.k, req.arch, req.dtype);
+        self.rewrite_defaults(|name, default, default_when, chosen| {
+            if *chosen {
+                return;
+            }
+            if let Some(&v) = tuned.and_then(|c| c.get(name)) {
+                *default = v;
+            } else if let Some(b) = default_when.iter().find(|b| b.when.holds(&env) == Some(true)) {
                 *default = b.value;
             }
             default_when.clear();
+            *chosen = true;
         })
     }
 
@@ -172,7 +169,7 @@ impl Schedule {
 
     /// The constraints that `plan` checks, with the values they see for `arch` and `dtype`
     /// at order `k`: `Err` names the first one broken.
-    pub fn check_constraints(&self, k: u32, arch: &Arch, dtype: DType) -> Result<(), String> {
+    pub fn check_constraints(&self, k: u32, arch: &'static Arch, dtype: DType) -> Result<(), String> {
         let constraints: Vec<&Constraint> = self
             .iter_steps()
             .filter_map(|s| match s {
@@ -183,7 +180,7 @@ impl Schedule {
         if constraints.is_empty() {
             return Ok(());
         }
-        let params = self.resolve_defaults(k, arch, dtype).defaults();
+        let params = self.at(Request { k, arch, dtype }).defaults();
         let env = |n: &str| -> Option<i64> { builtin(n, k, arch, dtype).or_else(|| params.get(n).map(|&v| v as i64)) };
         for c in constraints {
             match c.holds(&env) {
@@ -206,9 +203,9 @@ pub fn builtin(name: &str, k: u32, arch: &Arch, dtype: DType) -> Option<i64> {
         "shared" => arch.shared_bytes_max as i64,
         "max_threads" => arch.max_threads_per_block as i64,
         "registers" => arch.max_registers_per_thread as i64,
-        "fuse_k_max" => crate::plan::fuse_k_max(arch, dtype) as i64,
+        "fuse_k_max" => crate::instr::fuse_k_max(arch, dtype) as i64,
         "bulk_copies" => arch.bulk_async_copy as i64,
-        "row_pairs" => crate::plan::row_pairs(arch, dtype) as i64,
+        "row_pairs" => crate::instr::row_pairs(arch, dtype) as i64,
         _ => return None,
     })
 }
@@ -216,90 +213,6 @@ pub fn builtin(name: &str, k: u32, arch: &Arch, dtype: DType) -> Option<i64> {
 /// How `tune --list` shows a parameter's default: `128` or `if K <= 16 { 128 } else { 384 }`.
 pub fn default_text(p: &Param) -> String {
     DefaultText(p.default, &p.default_when).to_string()
-}
-
-/// `lhs op rhs`, as written in `constraint(..)`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Constraint {
-    pub lhs: Expr,
-    pub op: CmpOp,
-    pub rhs: Expr,
-    /// The condition as written, for messages and printing.
-    pub text: String,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CmpOp {
-    Le,
-    Lt,
-    Ge,
-    Gt,
-    Eq,
-    Ne,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum BinOp {
-    Add,
-    Sub,
-    Mul,
-    Div,
-    Rem,
-    /// `^`: power.
-    Pow,
-}
-
-/// An integer expression over parameter names, `K`, `bytes` and the arch's limits (`shared`,
-/// `wave`, `max_threads`, `registers`). Fixed values are substituted by the macro.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Expr {
-    Int(i64),
-    Name(String),
-    Bin(Box<Expr>, BinOp, Box<Expr>),
-}
-
-impl Expr {
-    /// The value under `env`; `None` on overflow, division by zero or an unknown name.
-    pub fn eval(&self, env: &dyn Fn(&str) -> Option<i64>) -> Option<i64> {
-        match self {
-            Expr::Int(n) => Some(*n),
-            Expr::Name(n) => env(n),
-            Expr::Bin(a, op, b) => {
-                let (a, b) = (a.eval(env)?, b.eval(env)?);
-                match op {
-                    BinOp::Add => a.checked_add(b),
-                    BinOp::Sub => a.checked_sub(b),
-                    BinOp::Mul => a.checked_mul(b),
-                    BinOp::Div => a.checked_div(b),
-                    BinOp::Rem => a.checked_rem(b),
-                    BinOp::Pow => u32::try_from(b).ok().and_then(|e| a.checked_pow(e)),
-                }
-            }
-        }
-    }
-}
-
-impl Constraint {
-    pub fn holds(&self, env: &dyn Fn(&str) -> Option<i64>) -> Option<bool> {
-        let (a, b) = (self.lhs.eval(env)?, self.rhs.eval(env)?);
-        Some(match self.op {
-            CmpOp::Le => a <= b,
-            CmpOp::Lt => a < b,
-            CmpOp::Ge => a >= b,
-            CmpOp::Gt => a > b,
-            CmpOp::Eq => a == b,
-            CmpOp::Ne => a != b,
-        })
-    }
-}
-
-impl fmt::Display for Constraint {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.text)
-    }
 }
 
 #[cfg(test)]
@@ -384,13 +297,12 @@ mod tests {
     fn every_level_prints_and_its_defaults_plan_as_before() {
         let sm90 = arch::find("sm_90").unwrap();
         for l in levels::all() {
-            if !l.has_conditional_defaults() {
-                let d = l.with_config(&l.defaults()).unwrap();
-                assert_eq!(d, l, "{}", l.name);
-            }
+            let d = l.with_config(&l.defaults()).unwrap();
+            assert_eq!(d.defaults(), l.defaults(), "{}", l.name);
+            assert!(!d.has_open_defaults());
             for k in [1, 8, 16, 17, 32] {
-                let r = l.resolve_defaults(k, sm90, DType::F64);
-                assert!(!r.has_conditional_defaults());
+                let r = l.at(crate::Request { k, arch: sm90, dtype: DType::F64 });
+                assert!(!r.has_open_defaults());
                 assert_eq!(r.with_config(&r.defaults()).unwrap(), r, "{} K={k}", l.name);
             }
         }
@@ -409,7 +321,7 @@ mod tests {
     #[test]
     fn conditional_defaults_take_the_first_branch_that_holds() {
         let s = cond();
-        assert!(s.has_conditional_defaults());
+        assert!(s.has_open_defaults());
         let (sm90, gfx90a) = (arch::find("sm_90").unwrap(), arch::find("gfx90a").unwrap());
         // Expected by hand from the conditions written above.
         for (k, dtype, arch, threads, pad) in [
@@ -420,7 +332,7 @@ mod tests {
             (16, DType::F32, sm90, 128, 1),
             (32, DType::F32, gfx90a, 256, 0),
         ] {
-            let r = s.resolve_defaults(k, arch, dtype);
+            let r = s.at(crate::Request { k, arch, dtype });
             assert_eq!(r.defaults(), Config::from([("threads".into(), threads), ("pad_b".into(), pad)]), "K={k} {dtype} {}", arch.name);
             // Planning and code generation see the same values without resolving first.
             let req = crate::Request { k, arch, dtype };
@@ -431,7 +343,7 @@ mod tests {
         }
         // A chosen value replaces the whole default, conditions included.
         let t = s.with_config(&parse_config("threads=128").unwrap()).unwrap();
-        assert_eq!(t.resolve_defaults(4, sm90, DType::F64).defaults()["threads"], 128);
+        assert_eq!(t.at(crate::Request { k: 4, arch: sm90, dtype: DType::F64 }).defaults()["threads"], 128);
         assert_eq!(t.plan(crate::Request { k: 4, arch: sm90, dtype: DType::F64 }).unwrap().threads, 128);
         // Printed as written; the IR round-trips through serde.
         let printed = s.to_string();

@@ -75,6 +75,7 @@ fn value(name: &str, v: &Val) -> TokenStream {
                 choices: ::std::vec![#(#choices),*],
                 default: #default,
                 default_when: ::std::vec![#(#branches),*],
+                chosen: false,
             })
         }
     }

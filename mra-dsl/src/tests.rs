@@ -164,7 +164,7 @@ fn expands_to_ir() {
         "file : :: std :: string :: String :: from (:: core :: file ! ())",
         "pub fn copy ()",
         "number : :: core :: option :: Option :: None",
-        "Value :: Tunable { name : :: std :: string :: String :: from (\"threads\") , choices : :: std :: vec ! [64u32 , 128u32 , 256u32] , default : 128u32 , default_when : :: std :: vec ! [] , }",
+        "Value :: Tunable { name : :: std :: string :: String :: from (\"threads\") , choices : :: std :: vec ! [64u32 , 128u32 , 256u32] , default : 128u32 , default_when : :: std :: vec ! [] , chosen : false , }",
         "Step :: Copy { vector : 2u32 }",
         "# [doc = \" Each thread owns a whole output row:\"]",
     ] {

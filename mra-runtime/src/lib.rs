@@ -2,6 +2,7 @@
 //! memory, launch, event timing and validation against the FP64 CPU reference, on CUDA or HIP
 //! through one [`backend::Backend`] trait.
 
+pub mod configure;
 pub mod backend;
 pub mod cache;
 pub mod clocks;
@@ -16,7 +17,6 @@ pub mod reference;
 pub mod replace_file;
 pub mod residency;
 pub mod transformer;
-pub mod tuned;
 pub mod scratch;
 pub mod tuning;
 pub mod validate;

@@ -107,6 +107,7 @@ fn tunable_and_level_zero() {
                 choices: vec![64, 128, 256],
                 default: 128,
                 default_when: vec![],
+                chosen: false,
             }),
             Step::Bind(ThreadMap::Elements),
             Step::CacheRead {

@@ -4,30 +4,49 @@
 mod bound;
 mod copy;
 mod fused;
-mod fused1;
-mod fusedc;
-mod fusedg;
-mod fusedp;
-mod fusedr;
-mod fuseds;
-mod l1;
-mod l2;
-mod l3;
-mod l4;
-mod l5;
-mod l6;
-mod l7;
-mod vendor;
+mod fused_1buf;
+mod fused_cluster;
+mod fused_groups;
+mod fused_pipe;
+mod fused_ring;
+mod fused_split;
+mod l1_global;
+mod l2_bshared;
+mod l3_regblk;
+mod l4_mma;
+mod l5_staged;
+mod l6_kron;
+mod l7_breg;
+mod vendor_3gemm;
 mod wmma;
 
 use crate::arch::{Arch, ARCHS};
 use crate::dtype::DType;
 use crate::ir::Schedule;
-use crate::plan::{Request, K_MAX};
+use crate::request::{Request, K_MAX};
 
 /// Every level, the floor and the bound first, then by number.
 pub fn all() -> Vec<Schedule> {
-    vec![copy::copy(), bound::bound(), l1::l1(), l2::l2(), l3::l3(), l4::l4(), l5::l5(), l6::l6(), l7::l7(), fused::fused(), fused1::fused1(), fusedp::fused_pipe(), fusedg::fused_groups(), fusedr::fused_ring(), fusedc::fused_cluster(), fuseds::fused_split(), wmma::wmma(), vendor::vendor_3gemm()]
+    vec![
+        copy::copy(),
+        bound::bound(),
+        l1_global::l1(),
+        l2_bshared::l2(),
+        l3_regblk::l3(),
+        l4_mma::l4(),
+        l5_staged::l5(),
+        l6_kron::l6(),
+        l7_breg::l7(),
+        fused::fused(),
+        fused_1buf::fused1(),
+        fused_pipe::fused_pipe(),
+        fused_groups::fused_groups(),
+        fused_ring::fused_ring(),
+        fused_cluster::fused_cluster(),
+        fused_split::fused_split(),
+        wmma::wmma(),
+        vendor_3gemm::vendor_3gemm(),
+    ]
 }
 
 /// A `-l` value that names no level.

@@ -24,10 +24,10 @@ use mra_codegen::tune::Config;
 use mra_codegen::{Arch, DType, Request, Schedule};
 
 /// The configurations of `schedule` that plan for `k`, `arch` and `dtype` (constraints and arch
-/// limits hold), the defaults first (a default that depends on K takes its value at `k`); and
+/// limits hold), the defaults first (the schedule's, or the arch's tuned defaults at `k`); and
 /// how many the declared product had.
 pub fn space(schedule: &Schedule, k: u32, arch: &'static Arch, dtype: DType) -> (Vec<Config>, usize) {
-    let all = schedule.resolve_defaults(k, arch, dtype).space();
+    let all = schedule.at(Request { k, arch, dtype }).space();
     let n = all.len();
     let ok = all
         .into_iter()

@@ -1,8 +1,7 @@
 mra_dsl::schedule! {
     /// Register blocking: each thread accumulates a whole output row acc[K] in registers, K a
     /// compile-time constant, reading each A element once; B in shared memory. Rows leave
-    /// through shared memory so the stores to device memory are coalesced (4.7x at K=16 on an
-    /// H200 against storing each row directly: bench/NOTES.md).
+    /// through shared memory so the stores to device memory are coalesced.
     level L3 "L3-regblk" {
         threads(128);
         bind(threads, rows);

@@ -1,0 +1,171 @@
+//! Tuned defaults: the parameter values that measurement chose per arch, level, dtype and K,
+//! kept as data apart from the schedules (as Tensile's logic files and cuBLAS's heuristics keep
+//! theirs apart from the kernels). A schedule declares each parameter with one plain default;
+//! `tuned/<arch>.json` says where a measured value differs from it, and where it came from.
+//!
+//! Resolution order for one request, each overriding the one before: the schedule's default,
+//! this data ([`Schedule::at`](crate::Schedule::at)), a tuning database record and `--fix`
+//! (both applied by the caller with [`Schedule::with_config`](crate::Schedule::with_config)).
+//! An arch without a file runs the schedules' own defaults.
+
+use crate::dtype::DType;
+use crate::request::Request;
+use crate::tune::Config;
+use serde::{Deserialize, Serialize};
+use std::sync::OnceLock;
+
+include!(concat!(env!("OUT_DIR"), "/tuned_files.rs"));
+
+/// One `tuned/<arch>.json`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DefaultsFile {
+    pub arch: String,
+    /// What the file is, for a reader who opens it.
+    pub about: String,
+    pub provenance: Provenance,
+    pub entries: Vec<Entry>,
+}
+
+/// Where a file's values came from.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Provenance {
+    /// The GPU(s) and the harness, or why the values were not measured on this arch.
+    pub measured_on: String,
+    pub date: String,
+    pub commit: String,
+    /// The command that produced the values.
+    pub command: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub note: String,
+}
+
+/// The values of some parameters of one level at some K, for one dtype.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Entry {
+    pub level: String,
+    pub dtype: String,
+    pub k: Vec<u32>,
+    /// Only the parameters named here change; the others keep the schedule's defaults.
+    pub config: Config,
+    /// The harness the values were timed in.
+    pub regime: Regime,
+    /// The measurement behind the entry (GPU, time per task, date), where one was recorded.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub source: String,
+}
+
+/// Where a configuration was timed (MISSION.md's two regimes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Regime {
+    /// The seed's harness: many tasks on several streams, one A and C shared by them.
+    Harness,
+    /// One launch over a batch far larger than L2, as the export and `Transformer` run.
+    Api,
+}
+
+impl std::fmt::Display for Regime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Regime::Harness => "harness",
+            Regime::Api => "api",
+        })
+    }
+}
+
+impl DefaultsFile {
+    /// The entry for `level` at `k` in `dtype` timed in `regime`, else in any regime.
+    pub fn lookup(&self, level: &str, k: u32, dtype: DType, regime: Regime) -> Option<&Entry> {
+        let matching = || self.entries.iter().filter(|e| e.level == level && e.dtype == dtype.name() && e.k.contains(&k));
+        matching().find(|e| e.regime == regime).or_else(|| matching().next())
+    }
+
+    /// `tuned/sm_90.json`: where the file lives in the repository.
+    pub fn path(&self) -> String {
+        format!("mra-codegen/tuned/{}.json", self.arch)
+    }
+}
+
+/// Every shipped file, parsed once. The files are checked by this crate's tests (names, levels,
+/// parameters, choices, that each entry plans); a malformed one is a build that must not ship.
+pub fn shipped() -> &'static [DefaultsFile] {
+    static PARSED: OnceLock<Vec<DefaultsFile>> = OnceLock::new();
+    PARSED.get_or_init(|| {
+        FILES
+            .iter()
+            .map(|(name, text)| serde_json::from_str(text).unwrap_or_else(|e| panic!("mra-codegen/tuned/{name} is malformed: {e}")))
+            .collect()
+    })
+}
+
+/// The shipped file of `arch`, if that arch was tuned.
+pub fn for_arch(arch: &str) -> Option<&'static DefaultsFile> {
+    shipped().iter().find(|f| f.arch == arch)
+}
+
+/// The shipped values for `level` at `req` (timed in `regime` where there are both).
+pub fn lookup(level: &str, req: Request, regime: Regime) -> Option<&'static Entry> {
+    for_arch(req.arch.name)?.lookup(level, req.k, req.dtype, regime)
+}
+
+/// One line for `levels` and `--compile-only`: whose defaults a command uses on `arch`.
+pub fn describe_source(arch: &str) -> String {
+    match for_arch(arch) {
+        Some(f) => format!("tuned defaults for {arch}: {} ({})", f.path(), f.provenance.measured_on),
+        None => format!("no tuned defaults for {arch}: the schedules' own defaults (`mra-bench tune --write-defaults` makes them)"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{arch, levels};
+
+    /// Every shipped file parses, is named after an arch, and every entry names a level, one of
+    /// its parameters and one of that parameter's choices, at K in range, once per (level,
+    /// dtype, K, regime); and the level plans with the entry's values (where it runs at all).
+    #[test]
+    fn every_shipped_file_names_real_levels_parameters_and_choices() {
+        assert_eq!(shipped().len(), FILES.len());
+        assert!(!FILES.is_empty(), "at least the measured arch ships a file");
+        for (file, (name, _)) in shipped().iter().zip(FILES) {
+            assert_eq!(*name, format!("{}.json", file.arch), "a file is named after its arch");
+            let arch = arch::find(&file.arch).unwrap_or_else(|_| panic!("{name}: unknown arch"));
+            let mut seen = std::collections::HashSet::new();
+            for e in &file.entries {
+                let level = levels::find(&e.level).unwrap_or_else(|_| panic!("{name}: no level {}", e.level));
+                let dtype = DType::parse(&e.dtype).unwrap_or_else(|| panic!("{name}: no dtype {}", e.dtype));
+                let tuned = level.with_config(&e.config).unwrap_or_else(|err| panic!("{name}: {err}"));
+                for &k in &e.k {
+                    assert!((1..=crate::K_MAX).contains(&k), "{name}: K={k}");
+                    assert!(seen.insert((e.level.clone(), e.dtype.clone(), k, e.regime)), "{name}: {} K={k} listed twice", e.level);
+                    if let Err(err) = tuned.plan(Request { k, arch, dtype }) {
+                        panic!("{name}: {} K={k} does not plan with its tuned values: {err}", e.level);
+                    }
+                }
+            }
+        }
+    }
+
+    /// An entry changes only the parameters it names; a request without an entry keeps the
+    /// schedule's defaults; a configuration chosen by the caller wins over the data.
+    #[test]
+    fn the_data_applies_to_its_request_only_and_a_chosen_value_wins() {
+        let pipe = levels::find("fused-pipe").unwrap();
+        let sm90 = arch::find("sm_90").unwrap();
+        let req = |k| Request { k, arch: sm90, dtype: DType::F64 };
+        let entry = lookup("fused-pipe", req(10), Regime::Harness).expect("sm_90 ships fused-pipe at K = 10");
+        let at = pipe.at(req(10)).defaults();
+        for (name, value) in pipe.defaults() {
+            assert_eq!(at[&name], *entry.config.get(&name).unwrap_or(&value), "{name}");
+        }
+        let chosen = pipe.with_config(&Config::from([("swap_operands".to_string(), 0)])).unwrap();
+        assert_eq!(chosen.at(req(10)).defaults()["swap_operands"], 0);
+        let gfx = Request { k: 10, arch: arch::find("gfx90a").unwrap(), dtype: DType::F64 };
+        assert!(for_arch("gfx90a").is_none());
+        assert_eq!(levels::find("fused").unwrap().at(gfx).defaults(), levels::find("fused").unwrap().defaults());
+    }
+}
