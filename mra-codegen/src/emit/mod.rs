@@ -12,6 +12,7 @@ mod shadow;
 mod split;
 mod swapped;
 mod tensor;
+mod tile_pass;
 mod tma;
 mod unused;
 mod writer;
