@@ -6,15 +6,18 @@
 
 mod cluster;
 pub mod dialect;
+mod fma_tail;
 mod library;
 mod pipeline;
 mod shadow;
 mod split;
 mod swapped;
 mod tensor;
+mod tile_body;
 mod tile_pass;
 mod tma;
 mod unused;
+mod wmma;
 mod writer;
 
 use crate::ir::{Loop, Memory, Schedule, Step, ThreadMap};
@@ -126,6 +129,10 @@ impl Emitter<'_> {
 
     fn t(&self) -> &'static str {
         self.plan.request.dtype.cpp()
+    }
+
+    fn k(&self) -> u32 {
+        self.plan.request.k
     }
 
     fn header(&mut self) {
