@@ -216,7 +216,7 @@ impl Emitter<'_> {
     /// when the schedule says `cache_read(A, shared)`; a pass reading the shared workspace
     /// reads it directly.
     pub(super) fn tile_gemm_passes(&mut self, tp: &TransformPlan, f: &Fragment) -> [String; 3] {
-        let b = super::b_args(tp);
+        let b = super::load_b::b_args(tp);
         // Whole-tensor staging happens in the kernel, before pass 0; chunk staging in the pass.
         let staged = |pass: usize| tp.a.memory == Memory::Shared && !tp.stages_whole_tensor() && (pass == 0 || tp.workspace != Memory::Shared);
         // The padded layout applies to the shared intermediates of whole-tensor staging: every
