@@ -5,7 +5,7 @@
 //!
 //! Handles are associated types the harness only passes back to the backend; every operation
 //! is a method of the opened device, so a backend may keep state there (the test backend in
-//! `harness.rs` records what the harness asked for). Device addresses cross the trait as raw
+//! `harness/fake.rs` records what the harness asked for). Device addresses cross the trait as raw
 //! `u64` (a `CUdeviceptr` is one; a HIP `void*` is converted), so the kernel parameters
 //! ([`LaunchArgs`]) and GEMM operands ([`Gemm`]) are plain data shared by both backends.
 

@@ -35,7 +35,7 @@
 //! wait before pass 0; with two gather buffers the arrive follows the next tensor's pass 0 (once
 //! the bulk store of C has read the buffer).
 
-use super::tensor::{SlicePass, TileMode, Variant};
+use super::tile_pass::{tile_walk, waits_in_pass0, waits_late, SlicePass, TileMode, Variant};
 use super::Emitter;
 use crate::fragment::Fragment;
 use crate::ir::{Memory, Step};
@@ -163,7 +163,7 @@ impl Emitter<'_> {
         let b_param = self.pass_b_param(tp, f);
         let bind = self.step_comment(|s| matches!(s, Step::Bind(_)));
         let inline = self.d.inline_device();
-        let (first, step) = super::tensor::tile_walk(tp);
+        let (first, step) = tile_walk(tp);
         let (k, cl) = (self.plan.request.k, tp.cluster_slice_width(self.plan.request.k));
         let passes = [
             (SlicePass::First, "// Pass 0: the slice of A, rows a, columns (b - b0, c), to T1(b, c, x), each element stored\n// into the gather buffer `out` (the same offset in every block) of the block owning x.", "int b0"),
@@ -490,22 +490,6 @@ impl Emitter<'_> {
             w.lines(&body);
         });
     }
-}
-
-/// Does each tensor's pass 0 wait at the cluster barrier (pairing the "done reading" arrive of
-/// the previous tensor, or the first "started" arrive) before its stores into other blocks? Not
-/// with two gather buffers and plain stores, where the barrier after pass 0 orders the reuse.
-/// Every wave waits once, before its first store (or after its tiles, if it has none), so the
-/// wait overlaps the first tile's computation instead of preceding it.
-pub(super) fn waits_in_pass0(tp: &TransformPlan) -> bool {
-    tp.shared_buffers != 4 || tp.async_exchange
-}
-
-/// Is that wait inside pass 0, after each wave's first tile (so a late block's skew overlaps
-/// it), rather than before pass 0? `late_wait(1)`: an H200 measured it faster at K=32 (-1.5%,
-/// run 43) and K=26 (-4.5%), slower at K=16 (+18%), 24 (+42%) and 25 (+3%) (run 52).
-pub(super) fn waits_late(tp: &TransformPlan) -> bool {
-    waits_in_pass0(tp) && tp.late_wait
 }
 
 /// `text` with every line indented by `spaces`.

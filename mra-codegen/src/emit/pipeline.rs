@@ -125,7 +125,7 @@ impl Emitter<'_> {
     /// `bulk_copy(1)`: the mbarriers (one per buffer, after the buffers), initialised by thread 0.
     fn bulk_barriers(&self, tp: &TransformPlan, buffers: u32) -> String {
         let note = self.step_comment(|s| matches!(s, Step::BulkCopy(_)));
-        let pitch = super::buffer_pitch(tp, self.plan.request.k);
+        let pitch = super::shared_layout::buffer_pitch(tp, self.plan.request.k);
         let mut s = format!("unsigned long long* bars = reinterpret_cast<unsigned long long*>(w0 + {buffers} * {pitch});  {note}: one mbarrier per buffer\n");
         s += &format!("if (tid == 0) {{\n    for (int i = 0; i < {buffers}; ++i) mra_mbar_init(&bars[i]);\n    mra_fence_proxy_async();\n}}\n");
         s += &format!("{}  // the mbarriers are initialised\n", self.d.barrier());

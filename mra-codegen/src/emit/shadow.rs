@@ -5,7 +5,8 @@
 //! this work and moves at least this data, so in the same harness it cannot be faster
 //! (bench/NOTES.md run 92).
 
-use super::{CopyLoops, Emitter};
+use super::copy::CopyLoops;
+use super::Emitter;
 use crate::ir::Step;
 use crate::plan::Shadow;
 

@@ -12,7 +12,8 @@
 //! CPU model. The plan allows this form only with whole-tensor shared intermediates, B in
 //! registers, a one-register B fragment and one tensor per pass.
 
-use super::tensor::{deep_instruction, indent, Variant};
+use super::tensor::{deep_instruction, indent};
+use super::tile_pass::Variant;
 use super::writer::Writer;
 use super::Emitter;
 use crate::fragment::Fragment;

@@ -133,7 +133,7 @@ mod tests {
     //! The evaluator on the harness's host backend, which runs every kernel with the FP64
     //! reference; kernels of one thread count write nothing (a wrong candidate).
     use super::*;
-    use crate::harness::tests::session;
+    use crate::harness::fake::session;
     use crate::tuning::db::tests::record;
     use crate::tuning::{space, tune_case, Db, Limits, Strategy};
 
