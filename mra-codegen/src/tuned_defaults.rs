@@ -10,7 +10,7 @@
 
 use crate::dtype::DType;
 use crate::request::Request;
-use crate::tune::Config;
+use crate::config::Config;
 use serde::{Deserialize, Serialize};
 use std::sync::OnceLock;
 
