@@ -454,6 +454,10 @@ pub struct ValidateArgs {
 
 #[derive(Args, Debug)]
 pub struct LevelsArgs {
+    /// One level (number or name): its schedule, parameters, tuned defaults and, per arch and
+    /// dtype, the K it runs at. Without it: one line per level.
+    #[arg(value_name = "LEVEL")]
+    pub level: Option<String>,
     /// Only this arch (default: every arch of the table).
     #[arg(long, value_parser = arch_values(), ignore_case = true)]
     pub arch: Option<String>,
@@ -502,6 +506,11 @@ pub struct TuneArgs {
     /// Target arch: required with --compile-only; with --list it filters the space.
     #[arg(long)]
     pub arch: Option<String>,
+    /// Tune nothing: write the tuning database's fastest timed configuration per level and K on
+    /// --arch into this tuned-defaults file (`mra-codegen/tuned/<arch>.json`; merged, atomic),
+    /// the data every command and the export read once rebuilt.
+    #[arg(long, value_name = "FILE")]
+    pub write_defaults: Option<String>,
     /// Write the compile-only survivors (or the tuning results of this run) to this JSON file.
     #[arg(long)]
     pub out: Option<String>,

@@ -48,17 +48,31 @@ pub fn run(args: &RunArgs) -> CmdResult {
     }
     let hand = args.source.as_deref().map(crate::hand_source::HandSource::read).transpose()?;
     let schedules = select::level_list(&args.level)?;
+    // The configuration each line compiles is the one --emit-src and a run would use: the
+    // tuning database's for this arch (unless --untuned), else the tuned defaults, else the
+    // schedule's; each line names it.
+    let tuning = mra_runtime::configure::Tuning::open(None, args.untuned, false)?;
+    let any = mra_runtime::configure::any_gpu_of(arch);
+    eprintln!("# {}", mra_codegen::tuned_defaults::describe_source(arch.name));
 
     // Plan every (K, level) first: a single level that cannot run on this arch is the
     // planner's error, before any compiler is looked for.
     let mut jobs = Vec::new();
     for &k in &args.ks {
         for s in &schedules {
-            match mra_codegen::generate(s, Request { k, arch, dtype }) {
-                Ok(kernel) => jobs.push((k, Ok(match &hand {
-                    Some(h) => h.apply(kernel)?,
-                    None => kernel,
-                }))),
+            let c = tuning.configure(s, &any, k, dtype)?;
+            if let Some(note) = &c.note {
+                eprintln!("{note}");
+            }
+            let config = config_note(&c, Request { k, arch, dtype });
+            match mra_codegen::generate(&c.schedule, Request { k, arch, dtype }) {
+                Ok(kernel) => jobs.push((k, Ok((
+                    match &hand {
+                        Some(h) => h.apply(kernel)?,
+                        None => kernel,
+                    },
+                    config,
+                )))),
                 Err(e) if all => jobs.push((k, Err((s.name.clone(), e.to_string())))),
                 Err(e) => return Err(e.into()),
             }
@@ -75,18 +89,21 @@ pub fn run(args: &RunArgs) -> CmdResult {
     for (k, job) in jobs {
         let line = match job {
             // A level that is vendor BLAS calls only has nothing to compile.
-            Ok(kernel) if kernel.entry.is_empty() => Line::NoKernel {
+            Ok((kernel, _)) if kernel.entry.is_empty() => Line::NoKernel {
                 level: kernel.level.clone(),
                 k,
                 dtype: dtype.to_string(),
                 arch: arch.name,
                 note: format!("no generated kernel: the level is {} calls", blas_name(arch)),
             },
-            Ok(kernel) => match compiler.report(&kernel, arch, dtype, k) {
-                Ok(r) => Line::Compiled(Box::new(match &hand {
-                    Some(h) => r.from_source(&h.path),
-                    None => r,
-                })),
+            Ok((kernel, config)) => match compiler.report(&kernel, arch, dtype, k) {
+                Ok(r) => Line::Compiled(Box::new(
+                    match &hand {
+                        Some(h) => r.from_source(&h.path),
+                        None => r,
+                    }
+                    .with_note(config),
+                )),
                 Err(e) if all => {
                     failed += 1;
                     Line::Failed { level: kernel.level.clone(), k, dtype: dtype.to_string(), arch: arch.name, error: e.to_string() }
@@ -102,6 +119,23 @@ pub fn run(args: &RunArgs) -> CmdResult {
         }
     }
     Ok(if failed > 0 { 1 } else { 0 })
+}
+
+/// `config threads=128 pad_a=0 (tuned defaults, sm_90.json)`: the values a line's kernel was
+/// generated with and where they came from (`None` for a level without parameters).
+fn config_note(c: &mra_runtime::configure::Configured, req: Request) -> Option<String> {
+    if c.schedule.params().is_empty() {
+        return None;
+    }
+    let values = mra_codegen::tune::describe(&c.schedule.at(req).defaults());
+    let from = if c.record.is_some() {
+        "tuning database".to_string()
+    } else if let Some(f) = mra_codegen::tuned_defaults::lookup(&c.schedule.name, req, mra_codegen::tuned_defaults::Regime::Harness).and_then(|_| mra_codegen::tuned_defaults::for_arch(req.arch.name)) {
+        format!("tuned defaults, {}", f.path())
+    } else {
+        "the schedule's defaults".to_string()
+    };
+    Some(format!("config {values} ({from})"))
 }
 
 /// `10,12,32`, as the -K list was given.
@@ -344,6 +378,17 @@ impl Report {
         common.note = Some(match common.note.take() {
             Some(n) => format!("{from}; {n}"),
             None => from,
+        });
+        self
+    }
+
+    /// This report with `note` (if any) added to its notes.
+    fn with_note(mut self, note: Option<String>) -> Report {
+        let Some(add) = note else { return self };
+        let (Report::Amd { common, .. } | Report::Nvidia { common, .. }) = &mut self;
+        common.note = Some(match common.note.take() {
+            Some(n) => format!("{n}; {add}"),
+            None => add,
         });
         self
     }

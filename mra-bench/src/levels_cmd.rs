@@ -1,9 +1,12 @@
-//! `mra-bench levels`: each level's name, schedule primitives, and where it can run: one
-//! compact table per level (arch × dtype → K range, or the short reason it cannot run).
+//! `mra-bench levels`: one line per level (what it is, where it runs, its K range);
+//! `mra-bench levels NAME`: the level's schedule, its parameters with their defaults and the
+//! arch's tuned defaults, and a table of arch × dtype → K range (or the short reason it
+//! cannot run).
 
 use crate::cli::LevelsArgs;
 use crate::select::{self, CmdResult};
-use mra_codegen::{levels, Arch, DType, PlanError, Request, Schedule};
+use mra_codegen::tuned_defaults::{self, Regime};
+use mra_codegen::{levels, tune, Arch, DType, PlanError, Request, Schedule};
 use serde::Serialize;
 
 #[derive(Serialize)]
@@ -17,6 +20,16 @@ struct Support {
     reason: Option<String>,
 }
 
+/// The shipped tuned values of one level for one arch and dtype at some K.
+#[derive(Serialize)]
+struct Tuned {
+    arch: String,
+    dtype: String,
+    k: Vec<u32>,
+    config: tune::Config,
+    regime: Regime,
+}
+
 #[derive(Serialize)]
 struct LevelInfo {
     number: Option<u32>,
@@ -25,6 +38,7 @@ struct LevelInfo {
     schedule: Vec<String>,
     support: Vec<Support>,
     tolerance: Vec<(DType, f64)>,
+    tuned_defaults: Vec<Tuned>,
 }
 
 pub fn run(args: &LevelsArgs) -> CmdResult {
@@ -32,7 +46,11 @@ pub fn run(args: &LevelsArgs) -> CmdResult {
         Some(a) => vec![select::arch(a)?],
         None => levels::archs().iter().collect(),
     };
-    let infos: Vec<LevelInfo> = levels::all()
+    let chosen = match &args.level {
+        Some(sel) => vec![select::level(sel)?],
+        None => levels::all(),
+    };
+    let infos: Vec<LevelInfo> = chosen
         .into_iter()
         .map(|s| {
             let support = archs
@@ -51,6 +69,7 @@ pub fn run(args: &LevelsArgs) -> CmdResult {
                 schedule: s.iter_steps().map(|st| st.to_string()).collect(),
                 support,
                 tolerance: DType::ALL.iter().map(|&d| (d, d.tolerance())).collect(),
+                tuned_defaults: tuned_of(&s, &archs),
             }
         })
         .collect();
@@ -58,19 +77,109 @@ pub fn run(args: &LevelsArgs) -> CmdResult {
         crate::outln!("{}", serde_json::to_string_pretty(&infos)?)?;
         return Ok(0);
     }
-    for l in &infos {
-        let id = l.number.map(|n| format!("L{n}")).unwrap_or_else(|| "-".into());
-        crate::outln!("{id:<4} {}", l.name)?;
-        crate::outln!("     {}", l.summary)?;
-        crate::outln!("     schedule: {}", l.schedule.join("; "))?;
-        print_table(l)?;
-        crate::outln!()?;
+    let tolerances = infos[0].tolerance.iter().map(|(d, t)| format!("{d} < {t:e}")).collect::<Vec<_>>().join(", ");
+    if let (Some(sel), [l]) = (&args.level, infos.as_slice()) {
+        details(&select::level(sel)?, l, &archs)?;
+        crate::outln!("K ranges are the K (1..32) each arch and dtype can run; validation passes at max rel error {tolerances}.")?;
+        return Ok(0);
     }
-    crate::outln!(
-        "K ranges are the K (1..32) each arch and dtype can run; validation passes at max rel error {}.",
-        infos[0].tolerance.iter().map(|(d, t)| format!("{d} < {t:e}")).collect::<Vec<_>>().join(", ")
-    )?;
+    let width = infos.iter().map(|l| l.name.len()).max().unwrap_or(0);
+    let wheres: Vec<String> = infos.iter().map(where_it_runs).collect();
+    let where_width = wheres.iter().map(|w| w.chars().count()).max().unwrap_or(0);
+    for (l, w) in infos.iter().zip(&wheres) {
+        let id = l.number.map(|n| format!("L{n}")).unwrap_or_else(|| "-".into());
+        crate::outln!("{id:<3} {:<width$}  {w:<where_width$}  {}", l.name, first_sentence(&l.summary))?;
+    }
+    crate::outln!()?;
+    crate::outln!("Where each runs: its K range per arch family (f64 unless named). `mra-bench levels NAME` for a level's")?;
+    crate::outln!("schedule, parameters and per-arch table; validation passes at max rel error {tolerances}.")?;
+    for a in &archs {
+        if args.arch.is_some() || tuned_defaults::for_arch(a.name).is_some() {
+            crate::outln!("{}", tuned_defaults::describe_source(a.name))?;
+        }
+    }
+    if args.arch.is_none() {
+        let without: Vec<&str> = archs.iter().filter(|a| tuned_defaults::for_arch(a.name).is_none()).map(|a| a.name).collect();
+        if !without.is_empty() {
+            crate::outln!("no tuned defaults for {}: the schedules' own defaults", without.join(", "))?;
+        }
+    }
     Ok(0)
+}
+
+/// `levels NAME`: the summary, the schedule, the parameters with their defaults, the shipped
+/// tuned defaults per arch, and the arch × dtype table.
+fn details(s: &Schedule, l: &LevelInfo, archs: &[&'static Arch]) -> CmdResult<()> {
+    let id = l.number.map(|n| format!("L{n}")).unwrap_or_else(|| "-".into());
+    crate::outln!("{id:<4} {}", l.name)?;
+    crate::outln!("     {}", l.summary)?;
+    crate::outln!("     schedule: {}", l.schedule.join("; "))?;
+    let params = s.params();
+    if !params.is_empty() {
+        crate::outln!("     parameters (default; choices): {}", params.iter().map(|p| format!("{}={} {:?}", p.name, tune::default_text(p), p.choices)).collect::<Vec<_>>().join(", "))?;
+    }
+    for a in archs {
+        let mine: Vec<&Tuned> = l.tuned_defaults.iter().filter(|t| t.arch == a.name).collect();
+        match (tuned_defaults::for_arch(a.name), mine.is_empty()) {
+            (Some(f), false) => {
+                crate::outln!("     tuned defaults for {} ({}):", a.name, f.path())?;
+                for t in mine {
+                    let ks = levels::describe_ks(&t.k);
+                    crate::outln!("       {} K={ks}: {} ({})", t.dtype, tune::describe(&t.config), t.regime)?;
+                }
+            }
+            (Some(_), true) if !params.is_empty() => crate::outln!("     tuned defaults for {}: none for this level (its own defaults)", a.name)?,
+            _ => {}
+        }
+    }
+    print_table(l)
+}
+
+/// The shipped tuned values of `s` on `archs`.
+fn tuned_of(s: &Schedule, archs: &[&'static Arch]) -> Vec<Tuned> {
+    archs
+        .iter()
+        .filter_map(|a| tuned_defaults::for_arch(a.name))
+        .flat_map(|f| f.entries.iter().filter(|e| e.level == s.name).map(|e| Tuned { arch: f.arch.clone(), dtype: e.dtype.clone(), k: e.k.clone(), config: e.config.clone(), regime: e.regime }))
+        .collect()
+}
+
+/// The summary up to its first colon or full stop, at most 60 characters.
+fn first_sentence(summary: &str) -> String {
+    let end = [": ", ". "].iter().filter_map(|p| summary.find(p)).min().unwrap_or(summary.len());
+    let first = summary[..end].trim_end_matches('.');
+    if first.chars().count() <= 60 {
+        return first.to_string();
+    }
+    format!("{}…", first.chars().take(59).collect::<String>())
+}
+
+/// `NVIDIA 1-32, CDNA 1-15`: per arch family the K range of the first dtype that runs there
+/// (named unless f64); archs of a family whose ranges differ are named with theirs.
+fn where_it_runs(l: &LevelInfo) -> String {
+    const FAMILIES: &[(&str, &[&str])] = &[("NVIDIA", &["sm_80", "sm_86", "sm_89", "sm_90"]), ("CDNA", &["gfx90a", "gfx942"]), ("RDNA", &["gfx1100", "gfx1151", "gfx1201"])];
+    let mut parts = Vec::new();
+    for (family, members) in FAMILIES {
+        let runs = |d: DType| -> Vec<(&str, &str)> {
+            l.support.iter().filter(|s| s.dtype == d && members.contains(&s.arch) && s.reason.is_none()).map(|s| (s.arch, s.ks.as_str())).collect()
+        };
+        let Some((dtype, archs)) = DType::ALL.iter().map(|&d| (d, runs(d))).find(|(_, a)| !a.is_empty()) else { continue };
+        let listed = l.support.iter().filter(|s| s.dtype == dtype && members.contains(&s.arch)).count();
+        let suffix = if dtype == DType::F64 { String::new() } else { format!(" ({dtype})") };
+        let mut ranges: Vec<(Vec<&str>, &str)> = Vec::new();
+        for (arch, ks) in &archs {
+            match ranges.iter_mut().find(|(_, r)| r == ks) {
+                Some((a, _)) => a.push(arch),
+                None => ranges.push((vec![arch], ks)),
+            }
+        }
+        if ranges.len() == 1 && archs.len() == listed {
+            parts.push(format!("{family} {}{suffix}", ranges[0].1));
+        } else {
+            parts.extend(ranges.iter().map(|(a, r)| format!("{} {r}{suffix}", a.join("/"))));
+        }
+    }
+    if parts.is_empty() { "runs nowhere".into() } else { parts.join(", ") }
 }
 
 /// Rows of archs with the same cells are merged: `sm_80 sm_86 sm_89 sm_90 | 1-32 | ...`.

@@ -21,6 +21,7 @@ mod sweep_cmd;
 mod transform_cmd;
 mod tune_cmd;
 mod validate_cmd;
+mod write_defaults;
 
 use clap::Parser;
 

@@ -32,6 +32,12 @@ pub fn run(args: &TuneArgs) -> CmdResult {
         list(&schedules, &ks, arch, dtype, &fix)?;
         return Ok(0);
     }
+    if let Some(path) = &args.write_defaults {
+        if !fix.is_empty() || args.compile_only {
+            return Err(select::usage("--write-defaults writes what the database holds; it takes neither --fix nor --compile-only"));
+        }
+        return crate::write_defaults::run(args, path, &schedules, &ks, dtype);
+    }
     let strategy = Strategy::parse(&args.strategy).ok_or_else(|| select::usage(format!("unknown --strategy `{}`; known: exhaustive, random, anneal", args.strategy)))?;
     let budget = args.budget.as_deref().map(parse_duration).transpose()?;
     // Limits that let nothing run would end a run with nothing tuned: refused before any work.
@@ -182,6 +188,17 @@ fn list(schedules: &[Schedule], ks: &[u32], arch: Option<&'static Arch>, dtype: 
                 .collect();
             let with = if fix.is_empty() { String::new() } else { format!(" with --fix {}", describe(fix)) };
             crate::outln!("  {:<8} candidates{with}  {}", a.name, per_k.join(", "))?;
+            // The arch's tuned defaults (the first candidate at each K where the file has one).
+            if mra_codegen::tuned_defaults::for_arch(a.name).is_some() {
+                let tuned: Vec<String> = ks
+                    .iter()
+                    .map(|&k| match mra_codegen::tuned_defaults::lookup(&s.name, Request { k, arch: a, dtype }, mra_codegen::tuned_defaults::Regime::Harness) {
+                        Some(e) => format!("K={k}: {}", describe(&e.config)),
+                        None => format!("K={k}: -"),
+                    })
+                    .collect();
+                crate::outln!("  {:<8} tuned defaults  {}", a.name, tuned.join(", "))?;
+            }
         }
     }
     Ok(())

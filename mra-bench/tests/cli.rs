@@ -56,26 +56,44 @@ fn emits_complete_cuda_for_sm90_without_a_gpu() {
 }
 
 #[test]
-fn levels_lists_names_primitives_and_support() {
+fn levels_lists_one_line_per_level_and_the_details_of_one() {
     let o = mra_bench(&["levels"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let out = stdout(&o);
-    for needle in ["L1-global", "L2-bshared", "L3-regblk", "copy", "cache_read(B, shared)", "gfx1201", "sm_90", "1e-10"] {
-        assert!(out.contains(needle), "`{needle}` missing from:\n{out}");
+    // One line per level, each with where it runs; nothing printed once per dtype and arch.
+    let lines: Vec<&str> = out.lines().collect();
+    for name in ["copy", "bound", "L1-global", "L2-bshared", "L3-regblk", "L4-mma", "fused-pipe", "fused-split", "wmma", "vendor-3gemm"] {
+        assert_eq!(lines.iter().filter(|l| l.split_whitespace().nth(1) == Some(name)).count(), 1, "{name}: {out}");
     }
-    // One table per level: a row of archs that run L4 at every K, and the short reason where
-    // an arch has no FP64 matrix cores; nothing printed once per dtype and arch.
-    assert!(!out.contains("K none"), "{out}");
+    assert!(lines.len() <= 30 && lines.iter().all(|l| l.chars().count() <= 200), "{out}");
+    assert!(lines.iter().any(|l| l.starts_with("L4 ") && l.contains("NVIDIA 1-32, CDNA 1-32")), "{out}");
+    assert!(lines.iter().any(|l| l.contains(" fused-split ") && l.contains("sm_90 32")), "{out}");
+    assert!(out.contains("tuned defaults for sm_90: mra-codegen/tuned/sm_90.json") && out.contains("no tuned defaults for gfx90a"), "{out}");
     assert_eq!(out.matches("1e-10").count(), 1, "the tolerances once: {out}");
-    let l4 = out.split("\n\n").find(|b| b.starts_with("L4 ")).expect("an L4 block");
+    // `levels L4`: the schedule and a table: a row of archs that run L4 at every K, and the
+    // short reason where an arch has no FP64 matrix cores.
+    let o = mra_bench(&["levels", "L4"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let l4 = stdout(&o);
+    assert!(l4.contains("cache_read(B, shared)") && l4.contains("1e-10") && !l4.contains("K none"), "{l4}");
     assert!(l4.lines().any(|l| l.trim_start().starts_with("gfx90a gfx942 ") && l.contains(" 1-32 ")), "{l4}");
     assert!(l4.lines().any(|l| l.trim_start().starts_with("gfx1100 gfx1151 gfx1201 ") && l.contains("no f64 matrix cores")), "{l4}");
-    // fused-split runs at K = 32 on sm_90 only; elsewhere its reason names sm_90, not cp.async
-    // (the reason every other refusal of an arch got before run 101).
-    let split = out.split("\n\n").find(|b| b.trim_start().starts_with("-    fused-split")).expect("a fused-split block");
+    // fused-split runs at K = 32 on sm_90 only; elsewhere its reason names sm_90, not cp.async.
+    let split = stdout(&mra_bench(&["levels", "fused-split"]));
     assert!(split.lines().any(|l| l.trim_start().starts_with("sm_90 ") && l.contains(" 32 ")), "{split}");
     assert!(split.lines().any(|l| l.trim_start().starts_with("sm_80 sm_86 sm_89 ") && l.contains("NVIDIA sm_90 only")), "{split}");
     assert!(!split.contains("cp.async only"), "{split}");
+    // A level's tuned defaults, as the data file has them (the file, read here, is the truth).
+    let pipe = stdout(&mra_bench(&["levels", "fused-pipe", "--arch", "sm_90"]));
+    let file: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../mra-codegen/tuned/sm_90.json")).unwrap()).unwrap();
+    let k10 = file["entries"].as_array().unwrap().iter().find(|e| e["level"] == "fused-pipe" && e["k"].as_array().unwrap().contains(&10.into())).expect("fused-pipe K=10 in sm_90.json");
+    for (name, value) in k10["config"].as_object().unwrap() {
+        assert!(pipe.lines().any(|l| l.contains("f64 K=10:") && l.contains(&format!("{name}={value}"))), "{name}={value}: {pipe}");
+    }
+    assert!(pipe.contains("parameters (default; choices): threads=128 [128, 256, 384, 416]"), "{pipe}");
+    let gfx = stdout(&mra_bench(&["levels", "--arch", "gfx90a"]));
+    assert!(gfx.contains("no tuned defaults for gfx90a"), "{gfx}");
+    assert_clean_error(&["levels", "L99"], "unknown level `L99`");
     let o = mra_bench(&["levels", "--json", "--arch", "gfx942"]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("levels --json is JSON");
     assert!(v.as_array().unwrap().len() >= 4);

@@ -31,7 +31,9 @@ fn list_prints_parameters_constraints_and_candidates_per_k() {
     assert!(o.status.success(), "{}", text(&o.stderr));
     let out = text(&o.stdout);
     assert!(out.contains("fused (8 parameters, 1440 combinations)"), "{out}");
-    assert!(out.contains("pair_rows    [0, 1] default if row_pairs == 0 { 0 } else if K == 12 { 1 } else { 0 }"), "{out}");
+    assert!(out.contains("pair_rows    [0, 1] default 0"), "{out}");
+    // The arch's tuned defaults per K, as mra-codegen/tuned/sm_90.json lists them for fused.
+    assert!(out.contains("sm_90    tuned defaults  K=16: -, K=20: threads=512, K=32: -"), "{out}");
     assert!(out.contains("constraint   pair_rows <= row_pairs"), "{out}");
     assert!(out.contains("coalesce_c   [0, 1] default 0"), "{out}");
     assert!(out.contains("pad_a        [0, 1, 2, 3, 4] default 4"), "{out}");
@@ -132,7 +134,7 @@ fn emit_src_uses_the_tuned_configuration_for_the_arch_and_says_so() {
     std::fs::write(&db, serde_json::to_vec(&old).unwrap()).unwrap();
     let o = mra_bench(&["--arch", "sm_90", "-K", "20", "-l", "fused-pipe", "--emit-src"], &db);
     let (src, err) = (text(&o.stdout), text(&o.stderr));
-    assert!(o.status.success() && err.contains("; stack, persistent, swap_operands at the schedule's defaults (the record predates them); --untuned for the defaults"), "{err}");
+    assert!(o.status.success() && err.contains("; stack, persistent, swap_operands at their defaults (the record predates them); --untuned for the defaults"), "{err}");
     assert!(src.contains("persistent=1 stack=1 swap_operands=0 threads=416"), "{src}");
 
     // A configuration the schedule no longer declares is an error, not a silent default.
@@ -140,6 +142,58 @@ fn emit_src_uses_the_tuned_configuration_for_the_arch_and_says_so() {
     std::fs::write(&db, serde_json::to_vec(&stale).unwrap()).unwrap();
     let o = mra_bench(&["--arch", "sm_90", "-K", "16", "-l", "fused", "--emit-src"], &db);
     assert!(!o.status.success() && text(&o.stderr).contains("no longer accepts"), "{}", text(&o.stderr));
+    let _ = std::fs::remove_file(&db);
+}
+
+/// `tune --write-defaults`: the database's fastest timed configuration per level and K becomes
+/// the arch's tuned-defaults file, as the parameters that differ from the schedule's defaults
+/// (fused-pipe declares threads=128, pad_a=4, fuse_k=1, ... in levels/fused_pipe.rs); other
+/// entries of an existing file stay; nothing to write is an error.
+#[test]
+fn write_defaults_turns_the_fastest_records_into_the_arch_file() {
+    let db = temp("write-defaults-db");
+    let dir = std::env::temp_dir().join(format!("mra-bench-write-defaults-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("sm_90.json");
+    let fast = json!({"threads": 256, "pad_a": 4, "min_blocks": 1, "buffers": 2, "stack": 1, "unroll_k": 0, "align_runs": 0, "pair_rows": 0, "fuse_k": 2, "bulk_copy": 1, "persistent": 0, "swap_operands": 1});
+    let slow = json!({"threads": 128, "pad_a": 0, "min_blocks": 1, "buffers": 2, "stack": 1, "unroll_k": 0, "align_runs": 0, "pair_rows": 0, "fuse_k": 1, "bulk_copy": 0, "persistent": 0, "swap_operands": 0});
+    let mut offline = record("fused-pipe", 12, slow.clone(), 0.0);
+    offline["outcome"] = json!({"status": "compiled", "resources": null});
+    // Offline (compile-only) results were never timed: not a tuned default.
+    let records = json!({"version": 1, "records": [record("fused-pipe", 10, slow, 9.0), record("fused-pipe", 10, fast, 7.5), offline]});
+    std::fs::write(&db, serde_json::to_vec(&records).unwrap()).unwrap();
+    let db_arg = db.to_str().unwrap();
+    let o = mra_bench(&["tune", "--write-defaults", out.to_str().unwrap(), "--arch", "sm_90", "-l", "fused-pipe", "-K", "10,12", "--db", db_arg], &db);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(text(&o.stderr).contains("no timed f64 record on sm_90") && text(&o.stderr).contains("fused-pipe K=12"), "{}", text(&o.stderr));
+    let file: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(file["arch"], "sm_90");
+    let entries = file["entries"].as_array().unwrap();
+    assert_eq!(entries.len(), 1, "{file}");
+    assert_eq!(entries[0]["k"], json!([10]));
+    assert_eq!(entries[0]["config"], json!({"threads": 256, "fuse_k": 2, "bulk_copy": 1, "swap_operands": 1}), "the differences from the schedule's defaults");
+    assert!(entries[0]["source"].as_str().unwrap().starts_with("NVIDIA H200: 7.50 us/task (copy 28.00)"), "{file}");
+    assert!(file["provenance"]["measured_on"].as_str().unwrap().contains("NVIDIA H200 (sm_90), seed harness (-N 2048 -M 512 -s 4)"), "{file}");
+    // A second level merges in; the first entry stays.
+    let records = json!({"version": 1, "records": [record("fused", 12, json!({"threads": 128, "pad_a": 4, "min_blocks": 1, "unroll_k": 0, "align_runs": 0, "coalesce_c": 0, "pair_rows": 1, "swap_operands": 0}), 5.0)]});
+    std::fs::write(&db, serde_json::to_vec(&records).unwrap()).unwrap();
+    let o = mra_bench(&["tune", "--write-defaults", out.to_str().unwrap(), "--arch", "sm_90", "-l", "fused", "-K", "12", "--db", db_arg], &db);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let file: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let levels: Vec<&str> = file["entries"].as_array().unwrap().iter().map(|e| e["level"].as_str().unwrap()).collect();
+    assert_eq!(levels, ["fused", "fused-pipe"]);
+    // Refusals: a file not named after its arch, no arch, nothing in the database.
+    for (args, needle) in [
+        (vec!["tune", "--write-defaults", "x.json", "--arch", "sm_90", "-l", "fused", "-K", "12"], "named after its arch (sm_90.json)"),
+        (vec!["tune", "--write-defaults", "sm_90.json", "-l", "fused", "-K", "12"], "--write-defaults needs --arch"),
+        (vec!["tune", "--write-defaults", out.to_str().unwrap(), "--arch", "sm_90", "-l", "fused", "-K", "8", "--db", db_arg], "nothing written to"),
+    ] {
+        let o = mra_bench(&args, &db);
+        let err = text(&o.stderr);
+        assert!(!o.status.success() && err.contains(needle) && err.lines().count() <= 2, "{args:?}: {err}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
     let _ = std::fs::remove_file(&db);
 }
 
@@ -162,7 +216,7 @@ fn export_uses_the_tuned_configuration_and_best_level_for_the_arch() {
         (text(&o.stderr), src)
     };
     let (err, src) = run(&["-l", "best"]);
-    assert!(err.contains("-l best at K=16: fused min_blocks=2 pad_a=1 threads=512 unroll_k=1 is the fastest tuned level for sm_90"), "{err}");
+    assert!(err.contains("-l best at K=16: fused is the fastest tuned level for sm_90 (min_blocks=2 pad_a=1 threads=512 unroll_k=1)"), "{err}");
     assert!(src.contains("constexpr int THREADS = 512;") && src.contains("__launch_bounds__(512, 2)"), "{src}");
     let (err, src) = run(&["-l", "fused"]);
     assert!(err.contains("# fused K=16: tuned configuration min_blocks=2 pad_a=1 threads=512 unroll_k=1"), "{err}");
@@ -193,7 +247,7 @@ fn export_best_takes_a_multi_block_level_with_a_block_function_beside_it() {
     let _ = std::fs::remove_dir_all(&dir);
     let o = mra_bench(&["export", "--arch", "sm_90", "-K", "32", "-l", "best", "-o", dir.to_str().unwrap()], &db);
     assert!(o.status.success(), "{}", text(&o.stderr));
-    assert!(text(&o.stderr).contains("-l best at K=32: fused-split fuse_k=4 prefetch_l2=3 is the fastest tuned level for sm_90"), "{}", text(&o.stderr));
+    assert!(text(&o.stderr).contains("-l best at K=32: fused-split is the fastest tuned level for sm_90 (fuse_k=4 prefetch_l2=3)"), "{}", text(&o.stderr));
     let manifest: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
     assert_eq!((manifest[0]["level"].as_str(), manifest[0]["block"]["level"].as_str()), (Some("fused-split"), Some("L7-breg")), "{manifest}");
     let src = std::fs::read_to_string(dir.join("mra_fused_split_k32_f64.cu")).unwrap();

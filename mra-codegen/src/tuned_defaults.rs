@@ -89,6 +89,51 @@ impl DefaultsFile {
     }
 }
 
+impl DefaultsFile {
+    /// A file for `arch` with no entries yet.
+    pub fn new(arch: &str, provenance: Provenance) -> DefaultsFile {
+        DefaultsFile { arch: arch.to_string(), about: ABOUT.to_string(), provenance, entries: Vec::new() }
+    }
+
+    /// Sets the values of `level` at `k` in `dtype` timed in `regime` to `config` (the parameters
+    /// that differ from the schedule's defaults), replacing what the file said of that case.
+    pub fn set(&mut self, level: &str, dtype: DType, k: u32, regime: Regime, config: Config, source: String) {
+        for e in self.entries.iter_mut().filter(|e| e.level == level && e.dtype == dtype.name() && e.regime == regime) {
+            e.k.retain(|&x| x != k);
+        }
+        self.entries.retain(|e| !e.k.is_empty());
+        self.entries.push(Entry { level: level.to_string(), dtype: dtype.name().to_string(), k: vec![k], config, regime, source });
+        self.entries.sort_by(|a, b| (&a.level, &a.dtype, a.k.first()).cmp(&(&b.level, &b.dtype, b.k.first())));
+    }
+
+    /// The file's text: the head pretty-printed, one entry per line (a diff shows which changed).
+    pub fn to_text(&self) -> String {
+        fn line(v: &impl Serialize) -> String {
+            serde_json::to_string(v).expect("plain data serializes")
+        }
+        let entries: Vec<String> = self
+            .entries
+            .iter()
+            .map(|e| {
+                let ks = e.k.iter().map(u32::to_string).collect::<Vec<_>>().join(", ");
+                let config = e.config.iter().map(|(n, v)| format!("{}: {v}", line(n))).collect::<Vec<_>>().join(", ");
+                let source = if e.source.is_empty() { String::new() } else { format!(", \"source\": {}", line(&e.source)) };
+                format!("    {{\"level\": {}, \"dtype\": {}, \"k\": [{ks}], \"config\": {{{config}}}, \"regime\": {}{source}}}", line(&e.level), line(&e.dtype), line(&e.regime))
+            })
+            .collect();
+        let provenance = serde_json::to_string_pretty(&self.provenance).expect("plain data serializes").replace('\n', "\n  ");
+        format!(
+            "{{\n  \"arch\": {},\n  \"about\": {},\n  \"provenance\": {provenance},\n  \"entries\": [\n{}\n  ]\n}}\n",
+            line(&self.arch),
+            line(&self.about),
+            entries.join(",\n")
+        )
+    }
+}
+
+/// What every file says of itself.
+pub const ABOUT: &str = "Tuned defaults: per level, dtype and K, the parameter values that differ from the schedule's own defaults (the rest keep them). Every command and the export read this file; a tuning database or --fix overrides it. See docs/tuning.md.";
+
 /// Every shipped file, parsed once. The files are checked by this crate's tests (names, levels,
 /// parameters, choices, that each entry plans); a malformed one is a build that must not ship.
 pub fn shipped() -> &'static [DefaultsFile] {
@@ -148,6 +193,25 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A shipped file printed by `to_text` reads back equal, and `set` replaces one K of an
+    /// entry without touching its other K.
+    #[test]
+    fn a_file_round_trips_and_set_replaces_one_case() {
+        for (f, (name, text)) in shipped().iter().zip(FILES) {
+            assert_eq!(&serde_json::from_str::<DefaultsFile>(&f.to_text()).unwrap(), f, "{name}");
+            assert_eq!(f.to_text(), *text, "{name} is written as `tune --write-defaults` writes it");
+        }
+        let mut f = for_arch("sm_90").unwrap().clone();
+        let before = f.lookup("fused-pipe", 12, DType::F64, Regime::Harness).unwrap().clone();
+        let shared = f.entries.iter().find(|e| e.level == "fused-pipe" && e.k.contains(&12)).unwrap().k.clone();
+        f.set("fused-pipe", DType::F64, 12, Regime::Harness, Config::from([("threads".into(), 256)]), "test".into());
+        assert_eq!(f.lookup("fused-pipe", 12, DType::F64, Regime::Harness).unwrap().config, Config::from([("threads".into(), 256)]));
+        for k in shared.into_iter().filter(|&k| k != 12) {
+            assert_eq!(f.lookup("fused-pipe", k, DType::F64, Regime::Harness).unwrap().config, before.config, "K={k} kept");
+        }
+        assert_eq!(serde_json::from_str::<DefaultsFile>(&f.to_text()).unwrap(), f);
     }
 
     /// An entry changes only the parameters it names; a request without an entry keeps the

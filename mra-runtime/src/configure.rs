@@ -77,7 +77,7 @@ impl Tuning {
         let on = if device.gpu.is_empty() { device.arch.clone() } else { device.gpu.clone() };
         let Some(db) = &self.db else {
             return Err(RuntimeError::Invalid(format!(
-                "-l best: no tuning database ({}); run `mra-bench tune -K {k}` on a GPU first, or name a level with -l",
+                "-l best: no tuned level at K={k} ({dtype}) for {on}: no tuning database ({}); run `mra-bench tune -K {k}` on a GPU first, or name a level with -l",
                 db::default_path().map_or("no location: set MRA_TUNING_DB or HOME".into(), |p| p.display().to_string())
             )));
         };
@@ -94,7 +94,7 @@ impl Tuning {
         };
         let schedule = levels::find(&r.level).map_err(|e| RuntimeError::Invalid(format!("the tuning database {} names a level this build lacks: {e}", db.path().display())))?;
         let mut c = with_record(&schedule, r, db)?;
-        c.note = Some(format!("# -l best at K={k}: {} {} is the fastest tuned level for {on}", schedule.name, tune::describe(&c.record.as_ref().unwrap().config)));
+        c.note = Some(format!("# -l best at K={k}: {} is the fastest tuned level for {on} ({})", schedule.name, tune::describe(&c.record.as_ref().unwrap().config)));
         Ok(c)
     }
 }

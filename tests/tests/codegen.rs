@@ -452,9 +452,10 @@ fn async_exchange_expects_exactly_the_bytes_each_block_receives() {
     assert!(e.contains("async_exchange(1)") && e.contains("needs cluster(N)") && !e.contains('\n'), "{e}");
 }
 
-/// fused-pipe's block size and buffers follow K (as written in levels/fusedp.rs: 128 threads
-/// up to K = 19 and at 21, 416 threads and three buffers at K = 20, 384 threads from 22): the
-/// kernel, its tunable-parameter line and the tuner's first (default) configuration agree.
+/// fused-pipe's block size and buffers follow K as its tuned defaults for sm_90 say (the table
+/// is the measured winners: 128 threads up to K = 19 and at 21, 416 threads and three buffers at
+/// K = 20, 384 threads from 22): the kernel and its tunable-parameter line agree, and the tuner
+/// measures the defaults first (at one K: a level's whole tuning space is large).
 #[test]
 fn fused_pipe_default_threads_follow_k() {
     let pipe = mra_codegen::levels::find("fused-pipe").unwrap();
@@ -469,9 +470,34 @@ fn fused_pipe_default_threads_follow_k() {
         let kernel = mra_codegen::generate(&pipe, req).unwrap();
         assert!(kernel.source.contains(&format!("constexpr int THREADS = {want};")), "K={k}");
         assert!(kernel.source.contains(&format!("buffers={buffers} ")) && kernel.source.contains(&format!(" threads={want} ")), "K={k}");
-        let (space, _) = mra_runtime::tuning::space(&pipe, k, sm90, DType::F64);
-        assert_eq!((space[0]["threads"], space[0]["buffers"]), (want, buffers), "K={k}: the tuner measures the defaults first");
     }
+    let (space, _) = mra_runtime::tuning::space(&pipe, 20, sm90, DType::F64);
+    assert_eq!((space[0]["threads"], space[0]["buffers"]), (416, 3), "K=20: the tuner measures the defaults first");
+}
+
+/// Every entry of mra-codegen/tuned/sm_90.json (read here as plain JSON, not through the
+/// codegen's reader) reaches the kernel: its parameter line has each value the entry names and
+/// the schedule's own default for every other parameter.
+#[test]
+fn every_tuned_default_of_sm_90_reaches_its_kernel() {
+    let sm90 = mra_codegen::arch::find("sm_90").unwrap();
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../mra-codegen/tuned/sm_90.json")).unwrap();
+    let file: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let mut checked = 0;
+    for e in file["entries"].as_array().unwrap() {
+        let level = levels::find(e["level"].as_str().unwrap()).unwrap();
+        let dtype = DType::parse(e["dtype"].as_str().unwrap()).unwrap();
+        for k in e["k"].as_array().unwrap().iter().map(|k| k.as_u64().unwrap() as u32) {
+            let kernel = mra_codegen::generate(&level, Request { k, arch: sm90, dtype }).unwrap();
+            for p in level.params() {
+                let want = e["config"].get(&p.name).map_or(p.default, |v| v.as_u64().unwrap() as u32);
+                assert_eq!(kernel.plan.parameters[&p.name], want, "{} K={k} {}", level.name, p.name);
+                assert!(kernel.source.contains(&format!("{}={want}", p.name)), "{} K={k}: {}={want} not in the kernel's parameter line", level.name, p.name);
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 40, "{checked}");
 }
 
 /// The text of the device function `name` in `src`: from its signature to its closing brace.
@@ -709,9 +735,9 @@ fn pair_rows_loads_a_fragment_pairs_where_rows_allow() {
 }
 
 /// fused-cluster's defaults from K = 25 to 32 are the fastest configurations the tuning runs
-/// measured (bench/NOTES.md runs 34, 45, 47 and 91 on H200s; K = 25, 27, 31 with the shifted copies,
-/// runs 116-118 on an H100; the table below is copied from those runs' winners, not from the level): the
-/// kernel and the tuner's first configuration agree with it.
+/// measured (docs/performance.md, fused-cluster; the table below is copied from those runs'
+/// winners, not from the data file): the kernel agrees with it, and the tuner measures the
+/// defaults first (at one K: the space is large).
 #[test]
 fn fused_cluster_defaults_follow_k() {
     let level = mra_codegen::levels::find("fused-cluster").unwrap();
@@ -732,14 +758,11 @@ fn fused_cluster_defaults_follow_k() {
         assert!(kernel.source.contains(&format!("constexpr int CLUSTER = {cluster};")), "K={k}");
         assert!(kernel.source.contains(&format!("constexpr int THREADS = {threads};")), "K={k}");
         assert_eq!(kernel.source.contains("st.async"), exchange == 1, "K={k}");
-        let (space, _) = mra_runtime::tuning::space(&level, k, sm90, DType::F64);
-        let first = &space[0];
-        assert_eq!(
-            (first["cluster"], first["split_cols"], first["buffers"], first["threads"], first["async_exchange"], first["min_blocks"]),
-            (cluster, split, buffers, threads, exchange, min_blocks),
-            "K={k}: the tuner measures the defaults first"
-        );
+        let p = &kernel.plan.parameters;
+        assert_eq!((p["cluster"], p["split_cols"], p["buffers"], p["threads"], p["async_exchange"], p["min_blocks"]), (cluster, split, buffers, threads, exchange, min_blocks), "K={k}");
     }
+    let (space, _) = mra_runtime::tuning::space(&level, 28, sm90, DType::F64);
+    assert_eq!((space[0]["cluster"], space[0]["buffers"], space[0]["threads"]), (7, 4, 128), "K=28: the tuner measures the defaults first");
 }
 
 /// `fuse_k(N)`: on sm_90 the k loop issues m16n8k8 / m16n8k16 on the steps' m16n8k4 fragments

@@ -262,7 +262,7 @@ impl Emitter<'_> {
     }
 }
 
-/// `mra-codegen/src/levels/l3.rs` → `levels/l3.rs`: enough to find the step, short in comments.
+/// `mra-codegen/src/levels/l3_regblk.rs` → `levels/l3_regblk.rs`: enough to find the step, short in comments.
 fn short_file(path: &str) -> &str {
     path.find("levels/").map(|i| &path[i..]).unwrap_or(path)
 }

@@ -1,0 +1,117 @@
+//! `tune --write-defaults FILE`: the tuning database's fastest timed configuration per level and
+//! K for `--arch`, written as that arch's tuned-defaults file (`mra-codegen/tuned/<arch>.json`):
+//! the data every command and the export read. Nothing is tuned and no GPU is needed; the file
+//! is merged (its other entries stay) and written atomically.
+
+use crate::cli::TuneArgs;
+use crate::select::{self, CmdResult};
+use mra_codegen::tuned_defaults::{DefaultsFile, Provenance, Regime};
+use mra_codegen::tune::Config;
+use mra_codegen::{Arch, DType, Schedule};
+use mra_runtime::tuning::{Db, Record};
+use std::collections::BTreeSet;
+use std::path::Path;
+
+pub fn run(args: &TuneArgs, path: &str, schedules: &[Schedule], ks: &[u32], dtype: DType) -> CmdResult {
+    let arch = match &args.arch {
+        Some(a) => select::arch(a)?,
+        None => return Err(select::usage(format!("--write-defaults needs --arch: the file holds one arch's values (one of: {})", mra_codegen::arch::names().join(", ")))),
+    };
+    let file_name = Path::new(path).file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+    if file_name != format!("{}.json", arch.name) {
+        return Err(select::usage(format!("--write-defaults {}: a tuned-defaults file is named after its arch ({}.json), as the build reads it", select::quote(path), arch.name)));
+    }
+    let db = match &args.db {
+        Some(p) => Db::open(p)?,
+        None => Db::open_default()?,
+    };
+    let mut file = match std::fs::read_to_string(path) {
+        Ok(text) => {
+            let f: DefaultsFile = serde_json::from_str(&text).map_err(|e| format!("--write-defaults {}: not a tuned-defaults file ({e}); move it away or name another", select::quote(path)))?;
+            if f.arch != arch.name {
+                return Err(format!("--write-defaults {}: the file is for {}, not {}", select::quote(path), f.arch, arch.name).into());
+            }
+            f
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => DefaultsFile::new(arch.name, provenance(&[], arch)),
+        Err(e) => return Err(format!("cannot read {}: {e}", select::quote(path)).into()),
+    };
+    let mut used: Vec<Record> = Vec::new();
+    let mut missing = Vec::new();
+    for s in schedules {
+        for &k in ks {
+            match db.best_for_arch(arch.name, &s.name, k, dtype.name()) {
+                Some(r) => {
+                    file.set(&s.name, dtype, k, Regime::Harness, differences(s, &r.config), source(r));
+                    used.push(r.clone());
+                }
+                None => missing.push(format!("{} K={k}", s.name)),
+            }
+        }
+    }
+    if !missing.is_empty() {
+        eprintln!("# no timed {dtype} record on {} in {} for: {} (left as the file had them)", arch.name, db.path().display(), missing.join(", "));
+    }
+    if used.is_empty() {
+        return Err(format!("nothing written to {}: the tuning database {} has no timed {dtype} result on {} for these levels and K; run `mra-bench tune` on such a GPU first", select::quote(path), db.path().display(), arch.name).into());
+    }
+    file.provenance = provenance(&used, arch);
+    crate::outfile::write_atomically(Path::new(path), file.to_text().as_bytes()).map_err(|e| format!("cannot write {}: {e}", select::quote(path)))?;
+    eprintln!("# wrote {} tuned default{} for {} to {path}; rebuild to ship them", used.len(), if used.len() == 1 { "" } else { "s" }, arch.name);
+    Ok(0)
+}
+
+/// The parameters of `config` whose value is not the schedule's own default.
+fn differences(s: &Schedule, config: &Config) -> Config {
+    let plain = s.defaults();
+    config.iter().filter(|(n, v)| plain.get(*n) != Some(v)).map(|(n, v)| (n.clone(), *v)).collect()
+}
+
+/// `NVIDIA H200: 12.30 us/task (copy 11.80), 2026-11-29`.
+fn source(r: &Record) -> String {
+    let copy = match r.outcome {
+        mra_runtime::tuning::Outcome::Timed { copy_us_per_task: Some(c), .. } => format!(" (copy {c:.2})"),
+        _ => String::new(),
+    };
+    format!("{}: {:.2} us/task{copy}, {}", r.device.gpu, r.outcome.us().unwrap_or(f64::NAN), date(r.at))
+}
+
+/// Where the values came from: the GPUs of the records, their harness, today, this build.
+fn provenance(used: &[Record], arch: &Arch) -> Provenance {
+    let gpus: BTreeSet<&str> = used.iter().map(|r| r.device.gpu.as_str()).collect();
+    let harnesses: BTreeSet<String> = used.iter().filter_map(|r| r.harness).map(|h| format!("-N {} -M {} -s {}", h.nfuncs, h.max_blocks, h.streams)).collect();
+    let command: Vec<String> = std::env::args().map(|a| if a.contains(' ') { format!("'{a}'") } else { a }).collect();
+    Provenance {
+        measured_on: format!("{} ({}), seed harness ({})", gpus.into_iter().collect::<Vec<_>>().join(", "), arch.name, harnesses.into_iter().collect::<Vec<_>>().join("; ")),
+        date: date(mra_runtime::tuning::db::now()),
+        commit: env!("MRA_COMMIT").to_string(),
+        command: format!("{} (from the tuning database)", command.join(" ")),
+        note: String::new(),
+    }
+}
+
+/// `2026-11-29` (UTC) from seconds since the Unix epoch.
+fn date(secs: u64) -> String {
+    // Days to a civil date (Howard Hinnant's algorithm): no date crate for one line.
+    let z = (secs / 86_400) as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + if m <= 2 { 1 } else { 0 };
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+#[cfg(test)]
+mod tests {
+    /// Dates checked against `date -u -d @SECS +%F`.
+    #[test]
+    fn dates_are_civil_utc() {
+        assert_eq!(super::date(0), "1970-01-01");
+        assert_eq!(super::date(951_782_400), "2000-02-29");
+        assert_eq!(super::date(1_795_920_000), "2026-11-29");
+    }
+}
