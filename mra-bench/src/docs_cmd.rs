@@ -7,7 +7,7 @@ use clap::CommandFactory;
 use std::path::Path;
 
 pub fn completions(args: &CompletionsArgs) -> CmdResult {
-    let mut cmd = Cli::command();
+    let mut cmd = public(Cli::command());
     // Rendered in memory, then written through the checked stdout writer (out.rs).
     let mut script = Vec::new();
     clap_complete::generate(args.shell, &mut cmd, "mra-bench", &mut script);
@@ -38,6 +38,17 @@ fn write_pages(cmd: &clap::Command, dir: &Path) -> Result<(), String> {
     let man = clap_mangen::Man::new(cmd.clone());
     let path = dir.join(man.get_filename());
     crate::outfile::write_atomically(&path, render(cmd.clone())?.as_bytes()).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// `cmd` without its hidden subcommands (the test helpers `npy-random` and `npy-compare`):
+/// clap's completion generators list every subcommand, hidden or not.
+fn public(cmd: clap::Command) -> clap::Command {
+    let subs: Vec<clap::Command> = cmd.get_subcommands().filter(|s| !s.is_hide_set()).cloned().collect();
+    let mut out = clap::Command::new("mra-bench").args(cmd.get_arguments().filter(|a| !a.is_hide_set()).cloned()).subcommands(subs);
+    if let Some(about) = cmd.get_about() {
+        out = out.about(about.clone());
+    }
+    out
 }
 
 fn render(cmd: clap::Command) -> Result<String, String> {

@@ -163,30 +163,40 @@ pub fn render(data: &SweepData, out: impl AsRef<Path>) -> Result<(), String> {
     })
 }
 
-/// A colour per level, distinct enough for 11 lines (Tableau 10 plus one).
-// Sixteen distinguishable colours (tab10 and darker companions): a sweep has 14 levels today,
-// and two levels sharing a colour made the chart ambiguous.
-const COLORS: [RGBColor; 16] = [
-    RGBColor(31, 119, 180),
-    RGBColor(255, 127, 14),
-    RGBColor(44, 160, 44),
-    RGBColor(214, 39, 40),
-    RGBColor(148, 103, 189),
-    RGBColor(140, 86, 75),
-    RGBColor(227, 119, 194),
-    RGBColor(127, 127, 127),
-    RGBColor(188, 189, 34),
-    RGBColor(23, 190, 207),
+/// Twenty colours of one qualitative palette (Kelly's colours of maximum contrast, white and
+/// black left out, black being the copy floor; three near pairs replaced by gold, navy, olive,
+/// and teal and magenta added): no two closer than 45 in RGB, none within 80 of white or black.
+/// A sweep of every level has 18 series; a 21st and later repeat a colour with a dashed line.
+const COLORS: [RGBColor; 20] = [
+    RGBColor(0, 103, 165),
+    RGBColor(243, 132, 0),
+    RGBColor(0, 136, 86),
+    RGBColor(190, 0, 50),
+    RGBColor(135, 86, 146),
+    RGBColor(132, 132, 130),
+    RGBColor(161, 202, 241),
+    RGBColor(194, 178, 128),
+    RGBColor(230, 143, 172),
     RGBColor(0, 0, 128),
-    RGBColor(128, 0, 0),
-    RGBColor(0, 100, 0),
     RGBColor(255, 215, 0),
-    RGBColor(75, 0, 130),
-    RGBColor(210, 105, 30),
+    RGBColor(179, 68, 108),
+    RGBColor(141, 182, 0),
+    RGBColor(136, 45, 23),
+    RGBColor(249, 147, 121),
+    RGBColor(128, 128, 0),
+    RGBColor(226, 88, 34),
+    RGBColor(43, 61, 38),
+    RGBColor(0, 150, 160),
+    RGBColor(220, 0, 220),
 ];
 
 fn color(i: usize) -> RGBColor {
     COLORS[i % COLORS.len()]
+}
+
+/// Series past the palette repeat a colour: they are drawn dashed, as the bound is.
+fn dashed(i: usize, bound: bool) -> bool {
+    bound || i >= COLORS.len()
 }
 
 type DrawResult<E> = Result<(), DrawingAreaErrorKind<E>>;
@@ -257,7 +267,7 @@ fn draw_all<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, data: &SweepData,
         label(format!("target: ≤ {TARGET_TIMES_FLOOR}× the copy time"), TARGET_TIMES_FLOOR * 1.12, &RED)
     }, label("copy floor".into(), 0.98, &BLACK)])?;
     for (i, s) in levels.iter().enumerate() {
-        draw_series(&mut chart, s.points.iter().map(|p| (p.0 as f64, p.2)), color(i), s.bound)?;
+        draw_series(&mut chart, s.points.iter().map(|p| (p.0 as f64, p.2)), color(i), dashed(i, s.bound))?;
         let off_chart = s.points.iter().filter(|p| p.2 > top_y).map(|p| TriangleMarker::new((p.0 as f64, top_y / 1.04), 7, color(i).filled()));
         chart.draw_series(off_chart)?;
     }
@@ -286,7 +296,7 @@ fn draw_all<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, data: &SweepData,
         .draw()?;
     draw_series(&mut chart, floor.points.iter().map(|p| (p.0 as f64, p.1)), BLACK, false)?;
     for (i, s) in levels.iter().enumerate() {
-        draw_series(&mut chart, s.points.iter().map(|p| (p.0 as f64, p.1)), color(i), s.bound)?;
+        draw_series(&mut chart, s.points.iter().map(|p| (p.0 as f64, p.1)), color(i), dashed(i, s.bound))?;
     }
     for &(k, li) in &best {
         let p = levels[li].points.iter().find(|p| p.0 == k).expect("best point exists");
@@ -433,7 +443,7 @@ fn draw_legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, levels: &[Seri
     };
     for (i, s) in levels.iter().enumerate() {
         let label = if s.bound { format!("{} (no transform)", s.level) } else { s.level.clone() };
-        entry(y, color(i), &label, s.bound)?;
+        entry(y, color(i), &label, dashed(i, s.bound))?;
         y += row;
     }
     entry(y, BLACK, "copy (the floor)", false)?;
@@ -520,6 +530,23 @@ mod tests {
     /// The bound's line is dashed and the transforms' are not: counted in the SVG itself, as the
     /// line segments drawn in each level's colour (a solid line is one polyline per panel plus
     /// its legend entry; a dashed one is many short ones).
+    /// The palette's rule, checked on its numbers: twenty colours, pairwise at least 45 apart
+    /// in RGB, each at least 80 from the white background and the black floor; the 21st series
+    /// repeats the first colour, dashed.
+    #[test]
+    fn twenty_distinct_colours_then_dashed_lines() {
+        let dist = |a: RGBColor, b: RGBColor| (((a.0 as f64 - b.0 as f64).powi(2) + (a.1 as f64 - b.1 as f64).powi(2) + (a.2 as f64 - b.2 as f64).powi(2)) as f64).sqrt();
+        for i in 0..20 {
+            assert!(dist(color(i), RGBColor(255, 255, 255)) >= 80.0 && dist(color(i), RGBColor(0, 0, 0)) >= 80.0, "colour {i}");
+            for j in 0..i {
+                assert!(dist(color(i), color(j)) >= 45.0, "colours {j} and {i}");
+            }
+            assert!(!dashed(i, false), "series {i} solid");
+        }
+        assert_eq!(color(20), color(0));
+        assert!(dashed(20, false) && dashed(0, true));
+    }
+
     #[test]
     fn the_bound_is_drawn_dashed() {
         let data = sweep_of(&[

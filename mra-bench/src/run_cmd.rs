@@ -47,7 +47,7 @@ pub fn run(args: &RunArgs) -> CmdResult {
         }
         None => None,
     };
-    match session::open(arch, args.compiler.as_deref(), select::cache(args.no_cache))? {
+    match session::open(arch, args.compiler.as_deref(), select::cache(args.no_cache), session::GpuFree::Run)? {
         Opened::Cuda(s) => bench(&s, args, &for_device(&s, args, &schedule, dtype)?, dtype, &cfg, hand.as_ref()),
         Opened::Hip(s) => bench(&s, args, &for_device(&s, args, &schedule, dtype)?, dtype, &cfg, hand.as_ref()),
     }

@@ -21,26 +21,50 @@ pub enum Opened {
     Hip(HipSession),
 }
 
+/// What the command that asks for a GPU can do without one: the no-GPU error says it.
+#[derive(Clone, Copy, Debug)]
+pub enum GpuFree {
+    /// The default mode (a benchmark run).
+    Run,
+    Validate,
+    Sweep,
+    Tune,
+    Transform,
+}
+
+impl GpuFree {
+    fn hint(self) -> &'static str {
+        match self {
+            GpuFree::Run => "--emit-src prints the generated source, --compile-only compiles it (both with --arch)",
+            GpuFree::Validate => "validate --emulate --arch gfx90a (or another AMD arch) runs the generated HIP on the CPU wave emulator",
+            GpuFree::Sweep => "a sweep times kernels and needs one; --compile-only -l all --arch ARCH compiles every level offline",
+            GpuFree::Tune => "tune --compile-only --arch ARCH compiles every candidate offline and keeps those that fit",
+            GpuFree::Transform => "transform --reference (the FP64 CPU reference) or --emulate --arch ARCH (the generated HIP, emulated)",
+        }
+    }
+}
+
 /// Opens GPU 0 on the backend `arch` (if given) or the machine calls for. `compiler` is
-/// `--compiler` (hiprtc or clang pick the AMD compiler; nvrtc is the only NVIDIA one).
-pub fn open(arch: Option<&'static Arch>, compiler: Option<&str>, cache: KernelCache) -> CmdResult<Opened> {
+/// `--compiler` (hiprtc or clang pick the AMD compiler; nvrtc is the only NVIDIA one); `mode`:
+/// what the command can do without a GPU, for the error when there is none.
+pub fn open(arch: Option<&'static Arch>, compiler: Option<&str>, cache: KernelCache, mode: GpuFree) -> CmdResult<Opened> {
     crate::select::compiler(compiler, arch)?;
     match arch {
         Some(a) => {
             compiler_fits(compiler, a)?;
             if a.vendor == Vendor::Amd {
-                return open_hip(Some(a), compiler, cache, None).map(Opened::Hip);
+                return open_hip(Some(a), compiler, cache, None, mode).map(Opened::Hip);
             }
         }
         // No NVIDIA driver: try AMD's HIP runtime before giving up.
         None => {
             if let Err(no_nvidia) = mra_runtime::cuda::probe_driver() {
-                return open_hip(None, compiler, cache, Some(no_nvidia)).map(Opened::Hip);
+                return open_hip(None, compiler, cache, Some(no_nvidia), mode).map(Opened::Hip);
             }
         }
     }
     let session = CudaSession::open(cache).map_err(|e| match e {
-        RuntimeError::NoDriver { tried } => no_gpu(&format!("no NVIDIA driver found (no {} on the library path)", DRIVER_LIB), &tried, None),
+        RuntimeError::NoDriver { tried } => no_gpu(&format!("no NVIDIA driver found (no {} on the library path)", DRIVER_LIB), &tried, None, mode),
         e => e.to_string(),
     })?;
     let gpu = &session.gpu;
@@ -64,7 +88,7 @@ fn compiler_fits(compiler: Option<&str>, arch: &Arch) -> CmdResult<()> {
 
 /// `arch`: the AMD arch asked for, if any. `no_nvidia`: why the CUDA backend was not used when
 /// no arch was given (folded into the message if there is no AMD GPU either).
-fn open_hip(arch: Option<&'static Arch>, compiler: Option<&str>, cache: KernelCache, no_nvidia: Option<RuntimeError>) -> CmdResult<HipSession> {
+fn open_hip(arch: Option<&'static Arch>, compiler: Option<&str>, cache: KernelCache, no_nvidia: Option<RuntimeError>, mode: GpuFree) -> CmdResult<HipSession> {
     let gpu = match HipGpu::open(0) {
         Ok(gpu) => gpu,
         Err(hip) => {
@@ -75,7 +99,7 @@ fn open_hip(arch: Option<&'static Arch>, compiler: Option<&str>, cache: KernelCa
                         HipError::RuntimeNotFound { .. } => "no ROCm HIP runtime (libamdhip64)".to_string(),
                         other => other.to_string(),
                     };
-                    no_gpu(&format!("no GPU found: no NVIDIA driver ({DRIVER_LIB}), and {amd}"), &tried, Some(&hip))
+                    no_gpu(&format!("no GPU found: no NVIDIA driver ({DRIVER_LIB}), and {amd}"), &tried, Some(&hip), mode)
                 }
                 Some(nv) => format!("no GPU found: {nv}; {hip}"),
                 None => hip.to_string(),
@@ -106,10 +130,11 @@ const DRIVER_LIB: &str = "libcuda.so.1";
 
 /// The no-GPU error: what was looked for, what works without a GPU, how to point at a driver,
 /// in three short lines; with --verbose, also every library file name tried and the HIP detail.
-fn no_gpu(first: &str, nvidia_tried: &str, hip: Option<&HipError>) -> String {
+fn no_gpu(first: &str, nvidia_tried: &str, hip: Option<&HipError>, mode: GpuFree) -> String {
     let mut text = format!(
-        "{first}\n  without a GPU: --emit-src prints the generated source, --compile-only compiles it (both with --arch)\n  \
+        "{first}\n  without a GPU: {}\n  \
          a driver outside the loader's path: put its directory on LD_LIBRARY_PATH{}",
+        mode.hint(),
         if crate::select::verbose() { "" } else { " (--verbose lists what was looked for)" }
     );
     if crate::select::verbose() {

@@ -100,7 +100,7 @@ pub fn run(args: &SweepArgs) -> CmdResult {
         plot: args.plot.as_deref().map(crate::plot::check_target).transpose()?,
     };
     targets.check_distinct()?;
-    match session::open(None, None, select::cache(args.no_cache))? {
+    match session::open(None, None, select::cache(args.no_cache), session::GpuFree::Sweep)? {
         Opened::Cuda(s) => sweep_on(&s, args, &ks, dtype, &chosen, &base, &targets),
         Opened::Hip(s) => sweep_on(&s, args, &ks, dtype, &chosen, &base, &targets),
     }

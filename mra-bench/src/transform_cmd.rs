@@ -78,7 +78,7 @@ fn transform<T: Element + npyz::Deserialize + npyz::AutoSerialize>(args: &Transf
         // No GPU: the message the other subcommands print (session::open: short, with what works
         // without a GPU; --verbose for the library names), not the runtime's long list.
         Err(RuntimeError::Invalid(m)) if target == Target::Gpu && m.starts_with("no GPU found") => {
-            return Err(match crate::session::open(None, None, select::cache(false)) {
+            return Err(match crate::session::open(None, None, select::cache(false), crate::session::GpuFree::Transform) {
                 Err(e) => e,
                 Ok(_) => m.into(),
             });

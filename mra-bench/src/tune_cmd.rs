@@ -60,7 +60,7 @@ pub fn run(args: &TuneArgs) -> CmdResult {
     }
     let harness = HarnessConfig { nfuncs: args.nfuncs, max_blocks: args.max_blocks, tasks: args.tasks, streams: args.streams, reps: args.reps, warmup: args.timing.warmup, stream_data: args.timing.stream_data };
     harness.check()?;
-    match session::open(arch, args.compiler.as_deref(), select::cache(args.no_cache))? {
+    match session::open(arch, args.compiler.as_deref(), select::cache(args.no_cache), session::GpuFree::Tune)? {
         Opened::Cuda(s) => tune_on(&s, &plan, &harness, &mut db),
         Opened::Hip(s) => tune_on(&s, &plan, &harness, &mut db),
     }

@@ -78,7 +78,7 @@ pub fn run(args: &ValidateArgs) -> CmdResult {
         prebuild(&session, &levels, &ks, &dtypes, hand.as_ref())?;
         return validate_on(&session, args, &levels, &ks, &ns, &dtypes, hand.as_ref());
     }
-    match session::open(arch, None, cache)? {
+    match session::open(arch, None, cache, crate::session::GpuFree::Validate)? {
         Opened::Cuda(s) => validate_on(&s, args, &levels, &ks, &ns, &dtypes, hand.as_ref()),
         Opened::Hip(s) => validate_on(&s, args, &levels, &ks, &ns, &dtypes, hand.as_ref()),
     }

@@ -243,6 +243,25 @@ fn without_a_gpu_the_error_is_three_short_lines_and_verbose_lists_the_search() {
     assert!(!err.contains("libcuda64_130_0.so"), "the full search list only with --verbose: {err}");
     let v = text(&run(&["-K", "8", "-n", "1", "--verbose"]).stderr);
     assert!(v.contains("libcuda64_130_0.so") && v.lines().count() > 3, "{v}");
+    // Each command names its own GPU-free mode.
+    let a = std::env::temp_dir().join(format!("mra-nogpu-a-{}.npy", std::process::id()));
+    let b = std::env::temp_dir().join(format!("mra-nogpu-b-{}.npy", std::process::id()));
+    assert!(run(&["npy-random", "--shape", "2,3,3,3", "-o", a.to_str().unwrap()]).status.success());
+    assert!(run(&["npy-random", "--shape", "3,3", "-o", b.to_str().unwrap()]).status.success());
+    let c = std::env::temp_dir().join(format!("mra-nogpu-c-{}.npy", std::process::id()));
+    for (args, needle) in [
+        (vec!["validate", "-K", "8", "-l", "3", "-N", "3"], "validate --emulate --arch"),
+        (vec!["sweep", "-K", "8"], "--compile-only -l all --arch"),
+        (vec!["tune", "-K", "8", "-l", "L7"], "tune --compile-only --arch"),
+        (vec!["transform", "--input", a.to_str().unwrap(), "--matrix", b.to_str().unwrap(), "--output", c.to_str().unwrap()], "transform --reference"),
+    ] {
+        let o = run(&args);
+        let err = text(&o.stderr);
+        assert!(!o.status.success() && err.lines().count() <= 3 && err.contains(needle) && !err.contains("--emit-src prints"), "{args:?}: {err}");
+        assert!(err.lines().all(|l| l.chars().count() <= 140), "short lines: {err}");
+    }
+    assert!(!c.exists(), "nothing written without a GPU");
+    let _ = (std::fs::remove_file(&a), std::fs::remove_file(&b));
 }
 
 // ---- 5. kernel cache ------------------------------------------------------------------------

@@ -13,9 +13,11 @@ fn completions_name_subcommands_and_options() {
         let o = mra_bench(&["completions", shell]);
         assert!(o.status.success(), "{shell}: {}", String::from_utf8_lossy(&o.stderr));
         let script = String::from_utf8_lossy(&o.stdout);
-        for needle in ["sweep", "validate", "plot", "max-blocks", "emit-src", "gfx90a"] {
+        for needle in ["sweep", "validate", "plot", "transform", "max-blocks", "emit-src", "gfx90a"] {
             assert!(script.contains(needle), "{shell}: `{needle}` missing");
         }
+        // The hidden test helpers are no user's completion.
+        assert!(!script.contains("npy-random") && !script.contains("npy-compare"), "{shell}: a hidden helper completes");
     }
     // bash parses the script and registers the completion function.
     if let Ok(bash) = Command::new("bash").arg("-c").arg(format!("source <({} completions bash) && complete -p mra-bench", env!("CARGO_BIN_EXE_mra-bench"))).output() {

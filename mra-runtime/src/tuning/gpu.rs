@@ -143,7 +143,11 @@ mod tests {
         s.gpu.wrong_threads.set(512);
         let fused = mra_codegen::levels::find("fused").unwrap();
         let (k, dtype) = (5, DType::F64);
+        // Both block sizes of the space, at one value of the parameters that do not decide it:
+        // each candidate costs the fake a host execution of the kernel's semantics.
         let (space, _) = space(&fused, k, s.gpu.arch(), dtype);
+        let space: Vec<_> = space.into_iter().filter(|c| c["pad_a"] == 4 && c["unroll_k"] == 0 && c["min_blocks"] == 1).collect();
+        assert!(space.iter().any(|c| c["threads"] == 512) && space.iter().any(|c| c["threads"] != 512));
         let h = HarnessConfig { nfuncs: 9, max_blocks: 4, tasks: 3, streams: 2, reps: 2, warmup: Default::default(), stream_data: Default::default() };
         let mut eval = GpuEvaluator::new(&s, &fused, k, dtype, h, 42).unwrap();
         // One wrong candidate: validation runs it once (one launch) and nothing is timed.
