@@ -169,7 +169,7 @@ impl Schedule {
             match &body {
                 Body::Library(_) => return Err(malformed("persistent(1) sizes the grid of the level's kernel: a library level launches none per task")),
                 Body::Transform(tp) if tp.cluster > 1 || tp.co_schedule => {
-                    return Err(malformed("persistent(1) counts resident blocks per SM; cluster(N) and co_schedule(1) place their blocks by cluster (NOTES.md run 70): use one or the other"))
+                    return Err(malformed("persistent(1) counts resident blocks per SM; cluster(N) and co_schedule(1) place their blocks by cluster: use one or the other"))
                 }
                 _ => {}
             }
