@@ -1,6 +1,6 @@
 //! Records the commit the binary is built from, so results can name it, and marks a build
 //! from a tree whose tracked files differ from that commit (`2d7e419-dirty`): a binary built
-//! before its commit was made once carried the previous commit's name into results (NOTES run 88).
+//! before its commit was made once carried the previous commit's name into results.
 use std::process::Command;
 
 fn git(args: &[&str]) -> Option<String> {

@@ -48,8 +48,8 @@ tail -n 1 "$OUT/validate.err"
 grep '"pass":false' "$OUT/validate.jsonl" && status=1
 
 # The kernels validated above went through NVRTC, whose own cache (12.9 on) would skip ptxas for
-# the same source and leave its -v report out unless mra-bench passes --no-cache (NOTES.md run 162):
-# --compile-only must still report registers for them.
+# the same source and leave its -v report out unless mra-bench passes --no-cache: --compile-only
+# must still report registers for them.
 ARCH=sm_$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1 | tr -d ' .')
 echo "== compile-only after those compiles: -K 10,16 -l 3,fused-pipe --arch $ARCH"
 "$BIN" --arch "$ARCH" -K 10,16 -l 3,fused-pipe --compile-only > "$OUT/compile-only.txt" 2>&1 || { cat "$OUT/compile-only.txt"; status=1; }
@@ -81,7 +81,7 @@ if [ "${SANITIZE:-0}" = 1 ]; then
     # synccheck (CUDA 13.0) loses track of a block's mbarriers once the kernel issues
     # cp.async.bulk.prefetch.L2 ("overflow of tracked cuda::barrier structures", then a launch
     # failure under the tool), which fused-split's prefetch_l2(2) does; with prefetch_l2(0) it is
-    # clean (NOTES.md run 102). Left out of synccheck's default list.
+    # clean. Left out of synccheck's default list.
     [ "$tool" = synccheck ] && [ -z "${SANITIZE_LEVELS:-}" ] && levels=${SAN_LEVELS/,fused-split/}
     echo "== compute-sanitizer --tool $tool: validate -l $levels -K $SAN_KS -N 3"
     timeout "${SANITIZE_SECONDS:-300}" compute-sanitizer --tool "$tool" --error-exitcode 9 "$BIN" validate -l "$levels" -K "$SAN_KS" -N 3 > "$OUT/sanitize-$tool.txt" 2>&1

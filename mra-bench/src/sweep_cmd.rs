@@ -647,7 +647,7 @@ mod tests {
 
     #[test]
     fn the_table_names_cluster_levels_whose_clusters_leave_block_slots_idle() {
-        // Run 90's H200 counts: 30 clusters of 8 against 264 slots (24 idle); clusters of 4
+        // A 132-SM sm_90 GPU's counts: 30 clusters of 8 against 264 slots (24 idle); clusters of 4
         // filling all 132 slots of another kernel need no footnote, nor does a level that did
         // not run.
         let res = |cluster_blocks, clusters, slots| Some(ClusterResidency { cluster_blocks, clusters, block_slots: Some(slots) });

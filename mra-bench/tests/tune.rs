@@ -42,7 +42,7 @@ fn list_prints_parameters_constraints_and_candidates_per_k() {
     assert!(out.contains("constraint   align_runs <= K % 2"), "{out}");
     // K=20: 2·20·(400+pad)·8 > 227 KiB / 2, so min_blocks=2 goes; K=32 fits in no configuration.
     // At even K align_runs is 0 only (the same kernel either way); coalesce_c doubles the rest,
-    // five pads (3 since run 111) make 3 · 2 · 5 · 3 · 2 = 180 at K = 16, and pair_rows (sm_90's
+    // five pads (0 to 4) make 3 · 2 · 5 · 3 · 2 = 180 at K = 16, and pair_rows (sm_90's
     // m16n8k4 has row pairs) doubles that; swap_operands(1) adds 3 · 2 · 5 = 30 (pair_rows,
     // coalesce_c and unroll_k at 0) at K = 16 and 3 · 5 = 15 at K = 20.
     assert!(out.contains("sm_90    candidates  K=16: 390, K=20: 195, K=32: 0"), "{out}");

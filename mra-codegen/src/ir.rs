@@ -283,8 +283,8 @@ pub enum Step {
     /// tensorized transform needs at K (three passes of whole fragments of the arch's
     /// instruction, in the operand roles that pad least), on operands held in registers and
     /// results never stored: the `bound` level, a measured lower bound for the transform
-    /// levels (bench/NOTES.md run 92). 1: half of each block's warps copy and half multiply;
-    /// 0: every warp does its share of both, interleaved.
+    /// levels (each does at least this work and moves at least this data). 1: half of each
+    /// block's warps copy and half multiply; 0: every warp does its share of both, interleaved.
     ShadowMma(Value),
     /// `persistent(0|1)`: 1: the runtime launches no more blocks than the device holds at once
     /// (the driver's resident blocks per SM/CU for the loaded kernel × SMs/CUs, and at most
@@ -324,7 +324,7 @@ pub enum Step {
     /// reads the whole tensor (the second read from L2) and no DMMA is repeated. With N = 2 at
     /// K = 32, a block's z is one 16-row tile of the m16n8 instructions, and what the block
     /// keeps is the last pass's input for its half (K · K · 16 values in shared memory): no
-    /// exchange and no cluster, so every block slot of the GPU is usable (NOTES.md run 101).
+    /// exchange and no cluster, so every block slot of the GPU is usable.
     /// A launch has N blocks per tensor (min(N·nfuncs, M), rounded up to a multiple of N).
     SplitOutput(Value),
     /// `chain(0|1)`: 1: pass 1 takes pass 0's accumulators as its B operand where they lie in
@@ -341,7 +341,8 @@ pub enum Step {
     /// `co_schedule(0|1)`: 1: the N blocks of a `split_output(N)` tensor launch as one
     /// thread-block cluster (`__cluster_dims__(N, 1, 1)`, sm_90), which the hardware starts
     /// together, so the tensor's second read comes from L2 even when several launches share
-    /// the GPU (bench/NOTES.md run 160). Nothing crosses between the blocks. 0: each block is
+    /// the GPU (scheduled on their own, concurrent launches can start a pair's blocks far apart,
+    /// and the second read then misses L2). Nothing crosses between the blocks. 0: each block is
     /// scheduled on its own.
     CoSchedule(Value),
 }

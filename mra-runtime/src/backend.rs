@@ -104,7 +104,7 @@ pub trait Backend: Sized {
     /// `cuBLAS` or `hipBLAS`, for messages.
     const BLAS_NAME: &'static str;
 
-    /// The device's name (`NVIDIA H200`, `AMD Instinct MI250X`).
+    /// The device's name as its driver gives it (`NVIDIA A100-SXM4-80GB`, `AMD Instinct MI250X`).
     fn device_name(&self) -> &str;
     /// The arch table entry of the device.
     fn arch(&self) -> &'static Arch;

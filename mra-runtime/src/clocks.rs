@@ -1,10 +1,10 @@
 //! The SM clock and the board power while levels are timed. A GPU that lowers its clock under a
 //! power or thermal limit runs compute-heavy levels slower and leaves a memory-bound copy nearly
-//! as fast, so the same binary's time / copy floor differs between machines of one pool
-//! (bench/NOTES.md run 57); at the power limit a level's time is its energy per task over the
-//! limit (run 92), so the board power says which levels are there. A [`Sampler`] polls a
-//! [`ClockSource`] on its own thread while the timed repetitions run and reports the clocks it
-//! saw, why the driver said they were lowered, and the power it read.
+//! as fast, so the same binary's time / copy floor differs between machines of one pool; at
+//! the power limit a level's time is its energy per task over the limit, so the board power
+//! says which levels are there. A [`Sampler`] polls a [`ClockSource`] on its own thread while
+//! the timed repetitions run and reports the clocks it saw, why the driver said they were
+//! lowered, and the power it read.
 
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -39,10 +39,10 @@ pub trait ClockSource: Send + Sync {
 }
 
 /// Why a level that drew more than the board's power limit while it was timed is faster than it
-/// can stay: the driver holds the limit on average over seconds (bench/NOTES.md run 93:
-/// 771-791 W against 700 W on an H200 in a sweep's first second, 688-702 W sustained). After
-/// `--warmup settle` (`settled`) the power was within the limit when timing began, and a few
-/// short repetitions can still read above it.
+/// can stay: the driver holds the limit on average over seconds (a sweep's first second can
+/// read 771-791 W against a 700 W limit, 688-702 W sustained). After `--warmup settle`
+/// (`settled`) the power was within the limit when timing began, and a few short repetitions
+/// can still read above it.
 pub fn above_limit_why(settled: bool) -> &'static str {
     if settled {
         "the driver holds the limit on average over seconds, and the power was within it when timing began: short timed repetitions can read above it"
@@ -52,7 +52,7 @@ pub fn above_limit_why(settled: bool) -> &'static str {
 }
 
 /// How far above the enforced limit a median of instantaneous readings may sit and still count
-/// as at the limit: sustained, power-capped levels read 684-702 W against 700 W (run 93).
+/// as at the limit: sustained, power-capped levels read 684-702 W against a 700 W limit.
 pub const POWER_TOLERANCE: f64 = 0.02;
 
 /// The median power of `stats` where it is above `limit_w` by more than [`POWER_TOLERANCE`]

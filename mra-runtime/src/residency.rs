@@ -2,7 +2,7 @@
 //! report and the arch's occupancy tables (the same tables `--compile-only` and `tune` use).
 //! A kernel none of whose blocks fits compiles and loads, and then every launch fails with the
 //! driver's bare CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES (fused at K = 23 with 512 threads and 130
-//! registers on an H100, NOTES.md run 87); [`check_one_block_fits`] says why before that.
+//! registers on sm_90); [`check_one_block_fits`] says why before that.
 
 use crate::backend::Resources;
 use crate::error::{Result, RuntimeError};
@@ -45,8 +45,8 @@ pub fn describe_resources(r: &Resources, plan: &Plan) -> String {
 
 /// How much of the device a thread-block-cluster kernel can use at once: its blocks go to the
 /// GPU in whole clusters, each within one GPC, so a GPC whose block slots are not a multiple
-/// of the cluster leaves the rest idle (run 90: fused-cluster K = 32 on an H200, 30 clusters of
-/// 8 = 240 of 264 slots).
+/// of the cluster leaves the rest idle (fused-cluster K = 32 on a 132-SM sm_90 GPU: 30 clusters
+/// of 8 = 240 of 264 slots).
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
 pub struct ClusterResidency {
     /// Blocks a cluster.
@@ -116,8 +116,8 @@ mod tests {
 
     #[test]
     fn a_block_whose_registers_exceed_the_sm_is_refused_in_one_line() {
-        // Measured on an H100 (run 87): fused K = 23, 512 threads, 130 registers a thread did not
-        // launch (CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES); with 128 (fused K = 24) it ran. By the CUDA
+        // fused K = 23, 512 threads, 130 registers a thread fails every launch
+        // (CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES); with 128 (fused K = 24) it runs. By the CUDA
         // occupancy rule: 16 warps x ceil(130 * 32 / 256) * 256 = 69632 > 65536; 128 gives 65536.
         let sm90 = arch::find("sm_90").unwrap();
         let p = with_threads(plan("fused", 23, "sm_90"), 512);
@@ -133,8 +133,9 @@ mod tests {
 
     #[test]
     fn cluster_residency_counts_the_slots_no_cluster_can_use() {
-        // Run 90 (H200, cudaOccupancyMaxActiveClusters at fused-cluster K = 32's footprint):
-        // 30 clusters of 8 against 2 blocks x 132 SMs = 264 slots: 24 idle, 24 / 264 = 9.09%.
+        // What cudaOccupancyMaxActiveClusters answers at fused-cluster K = 32's footprint on a
+        // 132-SM sm_90 GPU: 30 clusters of 8 against 2 blocks x 132 SMs = 264 slots: 24 idle,
+        // 24 / 264 = 9.09%.
         let r = ClusterResidency { cluster_blocks: 8, clusters: 30, block_slots: Some(264) };
         assert_eq!(r.blocks(), 240);
         assert!((r.idle_fraction() - 24.0 / 264.0).abs() < 1e-12);

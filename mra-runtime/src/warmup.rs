@@ -1,15 +1,15 @@
 //! The untimed repetitions before the timed ones (`--warmup`).
 //!
 //! The seed's harness runs one; ours runs at least 200 ms of them so that an idle GPU has
-//! reached its clocks. That is not where a power-capped level stays: on a lent H100 the SM
-//! clock under fused-cluster K = 32 kept falling for seconds (1980 → 1800 → 1710 MHz, +5.4% in
-//! µs per task after 6 s), and a level timed right after another compute-heavy one in the
-//! same process started from its predecessor's lowered clock (+20%; bench/NOTES.md run 78).
+//! reached its clocks. That is not where a power-capped level stays: the SM clock under
+//! fused-cluster K = 32 can keep falling for seconds (1980 → 1800 → 1710 MHz, +5.4% in µs per
+//! task after 6 s), and a level timed right after another compute-heavy one in the same
+//! process starts from its predecessor's lowered clock (+20%).
 //! [`Warmup::Settle`] runs repetitions until the clock has stopped moving, and where the board
 //! power and its limit are read, until the power is within the limit too (the driver holds the
-//! limit on average over seconds: on an H200 fused-cluster K = 32 still drew 739 W after its
-//! clock had settled for two windows, 702 W a second later; run 93), so that a level is timed
-//! as a long MRA run sees it and whatever ran before it no longer matters.
+//! limit on average over seconds: fused-cluster K = 32 can still draw 739 W against a 700 W
+//! limit after its clock has settled for two windows, 702 W a second later), so that a level
+//! is timed as a long MRA run sees it and whatever ran before it no longer matters.
 
 use crate::clocks::{ClockSample, ClockSource, ClockStats};
 use crate::error::Result;

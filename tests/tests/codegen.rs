@@ -174,8 +174,9 @@ fn pipelined_levels_refuse_amd_naming_the_level_to_run() {
 }
 
 /// 16-byte pair stores into a shared intermediate need an even row stride K² + pad: with an odd
-/// pad (a tuning choice) every other row's pairs are only 8-byte aligned, which an H200 answered
-/// with CUDA_ERROR_MISALIGNED_ADDRESS during `mra-bench tune`. Odd pads store element by element.
+/// pad (a tuning choice) every other row's pairs are only 8-byte aligned, which the GPU answers
+/// with CUDA_ERROR_MISALIGNED_ADDRESS (as it did during `mra-bench tune`). Odd pads store element
+/// by element.
 #[test]
 fn pair_stores_into_shared_rows_only_with_an_even_stride() {
     let arch = mra_codegen::arch::find("sm_90").unwrap();
@@ -432,8 +433,9 @@ fn async_exchange_expects_exactly_the_bytes_each_block_receives() {
     }
     assert!(checked >= 10, "{checked}");
     // late_wait(0), plain remote stores with one gather buffer: the whole block waits before pass 0
-    // (the late wait made K=16 and 24 18% and 42% slower on an H200, run 52; K=16, 24 default
-    // to it; K=25 to the late wait since its layout changed, run 117), pass 0 has no wait of its own.
+    // (the late wait made K=16 and 24 18% and 42% slower, so they default to this; K=25 and 29
+    // default to the late wait, as mra-codegen/tuned/sm_90.json sets it), pass 0 has no wait of
+    // its own.
     for k in [16u32, 24, 25, 29] {
         assert_eq!(with("", k).unwrap().plan.parameters["late_wait"], (k == 25 || k == 29) as u32, "K={k}: the measured default");
         let late = with("async_exchange=0,buffers=3,late_wait=1", k).unwrap().source;
@@ -523,7 +525,8 @@ fn align_runs_pairs_the_intermediate_stores_at_odd_k() {
     };
     let paired = "*reinterpret_cast<double2*>(&out[(i / K) * W_STRIDE + (i % K) * KR + j]) = make_double2(acc[nf][2 * q], acc[nf][2 * q + 1]);";
     for k in [5u32, 7, 9, 13, 15, 17, 19, 21, 23] {
-        // On by default where run 42 measured it faster, written here from that run's table.
+        // On by default where it measured faster (mra-codegen/tuned/sm_90.json), written here
+        // by hand.
         let default = with("fused-pipe", "", k, sm90).unwrap();
         assert_eq!(default.plan.parameters["align_runs"], [15, 17, 21].contains(&k) as u32, "K={k}: the measured default");
         // (bulk_copy(0): at odd K the bulk copies need align_runs(0), and K = 9, 11, 13, 19 take them by default.)
@@ -615,7 +618,7 @@ fn swap_operands_computes_the_passes_transposed_where_chosen() {
         let s = levels::find("fused-pipe").unwrap().with_config(&mra_codegen::tune::parse_config(cfg).unwrap()).unwrap();
         mra_codegen::generate(&s, req(k, arch))
     };
-    // The defaults (NOTES.md run 141): on at K = 10 on sm_90 only.
+    // The defaults (mra-codegen/tuned/sm_90.json): on at K = 10 on sm_90 only.
     for (k, arch, want) in [(10u32, "sm_90", 1), (9, "sm_90", 0), (11, "sm_90", 0), (12, "sm_90", 0), (16, "sm_90", 0), (20, "sm_90", 0), (10, "sm_80", 0)] {
         let kernel = with("", k, arch).unwrap();
         assert_eq!(kernel.plan.parameters["swap_operands"], want, "K={k} {arch}");
@@ -686,8 +689,9 @@ fn pair_rows_loads_a_fragment_pairs_where_rows_allow() {
             assert!(on.contains("(a_i < K2) ? *reinterpret_cast<const double2*>") || on.contains("(a_k < K && a_i < K2) ? *reinterpret_cast<const double2*>"), "K={k}");
         }
     }
-    // The defaults, written here from the H200 runs 49/50 (NOTES.md): pairs where they measured
-    // faster, and the pad that makes the row stride 4 mod 8 doubles (0 where K = 2 mod 4 but 6).
+    // The defaults, written here by hand from mra-codegen/tuned/sm_90.json: pairs where they
+    // measured faster, and the pad that makes the row stride 4 mod 8 doubles (0 where K = 2 mod 4
+    // but 6).
     for (k, pair, pad) in [(6u32, 0, 4), (10, 0, 0), (12, 1, 4), (14, 0, 0), (16, 0, 4), (18, 1, 0), (20, 1, 4), (22, 0, 0), (24, 0, 4)] {
         let s = levels::find("fused-pipe").unwrap();
         let kernel = mra_codegen::generate(&s, Request { k, arch: mra_codegen::arch::find("sm_90").unwrap(), dtype: DType::F64 }).unwrap();
@@ -833,8 +837,7 @@ fn bulk_copy_loads_rows_by_tma_where_rows_allow() {
         assert_eq!(kernel.plan.shared_bytes, off.plan.shared_bytes + 8 * buffers, "K={k}: one mbarrier per buffer");
         assert!(off.source.contains("mra_cp_async(") && !off.source.contains("cp.async.bulk"), "K={k}");
     }
-    // The defaults, from run 62 (NOTES.md).
-    // At odd K from run 113 (an H100): on at 9, 11, 13, 19.
+    // The defaults, as mra-codegen/tuned/sm_90.json sets them; at odd K on at 9, 11, 13, 19.
     for (k, on) in [(6u32, 1u32), (8, 0), (9, 1), (10, 1), (11, 1), (12, 1), (13, 1), (15, 0), (16, 1), (17, 0), (19, 1), (20, 1), (21, 0), (22, 1), (23, 0), (24, 0)] {
         assert_eq!(with("", k, "sm_90").unwrap().plan.parameters["bulk_copy"], on, "K={k}");
     }
@@ -868,8 +871,8 @@ fn bulk_copy_loads_rows_by_tma_where_rows_allow() {
 /// reads from the buffer + sh, and a buffer's pitch is BUF = K · W_STRIDE + 1. The alignment the
 /// emitted offsets rely on is checked here by enumeration (every row of both tensor parities: the
 /// bulk copy's ends 16-byte aligned in device and shared memory, the two parts covering the row
-/// once); the GPU validates the kernel (NOTES.md run 113). Refused in one line without an odd row
-/// stride, with stack(N) or a ring of buffers.
+/// once); the GPU validates the kernel (`mra-bench validate`). Refused in one line without an odd
+/// row stride, with stack(N) or a ring of buffers.
 #[test]
 fn bulk_copy_at_odd_k_shifts_each_tensor_onto_the_16_byte_grid() {
     let with = |cfg: &str, k: u32| {
@@ -933,8 +936,9 @@ fn bulk_copy_at_odd_k_shifts_each_tensor_onto_the_16_byte_grid() {
         let e = mra_codegen::generate(&s, Request { k: 13, arch: mra_codegen::arch::find("sm_90").unwrap(), dtype: DType::F64 }).unwrap_err().to_string();
         assert!(e.contains(needle) && e.contains("bulk_copy(1) at odd K") && !e.contains('\n'), "{cfg}: {e}");
     }
-    // The defaults take it where run 113 measured it faster (K = 9, 11, 13, 19): at 9 and 11 with
-    // pad 3 (split strides, runs 132-133), at 13 and 19 with their odd strides.
+    // The defaults take it where it measured faster (K = 9, 11, 13, 19, as
+    // mra-codegen/tuned/sm_90.json sets it): at 9 and 11 with pad 3 (split strides), at 13 and 19
+    // with their odd strides.
     for (k, split) in [(9u32, true), (11, true), (13, false), (19, false)] {
         let d = with("", k).unwrap();
         let buf = if split { "constexpr int BUF = K * WS_STRIDE + 1;" } else { "constexpr int BUF = K * W_STRIDE + 1;" };
@@ -949,7 +953,8 @@ fn bulk_copy_at_odd_k_shifts_each_tensor_onto_the_16_byte_grid() {
 /// applies (a row's head is off the grid where ws_sh + a is odd) is checked by enumeration against
 /// the parity of the row's actual address, for every block of every cluster size, both tensor
 /// parities and both base alignments; so are the mbarrier's byte count and the coverage of every
-/// row and of C. (Correctness on the GPU: run 115, validate and compute-sanitizer.)
+/// row and of C. (Correctness on the GPU is for `mra-bench validate` and compute-sanitizer:
+/// scripts/gpu-check.sh.)
 #[test]
 fn bulk_copy_at_odd_k_shifts_cluster_slices_and_c_onto_the_16_byte_grid() {
     let req = |k: u32| Request { k, arch: mra_codegen::arch::find("sm_90").unwrap(), dtype: DType::F64 };
@@ -1050,7 +1055,7 @@ fn bulk_copy_at_odd_k_shifts_cluster_slices_and_c_onto_the_16_byte_grid() {
 /// source names the stacked rows, walks groups of N tensors and stores C by the group's row count;
 /// shared memory is N tensors wide (sizes by hand); a launch has ceil(N_tensors / N) blocks of work;
 /// refused in one line where the passes are not pipeline(2) with buffers(2); stack(1) is the
-/// unstacked kernel. (Correctness is the GPU's: run 83 validated every K from 3 to 18.)
+/// unstacked kernel. (Correctness is the GPU's to check, by `mra-bench validate`.)
 #[test]
 fn stack_puts_tensors_side_by_side_in_the_pass_rows() {
     let req = |k: u32| Request { k, arch: mra_codegen::arch::find("sm_90").unwrap(), dtype: DType::F64 };
@@ -1126,7 +1131,8 @@ fn stack_puts_tensors_side_by_side_in_the_pass_rows() {
 /// does not lower for (cluster(N)).
 #[test]
 fn fma_tail_covers_the_columns_past_the_whole_fragments() {
-    // fused-pipe with the step added (it is no choice of that level: measured slower, run 65).
+    // fused-pipe with the step added (it is no choice of that level: each tile's DFMA chain
+    // lengthens its dependent path, and it measured slower).
     let with_tail = |tail: Option<u32>, k: u32| {
         // (swap_operands(1), K = 10's default, has no FMA tail.)
         let mut s = levels::find("fused-pipe").unwrap().with_config(&mra_codegen::tune::parse_config("swap_operands=0").unwrap()).unwrap();
@@ -1176,7 +1182,7 @@ fn persistent_marks_the_plan_and_is_refused_with_clusters_and_library_levels() {
         s.steps.push(Located { item: Step::Persistent(Value::Fixed(v)), line: 0 });
         s
     };
-    // fused-pipe's default: on from K = 20 (NOTES.md run 70), off below.
+    // fused-pipe's default (mra-codegen/tuned/sm_90.json): on from K = 20, off below.
     let pipe = levels::find("fused-pipe").unwrap();
     assert!(pipe.plan(req("sm_90", 20)).unwrap().persistent && pipe.plan(req("sm_90", 24)).unwrap().persistent);
     assert!(!pipe.plan(req("sm_90", 16)).unwrap().persistent && !pipe.plan(req("sm_90", 19)).unwrap().persistent);
@@ -1325,9 +1331,9 @@ fn kernels_above_256_threads_carry_the_register_cap_on_nvidia_only() {
 }
 
 /// The bound's matrix instructions per tensor, from sources outside the code generator: for
-/// sm_90's m16n8k4 the counts run 92's program printed (bench/exp92/floor.cu, C++: K = 6 18, 8
-/// 24, 10 117, 12 162, 16 384, 20 1125, 24 1944, 32 6144); for sm_80's m8n8k4 and AMD's f64
-/// 16x16x4 by hand, min(ceil(K²/M)·ceil(K/N), ceil(K/M)·ceil(K²/N)) · ceil(K/4) · 3 passes.
+/// sm_90's m16n8k4 the counts an independent CUDA C++ program printed (K = 6 18, 8 24, 10 117,
+/// 12 162, 16 384, 20 1125, 24 1944, 32 6144); for sm_80's m8n8k4 and AMD's f64 16x16x4 by
+/// hand, min(ceil(K²/M)·ceil(K/N), ceil(K/M)·ceil(K²/N)) · ceil(K/4) · 3 passes.
 #[test]
 fn the_bound_issues_the_fewest_matrix_instructions_per_tensor() {
     let cases: [(&str, u32, u64); 14] = [
@@ -1408,7 +1414,7 @@ fn fused_split_runs_at_k32_on_sm_90_in_two_blocks_per_tensor() {
         assert!(src.contains(part), "no `{part}`");
     }
     assert!(!src.contains("reinterpret_cast<double2*>(out"), "C's pairs go through mra_store_pair");
-    // co_schedule(1), the default (run 160): the pair is one cluster of 2, the grid's multiple,
+    // co_schedule(1), the default: the pair is one cluster of 2, the grid's multiple,
     // and the kernel says so; co_schedule(0) launches no clusters. A fused level without
     // split_output refuses it in one line.
     assert_eq!((plan.cluster_blocks(), plan.grid_multiple()), (2, 2));
@@ -1467,8 +1473,8 @@ fn shared_load_wavefronts(addr: &[usize; 32], width: usize) -> usize {
 
 /// fused-cluster's passes 1 and 2 read their A fragments at the row stride S = K·CL + pad: at
 /// every default layout from K = 23 to 32 on sm_90 the loads must take the fewest wavefronts the
-/// hardware allows (NOTES.md run 127: K = 25, 27 and 29 had 2-way conflicts at pad 4). Expected
-/// values from the bank model above, not from the generator.
+/// hardware allows (at pad 4, K = 25, 27 and 29 had 2-way conflicts). Expected values from the
+/// bank model above, not from the generator.
 #[test]
 fn fused_cluster_pass_loads_are_conflict_free_at_the_default_layouts() {
     let level = mra_codegen::levels::find("fused-cluster").unwrap();

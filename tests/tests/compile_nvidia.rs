@@ -11,8 +11,8 @@ use mra_tests::{require, K_SPREAD};
 /// `registers` a thread: CUDA allocates a warp's registers in units of 256, so a thread's count
 /// rounds up to a multiple of 8, and the hardware checks a block as if its warps were spread
 /// evenly over the SM's 4 sub-partitions, so the warp count rounds up to a multiple of 4
-/// (cuda_occupancy.h's per-block register check, not this project's code). Run 88 on an H200:
-/// 134 registers × 416 threads (13 warps) does not fit, though 136 × 416 < 65536.
+/// (cuda_occupancy.h's per-block register check, not this project's code). So 134 registers ×
+/// 416 threads (13 warps) does not fit, though 136 × 416 < 65536: the driver refuses its launch.
 fn one_block_fits(registers: u32, threads: u32) -> bool {
     let per_warp = (registers * 32).div_ceil(256) * 256;
     threads.div_ceil(32).div_ceil(4) * 4 * per_warp <= 65536
@@ -89,9 +89,9 @@ fn the_kernel_cache_serves_the_second_compile() {
 
 /// `fused` at its defaults from K = 17 to the largest K it plans (one or two blocks per SM; 512
 /// threads where one block fills the SM, which uncapped took 130 registers at K = 23 on sm_90 so
-/// that no block fitted: NOTES.md runs 87-88). ptxas's report must show no spill and a register
-/// count at which one block fits, on sm_80 (K ≤ 21) and sm_90 (K ≤ 24); the K ≤ 16 check above
-/// does not reach these K.
+/// that no block fitted). ptxas's report must show no spill and a register count at which one
+/// block fits, on sm_80 (K ≤ 21) and sm_90 (K ≤ 24); the K ≤ 16 check above does not reach
+/// these K.
 #[test]
 #[ignore = "needs NVRTC (run with --include-ignored; .ci/run does)"]
 fn fused_at_its_defaults_does_not_spill_up_to_its_largest_k() {
@@ -243,7 +243,7 @@ fn odd_k_fused_pipe_stores_pairs_and_copies_in_bulk_as_configured() {
 }
 
 /// Odd K in fused-cluster (sm_90, K = 23 to 31, each K's defaults), as NVRTC and ptxas build it,
-/// the defaults without spills: with `bulk_copy(1)` (the default there, NOTES.md run 115) the slices arrive by
+/// the defaults without spills: with `bulk_copy(1)` (the default there) the slices arrive by
 /// bulk copies (UBLKCP) plus 8-byte LDGSTS for the values off the 16-byte grid, and C leaves by a
 /// bulk store: the only global stores left are the two values off its grid (STG). With
 /// `bulk_copy(0)` the slices come by LDGSTS only and pass 2 stores C element by element.
@@ -284,7 +284,7 @@ fn odd_k_fused_cluster_copies_slices_and_c_in_bulk_as_configured() {
 /// without spilling up to K = 16: cp.async staging (odd K, sm_80), bulk copies (even K on sm_90),
 /// align_runs (K = 15), pair_rows (K = 12). Where the column pairs are 16-byte aligned (even K, or
 /// align_runs at odd K) its shared stores are 16-byte STS.128 only, as unstacked: nvcc once split
-/// them into STS.64 pairs (NOTES.md run 83), which this guards against for NVRTC's build.
+/// them into STS.64 pairs, which this guards against for NVRTC's build.
 #[test]
 #[ignore = "needs NVRTC and nvdisasm (run with --include-ignored; .ci/run does)"]
 fn every_stack_width_compiles_without_spills_and_stores_16_byte_pairs() {
@@ -515,7 +515,7 @@ fn the_bound_issues_the_archs_dmma_and_keeps_its_registers_low() {
 /// m-tiles, ZH = 16), pass 1 once more after the slice loop, the last pass MT·4·KS per round,
 /// half as many at m16n8k16; and C's pairs as 16-byte STG.E.128 only, 2 halves × MT × 4
 /// fragments × 2 rows = 32 (NVRTC once split the double2 stores of this kernel into 8-byte
-/// STG.E.64: 30% slower, NOTES.md run 101).
+/// STG.E.64: 30% slower).
 #[test]
 #[ignore = "needs NVRTC and nvdisasm (run with --include-ignored; .ci/run does)"]
 fn fused_split_issues_deep_dmmas_and_16_byte_stores_of_c() {

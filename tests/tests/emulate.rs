@@ -191,7 +191,7 @@ fn padded_runs_of_the_fused_intermediates_pass_at_odd_k() {
     });
     println!("fused-1buf + align_runs(1) K=7: rel {rel:e}");
     assert!(pass, "fused-1buf with align_runs(1) K=7: {rel:e}");
-    // Fused's default is align_runs(0) (run 48); the cases below name align_runs(1).
+    // Fused's default is align_runs(0); the cases below name align_runs(1).
     let aligned = fused.with_config(&mra_codegen::tune::parse_config("align_runs=1").unwrap()).unwrap();
     // Jammed row tiles (unroll(rows, by = 2)) read the padded runs with the column inline.
     let mut jammed = aligned.clone();

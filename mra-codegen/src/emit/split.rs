@@ -1,5 +1,5 @@
 //! `split_output(2)` with `chain(1)`: each tensor's output split along z over two blocks that
-//! share nothing (bench/NOTES.md run 101, the prototype `bench/exp101/zsplit3_k32.cu`).
+//! share nothing: no exchange between them, so neither waits for the other.
 //!
 //! Block h of a pair computes C(·, ·, z) for z in [ZH·h, ZH·h + ZH), ZH = 16 at K = 32:
 //! - phase 1, per slice a of A (warp w takes a = w, w + WARPS, ..): pass 0
@@ -49,7 +49,7 @@ impl Emitter<'_> {
         w.lines(&super::tma::bulk_prefetch_helper());
         w.lines(
             "// C(p), C(p + 1) as one 16-byte store (p 16-byte aligned). Written out: NVRTC split the\n\
-             // equivalent double2 store into two 8-byte ones in this kernel, 30% slower (NOTES.md run 101).\n\
+             // equivalent double2 store into two 8-byte ones in this kernel, 30% slower.\n\
              __device__ __forceinline__ void mra_store_pair(double* p, double x, double y) {\n\
              \x20   asm volatile(\"{ .reg .u64 g; cvta.to.global.u64 g, %0; st.global.v2.f64 [g], {%1, %2}; }\" :: \"l\"(p), \"d\"(x), \"d\"(y) : \"memory\");\n\
              }",

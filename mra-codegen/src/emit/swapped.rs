@@ -22,9 +22,10 @@ use crate::plan::TransformPlan;
 
 /// Column tiles a wave computes at once, adjacent (2w, 2w + 1): two independent accumulator
 /// chains per wave (the untransposed passes get theirs from two column fragments at K <= 16).
-/// One tile at a time, each tile's loads, two dependent instructions and stores in turn, ran
-/// 19% slower than the untransposed pass at K = 10 on an H100; two at a time, 3.6% faster
-/// (NOTES.md run 141); two WAVES apart, 4.7% slower than adjacent (run 146).
+/// One tile at a time, each tile's loads, two dependent instructions and stores run in turn
+/// with nothing to overlap the chain's latency: 19% slower than the untransposed pass at
+/// K = 10; two at a time, each chain hides the other's, 3.6% faster than it. Adjacent tiles,
+/// not WAVES apart: the strided grouping measured 4.7% slower.
 const TILE_GROUP: u32 = 2;
 
 impl Emitter<'_> {
@@ -117,8 +118,8 @@ impl Emitter<'_> {
             _ if !v.out_shared => "out[i * K + j]",
             _ if v.out_runs => "out[(i / K) * W_STRIDE + (i % K) * KR + j]",
             // Rows of exactly K² values: row i / K, column (i % K)·K + j is element i·K + j. (Computed
-            // per value, four single stores per tile, the division form cost 21% at K = 10 on an
-            // H100, NOTES.md run 146; the untransposed passes' per-row form costs nothing, run 147.)
+            // per value, four single stores per tile, the division form cost 21% at K = 10; the
+            // untransposed passes compute it once per row, where it costs nothing.)
             _ if plain_rows => "out[i * K + j]",
             _ => "out[(i / K) * W_STRIDE + (i % K) * K + j]",
         };

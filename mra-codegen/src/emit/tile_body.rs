@@ -39,8 +39,8 @@ impl Emitter<'_> {
         // caller says how many rows are stored.
         let stacked_out = stacked_to_global(tp, v);
         // stack(N) into a shared intermediate: where each D row starts in the next pass's input
-        // (the divisions once per row, not per store: an H100 ran the per-store form 17% slower,
-        // NOTES.md run 83).
+        // (the divisions once per row, not per store: per store they made the kernel 17%
+        // slower).
         let stacked_rows = (tp.stack > 1 && v.slice.is_none() && v.out_shared).then(|| {
             let run = if v.out_runs { "KR" } else { "K" };
             let tensor = if v.out_runs { "(K * KR)" } else { "K2" };
@@ -132,7 +132,7 @@ impl Emitter<'_> {
         let (a_regs, b_regs, c_regs) = (f.a.regs, f.b.regs, f.c.regs);
         // NVIDIA f64 D fragments hold column pairs (j, j + 1) in registers 2q, 2q + 1 of one
         // row: stored as one 16-byte access (half the store instructions; the 8-byte stores of a
-        // shared intermediate were 8-way bank conflicts at K = 16, ncu run 7). Needs even K so
+        // shared intermediate are 8-way bank conflicts at K = 16 under ncu). Needs even K so
         // that j < K implies j + 1 < K and every pair is 16-byte aligned; or, into a shared
         // intermediate of padded runs (align_runs(1), odd K), the even run stride KR = K + 1:
         // a pair starting at j < K ends at j + 1 <= K, slot K being the run's padding.
@@ -160,8 +160,8 @@ impl Emitter<'_> {
         let store_tile = move |w: &mut Writer| {
             if let Some(row_at) = &stacked_rows {
                 // stack(N) into a shared intermediate: rows outside, each row's start computed
-                // under its own guard, columns inside (the form whose stores an H100 ran as
-                // fast as the prototype's, NOTES.md run 83).
+                // under its own guard, columns inside (the divisions once per row, not per
+                // store, as above).
                 let (count, unit, row, col) = if paired { (c_regs / 2, "q", &pi, &pj) } else { (c_regs, "r", &c_i, &c_j) };
                 let what = if paired { "registers 2q, 2q + 1: one row, adjacent columns, one 16-byte store" } else { "register r" };
                 w.line(format!("// D fragment, {what}; {stack_note}: row i = t * K2 + x * K + y of tensor t goes to row x, column t * K2 + y * K."));

@@ -124,8 +124,9 @@ pub(super) fn waits_in_pass0(tp: &TransformPlan) -> bool {
 }
 
 /// Is that wait inside pass 0, after each wave's first tile (so a late block's skew overlaps
-/// it), rather than before pass 0? `late_wait(1)`: an H200 measured it faster at K=32 (-1.5%,
-/// run 43) and K=26 (-4.5%), slower at K=16 (+18%), 24 (+42%) and 25 (+3%) (run 52).
+/// it), rather than before pass 0? `late_wait(1)`: whether hiding the skew is worth a wait in
+/// the middle of the pass depends on K and the layout (a few percent faster at some K, up to
+/// 42% slower at others), so it is a tuning choice and the tuned defaults set it per K.
 pub(super) fn waits_late(tp: &TransformPlan) -> bool {
     waits_in_pass0(tp) && tp.late_wait
 }

@@ -194,7 +194,7 @@ impl Gpu {
     /// Clusters of `f` (compiled with `__cluster_dims__(cluster_blocks, 1, 1)`, `threads` threads
     /// a block, its dynamic shared memory) the device holds at once: cuOccupancyMaxActiveClusters.
     /// A cluster's blocks must share one GPC, so this can be fewer than resident blocks /
-    /// `cluster_blocks` (run 90: 30 clusters of 8, not 33, at fused-cluster K = 32 on an H200).
+    /// `cluster_blocks` (30 clusters of 8, not 33, at fused-cluster K = 32 on a 132-SM sm_90 GPU).
     /// `None` for a driver without the call (before CUDA 12.0, which runs no clusters either).
     pub fn resident_clusters(&self, f: &Function, threads: u32, cluster_blocks: u32) -> Result<Option<usize>> {
         if probe_library(&lib_candidates("cuda"), &["cuOccupancyMaxActiveClusters"]).is_err() {
@@ -298,7 +298,7 @@ impl<T: Copy> DeviceBuffer<T> {
         check("cuMemsetD8", unsafe { drv::memset_d8_sync(self.ptr, 0xFF, self.len * std::mem::size_of::<T>()) })?;
         // cuMemsetD8 on device memory is asynchronous to the host and runs on the legacy
         // stream, which our non-blocking streams do not wait for: without this, the poison
-        // could land after the kernel's writes (seen on an H200 at K >= 20, N = 2048).
+        // could land after the kernel's writes (it did, at K >= 20 with N = 2048).
         check("cuCtxSynchronize", drv::ctx::synchronize())
     }
 

@@ -171,7 +171,7 @@ mod tests {
 
     #[test]
     fn pci_bus_id_is_written_as_nvidia_smi_writes_it() {
-        // nvidia-smi --query-gpu=pci.bus_id on an H200 of the lent machines: 00000000:00:06.0.
+        // nvidia-smi --query-gpu=pci.bus_id writes domain 0, bus 0, device 6 as 00000000:00:06.0.
         assert_eq!(pci_bus_id(0, 0, 6), "00000000:00:06.0");
         assert_eq!(pci_bus_id(1, 0xc1, 0x1f), "00000001:C1:1F.0");
     }

@@ -111,8 +111,8 @@ impl Nvrtc {
     /// The options a kernel for `arch` is compiled with. From NVRTC 12.9 on, `--no-cache`: NVRTC
     /// otherwise keeps its ptxas results in the driver's compute cache (~/.nv/ComputeCache), and
     /// a hit there skips ptxas, so the log holds no `-v` report: `--compile-only` failed and the
-    /// tuner's spill check was skipped for any kernel a run had compiled before (bench/NOTES.md
-    /// run 162b). The kernel cache keeps the cubin and its log itself.
+    /// tuner's spill check was skipped for any kernel an earlier process had compiled. The kernel
+    /// cache keeps the cubin and its log itself.
     pub fn options(&self, arch: &str) -> Vec<String> {
         let mut options = vec![format!("--gpu-architecture={arch}"), "-std=c++17".into(), "--ptxas-options=-v".into()];
         if Self::has_its_own_cache(self.version) {

@@ -199,11 +199,11 @@ mod tests {
         // 32-thread blocks: the 32-block limit binds at 32 warps.
         let o = a100.occupancy(16, 0, 32);
         assert_eq!((o.blocks_per_sm, o.warps_per_sm, o.limited_by), (32, 32, NvLimiter::Blocks));
-        // 48 KB of static shared memory (+1 KB reserved): 228 KB / 49 KB = 4 blocks on H100.
+        // 48 KB of static shared memory (+1 KB reserved): 228 KB / 49 KB = 4 blocks on sm_90.
         let h100 = limits("sm_90").unwrap();
         let o = h100.occupancy(32, 48 * 1024, 128);
         assert_eq!((o.blocks_per_sm, o.limited_by), (4, NvLimiter::SharedMemory));
-        // L3 at K=16 (19456 B shared, 128 threads): 11 blocks by shared memory on H100.
+        // L3 at K=16 (19456 B shared, 128 threads): 11 blocks by shared memory on sm_90.
         assert_eq!(h100.occupancy(40, 19456, 128).blocks_by_shared, 11);
         // sm_86 holds 48 warps: six 256-thread blocks.
         assert_eq!(limits("sm_86").unwrap().occupancy(32, 0, 256).blocks_per_sm, 6);

@@ -29,8 +29,8 @@ pub struct HarnessConfig {
 /// The data the harness's streams transform. The seed's harness gives every stream the same
 /// A and C, so tasks running side by side read (and write) the same lines and can hit in L2
 /// where N·K³ values in and out fit in or near it: the copy floor then runs above the DRAM
-/// rate (bench/NOTES.md runs 31, 80). A code whose streams transform different functions
-/// never sees that; `Private` gives each stream its own A and C to measure what it does see.
+/// rate. A code whose streams transform different functions never sees that; `Private` gives
+/// each stream its own A and C to measure what it does see.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum StreamData {

@@ -205,7 +205,8 @@ mod tests {
     fn a_cluster_level_says_how_much_of_the_device_its_clusters_hold_and_refuses_when_none_fit() {
         // The driver's counts are the fake's; what prepare must do with them is by hand: fused-
         // cluster K = 32 is planned as clusters of 8 (its default); 30 of them against 264 block
-        // slots leave 24 idle (run 90's H200). No cluster at all: refused in one line naming the
+        // slots leave 24 idle (the counts cudaOccupancyMaxActiveClusters gives on a 132-SM sm_90
+        // GPU at two blocks per SM). No cluster at all: refused in one line naming the
         // cluster and the device, before any launch. fused-pipe (no clusters) asks nothing.
         let s = session(1.0);
         s.gpu.resident.set(Some(264));

@@ -15,7 +15,8 @@ use std::path::{Path, PathBuf};
 /// Offline (compile-only) results have an empty `gpu` and `driver`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Device {
-    /// `NVIDIA H200`; empty for an offline compile.
+    /// The device's name as its driver gives it (`NVIDIA A100-SXM4-80GB`); empty for an offline
+    /// compile.
     pub gpu: String,
     pub arch: String,
     /// `CUDA driver 13000`, `libamdhip64.so.6, ROCm 6.2`; empty offline.
