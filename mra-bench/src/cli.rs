@@ -80,6 +80,9 @@ pub enum Command {
     Tune(TuneArgs),
     /// Draw a `sweep --json` file as a chart (SVG or PNG by the output's extension).
     Plot(PlotArgs),
+    /// Print sweep JSON files as Markdown tables: per K the fastest level, its time, and its
+    /// ratios to the copy and to the bound measured in the same run (the README's table).
+    Report(ReportArgs),
     /// Print a shell completion script, e.g. `mra-bench completions bash > ~/.local/share/bash-completion/completions/mra-bench`.
     Completions(CompletionsArgs),
     /// Print the man page (roff), e.g. `mra-bench man | man -l -`; with -o DIR, one page per subcommand.
@@ -552,6 +555,13 @@ pub struct TuneArgs {
     /// Compiler: hiprtc or clang (AMD), nvrtc (NVIDIA).
     #[arg(long, value_name = "hiprtc|clang|nvrtc")]
     pub compiler: Option<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// The JSON files `mra-bench sweep --json FILE` wrote (one table each, in the order given).
+    #[arg(value_name = "SWEEP_JSON", required = true)]
+    pub inputs: Vec<String>,
 }
 
 #[derive(Args, Debug)]

@@ -14,6 +14,7 @@ mod outfile;
 mod output;
 mod plot;
 mod plot_cmd;
+mod report_cmd;
 mod run_cmd;
 mod select;
 mod session;
@@ -70,6 +71,7 @@ fn main() {
         Some(cli::Command::NpyRandom(a)) => transform_cmd::npy_random(&a),
         Some(cli::Command::NpyCompare(a)) => transform_cmd::npy_compare(&a),
         Some(cli::Command::Plot(a)) => plot_cmd::run(&a),
+        Some(cli::Command::Report(a)) => report_cmd::run(&a),
         Some(cli::Command::Completions(a)) => docs_cmd::completions(&a),
         Some(cli::Command::Man(a)) => docs_cmd::man(&a),
         None if cli.run.compile_only => compile_cmd::run(&cli.run),

@@ -16,6 +16,10 @@ pub struct SweepData {
     #[serde(default)]
     pub date_unix: u64,
     pub nfuncs: usize,
+    #[serde(default)]
+    pub max_blocks: Option<usize>,
+    #[serde(default)]
+    pub streams: Option<usize>,
     pub dtype: String,
     /// `private` where each stream had its own A and C (absent in older files: shared).
     #[serde(default)]
@@ -463,7 +467,7 @@ fn draw_legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, levels: &[Seri
 }
 
 /// `YYYY-MM-DD` (UTC) of a Unix time; None for 0 (unknown).
-fn date_of(unix: u64) -> Option<String> {
+pub fn date_of(unix: u64) -> Option<String> {
     if unix == 0 {
         return None;
     }

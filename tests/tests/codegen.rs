@@ -977,7 +977,7 @@ fn bulk_copy_at_odd_k_shifts_cluster_slices_and_c_onto_the_16_byte_grid() {
     for k in [23u32, 25, 27, 29, 31] {
         let on = with("bulk_copy=1", k).unwrap();
         let off = with("bulk_copy=0", k).unwrap();
-        assert_eq!(on.plan.parameters["bulk_copy"], 1, "K={k}: the default at odd K from 23 (runs 115, 118)");
+        assert_eq!(on.plan.parameters["bulk_copy"], 1, "K={k}: the default at odd K from 23");
         for part in [
             "constexpr int WS_STRIDE = SLICE_STRIDE + 1;",
             "constexpr int SLICE = K * WS_STRIDE + 1;",
@@ -1063,7 +1063,7 @@ fn stack_puts_tensors_side_by_side_in_the_pass_rows() {
         let s = levels::find("fused-pipe").unwrap().with_config(&mra_codegen::tune::parse_config(cfg).unwrap()).unwrap();
         mra_codegen::generate(&s, req(k))
     };
-    assert_eq!(with("", 10).unwrap().plan.parameters["stack"], 1, "default: one tensor per pass (run 83)");
+    assert_eq!(with("", 10).unwrap().plan.parameters["stack"], 1, "default: one tensor per pass");
     for (cfg, k) in [("stack=2,pad_a=4,swap_operands=0", 10u32), ("stack=3", 7), ("stack=2,align_runs=1", 15), ("stack=4,pair_rows=1", 12)] {
         let kernel = with(cfg, k).unwrap();
         let src = &kernel.source;

@@ -323,7 +323,7 @@ mod tests {
     /// --cuda-device-only -nogpulib -nogpuinc -O3 -S`) for a kernel whose VGPR use is forced with
     /// an inline-asm clobber of `v<N-1>`, LDS with a `__shared__` array and the workgroup size
     /// with `amdgpu_flat_work_group_size(1, WG)`. Columns: arch, .vgpr_count, .sgpr_count,
-    /// LDS bytes, workgroup size, occupancy. (Captured on the Rust machine, 2026-11-22.)
+    /// LDS bytes, workgroup size, occupancy.
     const CLANG19_OCCUPANCY: &str = "
         gfx90a 24 10 0 64 8 | gfx90a 24 10 0 1024 8 | gfx90a 24 10 8192 64 2 | gfx90a 24 10 8192 128 4
         gfx90a 24 10 8192 256 8 | gfx90a 24 10 19456 64 1 | gfx90a 24 10 19456 128 2 | gfx90a 24 10 19456 256 3
