@@ -53,7 +53,6 @@ pub fn run(args: &RunArgs) -> CmdResult {
     // schedule's; each line names it.
     let tuning = mra_runtime::configure::Tuning::open(None, args.untuned, false)?;
     let any = mra_runtime::configure::any_gpu_of(arch);
-    eprintln!("# {}", mra_codegen::tuned_defaults::describe_source(arch.name));
 
     // Plan every (K, level) first: a single level that cannot run on this arch is the
     // planner's error, before any compiler is looked for.
@@ -85,6 +84,7 @@ pub fn run(args: &RunArgs) -> CmdResult {
         return Err(format!("nothing to compile: no level chosen can be generated for K={} {dtype} on {} (e.g. {why})", k_list(&args.ks), arch.name).into());
     }
     let compiler = Compiler::choose(arch, args.compiler.as_deref())?;
+    eprintln!("# {}", mra_codegen::tuned_defaults::describe_source(arch.name));
     let mut failed = 0;
     for (k, job) in jobs {
         let line = match job {

@@ -157,9 +157,11 @@ fn first_sentence(summary: &str) -> String {
 /// `NVIDIA 1-32, CDNA 1-15`: per arch family the K range of the first dtype that runs there
 /// (named unless f64); archs of a family whose ranges differ are named with theirs.
 fn where_it_runs(l: &LevelInfo) -> String {
-    const FAMILIES: &[(&str, &[&str])] = &[("NVIDIA", &["sm_80", "sm_86", "sm_89", "sm_90"]), ("CDNA", &["gfx90a", "gfx942"]), ("RDNA", &["gfx1100", "gfx1151", "gfx1201"])];
+    let mut families: Vec<&str> = mra_codegen::arch::ARCHS.iter().map(|a| a.family).collect();
+    families.dedup();
     let mut parts = Vec::new();
-    for (family, members) in FAMILIES {
+    for family in families {
+        let members: Vec<&str> = mra_codegen::arch::ARCHS.iter().filter(|a| a.family == family).map(|a| a.name).collect();
         let runs = |d: DType| -> Vec<(&str, &str)> {
             l.support.iter().filter(|s| s.dtype == d && members.contains(&s.arch) && s.reason.is_none()).map(|s| (s.arch, s.ks.as_str())).collect()
         };

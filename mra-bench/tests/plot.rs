@@ -79,7 +79,10 @@ fn chart_paths_are_checked_before_any_work_and_written_whole() {
     assert_one_line_error(&["sweep", "--plot", "s.txt"], "name it .svg or .png");
     // plot: the output is checked before the input is read, and no temporary file is left.
     assert_one_line_error(&["plot", "/nonexistent-mra-input.json", "-o", "/nonexistent-mra-dir/s.svg"], "directory /nonexistent-mra-dir does not exist");
-    let out = scratch("whole.svg");
+    // A directory of its own: the other tests of this file write charts beside theirs at once.
+    let dir = scratch("whole");
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("whole.svg");
     let o = mra_bench(&["plot", FIXTURE, "-o", out.to_str().unwrap()]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let leftovers: Vec<_> = std::fs::read_dir(out.parent().unwrap()).unwrap().filter_map(|e| e.ok()).filter(|e| e.file_name().to_string_lossy().contains(".tmp")).collect();

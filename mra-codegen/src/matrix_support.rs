@@ -12,7 +12,7 @@ use crate::request::Request;
 /// (DMMA), f16 and bf16 (HMMA), but f32 only as TF32, which is not f32; AMD CDNA2/3 (gfx90a,
 /// gfx942) MFMA takes f64, f32, f16 and bf16; RDNA3/4 WMMA takes f16, bf16 and integers only.
 pub fn hardware_has(arch: &Arch, dtype: DType) -> bool {
-    let cdna = matches!(arch.name, "gfx90a" | "gfx942");
+    let cdna = arch.family == "CDNA";
     match (arch.vendor, dtype) {
         (Vendor::Nvidia, DType::F64 | DType::F16 | DType::Bf16) => true,
         (Vendor::Nvidia, DType::F32) => false,
