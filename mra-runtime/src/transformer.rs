@@ -123,7 +123,7 @@ impl Transformer {
     }
 
     /// `level` for order `k` computing in `dtype` (f64 or f32) on `target`. `default` picks the
-    /// export default (fused-pipe, fused, L7-breg or L3-regblk: the first that fits); `best` the tuned one.
+    /// export default (the first of `mra_codegen::export::DEFAULT_CHAIN` that fits); `best` the tuned one.
     pub fn with_options(k: u32, level: &str, dtype: DType, target: Target) -> Result<Transformer> {
         check_k(k)?;
         if !matches!(dtype, DType::F64 | DType::F32) {
