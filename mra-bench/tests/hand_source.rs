@@ -123,7 +123,8 @@ fn compile_only_compiles_and_reports_the_hand_edited_kernel() {
     let out = text(&o.stdout);
     assert!(o.status.success(), "{}", text(&o.stderr));
     assert!(out.starts_with("fused-pipe K=10 f64 sm_90: mra_fused_pipe_k10_f64 by NVRTC"), "{out}");
-    assert!(out.trim_end().ends_with(&format!("(kernel source from {path}, hand-edited)")), "{out}");
+    // The note names the file, then the configuration the level is launched with.
+    assert!(out.contains(&format!("(kernel source from {path}, hand-edited; config ")) && out.trim_end().ends_with("(tuned defaults, mra-codegen/tuned/sm_90.json))"), "{out}");
     // A static array of 8 KB in the file: its shared memory grows by as much.
     let shared = |o: &Output| -> u64 {
         let v: serde_json::Value = serde_json::from_str(&text(&o.stdout)).unwrap();
