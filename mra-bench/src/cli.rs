@@ -132,7 +132,7 @@ pub struct NpyCompareArgs {
 
 #[derive(Args, Debug)]
 pub struct ExportArgs {
-    /// Target arch (sm_80, sm_86, sm_89, sm_90, gfx90a, gfx942, gfx1100, gfx1151, gfx1201).
+    /// Target arch (the possible values list every arch of the table).
     #[arg(long, value_parser = arch_values(), ignore_case = true)]
     pub arch: String,
     /// Comma-separated K values.
@@ -189,8 +189,9 @@ pub struct TransformArgs {
     /// gfx1151 or gfx1201. Only with --emulate (on a GPU the arch is the GPU's).
     #[arg(long, value_parser = arch_values(), ignore_case = true)]
     pub arch: Option<String>,
-    /// Maximum blocks per launch (M), rounded up to whole clusters for a thread-block-cluster level.
-    #[arg(short = 'M', long = "max-blocks", default_value_t = 512)]
+    /// Maximum blocks per launch (M): `auto` (the default) launches what the GPU holds of the
+    /// kernel at once (its occupancy), each block walking the batch; a number caps it.
+    #[arg(short = 'M', long = "max-blocks", default_value = "auto", value_parser = max_blocks_value)]
     pub max_blocks: usize,
 }
 
@@ -222,6 +223,14 @@ fn arch_values() -> PossibleValuesParser {
 }
 
 /// `--dtype` values, with the spellings `DType::parse` also accepts as aliases.
+/// `-M`: a number of blocks, or `auto` (the grid the device holds of each kernel at once).
+fn max_blocks_value(s: &str) -> Result<usize, String> {
+    if s.trim().eq_ignore_ascii_case("auto") {
+        return Ok(mra_runtime::harness::AUTO_BLOCKS);
+    }
+    s.trim().parse::<usize>().map_err(|_| format!("`{s}` is neither a number of blocks nor `auto`"))
+}
+
 fn dtype_values() -> PossibleValuesParser {
     PossibleValuesParser::new([
         PossibleValue::new("f64").aliases(["double", "fp64"]).help("FP64 (every level)"),
@@ -324,8 +333,9 @@ pub struct RunArgs {
     #[arg(short = 'N', long = "nfuncs", default_value_t = 2048)]
     pub nfuncs: usize,
     /// Maximum blocks per launch (M); a launch uses min(N, M), rounded up to whole clusters for a
-    /// thread-block-cluster level (fused-cluster).
-    #[arg(short = 'M', long = "max-blocks", default_value_t = 512)]
+    /// thread-block-cluster level (fused-cluster). `auto` (the default): what the GPU holds of the
+    /// kernel at once (its occupancy), each block walking the batch; the seed's harness is -M 512.
+    #[arg(short = 'M', long = "max-blocks", default_value = "auto", value_parser = max_blocks_value)]
     pub max_blocks: usize,
     /// Tasks (kernel submissions) per timed repetition.
     #[arg(short = 'n', long = "tasks", default_value_t = 500)]

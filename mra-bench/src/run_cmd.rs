@@ -73,20 +73,25 @@ fn bench<B: Backend>(session: &Session<B>, args: &RunArgs, schedule: &Schedule, 
     let cfg = *cfg;
     // Planning is cheap and tells the workspace size: refuse an N that cannot fit before compiling.
     let plan = schedule.plan(Request { k, arch: gpu.arch(), dtype })?;
-    session.check_memory(&cfg, &plan)?;
+    // With -M auto the grid (and a global workspace's size) is known once the kernel is loaded.
+    if !cfg.auto_grid() {
+        session.check_memory(&cfg, &plan)?;
+    }
     let floor_schedule = levels::find("copy")?;
     let report = |p: Prepared<B>, from: &str| -> Prepared<B> {
         eprintln!("# {} (K={k}, {dtype}, {}){from}{}", p.kernel.level, gpu.arch().name, session.compile_note(&p));
         p
     };
-    let level = match hand {
+    let mut level = match hand {
         Some(h) => {
             let kernel = h.apply(mra_codegen::generate(schedule, Request { k, arch: gpu.arch(), dtype })?)?;
             report(session.prepare_kernel(kernel)?, &format!(": kernel source from {} (hand-edited), launched as the level's plan;", h.path))
         }
         None => report(session.prepare(schedule, k, dtype)?, ""),
     };
-    let floor = report(session.prepare(&floor_schedule, k, dtype)?, "");
+    let mut floor = report(session.prepare(&floor_schedule, k, dtype)?, "");
+    // -M auto: each launches what the GPU holds of its kernel at once.
+    let cfg = session.grid_for(&cfg, &mut [&mut level, &mut floor]);
     // Every line about the level says where its kernel came from.
     let name = match hand {
         Some(h) => format!("{} (--source {})", level.kernel.level, h.path),
@@ -96,8 +101,12 @@ fn bench<B: Backend>(session: &Session<B>, args: &RunArgs, schedule: &Schedule, 
     if let Some(c) = level.clusters {
         eprintln!("# {}: {}", level.kernel.level, c.describe());
     }
-    if let Some(resident) = level.resident_blocks {
-        eprintln!("# persistent(1): {} blocks per launch (the GPU holds {resident} of them at once; min(N, M) = {})", level.grid_blocks(bufs.nblocks), bufs.nblocks);
+    match level.resident_blocks {
+        Some(resident) if level.fill_device => eprintln!("# -M auto: {} blocks per launch (the GPU holds {resident} of them at once), each walking the batch; -M 512 for the seed's harness", level.grid_blocks(bufs.nblocks)),
+        Some(resident) if level.kernel.plan.persistent => {
+            eprintln!("# persistent(1): {} blocks per launch (the GPU holds {resident} of them at once; min(N, M) = {})", level.grid_blocks(bufs.nblocks), bufs.nblocks)
+        }
+        _ => {}
     }
 
     // Validate once, on fresh random inputs, before timing.

@@ -302,6 +302,14 @@ impl<T: Copy> DeviceBuffer<T> {
         check("cuCtxSynchronize", drv::ctx::synchronize())
     }
 
+    /// Queues a copy of the first `bytes` bytes of `src` into this buffer on `stream`.
+    pub fn copy_from(&self, src: &DeviceBuffer<T>, bytes: usize, stream: &Stream) -> Result<()> {
+        let fits = |b: &DeviceBuffer<T>| bytes <= b.len * std::mem::size_of::<T>();
+        assert!(fits(self) && fits(src), "a device copy within both buffers");
+        // SAFETY: both ranges lie inside live allocations; the stream is live.
+        check("cuMemcpyDtoDAsync", unsafe { drv::memcpy_dtod_async(self.ptr, src.ptr, bytes, stream.0) })
+    }
+
     pub fn len(&self) -> usize {
         self.len
     }

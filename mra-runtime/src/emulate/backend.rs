@@ -178,6 +178,11 @@ impl Backend for Emulator {
     fn download(&self, buf: &Rc<EmuBuffer>) -> Result<Vec<u8>> {
         Ok(buf.bytes.borrow().clone())
     }
+    fn copy_device(&self, dst: &Rc<EmuBuffer>, src: &Rc<EmuBuffer>, bytes: usize, _stream: &()) -> Result<()> {
+        let from = src.bytes.borrow()[..bytes].to_vec();
+        dst.bytes.borrow_mut()[..bytes].copy_from_slice(&from);
+        Ok(())
+    }
     fn poison(&self, buf: &Rc<EmuBuffer>) -> Result<()> {
         buf.bytes.borrow_mut().fill(0xFF);
         Ok(())

@@ -4,6 +4,11 @@
 use crate::error::{Result, RuntimeError};
 use crate::warmup::Warmup;
 
+/// `-M auto`: a launch's grid is what the device holds of the kernel at once (the driver's
+/// resident blocks per SM/CU × SMs/CUs, whole clusters), at most the blocks there is work for:
+/// a persistent grid walking the batch. Resolved per kernel by [`HarnessConfig::with_grid`].
+pub const AUTO_BLOCKS: usize = usize::MAX;
+
 /// Upper bounds of -n, -s and -r (see [`HarnessConfig::check`]).
 pub const MAX_TASKS: usize = 1_000_000_000;
 pub const MAX_STREAMS: usize = 1024;
@@ -61,9 +66,28 @@ impl StreamData {
 }
 
 impl HarnessConfig {
-    /// Blocks per launch: min(N, M).
+    /// Blocks per launch: min(N, M) (with `-M auto`, N until [`HarnessConfig::with_grid`]).
     pub fn nblocks(&self) -> usize {
         self.nfuncs.min(self.max_blocks)
+    }
+
+    /// Whether `-M auto` is still to be resolved for a kernel.
+    pub fn auto_grid(&self) -> bool {
+        self.max_blocks == AUTO_BLOCKS
+    }
+
+    /// This configuration with `-M auto` replaced by `resident` blocks (what the device holds of
+    /// the kernel at once; `None`: the backend cannot tell, and `fallback` blocks are used).
+    pub fn with_grid(&self, resident: Option<usize>, fallback: usize) -> HarnessConfig {
+        if !self.auto_grid() {
+            return *self;
+        }
+        HarnessConfig { max_blocks: resident.unwrap_or(fallback).max(1), ..*self }
+    }
+
+    /// `-M` as the user reads it: a number, or `auto`.
+    pub fn describe_max_blocks(&self) -> String {
+        if self.auto_grid() { "auto".into() } else { self.max_blocks.to_string() }
     }
 
     pub fn check(&self) -> Result<()> {
@@ -87,7 +111,7 @@ impl HarnessConfig {
             return bad("-r must be at least 1 (timed repetitions)");
         }
         // Upper bounds far above any real run, so that no size or count computed from them wraps.
-        if self.max_blocks > i32::MAX as usize {
+        if self.max_blocks > i32::MAX as usize && !self.auto_grid() {
             return bad("-M must fit in a 32-bit int (it is a launch's grid size)");
         }
         if self.tasks > MAX_TASKS {

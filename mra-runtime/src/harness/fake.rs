@@ -16,6 +16,7 @@ use std::cell::{Cell, RefCell};
 pub(crate) enum Op {
     Upload(usize),
     Poison(usize),
+    Copy { dst: usize, src: usize, bytes: usize, stream: usize },
     Launch { stream: usize, entry: String, args: LaunchArgs },
     Gemm { stream: usize, handle: usize },
     NewBlas(usize),
@@ -115,6 +116,12 @@ impl Backend for Fake {
     }
     fn download(&self, buf: &usize) -> Result<Vec<u8>> {
         Ok(self.mem.borrow()[*buf].clone())
+    }
+    fn copy_device(&self, dst: &usize, src: &usize, bytes: usize, stream: &usize) -> Result<()> {
+        self.log(Op::Copy { dst: *dst, src: *src, bytes, stream: *stream });
+        let from = self.mem.borrow()[*src][..bytes].to_vec();
+        self.mem.borrow_mut()[*dst][..bytes].copy_from_slice(&from);
+        Ok(())
     }
     fn poison(&self, buf: &usize) -> Result<()> {
         self.log(Op::Poison(*buf));

@@ -25,7 +25,7 @@ mod validation;
 pub use crate::backend::{Backend, Gemm, LaunchArgs};
 pub use crate::warmup::{Warmup, WarmupDone};
 pub use buffers::Buffers;
-pub use config::{HarnessConfig, StreamData, MAX_REPS, MAX_STREAMS, MAX_TASKS};
+pub use config::{HarnessConfig, StreamData, AUTO_BLOCKS, MAX_REPS, MAX_STREAMS, MAX_TASKS};
 pub use device_bytes::{from_device_bytes, round_to, to_device_bytes};
 pub use inputs::{random_inputs, Inputs};
 pub use prepared::{BlasPerStream, Prepared, Task};

@@ -14,12 +14,16 @@ pub struct Prepared<B: Backend> {
     /// The compiled kernel, if the level has one (the three-GEMM level has none).
     pub compiled: Option<B::Compiled>,
     pub task: Task<B>,
-    /// With `persistent(1)`: how many of the kernel's blocks the device holds at once (the
-    /// backend's occupancy for the loaded kernel), which caps every launch's grid.
+    /// How many of the kernel's blocks the device holds at once (the backend's occupancy for the
+    /// loaded kernel; `None` where it cannot tell): caps every launch's grid with `persistent(1)`,
+    /// and is the grid of `-M auto`.
     pub resident_blocks: Option<usize>,
     /// For a thread-block-cluster kernel: how many clusters the device holds at once against
     /// its block slots (`None`: not a cluster kernel, or the backend cannot tell).
     pub clusters: Option<crate::residency::ClusterResidency>,
+    /// `-M auto`: every launch has at most [`Prepared::full_grid`] blocks, each walking the
+    /// batch (set by [`Session::grid_for`](super::Session::grid_for)).
+    pub fill_device: bool,
 }
 
 /// What one task of a level submits.
@@ -68,10 +72,25 @@ impl<B: Backend> Prepared<B> {
         Ok(())
     }
 
+    /// The largest grid whose blocks the device holds all at once: resident clusters' blocks for
+    /// a cluster kernel, else resident blocks in whole multiples of what the grid must be a
+    /// multiple of (a tensor's blocks). `None` where the backend cannot tell.
+    pub fn full_grid(&self) -> Option<usize> {
+        if let Some(c) = &self.clusters {
+            return Some(c.blocks());
+        }
+        let whole = self.kernel.plan.grid_multiple() as usize;
+        self.resident_blocks.map(|r| (r / whole).max(1) * whole)
+    }
+
     /// The blocks one launch of the kernel uses when the buffers were sized for `nblocks`
     /// (min(N, M), whole clusters): fewer with `persistent(1)` where the device holds fewer.
     pub fn grid_blocks(&self, nblocks: usize) -> usize {
-        self.kernel.plan.persistent_grid(nblocks, self.resident_blocks)
+        let grid = self.kernel.plan.persistent_grid(nblocks, self.resident_blocks);
+        match self.full_grid() {
+            Some(full) if self.fill_device => grid.min(full),
+            _ => grid,
+        }
     }
 
     /// Submits one task (all N tensors) on `stream`, the `s`-th stream of the harness.

@@ -120,8 +120,10 @@ impl<B: Backend> Session<B> {
             (_, None) => unreachable!("every non-library level has a kernel"),
         };
         let (threads, cluster_blocks) = (kernel.plan.threads, kernel.plan.cluster_blocks());
+        // Asked of every kernel: `persistent(1)` caps its grid by it, and `-M auto` sizes any
+        // kernel's grid by it.
         let resident_blocks = match &task {
-            Task::Kernel(f) if kernel.plan.persistent => self.gpu.resident_blocks(f, threads)?,
+            Task::Kernel(f) => self.gpu.resident_blocks(f, threads)?,
             _ => None,
         };
         // A cluster kernel: how much of the device its clusters can hold, or a one-line refusal
@@ -134,7 +136,7 @@ impl<B: Backend> Session<B> {
             }
             _ => None,
         };
-        Ok(Prepared { kernel, compiled, task, resident_blocks, clusters })
+        Ok(Prepared { kernel, compiled, task, resident_blocks, clusters, fill_device: false })
     }
 
     /// How a prepared level's kernel was compiled (` compiled with NVRTC 13.0 in ...`), or
@@ -169,6 +171,23 @@ impl<B: Backend> Session<B> {
             });
         }
         Ok(())
+    }
+
+    /// `cfg` for buffers that the levels `ps` launch on: with `-M auto`, each level's launches
+    /// are marked to use the grid the device holds of its kernel at once (its occupancy, whole
+    /// clusters, at most the work), and the buffers are sized for the largest of them; else `cfg`
+    /// itself. A backend that cannot tell (the CPU emulator) or a library level gets 512 blocks,
+    /// the seed's -M.
+    pub fn grid_for(&self, cfg: &HarnessConfig, ps: &mut [&mut Prepared<B>]) -> HarnessConfig {
+        if !cfg.auto_grid() {
+            return *cfg;
+        }
+        let mut largest = None;
+        for p in ps.iter_mut() {
+            p.fill_device = true;
+            largest = largest.max(p.full_grid());
+        }
+        cfg.with_grid(largest, 512)
     }
 
     /// Allocates the buffers for `cfg` and `plan`, after checking they fit in free device memory.
@@ -245,6 +264,32 @@ mod tests {
             let launches = s.gpu.launches();
             assert_eq!((launches[0].1.nfuncs, launches[0].1.nblocks), (300, want), "stack({stack}), M = {max_blocks}");
         }
+    }
+
+    /// `-M auto`: a launch has the blocks the device holds of its kernel at once (the fake's
+    /// resident count), at most one per tensor; buffers shared by two levels are sized for the
+    /// larger grid and each launches its own. Expected grids by hand.
+    #[test]
+    fn auto_blocks_launch_what_the_device_holds_of_each_kernel() {
+        let s = session(1.0);
+        s.gpu.lazy.set(true);
+        s.gpu.resident.set(Some(264));
+        let mut l3 = s.prepare(&level("L3"), 10, DType::F64).unwrap();
+        s.gpu.resident.set(Some(1056));
+        let mut floor = s.prepare(&level("copy"), 10, DType::F64).unwrap();
+        let auto = HarnessConfig { max_blocks: crate::harness::AUTO_BLOCKS, ..cfg(20_000, 1, 1, 1) };
+        let c = s.grid_for(&auto, &mut [&mut l3, &mut floor]);
+        assert_eq!(c.max_blocks, 1056, "sized for the larger grid");
+        let bufs = s.allocate(&c, &l3.kernel.plan).unwrap();
+        let streams = s.streams(1).unwrap();
+        l3.launch(&s.gpu, &streams[0], &bufs, 0).unwrap();
+        floor.launch(&s.gpu, &streams[0], &bufs, 0).unwrap();
+        let grids: Vec<i32> = s.gpu.launches().iter().map(|l| l.1.nblocks).collect();
+        assert_eq!(grids, [264, 1056]);
+        // Fewer tensors than the device holds: one block each. A number is left alone.
+        let few = s.grid_for(&HarnessConfig { nfuncs: 100, ..auto }, &mut [&mut l3]);
+        assert_eq!(few.nblocks(), 100);
+        assert_eq!(s.grid_for(&cfg(20_000, 1, 1, 1), &mut [&mut l3]).max_blocks, cfg(20_000, 1, 1, 1).max_blocks);
     }
 
     #[test]

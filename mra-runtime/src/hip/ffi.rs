@@ -28,6 +28,7 @@ pub const HIP_ERROR_NO_DEVICE: HipStatus = 100;
 /// `hipMemcpyKind`.
 pub const HIP_MEMCPY_HOST_TO_DEVICE: c_int = 1;
 pub const HIP_MEMCPY_DEVICE_TO_HOST: c_int = 2;
+pub const HIP_MEMCPY_DEVICE_TO_DEVICE: c_int = 3;
 /// `hipStreamNonBlocking`: the stream does not synchronise with the null stream.
 pub const HIP_STREAM_NON_BLOCKING: c_uint = 0x01;
 
@@ -102,6 +103,7 @@ pub struct Fns {
     pub malloc: unsafe extern "C" fn(*mut HipDevicePtr, usize) -> HipStatus,
     pub free: FnP,
     pub memcpy: unsafe extern "C" fn(*mut c_void, *const c_void, usize, c_int) -> HipStatus,
+    pub memcpy_async: unsafe extern "C" fn(*mut c_void, *const c_void, usize, c_int, HipStream) -> HipStatus,
     pub memset: unsafe extern "C" fn(HipDevicePtr, c_int, usize) -> HipStatus,
     pub module_load_data: unsafe extern "C" fn(*mut HipModule, *const c_void) -> HipStatus,
     pub module_unload: unsafe extern "C" fn(HipModule) -> HipStatus,
@@ -218,6 +220,7 @@ impl HipLib {
             malloc: sym(lib, name, "hipMalloc")?,
             free: sym(lib, name, "hipFree")?,
             memcpy: sym(lib, name, "hipMemcpy")?,
+            memcpy_async: sym(lib, name, "hipMemcpyAsync")?,
             memset: sym(lib, name, "hipMemset")?,
             module_load_data: sym(lib, name, "hipModuleLoadData")?,
             module_unload: sym(lib, name, "hipModuleUnload")?,

@@ -222,6 +222,13 @@ impl<T: Copy> DeviceBuffer<T> {
         self.len * std::mem::size_of::<T>()
     }
 
+    /// Queues a copy of the first `bytes` bytes of `src` into this buffer on `stream`.
+    pub fn copy_from(&self, src: &DeviceBuffer<T>, bytes: usize, stream: &Stream) -> Result<()> {
+        assert!(bytes <= self.bytes() && bytes <= src.bytes(), "a device copy within both buffers");
+        // SAFETY: both ranges lie inside live allocations; the stream is live.
+        self.lib.check("hipMemcpyAsync", unsafe { (self.lib.fns.memcpy_async)(self.ptr, src.ptr, bytes, ffi::HIP_MEMCPY_DEVICE_TO_DEVICE, stream.raw) })
+    }
+
     /// Copies `data` to the device; complete when this returns.
     pub fn upload(&self, data: &[T]) -> Result<()> {
         assert_eq!(data.len(), self.len);
