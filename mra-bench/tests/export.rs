@@ -336,32 +336,31 @@ fn the_host_header_is_valid_cxx_and_launches_as_the_manifest_says() {
         let (dir, manifest) = export(arch, KS, &format!("host-{arch}"));
         let out = run_recording(&clang, &dir, &manifest, hip);
         assert!(out.contains("unsupported -1\n") && out.contains("negative -2\n") && out.contains("zero 0\n"), "{out}");
-        // K = 20 on sm_90 is fused-pipe with persistent(1) by default: the capped grid is checked.
-        assert_eq!(manifest.iter().any(|e| e["persistent"] == true), !hip, "{arch}: which entries are persistent");
         for e in &manifest {
             let k = e["K"].as_u64().unwrap();
             let (threads, dynamic, ws) = (e["threads"].as_u64().unwrap(), e["dynamic_shared_bytes"].as_u64().unwrap(), e["workspace_elems_per_block"].as_u64().unwrap());
-            let persistent = e["persistent"].as_bool().unwrap();
+            let (per_tensor, multiple) = (e["blocks_per_tensor"].as_u64().unwrap(), e["grid_multiple"].as_u64().unwrap());
             for n in [3u64, 1031] {
-                // The workspace is sized for min(N, M) blocks; a persistent(1) launch uses no more
-                // than the (stub) device holds: multiprocessors × blocks per multiprocessor. A level
-                // that spreads a tensor over blocks launches more, in whole groups, worked out here
-                // from the design: fused-split two blocks per tensor, fused-cluster K = 28 clusters
-                // of 7 (as its source's __cluster_dims__ says, checked above).
-                let sized = match (arch, k, e["level"].as_str().unwrap()) {
-                    ("sm_90", 32, "fused-split") => [6, 512][(n > 3) as usize],
-                    ("sm_90", 28, "fused-cluster") => [7, 518][(n > 3) as usize],
-                    (_, _, level) => {
-                        assert!(e["blocks_per_tensor"] == 1 && e["grid_multiple"] == 1, "{arch} K={k} {level}: a grid this test does not know");
-                        n.min(512)
-                    }
-                };
-                let grid = if persistent { sized.min(STUB_MULTIPROCESSORS * STUB_PER_MULTIPROCESSOR) } else { sized };
+                // A launch has what the (stub) device holds of the kernel at once, multiprocessors ×
+                // blocks per multiprocessor, in whole groups, at most the blocks there is work for;
+                // the workspace is sized for that grid. A level that spreads a tensor over blocks
+                // launches them in whole groups, worked out here from the design: fused-split two
+                // blocks per tensor, fused-cluster K = 28 clusters of 7 (as its source's
+                // __cluster_dims__ says, checked above).
+                match (arch, k, e["level"].as_str().unwrap()) {
+                    ("sm_90", 32, "fused-split") => assert_eq!((per_tensor, multiple), (2, 2)),
+                    ("sm_90", 28, "fused-cluster") => assert_eq!((per_tensor, multiple), (1, 7)),
+                    (_, _, level) => assert!(per_tensor == 1 && multiple == 1, "{arch} K={k} {level}: a grid this test does not know"),
+                }
+                let held = (STUB_MULTIPROCESSORS * STUB_PER_MULTIPROCESSOR / multiple * multiple).max(multiple);
+                let grid = (n * per_tensor).min(held).div_ceil(multiple) * multiple;
                 let attr = if dynamic > 0 { dynamic as i64 } else { -1 };
-                let asked = if persistent { dynamic as i64 } else { -1 };
+                // The occupancy is asked once per device and kernel: at the first launch (N = 3),
+                // with the dynamic shared memory the launch uses; the second finds it known.
+                let asked = if n == 3 { dynamic as i64 } else { -1 };
                 let want = format!(
                     "K={k} N={n} rc=0 right_kernel=1 grid={grid} block={threads} shared={dynamic} attr={attr} ws={} supported=1 occupancy_shared={asked}",
-                    sized * ws * 8
+                    grid * ws * 8
                 );
                 assert!(out.lines().any(|l| l == want), "{arch}: want `{want}` in:\n{out}");
             }

@@ -88,9 +88,12 @@ pub(super) fn host_header(entries: &[Entry], generator: &str) -> String {
     }
     s += "\n#ifndef MRA_TRANSFORM_H\n#define MRA_TRANSFORM_H\n\n#include <stddef.h>\n";
     s += &format!("#include <{}>\n\n", api.include);
-    s += "// Blocks per launch at most (the benchmark's -M): block b transforms tensors b, b + nblocks, ...\n";
-    s += "// The workspace a level needs grows with it. Define before including to change it.\n";
-    s += "#ifndef MRA_MAX_BLOCKS\n#define MRA_MAX_BLOCKS 512\n#endif\n\n";
+    s += "// A launch has as many blocks as the device holds of its kernel at once (the runtime's\n";
+    s += "// occupancy, asked once per device and kernel), at most one per tensor: block b transforms\n";
+    s += "// tensors b, b + nblocks, ... Define MRA_MAX_BLOCKS before including to cap it (the workspace\n";
+    s += "// a level needs grows with the blocks). Where the runtime cannot tell, MRA_FALLBACK_BLOCKS.\n";
+    s += "#ifndef MRA_FALLBACK_BLOCKS\n#define MRA_FALLBACK_BLOCKS 512\n#endif\n";
+    s += "#ifndef MRA_MAX_DEVICES\n#define MRA_MAX_DEVICES 64\n#endif\n\n";
     s += "enum {\n    MRA_SUCCESS = 0,\n    MRA_ERROR_UNSUPPORTED_K = -1,    // no kernel for this K in this export\n";
     s += "    MRA_ERROR_INVALID_ARGUMENT = -2  // nfuncs < 0, or a null pointer that is needed\n};\n\n";
     s += &format!("typedef {t} mra_elem;  // the element type of this export ({})\n\n", req.dtype);
@@ -104,8 +107,6 @@ pub(super) fn host_header(entries: &[Entry], generator: &str) -> String {
         );
     }
     s += "}\n#undef MRA_KERNEL\n\n";
-    s += "// Blocks a launch of nfuncs tensors uses: min(nfuncs, MRA_MAX_BLOCKS).\n";
-    s += "inline int mra_transform_blocks(int nfuncs) {\n    return nfuncs < MRA_MAX_BLOCKS ? nfuncs : MRA_MAX_BLOCKS;\n}\n\n";
     s += "// A negative MRA_ERROR_* code, or the runtime's error, in words.\n";
     s += "inline const char* mra_status_string(int status) {\n    switch (status) {\n";
     s += "    case MRA_SUCCESS: return \"success\";\n";
@@ -151,22 +152,52 @@ fn launcher(e: &Entry, api: &Api, t: &str) -> String {
     // A level that spreads a tensor over several blocks (split_output, a cluster) launches its
     // own count: blocks per tensor, and whole clusters or tensors.
     let (per_tensor, multiple) = (e.blocks_per_tensor(), e.grid_multiple());
-    let multi_block = per_tensor > 1 || multiple > 1;
-    let blocks = if !multi_block {
-        "mra_transform_blocks(nfuncs)".to_string()
+    let what = if per_tensor > 1 {
+        format!("{per_tensor} blocks per tensor (blocks {per_tensor}n .. {per_tensor}n + {} share tensor n), in whole pairs", per_tensor - 1)
+    } else if multiple > 1 {
+        format!("one tensor per cluster of {multiple} blocks, whole clusters")
     } else {
-        let what = if per_tensor > 1 { format!("{per_tensor} blocks per tensor (blocks {per_tensor}n .. {per_tensor}n + {} share tensor n)", per_tensor - 1) } else { format!("clusters of {multiple} blocks") };
-        s += &format!(
-            "// Blocks a launch of nfuncs tensors uses: {what}; min(nfuncs * {per_tensor}, MRA_MAX_BLOCKS)\n\
-             // rounded up to a multiple of {multiple}.\n\
-             inline int mra_transform_k{k}_blocks(int nfuncs) {{\n\
-             \x20   const long long want = (long long)nfuncs * {per_tensor};\n\
-             \x20   const int blocks = want < MRA_MAX_BLOCKS ? (int)want : MRA_MAX_BLOCKS;\n\
-             \x20   return (blocks + {m1}) / {multiple} * {multiple};\n}}\n\n",
-            m1 = multiple - 1
-        );
-        format!("mra_transform_k{k}_blocks(nfuncs)")
+        "one block per tensor at most".to_string()
     };
+    let set_attr = if dynamic > 0 {
+        format!(
+            "        (void){set}((const void*){entry}, {attr}, {dynamic});  // the occupancy counts it\n",
+            set = api.set_attribute,
+            attr = api.max_dynamic_shared
+        )
+    } else {
+        String::new()
+    };
+    s += &format!(
+        "// Blocks a launch of nfuncs tensors uses on the current device: {what}; at most what the\n\
+         // device holds of {entry} at once (asked once per device), capped by MRA_MAX_BLOCKS where defined.\n\
+         inline int mra_transform_k{k}_blocks(int nfuncs) {{\n\
+         \x20   static int resident[MRA_MAX_DEVICES];  // per device: 0 not asked yet, -1 unknown\n\
+         \x20   int device = 0;\n\
+         \x20   if ({get}(&device) != {ok} || device < 0 || device >= MRA_MAX_DEVICES) device = -1;\n\
+         \x20   if (device >= 0 && resident[device] == 0) {{\n\
+         \x20       int multiprocessors = 0, per_multiprocessor = 0;\n\
+         {set_attr}\
+         \x20       const bool known = {dev_attr}(&multiprocessors, {mp}, device) == {ok}\n\
+         \x20           && {occ}(&per_multiprocessor, (const void*){entry}, {threads}, {dynamic}) == {ok};\n\
+         \x20       resident[device] = known && multiprocessors * per_multiprocessor > 0 ? multiprocessors * per_multiprocessor : -1;\n\
+         \x20   }}\n\
+         \x20   long long cap = device >= 0 && resident[device] > 0 ? resident[device] / {multiple} * {multiple} : MRA_FALLBACK_BLOCKS;\n\
+         \x20   if (cap < {multiple}) cap = {multiple};\n\
+         #ifdef MRA_MAX_BLOCKS\n\
+         \x20   if (cap > MRA_MAX_BLOCKS) cap = MRA_MAX_BLOCKS;\n\
+         #endif\n\
+         \x20   const long long want = (long long)nfuncs * {per_tensor};\n\
+         \x20   const long long blocks = want < cap ? want : cap;\n\
+         \x20   return (int)((blocks + {m1}) / {multiple} * {multiple});\n}}\n\n",
+        get = api.get_device,
+        ok = api.success,
+        dev_attr = api.device_attribute,
+        mp = api.multiprocessor_count,
+        occ = api.occupancy,
+        m1 = multiple - 1
+    );
+    let blocks = format!("mra_transform_k{k}_blocks(nfuncs)");
     s += &format!("// Workspace bytes mra_transform_k{k} needs for nfuncs tensors: {ws} elements per block{}.\n", if ws == 0 { " (none)" } else { "" });
     s += &format!("inline size_t mra_transform_k{k}_workspace_bytes(int nfuncs) {{\n");
     if ws == 0 {
@@ -178,12 +209,7 @@ fn launcher(e: &Entry, api: &Api, t: &str) -> String {
         0 => format!("{} bytes of static shared memory", p.shared_bytes),
         d => format!("{d} bytes of dynamic shared memory (above the default limit: raised first)"),
     };
-    let grid_note = if p.persistent { " (fewer where the device holds fewer at once: persistent(1))" } else { "" };
-    // The planner refuses persistent(1) beside a cluster (its blocks are placed by cluster, not
-    // counted per SM); beside split_output the cap below keeps whole tensors' blocks.
-    assert!(!(p.persistent && p.cluster_blocks() > 1), "planned: persistent(1) with clusters of {multiple}");
-    let count = if multi_block { blocks.clone() } else { "min(nfuncs, MRA_MAX_BLOCKS)".to_string() };
-    s += &format!("// {entry}: {count} blocks{grid_note} of {threads} threads, {shared_note}.\n");
+    s += &format!("// {entry}: {blocks} blocks of {threads} threads, {shared_note}.\n");
     s += &format!(
         "inline int mra_transform_k{k}(const {t}* a, const {t}* b, {t}* c, {t}* workspace, int nfuncs, {} stream) {{\n",
         api.stream
@@ -201,22 +227,6 @@ fn launcher(e: &Entry, api: &Api, t: &str) -> String {
             attr = api.max_dynamic_shared,
             ok = api.success
         );
-    }
-    if p.persistent {
-        // After raising the dynamic shared memory limit: the occupancy query counts it.
-        s += "    // persistent(1): no more blocks than the device holds at once; each walks more tensors.\n";
-        s += "    {\n        int device = 0, multiprocessors = 0, per_multiprocessor = 0;\n";
-        s += &format!("        {err} pe = {get}(&device);\n", err = api.error, get = api.get_device);
-        s += &format!("        if (pe == {ok}) pe = {attr}(&multiprocessors, {mp}, device);\n", ok = api.success, attr = api.device_attribute, mp = api.multiprocessor_count);
-        s += &format!("        if (pe == {ok}) pe = {occ}(&per_multiprocessor, (const void*){entry}, {threads}, {dynamic});\n", ok = api.success, occ = api.occupancy);
-        s += &format!("        if (pe != {ok}) return (int)pe;\n", ok = api.success);
-        if multiple > 1 {
-            s += &format!("        // Whole tensors: the resident blocks rounded down to a multiple of {multiple} (at least {multiple}).\n");
-            s += &format!("        int resident = multiprocessors * per_multiprocessor / {multiple} * {multiple};\n        if (resident < {multiple}) resident = {multiple};\n");
-            s += "        if (per_multiprocessor > 0 && resident < nblocks) nblocks = resident;\n    }\n";
-        } else {
-            s += "        if (per_multiprocessor > 0 && multiprocessors * per_multiprocessor < nblocks) nblocks = multiprocessors * per_multiprocessor;\n    }\n";
-        }
     }
     s += "    void* args[] = {&a, &b, &c, &workspace, &nfuncs, &nblocks};\n";
     s += &format!(

@@ -246,7 +246,8 @@ struct ManifestEntry<'a> {
     persistent: bool,
     /// Blocks that share one tensor (`split_output(2)`: 2), and what the grid is a multiple of
     /// (a cluster's blocks, a tensor's blocks): the launcher's grid is
-    /// min(nfuncs · blocks_per_tensor, MRA_MAX_BLOCKS) rounded up to a multiple of grid_multiple.
+    /// min(nfuncs · blocks_per_tensor, what the device holds at once[, MRA_MAX_BLOCKS]) rounded up
+    /// to a multiple of grid_multiple.
     blocks_per_tensor: u32,
     grid_multiple: u32,
     /// The block-level function (`device_header`): the launcher's kernel, or another level's

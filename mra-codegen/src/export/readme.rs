@@ -64,7 +64,7 @@ pub(super) fn readme(entries: &[Entry], generator: &str) -> String {
          const char* mra_status_string(int status);\n```\n\n"
     );
     s += "- Pointers are device memory; the call only enqueues on `stream` (synchronize before reading `c`).\n";
-    s += "- `workspace`: `mra_transform_workspace_bytes(K, nfuncs)` bytes (null is fine when that is 0); launches\n  running at the same time need separate workspaces. It grows with `min(nfuncs, MRA_MAX_BLOCKS)`\n  (default 512; `#define MRA_MAX_BLOCKS` before the include to change it).\n";
+    s += "- `workspace`: `mra_transform_workspace_bytes(K, nfuncs)` bytes (null is fine when that is 0); launches\n  running at the same time need separate workspaces. It grows with the blocks a launch has:\n  as many as the device holds of the kernel at once (its occupancy, asked once per device), at most one\n  per tensor (`#define MRA_MAX_BLOCKS` before the include to cap them). Ask on the device you launch on.\n";
     s += "- Returns 0, `MRA_ERROR_UNSUPPORTED_K` (-1) for a K without a kernel here, `MRA_ERROR_INVALID_ARGUMENT` (-2),\n  or a positive runtime error code; `mra_status_string` words each.\n";
     s += "- Kernels that need more than the default shared memory get their limit raised (`cudaFuncSetAttribute` /\n  `hipFuncSetAttribute`) on every call, since the limit is per device.\n\n";
     s += "## Block-level device function (`*_device.h`)\n\n";
