@@ -118,9 +118,10 @@ pub trait Backend: Sized {
     fn download(&self, buf: &Self::Buffer) -> Result<Vec<u8>>;
     /// Fills every byte with 0xFF (NaN in f16, bf16, f32, f64); complete when this returns.
     fn poison(&self, buf: &Self::Buffer) -> Result<()>;
-    /// Queues a device-to-device copy of `bytes` bytes from `src` to `dst` on `stream`: the
-    /// floor of the API regime (what `cudaMemcpyAsync` of the same bytes costs).
-    fn copy_device(&self, dst: &Self::Buffer, src: &Self::Buffer, bytes: usize, stream: &Self::Stream) -> Result<()>;
+    /// Queues a device-to-device copy of `bytes` bytes from `src` at byte `src_at` to `dst` at
+    /// byte `dst_at` on `stream`: the floor of the API regime (what `cudaMemcpyAsync` of the
+    /// same bytes costs), and how a large batch is filled from a small one.
+    fn copy_device(&self, dst: &Self::Buffer, dst_at: usize, src: &Self::Buffer, src_at: usize, bytes: usize, stream: &Self::Stream) -> Result<()>;
 
     fn stream(&self) -> Result<Self::Stream>;
     fn synchronize(&self, stream: &Self::Stream) -> Result<()>;
@@ -218,8 +219,8 @@ macro_rules! forward_to_handles {
         fn poison(&self, buf: &DeviceBuffer<u8>) -> $crate::error::Result<()> {
             $crate::backend::lift(buf.poison())
         }
-        fn copy_device(&self, dst: &DeviceBuffer<u8>, src: &DeviceBuffer<u8>, bytes: usize, stream: &Stream) -> $crate::error::Result<()> {
-            $crate::backend::lift(dst.copy_from(src, bytes, stream))
+        fn copy_device(&self, dst: &DeviceBuffer<u8>, dst_at: usize, src: &DeviceBuffer<u8>, src_at: usize, bytes: usize, stream: &Stream) -> $crate::error::Result<()> {
+            $crate::backend::lift(dst.copy_from(dst_at, src, src_at, bytes, stream))
         }
         fn stream(&self) -> $crate::error::Result<Stream> {
             $crate::backend::lift(Stream::new())

@@ -302,12 +302,13 @@ impl<T: Copy> DeviceBuffer<T> {
         check("cuCtxSynchronize", drv::ctx::synchronize())
     }
 
-    /// Queues a copy of the first `bytes` bytes of `src` into this buffer on `stream`.
-    pub fn copy_from(&self, src: &DeviceBuffer<T>, bytes: usize, stream: &Stream) -> Result<()> {
-        let fits = |b: &DeviceBuffer<T>| bytes <= b.len * std::mem::size_of::<T>();
-        assert!(fits(self) && fits(src), "a device copy within both buffers");
-        // SAFETY: both ranges lie inside live allocations; the stream is live.
-        check("cuMemcpyDtoDAsync", unsafe { drv::memcpy_dtod_async(self.ptr, src.ptr, bytes, stream.0) })
+    /// Queues a copy of `bytes` bytes of `src` from byte `src_at` into this buffer at byte
+    /// `at` on `stream`.
+    pub fn copy_from(&self, at: usize, src: &DeviceBuffer<T>, src_at: usize, bytes: usize, stream: &Stream) -> Result<()> {
+        let fits = |b: &DeviceBuffer<T>, from: usize| from.checked_add(bytes).is_some_and(|end| end <= b.len * std::mem::size_of::<T>());
+        assert!(fits(self, at) && fits(src, src_at), "a device copy within both buffers");
+        // SAFETY: both ranges lie inside live allocations (checked above); the stream is live.
+        check("cuMemcpyDtoDAsync", unsafe { drv::memcpy_dtod_async(self.ptr + at as u64, src.ptr + src_at as u64, bytes, stream.0) })
     }
 
     pub fn len(&self) -> usize {

@@ -178,9 +178,9 @@ impl Backend for Emulator {
     fn download(&self, buf: &Rc<EmuBuffer>) -> Result<Vec<u8>> {
         Ok(buf.bytes.borrow().clone())
     }
-    fn copy_device(&self, dst: &Rc<EmuBuffer>, src: &Rc<EmuBuffer>, bytes: usize, _stream: &()) -> Result<()> {
-        let from = src.bytes.borrow()[..bytes].to_vec();
-        dst.bytes.borrow_mut()[..bytes].copy_from_slice(&from);
+    fn copy_device(&self, dst: &Rc<EmuBuffer>, dst_at: usize, src: &Rc<EmuBuffer>, src_at: usize, bytes: usize, _stream: &()) -> Result<()> {
+        let from = src.bytes.borrow()[src_at..src_at + bytes].to_vec();
+        dst.bytes.borrow_mut()[dst_at..dst_at + bytes].copy_from_slice(&from);
         Ok(())
     }
     fn poison(&self, buf: &Rc<EmuBuffer>) -> Result<()> {

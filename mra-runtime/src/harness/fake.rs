@@ -117,10 +117,10 @@ impl Backend for Fake {
     fn download(&self, buf: &usize) -> Result<Vec<u8>> {
         Ok(self.mem.borrow()[*buf].clone())
     }
-    fn copy_device(&self, dst: &usize, src: &usize, bytes: usize, stream: &usize) -> Result<()> {
+    fn copy_device(&self, dst: &usize, dst_at: usize, src: &usize, src_at: usize, bytes: usize, stream: &usize) -> Result<()> {
         self.log(Op::Copy { dst: *dst, src: *src, bytes, stream: *stream });
-        let from = self.mem.borrow()[*src][..bytes].to_vec();
-        self.mem.borrow_mut()[*dst][..bytes].copy_from_slice(&from);
+        let from = self.mem.borrow()[*src][src_at..src_at + bytes].to_vec();
+        self.mem.borrow_mut()[*dst][dst_at..dst_at + bytes].copy_from_slice(&from);
         Ok(())
     }
     fn poison(&self, buf: &usize) -> Result<()> {

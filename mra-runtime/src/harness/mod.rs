@@ -11,6 +11,7 @@
 //! [`Prepared`] kernel or BLAS task, the device [`Buffers`], host [`Inputs`] with their FP64
 //! reference, the validation run ([`validate`]) and the timed repetitions ([`time_reps`]).
 
+pub mod api_regime;
 mod buffers;
 mod config;
 mod device_bytes;

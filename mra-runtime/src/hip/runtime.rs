@@ -222,11 +222,15 @@ impl<T: Copy> DeviceBuffer<T> {
         self.len * std::mem::size_of::<T>()
     }
 
-    /// Queues a copy of the first `bytes` bytes of `src` into this buffer on `stream`.
-    pub fn copy_from(&self, src: &DeviceBuffer<T>, bytes: usize, stream: &Stream) -> Result<()> {
-        assert!(bytes <= self.bytes() && bytes <= src.bytes(), "a device copy within both buffers");
-        // SAFETY: both ranges lie inside live allocations; the stream is live.
-        self.lib.check("hipMemcpyAsync", unsafe { (self.lib.fns.memcpy_async)(self.ptr, src.ptr, bytes, ffi::HIP_MEMCPY_DEVICE_TO_DEVICE, stream.raw) })
+    /// Queues a copy of `bytes` bytes of `src` from byte `src_at` into this buffer at byte
+    /// `at` on `stream`.
+    pub fn copy_from(&self, at: usize, src: &DeviceBuffer<T>, src_at: usize, bytes: usize, stream: &Stream) -> Result<()> {
+        let fits = |b: &DeviceBuffer<T>, from: usize| from.checked_add(bytes).is_some_and(|end| end <= b.bytes());
+        assert!(fits(self, at) && fits(src, src_at), "a device copy within both buffers");
+        // SAFETY: both ranges lie inside live allocations (checked above); the stream is live.
+        self.lib.check("hipMemcpyAsync", unsafe {
+            (self.lib.fns.memcpy_async)((self.ptr as *mut u8).add(at) as *mut c_void, (src.ptr as *const u8).add(src_at) as *const c_void, bytes, ffi::HIP_MEMCPY_DEVICE_TO_DEVICE, stream.raw)
+        })
     }
 
     /// Copies `data` to the device; complete when this returns.
