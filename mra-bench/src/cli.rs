@@ -269,14 +269,21 @@ pub struct SweepArgs {
     /// Levels: `all`, or a comma-separated list of numbers/names (the copy floor always runs).
     #[arg(short = 'l', long = "level", value_name = "LEVELS", default_value = "all")]
     pub levels: String,
-    /// Tensors per task (N).
-    #[arg(short = 'N', long = "nfuncs", default_value_t = 2048)]
-    pub nfuncs: usize,
+    /// How the levels are launched: `harness` (the seed's: -n tasks of N tensors over -s streams
+    /// sharing one A and C) or `api` (as a code calls the export or Transformer: one launch per
+    /// repetition over a batch far larger than L2 on one stream, the grid what the GPU holds of
+    /// the kernel at once, the floor a device-to-device copy of the same bytes).
+    #[arg(long, value_name = "harness|api", default_value = "harness", value_parser = ["harness", "api"])]
+    pub launch: String,
+    /// Tensors per task (N). Default: 2048 (harness); 2 GiB of input at each K (api).
+    #[arg(short = 'N', long = "nfuncs")]
+    pub nfuncs: Option<usize>,
     /// Maximum blocks per launch (M); a launch uses min(N, M), rounded up to whole clusters for a
-    /// thread-block-cluster level (fused-cluster).
-    #[arg(short = 'M', long = "max-blocks", default_value_t = 512)]
-    pub max_blocks: usize,
-    /// Tasks per repetition (levels slower than 10 ms per task run fewer, at least 3).
+    /// thread-block-cluster level (fused-cluster). `auto`: what the GPU holds of each kernel at
+    /// once. Default: 512 (harness), auto (api).
+    #[arg(short = 'M', long = "max-blocks", value_parser = max_blocks_value)]
+    pub max_blocks: Option<usize>,
+    /// Tasks per repetition (levels slower than 10 ms per task run fewer, at least 3). Harness only.
     #[arg(short = 'n', long = "tasks", default_value_t = 100)]
     pub tasks: usize,
     /// Timed repetitions per level and K (the median is reported), after the untimed ones of

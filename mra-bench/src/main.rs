@@ -2,6 +2,7 @@
 
 #[macro_use]
 mod out;
+mod api_sweep;
 mod cli;
 mod compile_cmd;
 mod docs_cmd;

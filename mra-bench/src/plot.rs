@@ -24,6 +24,9 @@ pub struct SweepData {
     /// `private` where each stream had its own A and C (absent in older files: shared).
     #[serde(default)]
     pub stream_data: Option<String>,
+    /// `api` for `sweep --launch api` (absent in older files: the seed's harness).
+    #[serde(default)]
+    pub launch: Option<String>,
     pub rows: Vec<SweepRow>,
 }
 
@@ -218,11 +221,11 @@ fn draw_all<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, data: &SweepData,
     root.fill(&WHITE)?;
     let date = date_of(data.date_unix);
     let title = format!(
-        "mra-bench sweep: {} ({}), {}, N={}{}, commit {}{}",
+        "mra-bench sweep: {} ({}), {}, {}{}, commit {}{}",
         data.device,
         data.arch,
         data.dtype,
-        data.nfuncs,
+        if data.launch.as_deref() == Some("api") { "one launch over 2 GiB".to_string() } else { format!("N={}", data.nfuncs) },
         if data.stream_data.as_deref() == Some("private") { ", private stream data" } else { "" },
         data.commit,
         date.map(|d| format!(", {d}")).unwrap_or_default()

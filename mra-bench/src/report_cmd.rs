@@ -25,8 +25,9 @@ pub fn table(data: &SweepData) -> Result<String, String> {
     let mut ks: Vec<u32> = data.rows.iter().map(|r| r.k).collect();
     ks.sort_unstable();
     ks.dedup();
-    let harness = match (data.max_blocks, data.streams) {
-        (Some(m), Some(s)) => format!("-N {} -M {m} -s {s}", data.nfuncs),
+    let harness = match (data.launch.as_deref(), data.max_blocks, data.streams) {
+        (Some("api"), m, _) => format!("API regime: one launch per repetition over 2 GiB of input, -M {}, floor a device-to-device copy", m.map_or("auto".into(), |m| m.to_string())),
+        (_, Some(m), Some(s)) => format!("seed harness: -N {} -M {m} -s {s}", data.nfuncs),
         _ => format!("-N {}", data.nfuncs),
     };
     let data_kind = if data.stream_data.as_deref() == Some("private") { ", private stream data" } else { "" };

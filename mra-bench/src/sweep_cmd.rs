@@ -33,6 +33,8 @@ struct Row {
     fraction_of_fp64_peak: Option<f64>,
     max_rel_err: Option<f64>,
     tasks: usize,
+    /// Tensors per task (the API regime's batch depends on K).
+    nfuncs: usize,
     /// Blocks per launch: min(N, M), or fewer for a `persistent(1)` level (what the GPU
     /// holds at once); None when the level did not run.
     nblocks: Option<usize>,
@@ -56,8 +58,13 @@ struct Report<'a> {
     arch: &'static str,
     commit: &'static str,
     date_unix: u64,
+    /// `harness` (the seed's: tasks over streams) or `api` (one launch over a batch far larger
+    /// than L2; the `copy` row is then a device-to-device copy of the same bytes).
+    launch: &'static str,
+    /// The seed's N (api: 0, each row says its own).
     nfuncs: usize,
-    max_blocks: usize,
+    /// -M (None: `auto`, what the GPU holds of each kernel at once).
+    max_blocks: Option<usize>,
     streams: usize,
     reps: usize,
     dtype: String,
@@ -88,10 +95,19 @@ pub fn run(args: &SweepArgs) -> CmdResult {
         chosen.push(Schedule { name: BEST.into(), number: None, summary: String::new(), steps: Vec::new(), file: String::new() });
     }
     chosen.insert(0, copy.clone());
-    let base = HarnessConfig { nfuncs: args.nfuncs, max_blocks: args.max_blocks, tasks: args.tasks, streams: args.streams, reps: args.reps, warmup: args.timing.warmup, stream_data: args.timing.stream_data };
+    let api = args.launch == "api";
+    if api && (args.tasks != 100 || args.streams != 4 || args.timing.stream_data != StreamData::Shared) {
+        return Err(select::usage("--launch api times one launch per repetition on one stream over its own data: -n, -s and --stream-data are the harness's"));
+    }
+    let base = if api {
+        harness::api_regime::config(args.nfuncs.unwrap_or(1), args.max_blocks, args.reps, args.timing.warmup)
+    } else {
+        HarnessConfig { nfuncs: args.nfuncs.unwrap_or(2048), max_blocks: args.max_blocks.unwrap_or(512), tasks: args.tasks, streams: args.streams, reps: args.reps, warmup: args.timing.warmup, stream_data: args.timing.stream_data }
+    };
     base.check()?;
     for &k in &ks {
-        select::check_host_memory(k, base.nfuncs)?;
+        // The API regime validates on a slice of its batch; only that slice is on the host.
+        select::check_host_memory(k, if api { VALIDATION_N } else { base.nfuncs })?;
     }
     // The result files are checked before anything is measured: a bad path must not cost a sweep.
     let targets = Targets {
@@ -104,6 +120,19 @@ pub fn run(args: &SweepArgs) -> CmdResult {
         Opened::Cuda(s) => sweep_on(&s, args, &ks, dtype, &chosen, &base, &targets),
         Opened::Hip(s) => sweep_on(&s, args, &ks, dtype, &chosen, &base, &targets),
     }
+}
+
+/// Tensors the API regime validates each level on (its batch is then tiled from them).
+const VALIDATION_N: usize = 2048;
+
+/// The harness of one K: the seed's as given, or the API regime's batch at `k` (2 GiB of input
+/// unless -N).
+fn config_at(args: &SweepArgs, base: &HarnessConfig, k: u32, dtype: DType) -> HarnessConfig {
+    if args.launch != "api" {
+        return *base;
+    }
+    let n = args.nfuncs.unwrap_or_else(|| harness::api_regime::batch_for_bytes(k, dtype, harness::api_regime::DEFAULT_BATCH_BYTES));
+    HarnessConfig { nfuncs: n, ..*base }
 }
 
 /// The name of the `-l best` placeholder in the list of levels.
@@ -156,7 +185,12 @@ fn sweep_on<B: Backend>(session: &Session<B>, args: &SweepArgs, ks: &[u32], dtyp
             .unwrap_or_default();
         return Err(format!("nothing to sweep: no level chosen can run in {dtype} on {} for -K {}{why}", gpu.arch().name, select::quote(&args.ks)).into());
     }
-    eprintln!("# sweep on {} ({}), N={}, M={}, {} streams, -n {}, -r {}", gpu.device_name(), gpu.arch().name, base.nfuncs, base.max_blocks, base.streams, base.tasks, base.reps);
+    let api = args.launch == "api";
+    if api {
+        eprintln!("# sweep on {} ({}), API regime: one launch per repetition over N tensors (2 GiB of input unless -N), M={}, -r {}; floor: a device-to-device copy of the same bytes", gpu.device_name(), gpu.arch().name, base.describe_max_blocks(), base.reps);
+    } else {
+        eprintln!("# sweep on {} ({}), N={}, M={}, {} streams, -n {}, -r {}", gpu.device_name(), gpu.arch().name, base.nfuncs, base.max_blocks, base.streams, base.tasks, base.reps);
+    }
     let peak = if args.no_peak {
         None
     } else {
@@ -181,7 +215,8 @@ fn sweep_on<B: Backend>(session: &Session<B>, args: &SweepArgs, ks: &[u32], dtyp
     let device = mra_runtime::configure::device_of(session);
     for &k in ks {
         let seed = args.seed.unwrap_or_else(rand::random);
-        let inputs = Inputs::random(dtype, k, base.nfuncs, seed);
+        let at = config_at(args, base, k, dtype);
+        let inputs = Inputs::random(dtype, k, if api { VALIDATION_N.min(at.nfuncs) } else { at.nfuncs }, seed);
         let mut floor_us = None;
         // Each level with its tuned configuration for this GPU at this K (unless --untuned).
         let mut tuned_levels = Vec::new();
@@ -220,6 +255,7 @@ fn sweep_on<B: Backend>(session: &Session<B>, args: &SweepArgs, ks: &[u32], dtyp
                 fraction_of_fp64_peak: None,
                 max_rel_err: None,
                 tasks: 0,
+                nfuncs: at.nfuncs,
                 nblocks: None,
                 best: false,
                 note: String::new(),
@@ -228,21 +264,24 @@ fn sweep_on<B: Backend>(session: &Session<B>, args: &SweepArgs, ks: &[u32], dtyp
                 host_bound_reps: 0,
                 clusters: None,
             };
-            match measure(session, s, k, dtype, base, &inputs, &streams, clocks.as_ref()) {
+            let measured = if api { crate::api_sweep::measure(session, s, k, dtype, &at, &inputs, &streams[0], clocks.as_ref()) } else { measure(session, s, k, dtype, &at, &inputs, &streams, clocks.as_ref()) };
+            match measured {
                 Ok(Measured { us, tasks, max_rel: rel, clock, nblocks, warmup, host_bound_reps, clusters }) => {
                     row.sm_clock = clock;
                     row.clusters = clusters;
                     row.warmup = Some(warmup);
                     row.host_bound_reps = host_bound_reps;
                     row.nblocks = Some(nblocks);
-                    if nblocks < base.nblocks() {
+                    if nblocks < at.nblocks() && !api {
                         row.note = format!("persistent: {nblocks} blocks per launch");
+                    } else if api && s.name == copy.name {
+                        row.note = "device-to-device copy of the same bytes".into();
                     }
                     if s.name == copy.name {
                         floor_us = Some(us);
                     }
-                    let bytes = 2.0 * base.nfuncs as f64 * (k as f64).powi(3) * dtype.bytes() as f64;
-                    let useful = if !s.is_transform() { 0.0 } else { transform_flops(k) as f64 * base.nfuncs as f64 / (us * 1e3) };
+                    let bytes = 2.0 * at.nfuncs as f64 * (k as f64).powi(3) * dtype.bytes() as f64;
+                    let useful = if !s.is_transform() { 0.0 } else { transform_flops(k) as f64 * at.nfuncs as f64 / (us * 1e3) };
                     row.us_per_task = Some(us);
                     row.useful_gflops = Some(useful);
                     row.effective_gbps = Some(bytes / (us * 1e3));
@@ -264,8 +303,9 @@ fn sweep_on<B: Backend>(session: &Session<B>, args: &SweepArgs, ks: &[u32], dtyp
         arch: gpu.arch().name,
         commit: env!("MRA_COMMIT"),
         date_unix: std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0),
-        nfuncs: base.nfuncs,
-        max_blocks: base.max_blocks,
+        launch: if api { "api" } else { "harness" },
+        nfuncs: if api { 0 } else { base.nfuncs },
+        max_blocks: (!base.auto_grid()).then_some(base.max_blocks),
         streams: base.streams,
         reps: base.reps,
         dtype: dtype.to_string(),
@@ -328,19 +368,19 @@ fn sweep_on<B: Backend>(session: &Session<B>, args: &SweepArgs, ks: &[u32], dtyp
 }
 
 /// What [`measure`] found for one level at one K.
-struct Measured {
+pub(crate) struct Measured {
     /// Median µs per task.
-    us: f64,
+    pub us: f64,
     /// Tasks per timed repetition.
-    tasks: usize,
-    max_rel: f64,
+    pub tasks: usize,
+    pub max_rel: f64,
     /// The SM clock while it was timed.
-    clock: Option<ClockStats>,
+    pub clock: Option<ClockStats>,
     /// Blocks per launch.
-    nblocks: usize,
-    warmup: WarmupDone,
-    host_bound_reps: usize,
-    clusters: Option<ClusterResidency>,
+    pub nblocks: usize,
+    pub warmup: WarmupDone,
+    pub host_bound_reps: usize,
+    pub clusters: Option<ClusterResidency>,
 }
 
 /// Prepares, validates and times one level.
