@@ -341,8 +341,8 @@ fn the_host_header_is_valid_cxx_and_launches_as_the_manifest_says() {
             let (threads, dynamic, ws) = (e["threads"].as_u64().unwrap(), e["dynamic_shared_bytes"].as_u64().unwrap(), e["workspace_elems_per_block"].as_u64().unwrap());
             let (per_tensor, multiple) = (e["blocks_per_tensor"].as_u64().unwrap(), e["grid_multiple"].as_u64().unwrap());
             for n in [3u64, 1031] {
-                // A launch has what the (stub) device holds of the kernel at once, multiprocessors ×
-                // blocks per multiprocessor, in whole groups, at most the blocks there is work for;
+                // A launch has waves of what the (stub) device holds of the kernel at once,
+                // multiprocessors × blocks per multiprocessor, in whole groups, at most the blocks there is work for;
                 // the workspace is sized for that grid. A level that spreads a tensor over blocks
                 // launches them in whole groups, worked out here from the design: fused-split two
                 // blocks per tensor, fused-cluster K = 28 clusters of 7 (as its source's
@@ -352,7 +352,9 @@ fn the_host_header_is_valid_cxx_and_launches_as_the_manifest_says() {
                     ("sm_90", 28, "fused-cluster") => assert_eq!((per_tensor, multiple), (1, 7)),
                     (_, _, level) => assert!(per_tensor == 1 && multiple == 1, "{arch} K={k} {level}: a grid this test does not know"),
                 }
-                let held = (STUB_MULTIPROCESSORS * STUB_PER_MULTIPROCESSOR / multiple * multiple).max(multiple);
+                // Waves of what the device holds: 32, or 2 where each block has a device workspace.
+                let waves = if e["persistent"] == true { 1 } else if ws > 0 { 2 } else { 32 };
+                let held = (STUB_MULTIPROCESSORS * STUB_PER_MULTIPROCESSOR / multiple * multiple * waves).max(multiple);
                 let grid = (n * per_tensor).min(held).div_ceil(multiple) * multiple;
                 let attr = if dynamic > 0 { dynamic as i64 } else { -1 };
                 // The occupancy is asked once per device and kernel: at the first launch (N = 3),

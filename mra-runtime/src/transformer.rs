@@ -299,8 +299,8 @@ fn copy_is_no_transform(level: &Schedule) -> RuntimeError {
 fn run<B: Backend>(s: &Session<B>, p: &Prepared<B>, nfuncs: usize, max_blocks: usize, a: &[f64], b: &[f64]) -> Result<Vec<f64>> {
     let cfg = HarnessConfig { nfuncs, max_blocks, tasks: 1, streams: 1, reps: 1, warmup: Default::default(), stream_data: Default::default() };
     cfg.check()?;
-    // -M auto: the grid the device holds of the kernel at once, each block walking the batch.
-    let cfg = cfg.with_grid(p.full_grid(), 512);
+    // -M auto: waves of what the device holds of the kernel at once (Prepared::auto_grid).
+    let cfg = cfg.with_grid(p.auto_grid(), 512);
     let bufs = s.allocate(&cfg, &p.kernel.plan)?;
     let gpu = &s.gpu;
     gpu.upload(&bufs.a, &harness::to_device_bytes(bufs.dtype, a))?;

@@ -55,6 +55,9 @@ const HIP: Api = Api {
     occupancy: "hipOccupancyMaxActiveBlocksPerMultiprocessor",
 };
 
+/// Waves of resident blocks a launch has (mra-runtime's `AUTO_WAVES`, measured there).
+const AUTO_WAVES: u64 = 32;
+
 pub(super) fn host_header(entries: &[Entry], generator: &str) -> String {
     let first = entries.first().expect("an export has at least one K");
     let req = first.kernel.plan.request;
@@ -88,10 +91,11 @@ pub(super) fn host_header(entries: &[Entry], generator: &str) -> String {
     }
     s += "\n#ifndef MRA_TRANSFORM_H\n#define MRA_TRANSFORM_H\n\n#include <stddef.h>\n";
     s += &format!("#include <{}>\n\n", api.include);
-    s += "// A launch has as many blocks as the device holds of its kernel at once (the runtime's\n";
-    s += "// occupancy, asked once per device and kernel), at most one per tensor: block b transforms\n";
-    s += "// tensors b, b + nblocks, ... Define MRA_MAX_BLOCKS before including to cap it (the workspace\n";
-    s += "// a level needs grows with the blocks). Where the runtime cannot tell, MRA_FALLBACK_BLOCKS.\n";
+    s += "// A launch has waves of what the device holds of its kernel at once (the runtime's occupancy,\n";
+    s += "// asked once per device and kernel; many short-lived blocks keep every SM busy to the end of\n";
+    s += "// the batch), at most one block per tensor: block b transforms tensors b, b + nblocks, ...\n";
+    s += "// Define MRA_MAX_BLOCKS before including to cap it (a workspace grows with the blocks).\n";
+    s += "// Where the runtime cannot tell, MRA_FALLBACK_BLOCKS.\n";
     s += "#ifndef MRA_FALLBACK_BLOCKS\n#define MRA_FALLBACK_BLOCKS 512\n#endif\n";
     s += "#ifndef MRA_MAX_DEVICES\n#define MRA_MAX_DEVICES 64\n#endif\n\n";
     s += "enum {\n    MRA_SUCCESS = 0,\n    MRA_ERROR_UNSUPPORTED_K = -1,    // no kernel for this K in this export\n";
@@ -152,6 +156,9 @@ fn launcher(e: &Entry, api: &Api, t: &str) -> String {
     // A level that spreads a tensor over several blocks (split_output, a cluster) launches its
     // own count: blocks per tensor, and whole clusters or tensors.
     let (per_tensor, multiple) = (e.blocks_per_tensor(), e.grid_multiple());
+    // As mra-runtime's -M auto: fewer waves where each block has a workspace in device memory;
+    // one with persistent(1), whose blocks walk the batch.
+    let waves = if p.persistent { 1 } else if ws > 0 { 2 } else { AUTO_WAVES };
     let what = if per_tensor > 1 {
         format!("{per_tensor} blocks per tensor (blocks {per_tensor}n .. {per_tensor}n + {} share tensor n), in whole pairs", per_tensor - 1)
     } else if multiple > 1 {
@@ -169,8 +176,8 @@ fn launcher(e: &Entry, api: &Api, t: &str) -> String {
         String::new()
     };
     s += &format!(
-        "// Blocks a launch of nfuncs tensors uses on the current device: {what}; at most what the\n\
-         // device holds of {entry} at once (asked once per device), capped by MRA_MAX_BLOCKS where defined.\n\
+        "// Blocks a launch of nfuncs tensors uses on the current device: {what}; at most {waves} times\n\
+         // what the device holds of {entry} at once (asked once per device), and MRA_MAX_BLOCKS where defined.\n\
          inline int mra_transform_k{k}_blocks(int nfuncs) {{\n\
          \x20   static int resident[MRA_MAX_DEVICES];  // per device: 0 not asked yet, -1 unknown\n\
          \x20   int device = 0;\n\
@@ -182,7 +189,7 @@ fn launcher(e: &Entry, api: &Api, t: &str) -> String {
          \x20           && {occ}(&per_multiprocessor, (const void*){entry}, {threads}, {dynamic}) == {ok};\n\
          \x20       resident[device] = known && multiprocessors * per_multiprocessor > 0 ? multiprocessors * per_multiprocessor : -1;\n\
          \x20   }}\n\
-         \x20   long long cap = device >= 0 && resident[device] > 0 ? resident[device] / {multiple} * {multiple} : MRA_FALLBACK_BLOCKS;\n\
+         \x20   long long cap = device >= 0 && resident[device] > 0 ? (long long)resident[device] / {multiple} * {multiple} * {waves} : MRA_FALLBACK_BLOCKS;\n\
          \x20   if (cap < {multiple}) cap = {multiple};\n\
          #ifdef MRA_MAX_BLOCKS\n\
          \x20   if (cap > MRA_MAX_BLOCKS) cap = MRA_MAX_BLOCKS;\n\

@@ -26,6 +26,12 @@ pub struct Prepared<B: Backend> {
     pub fill_device: bool,
 }
 
+/// Waves of resident blocks a `-M auto` launch has: many short-lived blocks keep every SM busy
+/// to the end of the batch, where a grid of one wave walking the batch idles SMs on its tail
+/// (an H200, one launch over 2 GiB: fused-pipe 1.04-1.10x the copy at 32 waves against
+/// 1.10-1.14x at one; fused-split within 2% of its best; docs/performance.md).
+pub const AUTO_WAVES: usize = 32;
+
 /// What one task of a level submits.
 pub enum Task<B: Backend> {
     /// One launch of the generated kernel.
@@ -83,12 +89,19 @@ impl<B: Backend> Prepared<B> {
         self.resident_blocks.map(|r| (r / whole).max(1) * whole)
     }
 
+    /// The grid of `-M auto`: [`AUTO_WAVES`] times what the device holds at once, 2 times for a
+    /// level with a workspace per block in device memory (whose size grows with the grid).
+    pub fn auto_grid(&self) -> Option<usize> {
+        let waves = if self.kernel.plan.workspace_elems_per_block > 0 { 2 } else { AUTO_WAVES };
+        self.full_grid().map(|g| g * waves)
+    }
+
     /// The blocks one launch of the kernel uses when the buffers were sized for `nblocks`
     /// (min(N, M), whole clusters): fewer with `persistent(1)` where the device holds fewer.
     pub fn grid_blocks(&self, nblocks: usize) -> usize {
         let grid = self.kernel.plan.persistent_grid(nblocks, self.resident_blocks);
-        match self.full_grid() {
-            Some(full) if self.fill_device => grid.min(full),
+        match self.auto_grid() {
+            Some(auto) if self.fill_device => grid.min(auto),
             _ => grid,
         }
     }

@@ -174,9 +174,9 @@ impl<B: Backend> Session<B> {
     }
 
     /// `cfg` for buffers that the levels `ps` launch on: with `-M auto`, each level's launches
-    /// are marked to use the grid the device holds of its kernel at once (its occupancy, whole
-    /// clusters, at most the work), and the buffers are sized for the largest of them; else `cfg`
-    /// itself. A backend that cannot tell (the CPU emulator) or a library level gets 512 blocks,
+    /// are marked to use [`Prepared::auto_grid`] (waves of what the device holds of its kernel at
+    /// once, whole clusters, at most the work), and the buffers are sized for the largest of
+    /// them; else `cfg` itself. A backend that cannot tell (the CPU emulator) or a library level gets 512 blocks,
     /// the seed's -M.
     pub fn grid_for(&self, cfg: &HarnessConfig, ps: &mut [&mut Prepared<B>]) -> HarnessConfig {
         if !cfg.auto_grid() {
@@ -185,7 +185,7 @@ impl<B: Backend> Session<B> {
         let mut largest = None;
         for p in ps.iter_mut() {
             p.fill_device = true;
-            largest = largest.max(p.full_grid());
+            largest = largest.max(p.auto_grid());
         }
         cfg.with_grid(largest, 512)
     }
@@ -266,29 +266,31 @@ mod tests {
         }
     }
 
-    /// `-M auto`: a launch has the blocks the device holds of its kernel at once (the fake's
-    /// resident count), at most one per tensor; buffers shared by two levels are sized for the
-    /// larger grid and each launches its own. Expected grids by hand.
+    /// `-M auto`: a launch has AUTO_WAVES times the blocks the device holds of its kernel at
+    /// once (the fake's resident count), twice for a level with a device workspace per block, at
+    /// most one per tensor; buffers shared by two levels are sized for the larger grid and each
+    /// launches its own. Expected grids by hand: L3 (a global workspace) 2 × 264; copy 32 × 1056
+    /// is more than the 20,000 tensors, so 20,000.
     #[test]
-    fn auto_blocks_launch_what_the_device_holds_of_each_kernel() {
+    fn auto_blocks_launch_waves_of_what_the_device_holds_of_each_kernel() {
         let s = session(1.0);
         s.gpu.lazy.set(true);
         s.gpu.resident.set(Some(264));
         let mut l3 = s.prepare(&level("L3"), 10, DType::F64).unwrap();
+        assert!(l3.kernel.plan.workspace_elems_per_block > 0, "L3's passes go through a workspace in device memory");
         s.gpu.resident.set(Some(1056));
         let mut floor = s.prepare(&level("copy"), 10, DType::F64).unwrap();
         let auto = HarnessConfig { max_blocks: crate::harness::AUTO_BLOCKS, ..cfg(20_000, 1, 1, 1) };
         let c = s.grid_for(&auto, &mut [&mut l3, &mut floor]);
-        assert_eq!(c.max_blocks, 1056, "sized for the larger grid");
+        assert_eq!(c.max_blocks, 32 * 1056, "sized for the larger grid");
         let bufs = s.allocate(&c, &l3.kernel.plan).unwrap();
+        assert_eq!(bufs.nblocks, 20_000, "at most one block per tensor");
         let streams = s.streams(1).unwrap();
         l3.launch(&s.gpu, &streams[0], &bufs, 0).unwrap();
         floor.launch(&s.gpu, &streams[0], &bufs, 0).unwrap();
         let grids: Vec<i32> = s.gpu.launches().iter().map(|l| l.1.nblocks).collect();
-        assert_eq!(grids, [264, 1056]);
-        // Fewer tensors than the device holds: one block each. A number is left alone.
-        let few = s.grid_for(&HarnessConfig { nfuncs: 100, ..auto }, &mut [&mut l3]);
-        assert_eq!(few.nblocks(), 100);
+        assert_eq!(grids, [2 * 264, 20_000]);
+        // A number is left alone.
         assert_eq!(s.grid_for(&cfg(20_000, 1, 1, 1), &mut [&mut l3]).max_blocks, cfg(20_000, 1, 1, 1).max_blocks);
     }
 
