@@ -87,6 +87,9 @@ pub fn run(args: &RunArgs) -> CmdResult {
     eprintln!("# {}", mra_codegen::tuned_defaults::describe_source(arch.name));
     let mut failed = 0;
     for (k, job) in jobs {
+        // Safe points of an interrupt: before each compile, and before its line (a compiler
+        // the interrupt stopped is no compile error).
+        mra_runtime::interrupt::check()?;
         let line = match job {
             // A level that is vendor BLAS calls only has nothing to compile.
             Ok((kernel, _)) if kernel.entry.is_empty() => Line::NoKernel {
@@ -112,6 +115,7 @@ pub fn run(args: &RunArgs) -> CmdResult {
             },
             Err((level, error)) => Line::Refused { level, k, dtype: dtype.to_string(), arch: arch.name, error },
         };
+        mra_runtime::interrupt::check()?;
         if args.json {
             crate::outln!("{}", serde_json::to_string(&line)?)?;
         } else {

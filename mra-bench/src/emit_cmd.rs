@@ -62,6 +62,7 @@ pub fn run(args: &RunArgs) -> CmdResult {
         // (reason, the K it stops): one stderr line per level and reason, not per K.
         let mut refused: Vec<(String, Vec<u32>)> = Vec::new();
         for &k in &args.ks {
+            mra_runtime::interrupt::check()?;
             match mra_codegen::generate(&tuned(s, k)?, Request { k, arch, dtype }) {
                 Ok(kernel) => {
                     write(&dir.join(file_name(&kernel.level, k, arch, dtype)), &kernel.source)?;

@@ -33,7 +33,15 @@ pub fn run(args: &ExportArgs) -> CmdResult {
     }
     let best = args.level.as_deref().is_some_and(configure::is_best);
     let tuning = Tuning::open(None, args.untuned, best)?;
-    let entries = ks.iter().map(|&k| entry(&tuning, args.level.as_deref(), k, arch, dtype)).collect::<CmdResult<Vec<Entry>>>()?;
+    let entries = ks
+        .iter()
+        .map(|&k| {
+            mra_runtime::interrupt::check()?;
+            entry(&tuning, args.level.as_deref(), k, arch, dtype)
+        })
+        .collect::<CmdResult<Vec<Entry>>>()?;
+    // The last safe point: from here the export's files are written whole.
+    mra_runtime::interrupt::check()?;
     let generator = format!("mra-bench {} export --arch {} -K {} --dtype {dtype}", env!("CARGO_PKG_VERSION"), arch.name, args.ks);
     let files = export::bundle(&entries, &generator)?;
     if dir.is_dir() {

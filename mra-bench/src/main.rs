@@ -41,12 +41,11 @@ fn main() {
         eprintln!("mra-bench: error: internal failure: {what} (a broken GPU library or a bug; please report it)");
         std::process::exit(1);
     }));
-    // Ctrl-C or SIGTERM: remove the scratch directories of compiles in flight, then stop.
-    let _ = ctrlc::set_handler(|| {
-        mra_runtime::scratch::remove_all();
-        eprintln!("mra-bench: interrupted");
-        std::process::exit(130);
-    });
+    // Ctrl-C or SIGTERM only sets a flag; the command stops at its next safe point and its
+    // error comes back here (mra_runtime::interrupt says why not exit from the handler).
+    if let Err(e) = mra_runtime::interrupt::install() {
+        eprintln!("mra-bench: warning: cannot handle Ctrl-C ({e}): an interrupt may leave temporary files");
+    }
     let mut cli = match cli::Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => exit_on_usage_error(e),
@@ -79,6 +78,13 @@ fn main() {
         None if cli.run.emit_src => emit_cmd::run(&cli.run),
         None => run_cmd::run(&cli.run),
     };
+    // Interrupted: whatever the command returned (a compiler stopped by the interrupt may read
+    // as a compile error), the run stops here, with the scratch directories removed.
+    if let Some(code) = mra_runtime::interrupt::exit_status() {
+        mra_runtime::scratch::remove_all();
+        eprintln!("mra-bench: interrupted");
+        std::process::exit(code);
+    }
     match result {
         Ok(code) => std::process::exit(code),
         Err(e) => {

@@ -243,6 +243,7 @@ fn sweep_on<B: Backend>(session: &Session<B>, args: &SweepArgs, ks: &[u32], dtyp
             }
         }
         for s in &tuned_levels {
+            mra_runtime::interrupt::check()?;
             bar.set_message(format!("K={k} {}", s.name));
             let mut row = Row {
                 level: s.name.clone(),
@@ -292,6 +293,8 @@ fn sweep_on<B: Backend>(session: &Session<B>, args: &SweepArgs, ks: &[u32], dtyp
                 }
                 Err(e) => row.note = e.to_string(),
             }
+            // A level the interrupt stopped is no row.
+            mra_runtime::interrupt::check()?;
             rows.push(row);
             bar.inc(1);
         }

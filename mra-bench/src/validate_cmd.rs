@@ -171,6 +171,7 @@ fn validate_on<B: Backend>(session: &Session<B>, args: &ValidateArgs, levels: &[
             let inputs = Inputs::random(dtype, k, n, seed);
             let cfg = HarnessConfig { nfuncs: n, max_blocks: args.max_blocks, tasks: 1, streams: 1, reps: 1, warmup: Default::default(), stream_data: Default::default() };
             for s in levels {
+                mra_runtime::interrupt::check()?;
                 // The configuration the other commands run: tuned where the database has one.
                 let s = &configure(s, k, dtype)?;
                 if let Err(e) = s.plan(Request { k, arch: gpu.arch(), dtype }) {
@@ -204,6 +205,8 @@ fn validate_on<B: Backend>(session: &Session<B>, args: &ValidateArgs, levels: &[
                     let cmp = harness::validate(gpu, &p, &bufs, &inputs)?;
                     Ok((p, cmp))
                 });
+                // A case the interrupt stopped is no failure of it.
+                mra_runtime::interrupt::check()?;
                 let (p, cmp) = match outcome {
                     Ok(done) => done,
                     Err(e) => {

@@ -323,41 +323,7 @@ fn nothing_done_is_a_failure_that_says_why() {
     assert!(text(&o.stderr).contains("# 0 passed, 2 failed"), "{}", text(&o.stderr));
 }
 
-// ---- 7. interrupts --------------------------------------------------------------------------
-
-#[test]
-fn an_interrupted_amd_compile_leaves_no_scratch_directory() {
-    let clang = mra_runtime::hip::compile::AmdCompiler::choose("gfx942", mra_runtime::hip::compile::Choice::Clang);
-    if mra_tests::require("clang for gfx942", clang).is_none() {
-        return;
-    }
-    for signal in ["-INT", "-TERM"] {
-        let tmp = scratch(&format!("tmpdir{signal}"));
-        let child = bin()
-            .args(["--compile-only", "--arch", "gfx942", "-K", "16", "-l", "all", "--compiler", "clang"])
-            .env("TMPDIR", &tmp)
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let scratch_dirs = || std::fs::read_dir(&tmp).unwrap().filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().starts_with("mra-clang-")).count();
-        let start = std::time::Instant::now();
-        while scratch_dirs() == 0 && start.elapsed().as_secs() < 60 {
-            std::thread::sleep(std::time::Duration::from_millis(5));
-        }
-        assert!(scratch_dirs() > 0, "a compile was in flight");
-        Command::new("kill").args([signal, &child.id().to_string()]).status().unwrap();
-        let o = child.wait_with_output().unwrap();
-        assert_eq!(o.status.code(), Some(130), "{}", text(&o.stderr));
-        // The last line says so, and nothing before it is an error (the `# ...` lines are notes).
-        let err = text(&o.stderr);
-        assert_eq!(err.trim().lines().last(), Some("mra-bench: interrupted"), "{err}");
-        assert!(err.lines().filter(|l| !l.starts_with('#')).count() == 1, "{err}");
-        // clang may still be finishing in the background; the directories are ours to remove.
-        assert_eq!(scratch_dirs(), 0, "mra-clang-* left in TMPDIR after SIG{}", &signal[1..]);
-        std::fs::remove_dir_all(tmp).unwrap();
-    }
-}
+// ---- 7. interrupts: tests/interrupt.rs -----------------------------------------------------
 
 // ---- 8. messages that blame the right party -------------------------------------------------
 

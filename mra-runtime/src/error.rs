@@ -31,6 +31,9 @@ pub enum RuntimeError {
     ClusterDoesNotFit { what: String, cluster_blocks: u32, threads: u32, resources: String },
     #[error("{0}")]
     Invalid(String),
+    /// A signal asked the process to stop (`interrupt`); `main` says so and exits 128 + it.
+    #[error("interrupted")]
+    Interrupted,
 }
 
 pub type Result<T, E = RuntimeError> = std::result::Result<T, E>;

@@ -12,6 +12,7 @@ pub mod error;
 pub mod harness;
 pub mod memory;
 pub mod hip;
+pub mod interrupt;
 pub mod process;
 pub mod reference;
 pub mod replace_file;

@@ -26,8 +26,8 @@ pub(crate) fn unregister(path: &Path) {
     }
 }
 
-/// Removes every registered scratch directory, and any registered later; called from the
-/// interrupt handler just before the process exits.
+/// Removes every registered scratch directory, and any registered later; called by `main` on
+/// an interrupt, just before the process exits (a thread's compile may still own one).
 pub fn remove_all() {
     let dirs = LIVE.lock().unwrap_or_else(|e| e.into_inner()).take().unwrap_or_default();
     for d in dirs {

@@ -87,6 +87,10 @@ impl Emulator {
         std::thread::scope(|scope| {
             for _ in 0..jobs.max(1) {
                 scope.spawn(|| loop {
+                    // Interrupted: no new compile starts (one in flight is stopped by its wait).
+                    if crate::interrupt::pending().is_some() {
+                        break;
+                    }
                     let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     let Some((src, entry)) = sources.get(i) else { break };
                     if let Err(e) = clang.build(src, entry, cache, &scratch, checker) {
@@ -96,6 +100,7 @@ impl Emulator {
                 });
             }
         });
+        crate::interrupt::check()?;
         match first_error.into_inner().unwrap() {
             Some(e) => Err(e.into()),
             None => Ok(()),
@@ -230,17 +235,20 @@ impl Backend for Emulator {
         for (buf, path) in buffers.iter().zip(&files) {
             std::fs::write(path, &*buf.bytes.borrow()).map_err(|e| RuntimeError::Invalid(format!("emulator: writing {}: {e}", path.display())))?;
         }
-        let out = Command::new(&f.built.exe)
-            .arg(threads.to_string())
+        let mut run = Command::new(&f.built.exe);
+        run.arg(threads.to_string())
             .arg(args.nblocks.to_string())
             .arg(args.nfuncs.to_string())
             .args(&files)
             // Leaks at exit are not kernel errors; any other ASan report stops the run.
             .env("ASAN_OPTIONS", "detect_leaks=0:abort_on_error=0:exitcode=4")
             // The first race stops the run (it is the kernel's error, like an ASan report).
-            .env("TSAN_OPTIONS", "halt_on_error=1:exitcode=66:report_signal_unsafe=0")
-            .output()
-            .map_err(|e| RuntimeError::Invalid(format!("emulator: running {}: {e}", f.built.exe.display())))?;
+            .env("TSAN_OPTIONS", "halt_on_error=1:exitcode=66:report_signal_unsafe=0");
+        // No time limit (a kernel is not a tool that hangs), but an interrupt stops it.
+        let out = crate::process::output_within(&mut run, None).map_err(|e| match e.kind() {
+            std::io::ErrorKind::Interrupted => RuntimeError::Interrupted,
+            _ => RuntimeError::Invalid(format!("emulator: running {}: {e}", f.built.exe.display())),
+        })?;
         if !out.status.success() {
             let stderr = String::from_utf8_lossy(&out.stderr);
             // ASan warns once that fibers may confuse it; that is not the kernel's fault.

@@ -114,13 +114,20 @@ impl HostClang {
         }
         let exe = dir.join(format!("{key}.emu"));
         let start = Instant::now();
-        let out = crate::process::output(Command::new(&self.path).args(FLAGS).arg(checker.flag()).arg("-o").arg(&tmp).arg(&src));
+        // clang++'s own temporaries (the object before the link) go into the run's scratch
+        // directory, removed with it however the compile ends (a stopped clang leaves them).
+        let out = crate::process::output(Command::new(&self.path).args(FLAGS).arg(checker.flag()).arg("-o").arg(&tmp).arg(&src).env("TMPDIR", scratch));
         // MRA_EMU_KEEP=1 keeps the emulated C++ beside its executable (to rebuild it by hand
         // with -g when an emulated kernel misbehaves).
         if std::env::var_os("MRA_EMU_KEEP").is_none() {
             let _ = std::fs::remove_file(&src);
         }
-        let out = out.map_err(|source| CompileError::Io { what: "running clang++", path: self.path.clone(), source })?;
+        // Stopped (an interrupt, the tool time limit) or failed: the partial executable goes
+        // too, never left in the kernel cache.
+        let out = out.map_err(|source| {
+            let _ = std::fs::remove_file(&tmp);
+            CompileError::Io { what: "running clang++", path: self.path.clone(), source }
+        })?;
         if !out.status.success() {
             let _ = std::fs::remove_file(&tmp);
             return Err(CompileError::Failed {
@@ -130,7 +137,10 @@ impl HostClang {
                 stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
             });
         }
-        std::fs::rename(&tmp, &exe).map_err(|source| CompileError::Io { what: "storing the emulated executable", path: exe.clone(), source })?;
+        std::fs::rename(&tmp, &exe).map_err(|source| {
+            let _ = std::fs::remove_file(&tmp);
+            CompileError::Io { what: "storing the emulated executable", path: exe.clone(), source }
+        })?;
         Ok(Built { exe, seconds: start.elapsed().as_secs_f64(), cached: false })
     }
 }

@@ -51,9 +51,12 @@ pub fn time_reps_clocked<B: Backend>(
 ) -> Result<Timing> {
     let events = RepEvents { start: gpu.event()?, end: gpu.event()?, joins: streams.iter().map(|_| gpu.event()).collect::<Result<_>>()? };
     p.set_b(gpu, bufs)?;
-    let warmup = crate::warmup::run(cfg.warmup, clocks, || one_rep(gpu, p, bufs, streams, cfg, &events).map(|r| r.device_ms))?;
+    // Each repetition, untimed or timed, is a safe point of an interrupt (a `settle` warm-up or
+    // many long repetitions take minutes).
+    let rep = || crate::interrupt::check().and_then(|()| one_rep(gpu, p, bufs, streams, cfg, &events));
+    let warmup = crate::warmup::run(cfg.warmup, clocks, || rep().map(|r| r.device_ms))?;
     let sampler = clocks.map(|c| crate::clocks::Sampler::start(c.clone(), std::time::Duration::from_millis(10)));
-    let timed = (0..cfg.reps).map(|_| one_rep(gpu, p, bufs, streams, cfg, &events)).collect::<Result<Vec<Rep>>>();
+    let timed = (0..cfg.reps).map(|_| rep()).collect::<Result<Vec<Rep>>>();
     let clock = sampler.and_then(|s| s.finish());
     let timed = timed?;
     Ok(Timing {
@@ -236,6 +239,44 @@ mod tests {
         };
         assert_eq!((s1, w1, e1, s2, w2, e2, s_end), (streams[1], streams[0], j1, streams[2], streams[0], j2, streams[0]));
         assert!(start != end && j1 != j2 && ![start, end].contains(&j1));
+    }
+
+    /// Run by [`an_interrupt_stops_the_timing_at_the_next_repetition`] in a child process (the
+    /// interrupt flag is global to the process).
+    #[test]
+    fn child_interrupted_timing() {
+        if std::env::var_os("MRA_TEST_TIMING_CHILD").is_none() {
+            return;
+        }
+        crate::interrupt::install().unwrap();
+        // One untimed repetition (500 ms by the fake's events), then 100 timed ones of 3
+        // launches of 10 ms each: 3 s, far more than the 100 ms before the signal.
+        let s = session(500.0);
+        let c = cfg(3, 3, 1, 100);
+        let (p, bufs) = prepared(&s, "copy", 4, &c);
+        let streams = s.streams(c.streams).unwrap();
+        s.gpu.launch_delay.set(std::time::Duration::from_millis(10));
+        s.gpu.ops.borrow_mut().clear();
+        std::thread::spawn(|| {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            signal_hook::low_level::raise(signal_hook::consts::SIGINT).unwrap();
+        });
+        let start = std::time::Instant::now();
+        let e = time_reps(&s.gpu, &p, &bufs, &streams, &c).unwrap_err();
+        assert!(matches!(e, crate::RuntimeError::Interrupted), "{e}");
+        assert!(start.elapsed() < std::time::Duration::from_secs(1), "stopped at the next repetition: {:?}", start.elapsed());
+        let launches = s.gpu.launches().len();
+        assert!(launches > 0 && launches < 300, "{launches} launches");
+    }
+
+    #[test]
+    fn an_interrupt_stops_the_timing_at_the_next_repetition() {
+        let o = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", "harness::timing::tests::child_interrupted_timing", "--nocapture", "--test-threads=1"])
+            .env("MRA_TEST_TIMING_CHILD", "1")
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
     }
 
     #[test]

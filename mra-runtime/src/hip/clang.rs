@@ -58,7 +58,8 @@ impl Clang {
         let src = dir.write("kernel.hip", source.as_bytes())?;
         let out = dir.path.join("kernel.co");
         let start = Instant::now();
-        let output = crate::process::output(Command::new(&self.path).args(Self::args(arch, &src, &out)))
+        // Its own temporaries in the scratch directory too: removed with it however clang ends.
+        let output = crate::process::output(Command::new(&self.path).args(Self::args(arch, &src, &out)).env("TMPDIR", &dir.path))
             .map_err(|source| HipError::Io { what: "running clang", path: self.path.clone(), source })?;
         let seconds = start.elapsed().as_secs_f64();
         let stderr = String::from_utf8_lossy(&output.stderr).into_owned();

@@ -200,6 +200,14 @@ impl Db {
         self.flush()
     }
 
+    /// Removes the record of `config` for the case of `like` (its config is ignored), if any,
+    /// and writes the file at once: the pending record of a candidate whose evaluation was no
+    /// verdict (interrupted, a tool stopped at its time limit).
+    pub fn remove(&mut self, like: &Record, config: &Config) -> Result<()> {
+        self.records.retain(|r| !(r.same_case(like) && &r.config == config));
+        self.flush()
+    }
+
     /// Writes the whole file atomically (`replace_file`: a temporary file beside it, then a rename).
     pub fn flush(&self) -> Result<()> {
         let io = |what: &str, e: std::io::Error| RuntimeError::Invalid(format!("cannot {what} tuning database {}: {e}", self.path.display()));

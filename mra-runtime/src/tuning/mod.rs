@@ -116,13 +116,40 @@ fn evaluate_one(db: &mut Db, case: &Record, cfg: &Config, eval: &mut dyn Evaluat
     if let Some(r) = db.find(case, cfg) {
         return Ok((r.clone(), true));
     }
+    // Between candidates: a safe point of an interrupt.
+    crate::interrupt::check()?;
     // Recorded as failed before it runs: a candidate that kills the process (a sticky GPU
     // fault such as a misaligned access poisons the whole context) stays marked, so a rerun
     // skips it and it is never chosen. Its real outcome replaces this record when the
     // evaluation returns.
-    let pending = Outcome::Invalid { why: "did not finish: the run was interrupted or the candidate crashed the process (a GPU fault)".into() };
+    let pending = Outcome::Invalid { why: "did not finish: the candidate crashed the process (a GPU fault), or the process was killed".into() };
     db.put(Record { config: cfg.clone(), outcome: pending, at: db::now(), ..case.clone() })?;
-    let outcome = eval.evaluate(cfg).map_err(|e| {
+    let timeouts = crate::process::timeouts();
+    let outcome = eval.evaluate(cfg);
+    // An interrupt, or a tool stopped at MRA_TOOL_TIMEOUT, during the evaluation makes its
+    // outcome no verdict on the candidate (a compiler stopped either way reads as "does not
+    // compile"): the pending record goes, so that a rerun (with a longer limit) tries it again.
+    let interrupted = crate::interrupt::pending().is_some() || matches!(outcome, Err(RuntimeError::Interrupted));
+    let timed_out = crate::process::timeouts() != timeouts;
+    if interrupted || timed_out {
+        db.remove(case, cfg)?;
+        if interrupted {
+            return Err(RuntimeError::Interrupted);
+        }
+        let why = match &outcome {
+            Ok(Outcome::Rejected { why } | Outcome::Invalid { why }) => format!(" ({why})"),
+            Ok(_) => String::new(),
+            Err(e) => format!(" ({})", brief(&e.to_string())),
+        };
+        return Err(RuntimeError::Invalid(format!(
+            "{} K={} {}: not recorded, as a tool was stopped at its time limit: rerun with a larger {} to try it{why}",
+            case.level,
+            case.k,
+            describe(cfg),
+            crate::process::TIMEOUT_ENV
+        )));
+    }
+    let outcome = outcome.map_err(|e| {
         RuntimeError::Invalid(format!(
             "{} K={} {}: {e}; the candidate is recorded as failed in {}, rerun `mra-bench tune` to go on without it",
             case.level,
@@ -320,6 +347,58 @@ mod tests {
         assert_eq!(first.1.len() - 1 + second.1.len(), space.len() - 1, "something was measured twice");
         assert_ne!(s.ranked()[0].config, bad);
         let _ = std::fs::remove_file(&path);
+    }
+
+    /// What is no verdict on a candidate: the one in flight at an interrupt, and one whose
+    /// compiler was stopped at MRA_TOOL_TIMEOUT (which reads as "does not compile"). Neither is
+    /// recorded (the pending record goes), the run stops with the reason, and the rerun tries it.
+    #[test]
+    fn an_interrupted_or_timed_out_candidate_is_not_recorded_and_a_rerun_tries_it() {
+        /// Fails on `transient` the first time it meets it; the fake's times otherwise.
+        struct Transient {
+            transient: Config,
+            timeout: bool,
+            calls: Vec<Config>,
+        }
+        impl Evaluate for Transient {
+            fn evaluate(&mut self, c: &Config) -> Result<Outcome> {
+                self.calls.push(c.clone());
+                if *c != self.transient {
+                    return Ok(timed(10.0 + c["pad_a"] as f64));
+                }
+                if !self.timeout {
+                    return Err(RuntimeError::Interrupted);
+                }
+                // A compiler that hangs, as the offline evaluator sees it: "does not compile".
+                let e = crate::process::output_within(&mut std::process::Command::new("sleep").arg("10"), Some(Duration::from_millis(50))).unwrap_err();
+                Ok(Outcome::Rejected { why: format!("does not compile: running clang: {e}") })
+            }
+        }
+        let space = fused_space();
+        let transient = space[space.len() / 3].clone();
+        for timeout in [false, true] {
+            let path = temp_db(if timeout { "timeout" } else { "interrupted" });
+            let case = record(&[], timed(0.0));
+            let mut db = Db::open(&path).unwrap();
+            let mut first = Transient { transient: transient.clone(), timeout, calls: vec![] };
+            let err = tune_case(&mut db, &case, &space, Strategy::Exhaustive, 0, Limits::default(), &mut first, &mut |_, _| {}).unwrap_err();
+            if timeout {
+                let msg = err.to_string();
+                assert!(msg.contains(&describe(&transient)) && msg.contains("not recorded") && msg.contains(crate::process::TIMEOUT_ENV) && !msg.contains('\n'), "{msg}");
+            } else {
+                assert!(matches!(err, RuntimeError::Interrupted), "{err}");
+            }
+            // On disk, as a rerun sees it: what was measured before it, and nothing for it.
+            let mut db = Db::open(&path).unwrap();
+            assert_eq!(db.records().len(), first.calls.len() - 1, "timeout {timeout}");
+            assert!(db.find(&case, &transient).is_none(), "timeout {timeout}: {:?}", db.find(&case, &transient));
+            let mut second = Transient { transient: Config::new(), timeout, calls: vec![] };
+            tune_case(&mut db, &case, &space, Strategy::Exhaustive, 0, Limits::default(), &mut second, &mut |_, _| {}).unwrap();
+            assert_eq!(second.calls[0], transient, "timeout {timeout}: the rerun starts with it");
+            assert_eq!(first.calls.len() - 1 + second.calls.len(), space.len(), "nothing measured twice");
+            assert_eq!(db.find(&case, &transient).unwrap().outcome.us(), Some(10.0 + transient["pad_a"] as f64));
+            let _ = std::fs::remove_file(&path);
+        }
     }
 
     /// Run by [`an_interrupted_run_resumes_without_measuring_anything_twice`] in a child
