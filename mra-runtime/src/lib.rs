@@ -13,6 +13,7 @@ pub mod harness;
 pub mod memory;
 pub mod hip;
 pub mod process;
+pub mod read_file;
 pub mod reference;
 pub mod replace_file;
 pub mod residency;
