@@ -181,7 +181,7 @@ fn sweep_on<B: Backend>(session: &Session<B>, args: &SweepArgs, ks: &[u32], dtyp
     let device = mra_runtime::configure::device_of(session);
     for &k in ks {
         let seed = args.seed.unwrap_or_else(rand::random);
-        let inputs = Inputs::random(dtype, k, base.nfuncs, seed);
+        let inputs = Inputs::try_random(dtype, k, base.nfuncs, seed)?;
         let mut floor_us = None;
         // Each level with its tuned configuration for this GPU at this K (unless --untuned).
         let mut tuned_levels = Vec::new();
