@@ -146,14 +146,15 @@ impl KernelCache {
         Ok(path)
     }
 
-    /// One entry: `Ok(None)` if absent (or unreadable: another user's cache), its payload if
-    /// intact, else why not.
+    /// One entry: its payload if intact; `Ok(None)` if absent or unreadable (another user's
+    /// cache, a cache path that is no directory), as before; else why it is damaged: not a
+    /// regular file, too large, or failing its header's check.
     fn check(&self, key: &str, ext: &str) -> std::result::Result<Option<Vec<u8>>, String> {
         let Some(path) = self.path(key, ext) else { return Ok(None) };
         match crate::read_file::read_bounded(&path, crate::read_file::MAX_DATA) {
             Ok(file) => unwrap_entry(&file).map(|p| Some(p.to_vec())),
-            Err(e) if matches!(e.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied) => Ok(None),
-            Err(e) => Err(e.to_string()),
+            Err(e) if matches!(e.kind(), std::io::ErrorKind::InvalidInput | std::io::ErrorKind::FileTooLarge) => Err(e.to_string()),
+            Err(_) => Ok(None),
         }
     }
 
