@@ -17,7 +17,8 @@ pub struct HandSource {
 impl HandSource {
     /// Reads the file; refuses one that cannot be read or holds nothing.
     pub fn read(path: &str) -> CmdResult<HandSource> {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("--source {path}: cannot read it ({e})"))?;
+        let text = mra_runtime::read_file::read_bounded_to_string(std::path::Path::new(path), mra_runtime::read_file::MAX_SOURCE)
+            .map_err(|e| format!("--source {path}: cannot read it ({e})"))?;
         if text.trim().is_empty() {
             return Err(format!("--source {path} is empty").into());
         }

@@ -107,7 +107,12 @@ pub fn read_npy<T: Element + npyz::Deserialize>(path: &Path, flag: &str) -> CmdR
     if have != need {
         return Err(size_error(if have > need { format!("more than {need}") } else { have.to_string() }, have < need));
     }
-    let data = npyz::NpyFile::with_header(header, &bytes[..]).into_vec::<T>().map_err(|e| at(format!("cannot read the data: {e}")))?;
+    let elements = npyz::NpyFile::with_header(header, &bytes[..]).data::<T>().map_err(|e| at(format!("cannot read the data: {e}")))?;
+    // Decoded into a vector allocated fallibly: a memory limit is one line, not an abort.
+    let mut data = mra_runtime::memory::try_vec(need_usize / want_size as usize, "its data").map_err(|e| at(e.to_string()))?;
+    for x in elements {
+        data.push(x.map_err(|e| at(format!("cannot read the data: {e}")))?);
+    }
     Ok(Array { shape, data })
 }
 
@@ -195,7 +200,8 @@ fn describe(d: &npyz::DType) -> String {
 /// Writes `data` as a C-order little-endian array of `shape`, atomically (temporary file, rename);
 /// an error names `flag` and the user's path, never the temporary file.
 pub fn write_npy<T: npyz::AutoSerialize + Copy>(flag: &str, path: &Path, shape: &[u64], data: &[T]) -> CmdResult<()> {
-    let mut bytes = Vec::new();
+    // The header (at most a few hundred bytes) and the data, allocated fallibly.
+    let mut bytes = mra_runtime::memory::try_vec(std::mem::size_of_val(data) + 4096, "the .npy file").map_err(|e| format!("{flag} {}: {e}", path.display()))?;
     {
         let mut w = npyz::WriteOptions::new().default_dtype().shape(shape).writer(&mut bytes).begin_nd()?;
         w.extend(data.iter().copied())?;

@@ -67,7 +67,8 @@ const LEGEND_WIDTH: u32 = 230;
 
 /// Reads a sweep JSON file, with one-line errors naming the file.
 pub fn load(path: &str) -> Result<SweepData, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read sweep results `{path}`: {e}"))?;
+    let text = mra_runtime::read_file::read_bounded_to_string(Path::new(path), mra_runtime::read_file::MAX_DATA)
+        .map_err(|e| format!("cannot read sweep results `{path}`: {e}"))?;
     let data: SweepData = serde_json::from_str(&text)
         .map_err(|e| format!("`{path}` is not a `mra-bench sweep --json` file: {e}"))?;
     // A time the sweep cannot have measured (zero, negative, beyond a year) would put the log

@@ -111,7 +111,7 @@ fn bench<B: Backend>(session: &Session<B>, args: &RunArgs, schedule: &Schedule, 
 
     // Validate once, on fresh random inputs, before timing.
     let seed = args.seed.unwrap_or_else(rand::random);
-    let inputs = Inputs::random(dtype, k, cfg.nfuncs, seed);
+    let inputs = Inputs::try_random(dtype, k, cfg.nfuncs, seed)?;
     for (p, what) in [(&level, name.as_str()), (&floor, "copy")] {
         let cmp = harness::validate(gpu, p, &bufs, &inputs)?;
         let tol = if p.kernel.plan.is_copy() { f64::MIN_POSITIVE } else { dtype.tolerance() };

@@ -216,7 +216,7 @@ fn sweep_on<B: Backend>(session: &Session<B>, args: &SweepArgs, ks: &[u32], dtyp
     for &k in ks {
         let seed = args.seed.unwrap_or_else(rand::random);
         let at = config_at(args, base, k, dtype);
-        let inputs = Inputs::random(dtype, k, if api { VALIDATION_N.min(at.nfuncs) } else { at.nfuncs }, seed);
+        let inputs = Inputs::try_random(dtype, k, if api { VALIDATION_N.min(at.nfuncs) } else { at.nfuncs }, seed)?;
         let mut floor_us = None;
         // Each level with its tuned configuration for this GPU at this K (unless --untuned).
         let mut tuned_levels = Vec::new();

@@ -114,7 +114,8 @@ pub fn npy_random(args: &NpyRandomArgs) -> CmdResult {
     let n: u64 = shape.iter().product();
     check_output(&args.output)?;
     let mut rng = rand::rngs::StdRng::seed_from_u64(args.seed.unwrap_or_else(rand::random));
-    let values: Vec<f64> = (0..n).map(|_| rng.random_range(-1.0..1.0)).collect();
+    let mut values = mra_runtime::memory::try_vec(usize::try_from(n).unwrap_or(usize::MAX), "the random values")?;
+    values.extend((0..n).map(|_| rng.random_range(-1.0..1.0)));
     match select::dtype(&args.dtype)? {
         DType::F64 => write_npy("--output", &args.output, &shape, &values),
         DType::F32 => write_npy("--output", &args.output, &shape, &values.iter().map(|&x| x as f32).collect::<Vec<_>>()),

@@ -441,8 +441,8 @@ fn copy_floor<B: Backend>(session: &Session<B>, k: u32, dtype: DType, cfg: &Harn
     let p = session.prepare(&copy, k, dtype)?;
     let bufs = session.allocate(cfg, &p.kernel.plan)?;
     let mut rng = rand::rng();
-    let a = harness::random_inputs(dtype, cfg.nfuncs * (k as usize).pow(3), &mut rng);
-    session.gpu.upload(&bufs.a, &harness::to_device_bytes(dtype, &a))?;
+    let a = harness::random_inputs(dtype, cfg.nfuncs * (k as usize).pow(3), &mut rng)?;
+    session.gpu.upload(&bufs.a, &harness::to_device_bytes(dtype, &a)?)?;
     let streams = session.streams(cfg.streams)?;
     let times = harness::time_reps(&session.gpu, &p, &bufs, &streams, cfg)?;
     Ok(harness::median(&times) / cfg.tasks as f64)

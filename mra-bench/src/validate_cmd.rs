@@ -168,7 +168,7 @@ fn validate_on<B: Backend>(session: &Session<B>, args: &ValidateArgs, levels: &[
         let dt = if dtype == DType::F64 { String::new() } else { format!(" dtype={dtype}") };
         for &n in ns {
             let seed = args.seed.unwrap_or_else(rand::random);
-            let inputs = Inputs::random(dtype, k, n, seed);
+            let inputs = Inputs::try_random(dtype, k, n, seed)?;
             let cfg = HarnessConfig { nfuncs: n, max_blocks: args.max_blocks, tasks: 1, streams: 1, reps: 1, warmup: Default::default(), stream_data: Default::default() };
             for s in levels {
                 mra_runtime::interrupt::check()?;

@@ -25,7 +25,7 @@ pub fn run(args: &TuneArgs, path: &str, schedules: &[Schedule], ks: &[u32], dtyp
         Some(p) => Db::open(p)?,
         None => Db::open_default()?,
     };
-    let mut file = match std::fs::read_to_string(path) {
+    let mut file = match mra_runtime::read_file::read_bounded_to_string(Path::new(path), mra_runtime::read_file::MAX_DATA) {
         Ok(text) => {
             let f: DefaultsFile = serde_json::from_str(&text).map_err(|e| format!("--write-defaults {}: not a tuned-defaults file ({e}); move it away or name another", select::quote(path)))?;
             if f.arch != arch.name {

@@ -260,3 +260,30 @@ fn stream_data_is_shared_or_private() {
         assert!(!text(&o.stderr).contains("--stream-data"), "--stream-data {d} accepted: {}", text(&o.stderr));
     }
 }
+
+/// Issue 49, item 9: a file read whole (the tuning database, sweep results, a tuned-defaults
+/// file, `--source`) is a regular file of bounded size: /dev/zero or /dev/full grew the process
+/// until it was killed, a FIFO waited forever. Each is one line naming the file, at once.
+#[test]
+fn files_read_whole_are_regular_and_bounded() {
+    let dir = scratch("whole");
+    let fifo = dir.join("fifo");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    // Sparse: 300 MiB long, nothing written.
+    let big = dir.join("big.json");
+    std::fs::File::create(&big).unwrap().set_len(300 << 20).unwrap();
+    let defaults = dir.join("gfx90a.json");
+    std::os::unix::fs::symlink("/dev/zero", &defaults).unwrap();
+    let (fifo, big, defaults, d) = (fifo.to_str().unwrap(), big.to_str().unwrap(), defaults.to_str().unwrap(), dir.to_str().unwrap());
+    let start = std::time::Instant::now();
+    refused(&["plot", "/dev/zero"], "`/dev/zero`: it is a character device, not a regular file");
+    refused(&["report", fifo], "it is a FIFO, not a regular file");
+    refused(&["plot", d], "it is a directory, not a regular file");
+    refused(&["report", big], "larger than 256 MiB");
+    refused(&["tune", "--write-defaults", defaults, "--arch", "gfx90a", "--db", "/dev/full"], "tuning database /dev/full: it is a character device");
+    refused(&["tune", "--write-defaults", defaults, "--arch", "gfx90a", "--db", fifo], "tuning database");
+    refused(&["tune", "--write-defaults", defaults, "--arch", "gfx90a"], "it is a character device, not a regular file");
+    refused(&["--compile-only", "--arch", "sm_90", "-l", "3", "-K", "8", "--source", fifo], "--source");
+    assert!(start.elapsed().as_secs() < 10, "refused at once, not waited on");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -19,8 +19,10 @@ pub enum RuntimeError {
     Compile { entry: String, arch: String, log: String },
     #[error("{what} needs {need_mib:.1} MiB of device memory but only {free_mib:.1} MiB are free; lower -N, -M or -s")]
     OutOfMemory { what: String, need_mib: f64, free_mib: f64 },
-    #[error("{what} needs {need_gib:.1} GiB of host memory but only {available_gib:.1} GiB are available (MemAvailable in /proc/meminfo); lower -N or -K")]
-    HostOutOfMemory { what: String, need_gib: f64, available_gib: f64 },
+    #[error("{what} needs {need_gib:.1} GiB of host memory but only {available_gib:.1} GiB are available ({bound}); lower -N or -K")]
+    HostOutOfMemory { what: String, need_gib: f64, available_gib: f64, bound: String },
+    #[error("cannot allocate {need_gib:.1} GiB of host memory for {what} (a memory limit or the system refused it)")]
+    HostAllocation { what: String, need_gib: f64 },
     #[error("kernel cache at {path}: {source}")]
     Cache { path: PathBuf, source: std::io::Error },
     #[error(transparent)]

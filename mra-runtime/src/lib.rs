@@ -14,6 +14,7 @@ pub mod memory;
 pub mod hip;
 pub mod interrupt;
 pub mod process;
+pub mod read_file;
 pub mod reference;
 pub mod replace_file;
 pub mod residency;

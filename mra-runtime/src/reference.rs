@@ -31,14 +31,16 @@ pub fn transform_one(k: usize, a: &[f64], b: &[f64], c: &mut [f64]) {
     gemm_pass(k, &w1, b, c);
 }
 
-/// The transform of a batch of tensors (`a.len() / K³` of them), in parallel over tensors.
-pub fn transform_batch(k: usize, a: &[f64], b: &[f64]) -> Vec<f64> {
+/// The transform of a batch of tensors (`a.len() / K³` of them), in parallel over tensors. The
+/// result is allocated fallibly: one line, not an abort, where a memory limit refuses it.
+pub fn transform_batch(k: usize, a: &[f64], b: &[f64]) -> crate::Result<Vec<f64>> {
     let k3 = k * k * k;
-    let mut c = vec![0.0; a.len()];
+    let mut c = crate::memory::try_vec(a.len(), "the FP64 reference")?;
+    c.resize(a.len(), 0.0);
     c.par_chunks_mut(k3)
         .zip(a.par_chunks(k3))
         .for_each(|(c_n, a_n)| transform_one(k, a_n, b, c_n));
-    c
+    Ok(c)
 }
 
 /// The definition, written out: C(i,j,l) = Σ_{a,b,c} A(a,b,c)·B(a,i)·B(b,j)·B(c,l).
@@ -97,7 +99,7 @@ mod tests {
             b[i * k + i] = 1.0;
         }
         let a: Vec<f64> = (0..k * k * k).map(|x| x as f64).collect();
-        assert_eq!(transform_batch(k, &a, &b), a);
+        assert_eq!(transform_batch(k, &a, &b).unwrap(), a);
     }
 
     #[test]
@@ -108,8 +110,8 @@ mod tests {
         let a = random(27, &mut rng);
         let b = random(9, &mut rng);
         let bt: Vec<f64> = (0..9).map(|x| b[(x % 3) * 3 + x / 3]).collect();
-        let c = transform_batch(k, &a, &b);
-        let ct = transform_batch(k, &a, &bt);
+        let c = transform_batch(k, &a, &b).unwrap();
+        let ct = transform_batch(k, &a, &bt).unwrap();
         assert!(c.iter().zip(&ct).any(|(x, y)| (x - y).abs() > 1e-6));
     }
 }

@@ -209,15 +209,19 @@ impl Transformer {
             return Err(invalid(format!("this transformer computes in {}, but the data is {}", self.dtype, T::DTYPE)));
         }
         let nfuncs = check_shapes(self.k, a.len(), b.len())?;
-        let a64: Vec<f64> = a.iter().map(|x| x.to_f64()).collect();
+        // Host copies as large as the data: allocated fallibly (one error, not an abort).
+        let mut a64 = crate::memory::try_vec(a.len(), "the tensors as f64")?;
+        a64.extend(a.iter().map(|x| x.to_f64()));
         let b64: Vec<f64> = b.iter().map(|x| x.to_f64()).collect();
         let c = match &self.engine {
-            Engine::Reference => reference::transform_batch(self.k as usize, &a64, &b64),
+            Engine::Reference => reference::transform_batch(self.k as usize, &a64, &b64)?,
             Engine::Cuda(e) => run(&e.0, &e.1, nfuncs, self.max_blocks, &a64, &b64)?,
             Engine::Hip(e) => run(&e.0, &e.1, nfuncs, self.max_blocks, &a64, &b64)?,
             Engine::Emulate(e) => run(&e.0, &e.1, nfuncs, self.max_blocks, &a64, &b64)?,
         };
-        Ok(c.into_iter().map(T::from_f64).collect())
+        let mut out = crate::memory::try_vec(c.len(), "the transformed tensors")?;
+        out.extend(c.into_iter().map(T::from_f64));
+        Ok(out)
     }
 }
 
@@ -303,8 +307,8 @@ fn run<B: Backend>(s: &Session<B>, p: &Prepared<B>, nfuncs: usize, max_blocks: u
     let cfg = cfg.with_grid(p.auto_grid(), 512);
     let bufs = s.allocate(&cfg, &p.kernel.plan)?;
     let gpu = &s.gpu;
-    gpu.upload(&bufs.a, &harness::to_device_bytes(bufs.dtype, a))?;
-    gpu.upload(&bufs.b, &harness::to_device_bytes(bufs.dtype, b))?;
+    gpu.upload(&bufs.a, &harness::to_device_bytes(bufs.dtype, a)?)?;
+    gpu.upload(&bufs.b, &harness::to_device_bytes(bufs.dtype, b)?)?;
     p.set_b(gpu, &bufs)?;
     harness::run_once(gpu, p, &bufs, &gpu.stream()?)
 }

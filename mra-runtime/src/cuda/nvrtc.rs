@@ -133,14 +133,17 @@ impl Nvrtc {
         let options = self.options(arch);
         let version = format!("nvrtc {}.{}", self.version.0, self.version.1);
         let key = KernelCache::key(&[source.as_bytes(), options.join(" ").as_bytes(), version.as_bytes(), arch.as_bytes()]);
-        if let Some(cubin) = cache.get(&key, "cubin") {
-            let log = cache.get(&key, "log").map(|l| String::from_utf8_lossy(&l).into_owned()).unwrap_or_default();
+        // The log is half of the entry: its ptxas report is the register and spill count. A cubin
+        // whose log is damaged or missing is removed with it and compiled again.
+        if let Some([cubin, log]) = cache.get_all(&key, &["cubin", "log"]).and_then(|all| <[Vec<u8>; 2]>::try_from(all).ok()) {
+            let log = String::from_utf8_lossy(&log).into_owned();
             let resources = ResourceReport::parse(&log);
             return Ok(Compiled { cubin, resources, log, seconds: start.elapsed().as_secs_f64(), from_cache: true });
         }
         let (cubin, log) = self.compile_uncached(source, entry, arch, &options)?;
-        cache.put(&key, "cubin", &cubin);
+        // The log first: a reader that finds the cubin finds its log.
         cache.put(&key, "log", log.as_bytes());
+        cache.put(&key, "cubin", &cubin);
         Ok(Compiled { cubin, resources: ResourceReport::parse(&log), log, seconds: start.elapsed().as_secs_f64(), from_cache: false })
     }
 

@@ -163,7 +163,10 @@ impl Backend for Emulator {
         Ok((1 << 34, 1 << 34))
     }
     fn alloc(&self, bytes: usize) -> Result<Rc<EmuBuffer>> {
-        let buf = Rc::new(EmuBuffer { bytes: RefCell::new(vec![0u8; bytes]) });
+        // The emulator's device memory is host memory: allocated fallibly, as the host buffers.
+        let mut zeros = crate::memory::try_vec(bytes, "an emulated device buffer")?;
+        zeros.resize(bytes, 0u8);
+        let buf = Rc::new(EmuBuffer { bytes: RefCell::new(zeros) });
         let mut map = self.buffers.borrow_mut();
         map.retain(|_, w| w.strong_count() > 0);
         map.insert(Self::device_ptr(&buf), Rc::downgrade(&buf));
@@ -181,7 +184,10 @@ impl Backend for Emulator {
         Ok(())
     }
     fn download(&self, buf: &Rc<EmuBuffer>) -> Result<Vec<u8>> {
-        Ok(buf.bytes.borrow().clone())
+        let bytes = buf.bytes.borrow();
+        let mut copy = crate::memory::try_vec(bytes.len(), "a downloaded emulated buffer")?;
+        copy.extend_from_slice(&bytes);
+        Ok(copy)
     }
     fn copy_device(&self, dst: &Rc<EmuBuffer>, dst_at: usize, src: &Rc<EmuBuffer>, src_at: usize, bytes: usize, _stream: &()) -> Result<()> {
         let from = src.bytes.borrow()[src_at..src_at + bytes].to_vec();

@@ -77,13 +77,17 @@ impl HostClang {
 
     /// Compiles `source` to an executable in `cache` (or in `scratch` when the cache is off).
     pub fn build(&self, source: &str, entry: &str, cache: &KernelCache, scratch: &Path, checker: Checker) -> Result<Built, CompileError> {
-        let key = KernelCache::key(&[source.as_bytes(), FLAGS.join(" ").as_bytes(), checker.flag().as_bytes(), self.version.as_bytes(), b"emulate-v1"]);
-        // Built before: in the cache, or in the scratch directory (the cache off or unwritable).
-        for d in cache.dir().into_iter().chain([scratch]) {
-            let exe = d.join(format!("{key}.emu"));
-            if exe.is_file() {
-                return Ok(Built { exe, seconds: 0.0, cached: true });
-            }
+        // v2: executables carry a `.sum` entry (v1's had none, and are never looked at).
+        let key = KernelCache::key(&[source.as_bytes(), FLAGS.join(" ").as_bytes(), checker.flag().as_bytes(), self.version.as_bytes(), b"emulate-v2"]);
+        // Built before: in the cache (checked: length, SHA-256, executable; a damaged one is
+        // removed with one warning and built again), or in this run's own scratch directory
+        // (the cache off or unwritable).
+        if let Some(exe) = cache.get_file(&key, "emu") {
+            return Ok(Built { exe, seconds: 0.0, cached: true });
+        }
+        let exe = scratch.join(format!("{key}.emu"));
+        if exe.is_file() {
+            return Ok(Built { exe, seconds: 0.0, cached: true });
         }
         // Into the cache while it can be written, else into this run's scratch directory: a
         // cache that cannot be created or written (MRA_KERNEL_CACHE naming a file, a read-only
@@ -137,7 +141,17 @@ impl HostClang {
                 stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
             });
         }
-        std::fs::rename(&tmp, &exe).map_err(|source| {
+        let stored = match dir == scratch {
+            true => std::fs::rename(&tmp, &exe).map(|()| exe.clone()),
+            // Its `.sum` first, then the executable: what a later run checks it against. A cache
+            // that takes the executable but not its sum is given up, as any unwritable one.
+            false => cache.store_file(&key, "emu", &tmp).or_else(|e| {
+                cache.give_up(&e);
+                let exe = scratch.join(format!("{key}.emu"));
+                std::fs::copy(&tmp, &exe).and_then(|_| std::fs::remove_file(&tmp)).map(|()| exe)
+            }),
+        };
+        let exe = stored.map_err(|source| {
             let _ = std::fs::remove_file(&tmp);
             CompileError::Io { what: "storing the emulated executable", path: exe.clone(), source }
         })?;
@@ -174,12 +188,12 @@ pub fn links_with(clang: &Path, checker: Checker) -> bool {
 mod tests {
     use super::*;
 
-    /// A stand-in for clang++ that writes `built` to its `-o` file: the cache logic without a
-    /// toolchain.
+    /// A stand-in for clang++ that writes `built` to its `-o` file (executable, as a linker
+    /// leaves it): the cache logic without a toolchain.
     fn fake_clang(dir: &Path) -> HostClang {
         use std::os::unix::fs::PermissionsExt;
         let path = dir.join("fake-clang++");
-        std::fs::write(&path, "#!/bin/sh\nwhile [ $# -gt 0 ]; do if [ \"$1\" = -o ]; then out=\"$2\"; fi; shift; done\nprintf built > \"$out\"\n").unwrap();
+        std::fs::write(&path, "#!/bin/sh\nwhile [ $# -gt 0 ]; do if [ \"$1\" = -o ]; then out=\"$2\"; fi; shift; done\nprintf built > \"$out\"; chmod +x \"$out\"\n").unwrap();
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
         HostClang { path, version: "fake 1".into() }
     }
@@ -210,6 +224,37 @@ mod tests {
         let again = clang.build("int c;", "c", &good, &scratch, Checker::Bounds).unwrap();
         assert!(again.cached && again.exe.starts_with(dir.join("cache")), "{}", again.exe.display());
         assert!(good.warnings().is_empty());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_damaged_executable_in_the_cache_is_warned_once_evicted_and_built_again() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("mra-emu-damage-test-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let scratch = dir.join("scratch");
+        std::fs::create_dir_all(&scratch).unwrap();
+        let clang = fake_clang(&dir);
+        let cache = KernelCache::at(dir.join("cache"));
+        let damages: [(&str, fn(&Path)); 4] = [
+            ("truncated", |p| std::fs::write(p, b"buil").unwrap()),
+            ("empty", |p| std::fs::write(p, b"").unwrap()),
+            ("garbage", |p| std::fs::write(p, b"\x7fELF\x02").unwrap()),
+            ("not executable", |p| std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o644)).unwrap()),
+        ];
+        let first = clang.build("int d;", "d", &cache, &scratch, Checker::Bounds).unwrap();
+        assert!(!first.cached && first.exe.starts_with(dir.join("cache")));
+        for (i, (how, damage)) in damages.iter().enumerate() {
+            damage(&first.exe);
+            let again = clang.build("int d;", "d", &cache, &scratch, Checker::Bounds).unwrap();
+            assert!(!again.cached, "{how}: built again, not run as it was");
+            assert_eq!(std::fs::read(&again.exe).unwrap(), b"built", "{how}");
+            assert!(std::fs::metadata(&again.exe).unwrap().permissions().mode() & 0o100 != 0, "{how}: executable");
+            let w = cache.warnings();
+            assert_eq!(w.len(), i + 1, "{how}: one warning: {w:?}");
+            assert!(w[i].contains(&first.exe.display().to_string()) && w[i].contains("compiling again") && !w[i].contains('\n'), "{how}: {w:?}");
+            assert!(clang.build("int d;", "d", &cache, &scratch, Checker::Bounds).unwrap().cached, "{how}: the rebuilt one is used next");
+        }
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -77,10 +77,10 @@ mod tests {
         for (n, have) in [(10usize, 3usize), (7, 7), (1, 1), (33, 4)] {
             let bufs = s.allocate(&cfg(n, 1, 1, 1), &p.kernel.plan).unwrap();
             let values: Vec<f64> = (0..n * 8).map(|i| if i < have * 8 { i as f64 } else { f64::NAN }).collect();
-            s.gpu.upload(&bufs.a, &crate::harness::to_device_bytes(DType::F64, &values)).unwrap();
+            s.gpu.upload(&bufs.a, &crate::harness::to_device_bytes(DType::F64, &values).unwrap()).unwrap();
             let stream = s.gpu.stream().unwrap();
             tile_a(&s.gpu, &bufs, 2, have, &stream).unwrap();
-            let a = crate::harness::from_device_bytes(DType::F64, &s.gpu.download(&bufs.a).unwrap());
+            let a = crate::harness::from_device_bytes(DType::F64, &s.gpu.download(&bufs.a).unwrap()).unwrap();
             for (i, v) in a.iter().enumerate() {
                 assert_eq!(*v, ((i / 8) % have * 8 + i % 8) as f64, "N={n}, have {have}: element {i}");
             }

@@ -47,8 +47,8 @@ impl<B: Backend> Buffers<B> {
 
     /// Uploads A and B.
     pub fn upload_inputs(&self, gpu: &B, inputs: &Inputs) -> Result<()> {
-        self.upload_a(gpu, &to_device_bytes(self.dtype, &inputs.a))?;
-        gpu.upload(&self.b, &to_device_bytes(self.dtype, &inputs.b))
+        self.upload_a(gpu, &to_device_bytes(self.dtype, &inputs.a)?)?;
+        gpu.upload(&self.b, &to_device_bytes(self.dtype, &inputs.b)?)
     }
 
     /// Uploads `bytes` as A, into every stream's A where the streams have their own.
@@ -95,7 +95,7 @@ mod tests {
                     }
                 }
                 for st in 0..3 {
-                    let got = from_device_bytes(DType::F64, &s.gpu.download(bufs.c_of(st)).unwrap());
+                    let got = from_device_bytes(DType::F64, &s.gpu.download(bufs.c_of(st)).unwrap()).unwrap();
                     let cmp = Comparison::of_in(&got, &inputs.reference, DType::F64);
                     assert!(cmp.passes(1e-12), "{name} {data:?}: stream {st}'s C: {cmp:?}");
                 }

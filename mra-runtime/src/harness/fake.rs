@@ -68,13 +68,13 @@ impl Fake {
     fn read(&self, ptr: u64, n: usize) -> Vec<f64> {
         let mem = self.mem.borrow();
         let (buf, off) = (&mem[(ptr >> 32) as usize - 1], (ptr & 0xffff_ffff) as usize);
-        from_device_bytes(DType::F64, &buf[off..off + 8 * n])
+        from_device_bytes(DType::F64, &buf[off..off + 8 * n]).unwrap()
     }
 
     fn write(&self, ptr: u64, v: &[f64]) {
         let mut mem = self.mem.borrow_mut();
         let (buf, off) = (&mut mem[(ptr >> 32) as usize - 1], (ptr & 0xffff_ffff) as usize);
-        buf[off..off + 8 * v.len()].copy_from_slice(&to_device_bytes(DType::F64, v));
+        buf[off..off + 8 * v.len()].copy_from_slice(&to_device_bytes(DType::F64, v).unwrap());
     }
 
     pub(crate) fn launches(&self) -> Vec<(usize, LaunchArgs)> {
@@ -186,7 +186,7 @@ impl Backend for Fake {
         } else if entry.starts_with("mra_copy") {
             self.write(args.c, &self.read(args.a, n * k3));
         } else {
-            self.write(args.c, &reference::transform_batch(k, &self.read(args.a, n * k3), &b));
+            self.write(args.c, &reference::transform_batch(k, &self.read(args.a, n * k3), &b).unwrap());
         }
         Ok(())
     }

@@ -142,7 +142,7 @@ pub fn gemm_peak_tflops<B: Backend>(gpu: &B, n: usize, reps: usize) -> Result<f6
     let blas = gpu.blas()?;
     let stream = gpu.stream()?;
     let init: Vec<f64> = (0..n * n).map(|e| ((e * 2654435761usize) % 1000) as f64 / 1000.0 - 0.5).collect();
-    let init = to_device_bytes(DType::F64, &init);
+    let init = to_device_bytes(DType::F64, &init)?;
     let (a, b, c) = (gpu.alloc(init.len())?, gpu.alloc(init.len())?, gpu.alloc(init.len())?);
     gpu.upload(&a, &init)?;
     gpu.upload(&b, &init)?;

@@ -3,12 +3,17 @@
 //! temporary file in the same directory, then a rename), so an interrupted tuning run loses
 //! nothing and a rerun skips what is in it.
 //!
+//! Several processes may tune into one file at once: every write takes an exclusive lock, reads
+//! the file again and merges it with this process's records (the newer result of a case and
+//! config wins), so none loses another's records.
+//!
 //! Location: `$MRA_TUNING_DB`, else `$XDG_DATA_HOME/mra-dsl/tuning.json`, else
-//! `~/.local/share/mra-dsl/tuning.json`. One process writes a file at a time.
+//! `~/.local/share/mra-dsl/tuning.json`.
 
 use crate::error::{Result, RuntimeError};
 use mra_codegen::tune::Config;
 use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 /// Where a result was measured: the device and the software that made and ran the kernel.
@@ -138,6 +143,8 @@ const VERSION: u32 = 1;
 pub struct Db {
     path: PathBuf,
     records: Vec<Record>,
+    /// Records this process removed ([`Db::remove`]): the merge of every write leaves them out.
+    removed: Vec<Record>,
 }
 
 /// `$MRA_TUNING_DB`, else `$XDG_DATA_HOME/mra-dsl/tuning.json`, else
@@ -156,20 +163,8 @@ impl Db {
     /// Opens (reads) the database at `path`; a missing file is an empty database.
     pub fn open(path: impl Into<PathBuf>) -> Result<Db> {
         let path = path.into();
-        let records = match std::fs::read(&path) {
-            Ok(bytes) => {
-                let f: File = serde_json::from_slice(&bytes).map_err(|e| {
-                    RuntimeError::Invalid(format!("tuning database {} is not valid JSON ({e}); move it away or set MRA_TUNING_DB", path.display()))
-                })?;
-                if f.version != VERSION {
-                    return Err(RuntimeError::Invalid(format!("tuning database {} has format version {}, this build reads {VERSION}", path.display(), f.version)));
-                }
-                f.records
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-            Err(e) => return Err(RuntimeError::Invalid(format!("cannot read tuning database {}: {e}", path.display()))),
-        };
-        Ok(Db { path, records })
+        let records = read_records(&path)?;
+        Ok(Db { path, records, removed: Vec::new() })
     }
 
     /// The database at [`default_path`].
@@ -202,20 +197,39 @@ impl Db {
 
     /// Removes the record of `config` for the case of `like` (its config is ignored), if any,
     /// and writes the file at once: the pending record of a candidate whose evaluation was no
-    /// verdict (interrupted, a tool stopped at its time limit).
+    /// verdict (interrupted, a tool stopped at its time limit). The removal holds against the
+    /// merge with the file (which still has the record).
     pub fn remove(&mut self, like: &Record, config: &Config) -> Result<()> {
-        self.records.retain(|r| !(r.same_case(like) && &r.config == config));
+        let gone = |r: &Record| r.same_case(like) && &r.config == config;
+        if let Some(r) = self.records.iter().find(|r| gone(r)) {
+            self.removed.push(r.clone());
+        }
+        self.records.retain(|r| !gone(r));
         self.flush()
     }
 
-    /// Writes the whole file atomically (`replace_file`: a temporary file beside it, then a rename).
-    pub fn flush(&self) -> Result<()> {
+    /// Writes the whole file atomically (`replace_file`: a temporary file beside it, then a
+    /// rename), merged with the file as it is now: under an exclusive lock, the records another
+    /// process wrote since this one read it are kept, and this one's are added (of two results
+    /// for one case and config, the newer), less the ones this process removed. This process's
+    /// view becomes the merged file.
+    pub fn flush(&mut self) -> Result<()> {
         let io = |what: &str, e: std::io::Error| RuntimeError::Invalid(format!("cannot {what} tuning database {}: {e}", self.path.display()));
-        if let Some(dir) = self.path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|e| io("create the directory of the", e))?;
-        }
+        // Through a symbolic link to a shared database: the link's target is the file, and its
+        // directory the one locked.
+        let target = crate::replace_file::follow_links(&self.path).map_err(|e| io("write", e))?;
+        let dir = match target.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        std::fs::create_dir_all(&dir).map_err(|e| io("create the directory of the", e))?;
+        let _lock = lock_dir(&dir).map_err(|e| io("lock", e))?;
+        let mut merged = read_records(&self.path)?;
+        merge(&mut merged, std::mem::take(&mut self.records));
+        merged.retain(|r| !self.removed.iter().any(|x| x.same_case(r) && x.config == r.config && x.at == r.at));
+        self.records = merged;
         let json = serde_json::to_vec_pretty(&File { version: VERSION, records: self.records.clone() }).expect("records serialize");
-        // Through a symbolic link to a shared database, keeping the link and the file's mode.
+        // Keeping the link and the file's mode.
         crate::replace_file::replace(&self.path, &json).map_err(|e| io("write", e))
     }
 
@@ -232,6 +246,57 @@ impl Db {
     pub fn best_for_arch(&self, arch: &str, level: &str, k: u32, dtype: &str) -> Option<&Record> {
         fastest(self.records.iter().filter(|r| r.device.arch == arch && r.level == level && r.k == k && r.dtype == dtype && r.outcome.us().is_some()))
     }
+}
+
+/// The records of the file at `path`; a missing file holds none.
+fn read_records(path: &Path) -> Result<Vec<Record>> {
+    let bytes = match crate::read_file::read_bounded(path, crate::read_file::MAX_DATA) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(RuntimeError::Invalid(format!("cannot read tuning database {}: {e}", path.display()))),
+    };
+    let f: File = serde_json::from_slice(&bytes)
+        .map_err(|e| RuntimeError::Invalid(format!("tuning database {} is not valid JSON ({e}); move it away or set MRA_TUNING_DB", path.display())))?;
+    if f.version != VERSION {
+        return Err(RuntimeError::Invalid(format!("tuning database {} has format version {}, this build reads {VERSION}", path.display(), f.version)));
+    }
+    Ok(f.records)
+}
+
+/// What identifies a result: its case ([`Record::same_case`]) and its config.
+type Key<'a> = (&'a Device, &'a str, u32, &'a str, Option<Harness>, &'a Config);
+
+fn key(r: &Record) -> Key<'_> {
+    (&r.device, r.level.as_str(), r.k, r.dtype.as_str(), r.harness, &r.config)
+}
+
+/// Adds `ours` to `file`'s records: a result `file` lacks is appended, one it has replaces it
+/// unless the file's is newer (another process measured it again since). Order is kept.
+fn merge(file: &mut Vec<Record>, ours: Vec<Record>) {
+    let at: HashMap<Key, usize> = file.iter().enumerate().map(|(i, r)| (key(r), i)).collect();
+    let (mut replace, mut add) = (Vec::new(), Vec::new());
+    for r in ours {
+        match at.get(&key(&r)) {
+            Some(&i) if file[i].at <= r.at => replace.push((i, r)),
+            Some(_) => {}
+            None => add.push(r),
+        }
+    }
+    for (i, r) in replace {
+        file[i] = r;
+    }
+    file.extend(add);
+}
+
+/// An exclusive lock on the database's directory, held until the File is dropped. The
+/// directory, not the file: the file is replaced by a rename at every write, so a lock on it
+/// would be on the old inode that the next writer no longer opens; and a lock file of its own
+/// would be left beside the user's database.
+fn lock_dir(dir: &Path) -> std::io::Result<std::fs::File> {
+    let d = std::fs::File::open(dir)?;
+    // Fully qualified: std's own File::lock (Rust 1.89) would otherwise shadow it on newer compilers.
+    fs4::FileExt::lock(&d)?;
+    Ok(d)
 }
 
 /// The timed record with the least µs per task.
@@ -296,6 +361,60 @@ pub(crate) mod tests {
         std::fs::write(&path, b"{ not json").unwrap();
         assert!(Db::open(&path).unwrap_err().to_string().contains("is not valid JSON"));
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn two_writers_at_once_keep_every_record() {
+        // Two tunes on one database, each with its own view read at the start: each write must
+        // merge the other's records rather than replace the file with its own view.
+        let dir = std::env::temp_dir().join(format!("mra-tuning-db-writers-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let path = dir.join("tuning.json");
+        const N: u32 = 40;
+        std::thread::scope(|s| {
+            for writer in 0..2 {
+                let path = &path;
+                s.spawn(move || {
+                    let mut db = Db::open(path).unwrap();
+                    for i in 0..N {
+                        db.put(record(&[("writer", writer), ("i", i)], timed(1.0 + i as f64))).unwrap();
+                    }
+                });
+            }
+        });
+        let db = Db::open(&path).unwrap();
+        assert_eq!(db.records().len(), 2 * N as usize, "both writers' records are kept");
+        let left: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(left, [std::ffi::OsString::from("tuning.json")], "no temporary or lock file is left");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn of_two_results_for_one_config_the_newer_is_kept() {
+        let dir = std::env::temp_dir().join(format!("mra-tuning-db-newer-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let path = dir.join("tuning.json");
+        let (mut a, mut b) = (Db::open(&path).unwrap(), Db::open(&path).unwrap());
+        let at = |at, us| Record { at, ..record(&[("threads", 128)], timed(us)) };
+        b.put(at(5, 2.0)).unwrap();
+        // Measured earlier, written later: the newer result (b's) stays, and a sees it.
+        a.put(at(3, 9.0)).unwrap();
+        a.put(record(&[("threads", 256)], timed(4.0))).unwrap();
+        assert_eq!(a.find(&at(0, 0.0), &at(0, 0.0).config).unwrap().outcome.us(), Some(2.0));
+        // A newer result replaces an older one.
+        b.put(at(7, 3.0)).unwrap();
+        let again = Db::open(&path).unwrap();
+        assert_eq!(again.records().len(), 2);
+        assert_eq!(again.find(&at(0, 0.0), &at(0, 0.0).config).unwrap().outcome.us(), Some(3.0));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_database_that_is_not_a_regular_file_is_refused_in_one_line() {
+        for path in ["/dev/full", "/dev/zero"] {
+            let e = Db::open(path).unwrap_err().to_string();
+            assert!(e.contains(path) && e.contains("not a regular file") && !e.contains('\n'), "{e}");
+        }
     }
 
     #[test]

@@ -42,10 +42,10 @@ pub struct GpuEvaluator<'a, B: Backend> {
 
 impl<'a, B: Backend> GpuEvaluator<'a, B> {
     pub fn new(session: &'a Session<B>, schedule: &'a Schedule, k: u32, dtype: DType, harness: HarnessConfig, seed: u64) -> crate::Result<Self> {
-        let inputs = Inputs::random(dtype, k, VALIDATION_N, seed);
+        let inputs = Inputs::try_random(dtype, k, VALIDATION_N, seed)?;
         let mut rng = <rand::rngs::StdRng as rand::SeedableRng>::seed_from_u64(seed ^ 0x5eed);
-        let timing_a = harness::to_device_bytes(dtype, &harness::random_inputs(dtype, harness.nfuncs * (k as usize).pow(3), &mut rng));
-        let timing_b = harness::to_device_bytes(dtype, &inputs.b);
+        let timing_a = harness::to_device_bytes(dtype, &harness::random_inputs(dtype, harness.nfuncs * (k as usize).pow(3), &mut rng)?)?;
+        let timing_b = harness::to_device_bytes(dtype, &inputs.b)?;
         let streams = session.streams(harness.streams)?;
         let clocks = session.gpu.clock_source().ok();
         Ok(GpuEvaluator { session, schedule, k, dtype, harness, copy_us: None, inputs, timing_a, timing_b, streams, clocks })
