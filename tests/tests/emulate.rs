@@ -82,7 +82,7 @@ fn run_altered(s: &EmulatorSession, level: &str, k: u32, alter: impl Fn(&str) ->
     kernel.source = altered;
     let compiled = s.gpu.compile(&s.compiler, &kernel.source, &kernel.entry, &s.cache).unwrap();
     let f = s.gpu.load(&compiled, &kernel.entry, 0).unwrap();
-    let p = Prepared { kernel, compiled: Some(compiled), task: Task::Kernel(f), resident_blocks: None, clusters: None };
+    let p = Prepared { kernel, compiled: Some(compiled), task: Task::Kernel(f), resident_blocks: None, clusters: None, fill_device: false };
     let cfg = HarnessConfig { nfuncs: 2, max_blocks: 512, tasks: 1, streams: 1, reps: 1, warmup: Default::default(), stream_data: Default::default() };
     let bufs = s.allocate(&cfg, &p.kernel.plan).unwrap();
     harness::validate(&s.gpu, &p, &bufs, &Inputs::random(DType::F64, k, 2, 1)).err().map(|e| e.to_string())
@@ -155,7 +155,7 @@ fn emulated_launch(s: &EmulatorSession, schedule: &mra_codegen::Schedule, k: u32
     kernel.source = alter(&kernel.source);
     let compiled = s.gpu.compile(&s.compiler, &kernel.source, &kernel.entry, &s.cache).unwrap();
     let f = s.gpu.load(&compiled, &kernel.entry, 0).unwrap();
-    let p = Prepared { kernel, compiled: Some(compiled), task: Task::Kernel(f), resident_blocks: None, clusters: None };
+    let p = Prepared { kernel, compiled: Some(compiled), task: Task::Kernel(f), resident_blocks: None, clusters: None, fill_device: false };
     let cfg = HarnessConfig { nfuncs: n, max_blocks, tasks: 1, streams: 1, reps: 1, warmup: Default::default(), stream_data: Default::default() };
     let bufs = s.allocate(&cfg, &p.kernel.plan).unwrap();
     harness::validate(&s.gpu, &p, &bufs, &Inputs::random(DType::F64, k, n, rand_seed())).map_err(|e| e.to_string())
