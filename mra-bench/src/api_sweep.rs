@@ -23,6 +23,8 @@ pub(crate) fn measure<B: Backend>(
     clocks: Option<&Arc<dyn ClockSource>>,
 ) -> Result<Measured, Box<dyn std::error::Error>> {
     let gpu = &session.gpu;
+    // The tuned defaults timed in this regime, where the arch has them.
+    let s = &s.at_in(Request { k, arch: gpu.arch(), dtype }, mra_codegen::tuned_defaults::Regime::Api);
     let plan = s.plan(Request { k, arch: gpu.arch(), dtype })?;
     let n_valid = inputs.a.len() / (k as usize).pow(3);
     let mut p = session.prepare(s, k, dtype)?;

@@ -545,8 +545,9 @@ pub struct TuneArgs {
     #[arg(short = 'N', default_value_t = 2048)]
     pub nfuncs: usize,
     /// Maximum blocks per launch (M); a launch uses min(N, M), rounded up to whole clusters for a
-    /// thread-block-cluster level.
-    #[arg(short = 'M', default_value_t = 512)]
+    /// thread-block-cluster level. `auto`: waves of what the GPU holds of each candidate at once
+    /// (with `-N` of a batch far larger than L2, `-n 1 -s 1 --stream-data private`: the API regime).
+    #[arg(short = 'M', default_value = "512", value_parser = max_blocks_value)]
     pub max_blocks: usize,
     /// Tasks per timed repetition while tuning.
     #[arg(short = 'n', default_value_t = 100)]

@@ -283,9 +283,12 @@ fn prepare<B: Backend>(s: &Session<B>, k: u32, level: &str, dtype: DType) -> Res
 }
 
 fn prepare_schedule<B: Backend>(s: &Session<B>, schedule: &Schedule, k: u32, dtype: DType) -> Result<Prepared<B>> {
-    let p = s.prepare(schedule, k, dtype)?;
+    // One launch over the caller's batch: the tuned defaults timed that way, where there are.
+    let req = mra_codegen::Request { k, arch: s.gpu.arch(), dtype };
+    let schedule = schedule.at_in(req, mra_codegen::tuned_defaults::Regime::Api);
+    let p = s.prepare(&schedule, k, dtype)?;
     if p.kernel.plan.is_copy() {
-        return Err(copy_is_no_transform(schedule));
+        return Err(copy_is_no_transform(&schedule));
     }
     Ok(p)
 }

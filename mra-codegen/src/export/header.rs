@@ -155,7 +155,7 @@ fn launcher(e: &Entry, api: &Api, t: &str) -> String {
     let mut s = format!("\n// ---- K = {k}: {} [{}] ----\n\n", e.kernel.level, e.reason);
     // A level that spreads a tensor over several blocks (split_output, a cluster) launches its
     // own count: blocks per tensor, and whole clusters or tensors.
-    let (per_tensor, multiple) = (e.blocks_per_tensor(), e.grid_multiple());
+    let (per_tensor, multiple, stack) = (e.blocks_per_tensor(), e.grid_multiple(), e.tensors_per_block());
     // As mra-runtime's -M auto: fewer waves where each block has a workspace in device memory;
     // one with persistent(1), whose blocks walk the batch.
     let waves = if p.persistent { 1 } else if ws > 0 { 2 } else { AUTO_WAVES };
@@ -163,6 +163,8 @@ fn launcher(e: &Entry, api: &Api, t: &str) -> String {
         format!("{per_tensor} blocks per tensor (blocks {per_tensor}n .. {per_tensor}n + {} share tensor n), in whole pairs", per_tensor - 1)
     } else if multiple > 1 {
         format!("one tensor per cluster of {multiple} blocks, whole clusters")
+    } else if stack > 1 {
+        format!("one block per {stack} tensors at most (each pass spans {stack})")
     } else {
         "one block per tensor at most".to_string()
     };
@@ -194,7 +196,7 @@ fn launcher(e: &Entry, api: &Api, t: &str) -> String {
          #ifdef MRA_MAX_BLOCKS\n\
          \x20   if (cap > MRA_MAX_BLOCKS) cap = MRA_MAX_BLOCKS;\n\
          #endif\n\
-         \x20   const long long want = (long long)nfuncs * {per_tensor};\n\
+         \x20   const long long want = ((long long)nfuncs * {per_tensor} + {s1}) / {stack};\n\
          \x20   const long long blocks = want < cap ? want : cap;\n\
          \x20   return (int)((blocks + {m1}) / {multiple} * {multiple});\n}}\n\n",
         get = api.get_device,
@@ -202,7 +204,8 @@ fn launcher(e: &Entry, api: &Api, t: &str) -> String {
         dev_attr = api.device_attribute,
         mp = api.multiprocessor_count,
         occ = api.occupancy,
-        m1 = multiple - 1
+        m1 = multiple - 1,
+        s1 = stack - 1
     );
     let blocks = format!("mra_transform_k{k}_blocks(nfuncs)");
     s += &format!("// Workspace bytes mra_transform_k{k} needs for nfuncs tensors: {ws} elements per block{}.\n", if ws == 0 { " (none)" } else { "" });

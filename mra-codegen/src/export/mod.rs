@@ -86,6 +86,14 @@ impl Entry {
         self.kernel.plan.work_blocks(1) as u32
     }
 
+    /// Tensors one block of the launcher transforms per pass (`stack(N)`: N; else 1).
+    pub fn tensors_per_block(&self) -> u32 {
+        match self.kernel.plan.body {
+            Body::Transform(tp) => tp.stack,
+            _ => 1,
+        }
+    }
+
     /// What the launcher's grid must be a multiple of (a cluster's blocks, a tensor's blocks).
     pub fn grid_multiple(&self) -> u32 {
         self.kernel.plan.grid_multiple()
@@ -127,7 +135,10 @@ pub enum ExportError {
 /// level spreads a tensor over several blocks, the block-level function comes from
 /// [`BLOCK_CHAIN`] ([`Entry::block`]).
 pub fn entry_for(level: &Schedule, k: u32, arch: &'static Arch, dtype: DType, reason: String) -> Result<Entry, ExportError> {
-    let (level, kernel, reason) = kernel_for(level, k, arch, dtype, reason)?;
+    // A code calls the launcher once over its batch: the tuned defaults timed that way.
+    let req = Request { k, arch, dtype };
+    let level = level.at_in(req, crate::tuned_defaults::Regime::Api);
+    let kernel = emit::generate(&level, req).map_err(|source| ExportError::Plan { k, source })?;
     let multi = match kernel.plan.body {
         Body::Transform(tp) if tp.cluster > 1 => Some("a thread-block cluster"),
         Body::Transform(tp) if tp.split_output > 1 => Some("two blocks (split_output)"),
@@ -138,7 +149,16 @@ pub fn entry_for(level: &Schedule, k: u32, arch: &'static Arch, dtype: DType, re
     };
     let block = match multi {
         Some(what) => Some(block_for(k, arch, dtype, &level.name, what)?),
-        None => None,
+        // stack(N): the launcher's passes span N tensors; transform_block is one tensor per call,
+        // from the same level with stack(1).
+        None => match one_tensor_per_pass(&level, req) {
+            Some(one) => {
+                let kernel = emit::generate(&one, req).map_err(|source| ExportError::Plan { k, source })?;
+                let reason = format!("{} stacks {} tensors per pass: transform_block is the same level with stack(1), one tensor per call", level.name, kernel_stack(&level, req));
+                Some(Block { schedule: one, kernel, reason })
+            }
+            None => None,
+        },
     };
     Ok(Entry { k, schedule: level, kernel, reason, block })
 }
@@ -172,6 +192,14 @@ fn block_for(k: u32, arch: &'static Arch, dtype: DType, launcher: &str, what: &s
         }
     }
     Err(ExportError::NoBlockFunction { k, level: launcher.to_string(), chain: BLOCK_CHAIN.join(", "), arch: arch.name, dtype, why: distinct_clauses(&why) })
+}
+
+/// The tensors `level`'s passes span at `req` (`stack(N)`; 1 where it has none).
+fn kernel_stack(level: &Schedule, req: Request) -> u32 {
+    match level.plan(req) {
+        Ok(crate::Plan { body: Body::Transform(tp), .. }) => tp.stack,
+        _ => 1,
+    }
 }
 
 /// `level` with `stack(1)` where its tunable `stack(N)` resolves to N > 1 for `req` (else

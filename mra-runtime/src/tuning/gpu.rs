@@ -54,7 +54,7 @@ impl<'a, B: Backend> GpuEvaluator<'a, B> {
     fn run(&mut self, config: &Config) -> crate::Result<Outcome> {
         let (gpu, arch) = (&self.session.gpu, self.session.gpu.arch());
         let schedule = self.schedule.with_config(config).map_err(|e| crate::RuntimeError::Invalid(e.to_string()))?;
-        let p = match self.session.prepare(&schedule, self.k, self.dtype) {
+        let mut p = match self.session.prepare(&schedule, self.k, self.dtype) {
             Ok(p) => p,
             // prepare checks that one block fits (the occupancy tables used below) and, for a
             // cluster kernel, that one cluster fits the device.
@@ -91,10 +91,12 @@ impl<'a, B: Backend> GpuEvaluator<'a, B> {
             });
         }
         drop(vbufs);
-        let bufs: Buffers<B> = self.session.allocate(&self.harness, &p.kernel.plan)?;
+        // -M auto: the grid of waves of what the device holds of this candidate's kernel.
+        let harness = self.session.grid_for(&self.harness, &mut [&mut p]);
+        let bufs: Buffers<B> = self.session.allocate(&harness, &p.kernel.plan)?;
         bufs.upload_a(gpu, &self.timing_a)?;
         gpu.upload(&bufs.b, &self.timing_b)?;
-        let timing = harness::time_reps_clocked(gpu, &p, &bufs, &self.streams, &self.harness, self.clocks.as_ref())?;
+        let timing = harness::time_reps_clocked(gpu, &p, &bufs, &self.streams, &harness, self.clocks.as_ref())?;
         let sm_clock = timing.clock.clone();
         let host_bound_reps = Some(timing.host_bound_reps()).filter(|&n| n > 0);
         Ok(Outcome::Timed {
