@@ -38,6 +38,9 @@ Environment:
                           executable in the kernel cache (to rebuild it by hand with -g)
   MRA_REQUIRE_TOOLCHAINS  tests only: `1` makes a missing NVRTC/clang/hiprtc fail the toolchain tests
                           (`cargo test --workspace -- --include-ignored`) instead of skipping them
+  MRA_AMD_LAYOUTS         tests only: the directory of AMD's Matrix Instruction Calculator tables the
+                          layout tests read (default: ../shared/reference/amd-matrix-layouts beside
+                          the checkout; tests/data/amd-matrix-layouts is a copy of it)
   LD_LIBRARY_PATH         where libcuda, libnvrtc (e.g. pip's nvidia-cuda-nvrtc lib directory) and
                           ROCm's libraries are found";
 
