@@ -69,8 +69,11 @@ fn the_emulated_source_is_the_gpu_source_after_the_prelude() {
         let gpu_body = &kernel.source[kernel.source.find(PRELUDE_END).unwrap()..];
         let emu_body = &emu[emu.find(PRELUDE_END).unwrap()..];
         assert!(emu_body.starts_with(gpu_body), "{arch} {level}: the kernel text after the prelude changed");
+        // After the `#line` directive that names the kernel's lines as its own.
         let header = &kernel.source[..kernel.source.find(mra_codegen::emit::PRELUDE_BEGIN).unwrap()];
-        assert!(emu.starts_with(header), "{arch} {level}: the text before the prelude changed");
+        let (directive, emu_text) = emu.split_once('\n').unwrap();
+        assert_eq!(directive, format!("#line 1 \"{}.hip\"", kernel.entry), "{arch} {level}");
+        assert!(emu_text.starts_with(header), "{arch} {level}: the text before the prelude changed");
     }
 }
 

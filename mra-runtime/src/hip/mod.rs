@@ -72,7 +72,9 @@ pub enum HipError {
     ToolNotFound { tool: &'static str, tried: String, hint: &'static str },
     #[error("{compiler} could not link the code object for {arch}: the AMDGPU link step needs ld.lld, which is missing; install it with `apt-get install lld-19`\n{stderr}")]
     LldMissing { compiler: String, arch: String, stderr: String },
-    #[error("{compiler} could not compile the HIP source for {arch} (exit status {status}):\n{stderr}")]
+    /// `status` as the standard library prints it (`exit status: 1`, `signal: 9 (SIGKILL)`); the
+    /// first line ends with the compiler's first error, the whole message follows.
+    #[error("{compiler} could not compile the HIP source for {arch} ({status}): {}\n{stderr}", crate::error::first_error(.stderr))]
     ClangFailed { compiler: String, arch: String, status: String, stderr: String },
     #[error("hiprtc not found: could not load any of {tried} (Debian: `apt-get install libamdhip64-dev libhiprtc-builtins5 rocm-device-libs`; ROCm: put /opt/rocm/lib on LD_LIBRARY_PATH)")]
     HiprtcNotFound { tried: String },
@@ -81,7 +83,7 @@ pub enum HipError {
     /// `reason`: "is known to abort for" (ROCm 5.x and a newer arch) or "is not known to support".
     #[error("hiprtc {version} {reason} {arch}; use clang (--compiler clang)")]
     HiprtcUnsupported { version: String, reason: &'static str, arch: String },
-    #[error("hiprtc {version}: {call} failed for {arch} ({code}):\n{log}")]
+    #[error("hiprtc {version}: {call} failed for {arch} ({code}): {}\n{log}", crate::error::first_error(.log))]
     HiprtcFailed { version: String, call: &'static str, arch: String, code: String, log: String },
     #[error("the code object is not readable as an AMDGPU ELF: {0}")]
     BadCodeObject(String),
