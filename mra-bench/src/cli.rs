@@ -289,12 +289,15 @@ pub struct SweepArgs {
     /// Seed of the random validation inputs (default: fresh each run; printed on failure).
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Write the results as JSON to FILE; `--json` alone (or `--json -`) prints the JSON on
-    /// standard output and the table on standard error. (run and validate take `--json` as a
-    /// switch to JSON on standard output; sweep's table has a file form as well.)
+    /// Write the results as JSON to FILE, rewritten whole after every level (atomically, with
+    /// `"complete": false` until the sweep ends), so that an interrupted sweep leaves a valid
+    /// file with the levels measured so far; `--json` alone (or `--json -`) prints the JSON on
+    /// standard output at the end and the table on standard error. (run and validate take
+    /// `--json` as a switch to JSON on standard output; sweep's table has a file form as well.)
     #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
     pub json: Option<String>,
-    /// Write the results as CSV to FILE (`-` for standard output).
+    /// Write the results as CSV to FILE, rewritten whole after every level as --json is (`-`:
+    /// standard output, at the end).
     #[arg(long, value_name = "FILE")]
     pub csv: Option<String>,
     /// Also draw the results as a chart to FILE (.svg or .png); `mra-bench plot` redraws it
