@@ -170,8 +170,8 @@ pub struct TransformArgs {
     /// B: K x K .npy file (row-major: C(i,j,k) = sum A(a,b,c) B(a,i) B(b,j) B(c,k)).
     #[arg(long)]
     pub matrix: std::path::PathBuf,
-    /// C: written atomically, in A's shape and dtype (an existing file is replaced; a file, not
-    /// `-`, and not the --input or --matrix file).
+    /// C: written atomically, in A's shape and dtype (an existing file is replaced; not the
+    /// --input or --matrix file); `-` or a pipe such as /dev/stdout streams it (not to a terminal).
     #[arg(long)]
     pub output: std::path::PathBuf,
     /// Level (number or name), or `best` (the tuning database). Default: the first of
@@ -362,6 +362,10 @@ pub struct RunArgs {
     /// directory and each kernel gets its own file (e.g. L3-regblk_k16_gfx90a_f64.hip).
     #[arg(short = 'o', long = "output", value_name = "FILE|DIR", requires = "emit_src")]
     pub output: Option<String>,
+    /// With --emit-src -o: replace kernel files that exist and differ from what is written
+    /// (without it they are refused, so that a hand-edited kernel is never overwritten).
+    #[arg(long, requires = "output")]
+    pub force: bool,
     /// One JSON object per line (per repetition, or per level with --compile-only) instead of text.
     #[arg(long)]
     pub json: bool,

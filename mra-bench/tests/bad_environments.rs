@@ -55,7 +55,8 @@ fn scratch(name: &str) -> PathBuf {
 
 // ---- stub libraries ------------------------------------------------------------------------
 
-/// A directory per stub kind, built once: `broken-cuda`, `broken-nvrtc`, `stub-gpu`.
+/// A directory per stub kind, built once: `broken-cuda`, `broken-nvrtc`, `stub-gpu`,
+/// `no-occupancy` (the stub GPU without cuOccupancyMaxActiveBlocksPerMultiprocessor).
 fn stubs() -> Option<&'static Path> {
     static DIR: OnceLock<Result<PathBuf, String>> = OnceLock::new();
     let built = DIR.get_or_init(|| {
@@ -68,6 +69,7 @@ fn stubs() -> Option<&'static Path> {
         for (dir, file, source, defines) in [
             ("broken-cuda", "libcuda.so.1", "fake_cuda.c", &["-DBROKEN"][..]),
             ("stub-gpu", "libcuda.so.1", "fake_cuda.c", &[][..]),
+            ("no-occupancy", "libcuda.so.1", "fake_cuda.c", &["-DNO_OCCUPANCY"][..]),
             ("broken-nvrtc", "libnvrtc.so.13", "broken_nvrtc.c", &[][..]),
         ] {
             std::fs::create_dir_all(out.join(dir)).map_err(|e| e.to_string())?;
@@ -255,6 +257,11 @@ fn a_library_without_its_functions_is_named_with_the_missing_symbol() {
     let nvrtc = stubs().unwrap().join("broken-nvrtc");
     let o = bin().args(["--compile-only", "--arch", "sm_90", "-K", "8", "-l", "3"]).env("LD_LIBRARY_PATH", &nvrtc).output().unwrap();
     one_line_error(&o, 1, &["NVRTC library libnvrtc.so.13 is incomplete", "lacks nvrtc", "broken-nvrtc/libnvrtc.so.13"]);
+    // A driver without the occupancy query the persistent and cluster levels size their grids
+    // with: named by the probe, before any work, not cudarc's "Missing symbol" panic later.
+    let Some(path) = with_stub("no-occupancy") else { return };
+    let o = bin().args(["--arch", "sm_90", "-K", "8"]).env("LD_LIBRARY_PATH", &path).output().unwrap();
+    one_line_error(&o, 1, &["NVIDIA driver library libcuda.so.1 is incomplete", "lacks cuOccupancyMaxActiveBlocksPerMultiprocessor"]);
 }
 
 #[test]

@@ -87,6 +87,10 @@ pub enum HipError {
     HiprtcFailed { version: String, call: &'static str, arch: String, code: String, log: String },
     #[error("the code object is not readable as an AMDGPU ELF: {0}")]
     BadCodeObject(String),
+    /// The disassembler itself failed (a wrong or broken MRA_LLVM_OBJDUMP): not the code
+    /// object's fault, which the compiler just wrote.
+    #[error("the disassembler {tool} failed on the code object for {arch} ({status}): {message}; point MRA_LLVM_OBJDUMP at a working llvm-objdump (`apt-get install llvm-19`)")]
+    DisassemblerFailed { tool: String, arch: String, status: String, message: String },
     #[error("ROCm HIP runtime not found: could not load any of {tried} (install ROCm's libamdhip64, put /opt/rocm/lib on LD_LIBRARY_PATH, or name the library in MRA_HIP_RUNTIME); --compile-only and --emit-src work without it")]
     RuntimeNotFound { tried: String },
     #[error("ROCm HIP runtime ({library}) lacks the function {symbol}: {message}")]
