@@ -38,6 +38,9 @@ Environment:
                           executable in the kernel cache (to rebuild it by hand with -g)
   MRA_REQUIRE_TOOLCHAINS  tests only: `1` makes a missing NVRTC/clang/hiprtc fail the toolchain tests
                           (`cargo test --workspace -- --include-ignored`) instead of skipping them
+  MRA_AMD_LAYOUTS         tests only: the directory of AMD's Matrix Instruction Calculator tables the
+                          layout tests read (default: ../shared/reference/amd-matrix-layouts beside
+                          the checkout; tests/data/amd-matrix-layouts is a copy of it)
   LD_LIBRARY_PATH         where libcuda, libnvrtc (e.g. pip's nvidia-cuda-nvrtc lib directory) and
                           ROCm's libraries are found";
 
@@ -167,8 +170,8 @@ pub struct TransformArgs {
     /// B: K x K .npy file (row-major: C(i,j,k) = sum A(a,b,c) B(a,i) B(b,j) B(c,k)).
     #[arg(long)]
     pub matrix: std::path::PathBuf,
-    /// C: written atomically, in A's shape and dtype (an existing file is replaced; a file, not
-    /// `-`, and not the --input or --matrix file).
+    /// C: written atomically, in A's shape and dtype (an existing file is replaced; not the
+    /// --input or --matrix file); `-` or a pipe such as /dev/stdout streams it (not to a terminal).
     #[arg(long)]
     pub output: std::path::PathBuf,
     /// Level (number or name), or `best` (the tuning database). Default: the first of
@@ -302,12 +305,15 @@ pub struct SweepArgs {
     /// Seed of the random validation inputs (default: fresh each run; printed on failure).
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Write the results as JSON to FILE; `--json` alone (or `--json -`) prints the JSON on
-    /// standard output and the table on standard error. (run and validate take `--json` as a
-    /// switch to JSON on standard output; sweep's table has a file form as well.)
+    /// Write the results as JSON to FILE, rewritten whole after every level (atomically, with
+    /// `"complete": false` until the sweep ends), so that an interrupted sweep leaves a valid
+    /// file with the levels measured so far; `--json` alone (or `--json -`) prints the JSON on
+    /// standard output at the end and the table on standard error. (run and validate take
+    /// `--json` as a switch to JSON on standard output; sweep's table has a file form as well.)
     #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
     pub json: Option<String>,
-    /// Write the results as CSV to FILE (`-` for standard output).
+    /// Write the results as CSV to FILE, rewritten whole after every level as --json is (`-`:
+    /// standard output, at the end).
     #[arg(long, value_name = "FILE")]
     pub csv: Option<String>,
     /// Also draw the results as a chart to FILE (.svg or .png); `mra-bench plot` redraws it
@@ -373,6 +379,10 @@ pub struct RunArgs {
     /// directory and each kernel gets its own file (e.g. L3-regblk_k16_gfx90a_f64.hip).
     #[arg(short = 'o', long = "output", value_name = "FILE|DIR", requires = "emit_src")]
     pub output: Option<String>,
+    /// With --emit-src -o: replace kernel files that exist and differ from what is written
+    /// (without it they are refused, so that a hand-edited kernel is never overwritten).
+    #[arg(long, requires = "output")]
+    pub force: bool,
     /// One JSON object per line (per repetition, or per level with --compile-only) instead of text.
     #[arg(long)]
     pub json: bool,

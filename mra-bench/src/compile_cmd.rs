@@ -48,6 +48,9 @@ pub fn run(args: &RunArgs) -> CmdResult {
     }
     let hand = args.source.as_deref().map(crate::hand_source::HandSource::read).transpose()?;
     let schedules = select::level_list(&args.level)?;
+    if let Some(h) = &hand {
+        h.check_level(&schedules[0])?;
+    }
     // The configuration each line compiles is the one --emit-src and a run would use: the
     // tuning database's for this arch (unless --untuned), else the tuned defaults, else the
     // schedule's; each line names it.

@@ -40,12 +40,17 @@ pub fn run(args: &RunArgs) -> CmdResult {
     let several = schedules.len() > 1 || args.ks.len() > 1;
     if !several {
         let kernel = mra_codegen::generate(&tuned(&schedules[0], args.ks[0])?, Request { k: args.ks[0], arch, dtype })?;
-        match &args.output {
+        let file = match &args.output {
             // An existing directory gets the kernel under its descriptive name.
-            Some(dir) if Path::new(dir).is_dir() => write(&Path::new(dir).join(file_name(&kernel.level, args.ks[0], arch, dtype)), &kernel.source)?,
-            Some(file) => write(Path::new(file), &kernel.source)?,
-            None => crate::out!("{}", kernel.source)?,
-        }
+            Some(dir) if Path::new(dir).is_dir() => Path::new(dir).join(file_name(&kernel.level, args.ks[0], arch, dtype)),
+            Some(file) => PathBuf::from(file),
+            None => {
+                crate::out!("{}", kernel.source)?;
+                return Ok(0);
+            }
+        };
+        refuse_overwrite(&[(file.clone(), kernel.source.clone())], args.force)?;
+        write(&file, &kernel.source)?;
         return Ok(0);
     }
     let Some(dir) = &args.output else {
@@ -58,6 +63,8 @@ pub fn run(args: &RunArgs) -> CmdResult {
     let dir = Path::new(dir);
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create the directory `{}`: {e}", dir.display()))?;
     let (mut written, mut skipped) = (0, 0);
+    // Every kernel generated first: a file that would be overwritten is refused before any is written.
+    let mut files: Vec<(PathBuf, String)> = Vec::new();
     for s in &schedules {
         // (reason, the K it stops): one stderr line per level and reason, not per K.
         let mut refused: Vec<(String, Vec<u32>)> = Vec::new();
@@ -65,7 +72,7 @@ pub fn run(args: &RunArgs) -> CmdResult {
             mra_runtime::interrupt::check()?;
             match mra_codegen::generate(&tuned(s, k)?, Request { k, arch, dtype }) {
                 Ok(kernel) => {
-                    write(&dir.join(file_name(&kernel.level, k, arch, dtype)), &kernel.source)?;
+                    files.push((dir.join(file_name(&kernel.level, k, arch, dtype)), kernel.source));
                     written += 1;
                 }
                 Err(e) => {
@@ -86,6 +93,10 @@ pub fn run(args: &RunArgs) -> CmdResult {
     if written == 0 {
         return Err(format!("no kernel written to `{}`: every level asked for cannot run at these K on {} ({dtype})", dir.display(), arch.name).into());
     }
+    refuse_overwrite(&files, args.force)?;
+    for (file, source) in &files {
+        write(file, source)?;
+    }
     eprintln!("# wrote {written} kernel source{} to {}{}", if written == 1 { "" } else { "s" }, dir.display(), if skipped > 0 { format!(" ({skipped} skipped, see above)") } else { String::new() });
     Ok(0)
 }
@@ -97,6 +108,30 @@ pub fn file_name(level: &str, k: u32, arch: &Arch, dtype: DType) -> PathBuf {
         Vendor::Amd => "hip",
     };
     PathBuf::from(format!("{level}_k{k}_{}_{dtype}.{ext}", arch.name))
+}
+
+/// Refuses, unless `force`, to replace a regular file that exists and holds something else
+/// than what would be written (the same bytes lose nothing, so rerunning an emit is fine): it
+/// may be a kernel the user edited. A device such as /dev/stdout is written, not replaced.
+fn refuse_overwrite(files: &[(PathBuf, String)], force: bool) -> CmdResult<()> {
+    if force {
+        return Ok(());
+    }
+    let taken: Vec<&PathBuf> = files
+        .iter()
+        .filter(|(path, source)| std::fs::metadata(path).is_ok_and(|m| m.is_file()) && std::fs::read(path).map_or(true, |old| old != source.as_bytes()))
+        .map(|(path, _)| path)
+        .collect();
+    match taken.as_slice() {
+        [] => Ok(()),
+        [one] => Err(format!("-o {}: the file exists and holds something else (a hand-edited kernel?); choose another name, or pass --force to replace it", one.display()).into()),
+        [first, ..] => Err(format!(
+            "-o: {} of the kernel files exist and hold something else (e.g. {}); choose another directory, or pass --force to replace them",
+            taken.len(),
+            first.display()
+        )
+        .into()),
+    }
 }
 
 /// Atomically (temporary file, then rename): a failed write leaves no half a kernel behind.

@@ -6,7 +6,8 @@
 //! `mra-bench --emit-src ... -o FILE`, then an edit.
 
 use crate::select::CmdResult;
-use mra_codegen::Kernel;
+use mra_codegen::emit::{PRELUDE_BEGIN, PRELUDE_END};
+use mra_codegen::{Kernel, Schedule};
 
 /// A kernel source read from `--source`.
 pub struct HandSource {
@@ -25,14 +26,27 @@ impl HandSource {
         Ok(HandSource { path: path.to_string(), text })
     }
 
+    /// Refuses a library level (L6-kron, vendor-3gemm: BLAS calls, and for L6 a helper kernel
+    /// that builds the Kronecker matrix, nothing a file can replace), before any GPU is looked
+    /// for: a usage error, as the level and the flag do not go together on any arch.
+    pub fn check_level(&self, level: &Schedule) -> CmdResult<()> {
+        if level.iter_steps().any(|s| matches!(s, mra_codegen::ir::Step::Library(_))) {
+            return Err(crate::select::usage(format!(
+                "--source {}: {} is a library level (vendor BLAS calls): it has no generated kernel to replace; give a level that generates one (`mra-bench levels`)",
+                self.path, level.name
+            )));
+        }
+        Ok(())
+    }
+
     /// `kernel` (the level as generated for this request) with this file as its source. Refuses
     /// a library level (nothing to replace), a file that does not define the kernel's entry,
     /// and a file whose `THREADS` differs from the block size the plan launches.
     pub fn apply(&self, mut kernel: Kernel) -> CmdResult<Kernel> {
         let req = kernel.plan.request;
         let what = format!("{} at K={} ({}, {})", kernel.level, req.k, req.dtype, req.arch.name);
-        let emit = format!("mra-bench --emit-src -l {} -K {} --arch {} --dtype {} -o {}", kernel.level, req.k, req.arch.name, req.dtype, self.path);
-        if kernel.entry.is_empty() {
+        let emit = self.emit_command(&kernel);
+        if kernel.entry.is_empty() || matches!(kernel.plan.body, mra_codegen::plan::Body::Library(_)) {
             return Err(format!("--source {}: {what} calls a vendor library and has no kernel to replace", self.path).into());
         }
         if !defines(&self.text, &kernel.entry) {
@@ -49,6 +63,78 @@ impl HandSource {
         }
         kernel.source = self.text.clone();
         Ok(kernel)
+    }
+
+    /// [`HandSource::apply`] for the CPU wave emulator, which replaces the HIP prelude (the
+    /// hardware interface between the prelude markers) with its own CPU definitions: an edit
+    /// there would not be what runs, so a file whose prelude differs from the generated one is
+    /// refused, naming its lines that differ. (On a GPU the file is compiled as given.)
+    pub fn apply_emulated(&self, kernel: Kernel) -> CmdResult<Kernel> {
+        let region = |text: &str| -> Option<(usize, Vec<String>)> {
+            let begin = text.find(PRELUDE_BEGIN)?;
+            let start = begin + text[begin..].find('\n')? + 1;
+            let end = text[start..].find(PRELUDE_END)? + start;
+            Some((text[..start].matches('\n').count() + 1, text[start..end].lines().map(str::to_string).collect()))
+        };
+        let Some((first_line, theirs)) = region(&self.text) else {
+            return Err(format!(
+                "--source {}: the emulator replaces the HIP prelude between the lines `{PRELUDE_BEGIN}` and `{PRELUDE_END}`, and this file lacks them; keep them as --emit-src wrote them",
+                self.path
+            )
+            .into());
+        };
+        let (_, ours) = region(&kernel.source).expect("a generated HIP kernel has a prelude");
+        if let Some(lines) = differing_lines_at(&theirs, &ours, first_line) {
+            let last_line = first_line + theirs.len().max(1) - 1;
+            return Err(format!(
+                "--source {}: {lines} in the HIP prelude (lines {first_line}-{last_line}), which the emulator replaces with its own CPU definitions: the edit would not be what runs; keep the prelude as generated (`{}`), or validate the file on a GPU",
+                self.path,
+                self.emit_command(&kernel)
+            )
+            .into());
+        }
+        self.apply(kernel)
+    }
+
+    /// A compile error names the kernel's lines by the name its compiler was given (NVRTC's
+    /// `<entry>.cu`, the emulator's `<entry>.hip`): they are this file's lines, so they are named
+    /// by its path.
+    pub fn locate(&self, message: &str, entry: &str) -> String {
+        message.replace(&format!("{entry}.cu"), &self.path).replace(&format!("{entry}.hip"), &self.path)
+    }
+
+    /// The command that writes the generated source of `kernel` beside this file: never to
+    /// this file itself, which would lose the user's edits.
+    fn emit_command(&self, kernel: &Kernel) -> String {
+        let req = kernel.plan.request;
+        format!("mra-bench --emit-src -l {} -K {} --arch {} --dtype {} -o {}", kernel.level, req.k, req.arch.name, req.dtype, fresh_name(&self.path))
+    }
+}
+
+/// `line 35 differs`, `lines 35-37 differ` or `lines are missing after line 34` (numbered as in the file, whose
+/// prelude body starts at line `first`): the one run of lines where `theirs` differs from
+/// `ours` (between their common beginning and common end); `None` where they are the same.
+/// (One run covers the lines from the first difference to the last.)
+fn differing_lines_at(theirs: &[String], ours: &[String], first: usize) -> Option<String> {
+    if theirs == ours {
+        return None;
+    }
+    let head = theirs.iter().zip(ours).take_while(|(a, b)| a == b).count();
+    let tail = theirs[head..].iter().rev().zip(ours[head..].iter().rev()).take_while(|(a, b)| a == b).count();
+    let (from, to) = (first + head, first + theirs.len() - tail);
+    Some(match to - from {
+        0 => format!("lines are missing after line {}", from - 1),
+        1 => format!("line {from} differs from the generated one"),
+        _ => format!("lines {from}-{} differ from the generated ones", to - 1),
+    })
+}
+
+/// A name beside `path` for a fresh `--emit-src -o`: `k.cu` → `k.generated.cu`.
+fn fresh_name(path: &str) -> String {
+    let p = std::path::Path::new(path);
+    match (p.file_stem(), p.extension()) {
+        (Some(stem), Some(ext)) => p.with_file_name(format!("{}.generated.{}", stem.to_string_lossy(), ext.to_string_lossy())).display().to_string(),
+        _ => format!("{path}.generated"),
     }
 }
 
@@ -98,7 +184,8 @@ mod tests {
         // Another K's kernel: its entry names another K.
         let other = generated("fused-pipe", 12, "sm_90");
         let e = source(&other.source).apply(g.clone()).err().unwrap().to_string();
-        assert!(e.starts_with("--source k.cu does not define mra_fused_pipe_k10_f64, the kernel of fused-pipe at K=10 (f64, sm_90); start from `mra-bench --emit-src -l fused-pipe -K 10 --arch sm_90 --dtype f64 -o k.cu`"), "{e}");
+        assert!(e.starts_with("--source k.cu does not define mra_fused_pipe_k10_f64, the kernel of fused-pipe at K=10 (f64, sm_90); start from `mra-bench --emit-src -l fused-pipe -K 10 --arch sm_90 --dtype f64 -o k.generated.cu`"), "{e}");
+        assert!(!e.contains("-o k.cu"), "never a suggestion to overwrite the file given: {e}");
         assert!(!e.contains('\n'));
         // The entry's name as a prefix of a longer one, or not followed by `(`, is no definition.
         assert!(!defines("void mra_fused_pipe_k10_f64x(int)", "mra_fused_pipe_k10_f64"));
@@ -114,6 +201,54 @@ mod tests {
         let lib = generated("vendor-3gemm", 10, "sm_90");
         let e = source("void f() {}").apply(lib).err().unwrap().to_string();
         assert!(e.contains("calls a vendor library and has no kernel to replace"), "{e}");
+    }
+
+    /// A library level has no kernel a file could replace: refused by the level alone (before
+    /// any GPU or arch), and by `apply` for L6-kron too, whose Kronecker-building helper is a
+    /// kernel with an entry but not the transform.
+    #[test]
+    fn a_library_level_is_refused_in_one_line() {
+        for level in ["L6", "vendor-3gemm"] {
+            let s = levels::find(level).unwrap();
+            let e = source("void f() {}").check_level(&s).unwrap_err();
+            assert!(e.downcast_ref::<crate::select::Usage>().is_some(), "a usage error (exit 2)");
+            let e = e.to_string();
+            assert!(e.starts_with(&format!("--source k.cu: {} is a library level (vendor BLAS calls): it has no generated kernel to replace", s.name)) && !e.contains('\n'), "{e}");
+        }
+        assert!(source("x").check_level(&levels::find("L3").unwrap()).is_ok());
+        let l6 = generated("L6", 5, "gfx90a");
+        let e = source(&format!("void {}() {{}}", l6.entry)).apply(l6).err().unwrap().to_string();
+        assert!(e.contains("calls a vendor library and has no kernel to replace"), "{e}");
+    }
+
+    /// The emulator replaces the prelude: a file whose prelude differs from the generated one
+    /// (a syntax error in it, `mra_block_id()` returning 0, a line added or deleted) is refused
+    /// for it, naming the file's lines; an edit after the prelude is accepted.
+    #[test]
+    fn an_edited_prelude_is_refused_for_the_emulator_naming_its_lines() {
+        let g = generated("L3", 5, "gfx90a");
+        let line_of = |text: &str, needle: &str| text[..text.find(needle).unwrap()].matches('\n').count() + 1;
+        let (begin, end) = (line_of(&g.source, PRELUDE_BEGIN), line_of(&g.source, PRELUDE_END));
+        let block = "return (int)__builtin_amdgcn_workgroup_id_x();";
+        let at = line_of(&g.source, block);
+        let refusal = |text: String| source(&text).apply_emulated(g.clone()).err().map(|e| e.to_string());
+        let e = refusal(g.source.replace(block, "return 0;")).expect("mra_block_id() returning 0 passed");
+        assert_eq!(
+            e,
+            format!("--source k.cu: line {at} differs from the generated one in the HIP prelude (lines {}-{}), which the emulator replaces with its own CPU definitions: the edit would not be what runs; keep the prelude as generated (`mra-bench --emit-src -l L3-regblk -K 5 --arch gfx90a --dtype f64 -o k.generated.cu`), or validate the file on a GPU", begin + 1, end - 1)
+        );
+        let e = refusal(g.source.replace(block, "return (int)__builtin_amdgcn_workgroup_id_x()\n    syntax error;")).unwrap();
+        assert!(e.contains(&format!("lines {at}-{} differ from the generated ones in the HIP prelude", at + 1)), "{e}");
+        let e = refusal(g.source.replace(&format!("    {block}\n"), "")).unwrap();
+        assert!(e.contains(&format!("lines are missing after line {} in the HIP prelude", at - 1)), "{e}");
+        let e = refusal(g.source.replace(PRELUDE_END, "// end")).unwrap();
+        assert!(e.contains("the emulator replaces the HIP prelude between the lines") && e.contains("this file lacks them"), "{e}");
+        // The kernel after the prelude is the user's to edit; the emulator compiles it as given.
+        let edited = g.source.replace("for (int j = 0; j < K; ++j) acc[j] = 0.0;", "for (int j = 0; j < K; ++j) acc[j] = 0.0 + 0.0;");
+        assert_ne!(edited, g.source);
+        assert_eq!(source(&edited).apply_emulated(g.clone()).unwrap().source, edited);
+        assert_eq!(fresh_name("dir/k.hip"), "dir/k.generated.hip");
+        assert_eq!(fresh_name("kernel"), "kernel.generated");
     }
 
     #[test]

@@ -207,5 +207,8 @@ pub fn write_npy<T: npyz::AutoSerialize + Copy>(flag: &str, path: &Path, shape: 
         w.extend(data.iter().copied())?;
         w.finish()?;
     }
+    if path.as_os_str() == "-" {
+        return Ok(crate::out::write_bytes(&bytes)?);
+    }
     crate::outfile::write_atomically(path, &bytes).map_err(|e| format!("{flag} {}: cannot write: {e}; nothing was saved there", path.display()).into())
 }

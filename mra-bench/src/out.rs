@@ -14,8 +14,13 @@ use std::io::Write;
 
 /// Writes `text` to standard output (see the module docs for the error policy).
 pub fn write(text: &str) -> Result<(), String> {
+    write_bytes(text.as_bytes())
+}
+
+/// [`write`] for bytes that are not text (`transform --output -`: a .npy file).
+pub fn write_bytes(bytes: &[u8]) -> Result<(), String> {
     let mut stdout = std::io::stdout().lock();
-    match stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()) {
+    match stdout.write_all(bytes).and_then(|()| stdout.flush()) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => end_like_cat(),
         Err(e) => Err(format!("writing to standard output: {e}")),

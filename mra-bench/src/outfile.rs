@@ -28,6 +28,10 @@ impl Target {
         }
         let file = PathBuf::from(path);
         let shown = crate::select::quote(path);
+        // A device, FIFO or the pipe behind /dev/stdout: written as it is, nothing to create.
+        if mra_runtime::replace_file::is_special(&file) {
+            return Ok(Target::File { flag, path: file });
+        }
         if file.is_dir() {
             return Err(format!("{flag} {shown}: is a directory; give a file name inside it"));
         }
@@ -37,9 +41,6 @@ impl Target {
         let dir = parent(&target);
         if !dir.is_dir() {
             return Err(format!("{flag} {shown}: directory {} does not exist; create it first", dir.display()));
-        }
-        if is_special(&target) {
-            return Ok(Target::File { flag, path: file });
         }
         let tmp = temp_path(&target);
         std::fs::write(&tmp, b"").map_err(|e| format!("{flag} {shown}: cannot create a file in {}: {e}", dir.display()))?;
@@ -76,11 +77,6 @@ pub fn write_atomically_with(path: &Path, draw: impl FnOnce(&Path) -> Result<(),
     });
     drawn?;
     written.map_err(|e| format!("cannot write `{}`: {e}", path.display()))
-}
-
-/// An existing path that is not a regular file (a device, a FIFO).
-fn is_special(path: &Path) -> bool {
-    std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir())
 }
 
 fn parent(file: &Path) -> PathBuf {

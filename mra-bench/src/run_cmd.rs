@@ -32,6 +32,9 @@ pub fn run(args: &RunArgs) -> CmdResult {
     cfg.check()?;
     select::check_host_memory(k, cfg.nfuncs)?;
     let hand = args.source.as_deref().map(HandSource::read).transpose()?;
+    if let Some(h) = &hand {
+        h.check_level(&schedule)?;
+    }
     let arch = match &args.arch {
         Some(a) => {
             let arch = select::arch(a)?;

@@ -52,7 +52,7 @@ struct Row {
     clusters: Option<ClusterResidency>,
 }
 
-#[derive(Serialize)]
+#[derive(Clone, Serialize)]
 struct Report<'a> {
     device: String,
     arch: &'static str,
@@ -78,6 +78,9 @@ struct Report<'a> {
     warmup: String,
     /// `--stream-data`: `shared` (the seed's harness) or `private` (an A and a C per stream).
     stream_data: StreamData,
+    /// False while the sweep runs: the --json file is rewritten after every row (see
+    /// [`Progress`]), so a file left by an interrupted sweep says it holds part of it.
+    complete: bool,
     rows: &'a [Row],
 }
 
@@ -211,6 +214,27 @@ fn sweep_on<B: Backend>(session: &Session<B>, args: &SweepArgs, ks: &[u32], dtyp
     bar.set_style(ProgressStyle::with_template("{bar:40} {pos}/{len} {msg}").expect("valid template"));
     let streams = session.streams(base.streams)?;
     let mut rows = Vec::new();
+    // The report's fields but the rows (and the time it was written).
+    let head = Report {
+        device: gpu.device_name().to_string(),
+        arch: gpu.arch().name,
+        commit: env!("MRA_COMMIT"),
+        date_unix: 0,
+        launch: if api { "api" } else { "harness" },
+        nfuncs: if api { 0 } else { base.nfuncs },
+        max_blocks: (!base.auto_grid()).then_some(base.max_blocks),
+        streams: base.streams,
+        reps: base.reps,
+        dtype: dtype.to_string(),
+        fp64_gemm_peak_tflops: peak,
+        sm_clock_source: clock_note,
+        power_limit_w,
+        warmup: base.warmup.describe(),
+        stream_data: base.stream_data,
+        complete: false,
+        rows: &[],
+    };
+    let mut progress = Progress::new(targets);
     let tuning = mra_runtime::configure::Tuning::open(None, args.untuned, chosen.iter().any(|s| s.name == BEST))?;
     let device = mra_runtime::configure::device_of(session);
     for &k in ks {
@@ -296,52 +320,24 @@ fn sweep_on<B: Backend>(session: &Session<B>, args: &SweepArgs, ks: &[u32], dtyp
             // A level the interrupt stopped is no row.
             mra_runtime::interrupt::check()?;
             rows.push(row);
+            progress.save(&head.with(&rows, false));
             bar.inc(1);
         }
         mark_fastest(&mut rows, k);
+        progress.save(&head.with(&rows, false));
     }
     bar.finish_and_clear();
-    let report = Report {
-        device: gpu.device_name().to_string(),
-        arch: gpu.arch().name,
-        commit: env!("MRA_COMMIT"),
-        date_unix: std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0),
-        launch: if api { "api" } else { "harness" },
-        nfuncs: if api { 0 } else { base.nfuncs },
-        max_blocks: (!base.auto_grid()).then_some(base.max_blocks),
-        streams: base.streams,
-        reps: base.reps,
-        dtype: dtype.to_string(),
-        fp64_gemm_peak_tflops: peak,
-        sm_clock_source: clock_note,
-        power_limit_w,
-        warmup: base.warmup.describe(),
-        stream_data: base.stream_data,
-        rows: &rows,
-    };
+    let report = head.with(&rows, true);
     // Files first (each on its own: one failing never keeps the other from being written),
     // then the table, so that a closed pipe on standard output cannot lose them.
     let mut write_errors = Vec::new();
     if let Some(t) = &targets.json {
-        if let Err(e) = t.write(&(serde_json::to_string_pretty(&report)? + "\n")) {
+        if let Err(e) = t.write(&json_text(&report)?) {
             write_errors.push(e);
         }
     }
     if let Some(t) = &targets.csv {
-        let mut csv = String::from("level,K,us_per_task,useful_gflops,effective_gbps,fraction_of_floor,fraction_of_fp64_peak,max_rel_err,tasks,best,note,sm_mhz_min,sm_mhz_median,sm_clock_reasons,power_w_median\n");
-        let f = |v: Option<f64>| v.map(|x| format!("{x:.6}")).unwrap_or_default();
-        for r in &rows {
-            let clock = |g: fn(&ClockStats) -> String| r.sm_clock.as_ref().map(g).unwrap_or_default();
-            csv += &format!(
-                "{},{},{},{},{},{},{},{},{},{},\"{}\",{},{},\"{}\",{}\n",
-                r.level, r.k, f(r.us_per_task), f(r.useful_gflops), f(r.effective_gbps), f(r.fraction_of_floor),
-                f(r.fraction_of_fp64_peak), r.max_rel_err.map(|x| format!("{x:.3e}")).unwrap_or_default(), r.tasks, r.best,
-                r.note.replace('"', "'"),
-                clock(|c| c.sm_mhz_min.to_string()), clock(|c| c.sm_mhz_median.to_string()), clock(|c| c.reasons.join("; ")),
-                clock(|c| c.power_w_median.map(|w| format!("{w:.1}")).unwrap_or_default()),
-            );
-        }
-        if let Err(e) = t.write(&csv) {
+        if let Err(e) = t.write(&csv_text(&rows)) {
             write_errors.push(e);
         }
     }
@@ -368,6 +364,72 @@ fn sweep_on<B: Backend>(session: &Session<B>, args: &SweepArgs, ks: &[u32], dtyp
         return Err("nothing was measured: every level failed at every K (see the notes in the table)".into());
     }
     Ok(if rows.iter().any(|r| r.note.starts_with("validation failed")) { 1 } else { 0 })
+}
+
+impl Report<'static> {
+    /// This report's fields (its rows none: a head) with `rows`, written now.
+    fn with<'r>(&self, rows: &'r [Row], complete: bool) -> Report<'r> {
+        let date_unix = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+        Report { rows, complete, date_unix, ..self.clone() }
+    }
+}
+
+/// The --json text of a report.
+fn json_text(report: &Report) -> serde_json::Result<String> {
+    Ok(serde_json::to_string_pretty(report)? + "\n")
+}
+
+/// The --csv text of the rows: a header, then one line per row.
+fn csv_text(rows: &[Row]) -> String {
+    let mut csv = String::from("level,K,us_per_task,useful_gflops,effective_gbps,fraction_of_floor,fraction_of_fp64_peak,max_rel_err,tasks,best,note,sm_mhz_min,sm_mhz_median,sm_clock_reasons,power_w_median\n");
+    let f = |v: Option<f64>| v.map(|x| format!("{x:.6}")).unwrap_or_default();
+    for r in rows {
+        let clock = |g: fn(&ClockStats) -> String| r.sm_clock.as_ref().map(g).unwrap_or_default();
+        csv += &format!(
+            "{},{},{},{},{},{},{},{},{},{},\"{}\",{},{},\"{}\",{}\n",
+            r.level, r.k, f(r.us_per_task), f(r.useful_gflops), f(r.effective_gbps), f(r.fraction_of_floor),
+            f(r.fraction_of_fp64_peak), r.max_rel_err.map(|x| format!("{x:.3e}")).unwrap_or_default(), r.tasks, r.best,
+            r.note.replace('"', "'"),
+            clock(|c| c.sm_mhz_min.to_string()), clock(|c| c.sm_mhz_median.to_string()), clock(|c| c.reasons.join("; ")),
+            clock(|c| c.power_w_median.map(|w| format!("{w:.1}")).unwrap_or_default()),
+        );
+    }
+    csv
+}
+
+/// The --json and --csv files while the sweep runs: each rewritten after every row (atomically,
+/// by `Target::write`: a reader, or an interrupt, finds the old file or the new one, never half
+/// of one), so that an interrupted sweep keeps what it measured, in files that parse (the JSON
+/// says `"complete": false`). Standard output (`-`) gets its text once, at the end. A file that
+/// cannot be written costs one warning; the last word is the final write's.
+struct Progress<'a> {
+    targets: &'a Targets,
+    warned: bool,
+}
+
+impl<'a> Progress<'a> {
+    fn new(targets: &'a Targets) -> Progress<'a> {
+        Progress { targets, warned: false }
+    }
+
+    fn save(&mut self, report: &Report) {
+        let mut errors = Vec::new();
+        if let Some(t @ Target::File { .. }) = &self.targets.json {
+            if let Err(e) = json_text(report).map_err(|e| e.to_string()).and_then(|text| t.write(&text)) {
+                errors.push(e);
+            }
+        }
+        if let Some(t @ Target::File { .. }) = &self.targets.csv {
+            if let Err(e) = t.write(&csv_text(report.rows)) {
+                errors.push(e);
+            }
+        }
+        // A comment line, not a second error line: the final write's error is the one that counts.
+        if !errors.is_empty() && !self.warned {
+            self.warned = true;
+            eprintln!("# {} (the sweep goes on, and writes it again after each level)", errors.join("; "));
+        }
+    }
 }
 
 /// What [`measure`] found for one level at one K.
@@ -599,6 +661,7 @@ mod tests {
             power_limit_w: None,
             warmup: "200 ms".into(),
             stream_data: StreamData::Private,
+            complete: true,
             rows: &rows,
         };
         let data = plot_data(&report).expect("the report reads as plot data");
@@ -608,6 +671,66 @@ mod tests {
         let file = std::env::temp_dir().join(format!("mra-sweep-unit-{}.json", std::process::id()));
         std::fs::write(&file, text).unwrap();
         assert!(crate::plot::load(file.to_str().unwrap()).is_ok(), "a --json file loads for `mra-bench plot`");
+    }
+
+    /// An interrupted sweep keeps what it measured: after every row the --json and --csv files
+    /// hold every row so far and parse (the JSON as `plot` reads it, saying it is not complete),
+    /// and no temporary file is left beside them; standard output waits for the end.
+    #[test]
+    fn the_result_files_are_rewritten_whole_after_every_row() {
+        let dir = std::env::temp_dir().join(format!("mra-sweep-progress-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let (json, csv) = (dir.join("s.json"), dir.join("s.csv"));
+        std::fs::write(&json, "an older sweep").unwrap();
+        let targets = Targets {
+            json: Some(Target::check("--json", json.to_str().unwrap()).unwrap()),
+            csv: Some(Target::check("--csv", csv.to_str().unwrap()).unwrap()),
+            plot: None,
+        };
+        let head = Report {
+            device: "GPU".into(),
+            arch: "sm_90",
+            commit: "abc",
+            date_unix: 0,
+            launch: "harness",
+            nfuncs: 8,
+            max_blocks: Some(512),
+            streams: 4,
+            reps: 1,
+            dtype: "f64".into(),
+            fp64_gemm_peak_tflops: None,
+            sm_clock_source: "not read: test".into(),
+            power_limit_w: None,
+            warmup: "200 ms".into(),
+            stream_data: StreamData::Shared,
+            complete: false,
+            rows: &[],
+        };
+        let all = [row_at("copy", 6, Some(2.0)), Row { note: "a \"quoted\" failure, with a comma".into(), ..row_at("L3-regblk", 6, None) }, row_at("fused", 6, Some(5.0))];
+        let mut progress = Progress::new(&targets);
+        for n in 1..=all.len() {
+            progress.save(&head.with(&all[..n], false));
+            let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).expect("valid JSON after every row");
+            assert_eq!((v["rows"].as_array().unwrap().len(), v["complete"].as_bool()), (n, Some(false)), "after row {n}");
+            assert_eq!(v["rows"][n - 1]["level"], all[n - 1].level);
+            assert!(crate::plot::load(json.to_str().unwrap()).is_ok(), "`mra-bench plot` reads the file after row {n}");
+            let text = std::fs::read_to_string(&csv).unwrap();
+            assert_eq!(text.lines().count(), n + 1, "the header and {n} rows:\n{text}");
+            assert!(text.lines().all(|l| l.matches('"').count() % 2 == 0), "every quote closed:\n{text}");
+        }
+        assert!(!progress.warned);
+        let left: Vec<String> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        assert_eq!(left.len(), 2, "no temporary file left: {left:?}");
+        // Standard output is written once, at the end: rewriting it would repeat the rows.
+        let stdout_only = Targets { json: Some(Target::Stdout), csv: None, plot: None };
+        let mut quiet = Progress::new(&stdout_only);
+        quiet.save(&head.with(&all, false));
+        assert!(!quiet.warned);
+        // A file that cannot be written any more costs one warning, not the sweep.
+        std::fs::remove_dir_all(&dir).unwrap();
+        progress.save(&head.with(&all, false));
+        assert!(progress.warned);
     }
 
     #[test]

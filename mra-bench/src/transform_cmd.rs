@@ -88,16 +88,21 @@ fn transform<T: Element + npyz::Deserialize + npyz::AutoSerialize>(args: &Transf
     eprintln!("# transform: {} tensors of K={k} ({}) with {} on {}", a.shape[0], T::DTYPE, t.level(), t.device());
     let c = t.apply(&a.data, &b.data)?;
     write_npy("--output", &args.output, &a.shape, &c)?;
-    eprintln!("# wrote {} {}", args.output.display(), shape_str(&a.shape));
+    let to = if args.output.as_os_str() == "-" { "standard output".to_string() } else { args.output.display().to_string() };
+    eprintln!("# wrote {to} {}", shape_str(&a.shape));
     Ok(0)
 }
 
-/// Refuses an `--output` that cannot be written, before any work: `-` (a .npy is binary, and
-/// standard output is where the table of other commands goes), a directory, a missing
+/// Refuses an `--output` that cannot be written, before any work: `-` on a terminal (a .npy is
+/// binary; into a pipe or a file it streams, as /dev/stdout does), a directory, a missing
 /// directory, one that takes no new file (`outfile::Target::check`, as for the sweep's files).
 fn check_output(path: &Path) -> CmdResult<()> {
     if path.as_os_str() == "-" {
-        return Err("--output -: .npy output goes to a file; give a path".into());
+        use std::io::IsTerminal;
+        if std::io::stdout().is_terminal() {
+            return Err("--output -: standard output is a terminal, and a .npy file is binary; redirect it (> C.npy), pipe it, or give a path".into());
+        }
+        return Ok(());
     }
     // A name that is not UTF-8 cannot be handed to the check; the write still names it on failure.
     if let Some(p) = path.to_str() {

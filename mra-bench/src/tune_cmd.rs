@@ -20,8 +20,15 @@ pub fn run(args: &TuneArgs) -> CmdResult {
     let ks = select::k_list(&args.ks)?;
     let schedules = tunable_levels(&args.levels)?;
     let arch = args.arch.as_deref().map(select::arch).transpose()?;
+    // An empty --db would fail only when the first record is written, after the work.
+    if args.db.as_deref().is_some_and(|p| p.trim().is_empty()) {
+        return Err(select::usage("--db: the path is empty; give the tuning database's file, or leave --db out for the default ($MRA_TUNING_DB, else ~/.local/share/mra-dsl/tuning.json)"));
+    }
     let fix = match &args.fix {
-        Some(f) => mra_codegen::tune::parse_config(f).map_err(|e| select::usage(format!("--fix: {e}")))?,
+        Some(f) => {
+            no_name_twice(f)?;
+            mra_codegen::tune::parse_config(f).map_err(|e| select::usage(format!("--fix: {e}")))?
+        }
         None => Config::new(),
     };
     for s in &schedules {
@@ -200,6 +207,19 @@ fn list(schedules: &[Schedule], ks: &[u32], arch: Option<&'static Arch>, dtype: 
                 crate::outln!("  {:<8} tuned defaults  {}", a.name, tuned.join(", "))?;
             }
         }
+    }
+    Ok(())
+}
+
+/// `--fix threads=128,threads=256` would keep the last value silently (parse_config lets a later
+/// value override an earlier one, which callers pinning defaults rely on): say which was meant.
+fn no_name_twice(fix: &str) -> CmdResult<()> {
+    let mut seen: Vec<(&str, &str)> = Vec::new();
+    for (name, value) in fix.split([',', ' ']).filter_map(|p| p.split_once('=')).map(|(n, v)| (n.trim(), v.trim())) {
+        if let Some((_, first)) = seen.iter().find(|(n, _)| *n == name) {
+            return Err(select::usage(format!("--fix: `{name}` is given twice ({first} and {value}); give each parameter once")));
+        }
+        seen.push((name, value));
     }
     Ok(())
 }
@@ -557,6 +577,15 @@ fn compile_only(args: &TuneArgs, plan: &Plan, arch: &'static Arch, db: &mut Db) 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_fix_naming_a_parameter_twice_is_refused() {
+        let e = no_name_twice("threads=128,threads=256").unwrap_err();
+        assert!(e.downcast_ref::<select::Usage>().is_some());
+        assert_eq!(e.to_string(), "--fix: `threads` is given twice (128 and 256); give each parameter once");
+        assert!(no_name_twice("threads=128 pad_a=4").is_ok());
+        assert!(no_name_twice("cluster").is_ok(), "not name=value: parse_config's own error");
+    }
 
     #[test]
     fn durations() {

@@ -60,7 +60,9 @@ pub fn run(args: &ValidateArgs) -> CmdResult {
                     args.dtype.join(",")
                 )));
             }
-            Some(HandSource::read(path)?)
+            let hand = HandSource::read(path)?;
+            hand.check_level(&levels[0])?;
+            Some(hand)
         }
         None => None,
     };
@@ -102,7 +104,7 @@ fn prebuild(session: &EmulatorSession, levels: &[Schedule], ks: &[u32], dtypes: 
                 }
                 if let Ok(kernel) = mra_codegen::generate(s, Request { k, arch, dtype }) {
                     kernels.push(match hand {
-                        Some(h) => h.apply(kernel)?,
+                        Some(h) => h.apply_emulated(kernel)?,
                         None => kernel,
                     });
                 }
@@ -111,7 +113,10 @@ fn prebuild(session: &EmulatorSession, levels: &[Schedule], ks: &[u32], dtypes: 
     }
     let start = std::time::Instant::now();
     let jobs = std::thread::available_parallelism().map_or(2, |n| n.get());
-    session.gpu.prebuild(&session.compiler, &kernels, &session.cache, jobs)?;
+    session.gpu.prebuild(&session.compiler, &kernels, &session.cache, jobs).map_err(|e| match (hand, kernels.first()) {
+        (Some(h), Some(kernel)) => h.locate(&e.to_string(), &kernel.entry).into(),
+        _ => Box::<dyn std::error::Error>::from(e),
+    })?;
     eprintln!("# emulator: {} kernels built for the CPU in {:.1} s ({jobs} jobs, {})", kernels.len(), start.elapsed().as_secs_f64(), session.compiler.describe());
     Ok(())
 }
@@ -212,7 +217,11 @@ fn validate_on<B: Backend>(session: &Session<B>, args: &ValidateArgs, levels: &[
                     Err(e) => {
                         cases += 1;
                         failures += 1;
-                        let e = e.to_string();
+                        // One line: a failed compile's first line ends with its first error.
+                        let e = match hand {
+                            Some(h) => h.locate(&e.to_string(), &mra_codegen::emit::entry_name(s, &Request { k, arch: gpu.arch(), dtype })),
+                            None => e.to_string(),
+                        };
                         let e = e.lines().next().unwrap_or_default();
                         if args.json {
                             crate::outln!("{}", serde_json::json!({"level": s.name, "K": k, "nfuncs": n, "dtype": dtype.name(), "error": e, "pass": false}))?;

@@ -55,7 +55,8 @@ fn scratch(name: &str) -> PathBuf {
 
 // ---- stub libraries ------------------------------------------------------------------------
 
-/// A directory per stub kind, built once: `broken-cuda`, `broken-nvrtc`, `stub-gpu`.
+/// A directory per stub kind, built once: `broken-cuda`, `broken-nvrtc`, `stub-gpu`,
+/// `no-occupancy` (the stub GPU without cuOccupancyMaxActiveBlocksPerMultiprocessor).
 fn stubs() -> Option<&'static Path> {
     static DIR: OnceLock<Result<PathBuf, String>> = OnceLock::new();
     let built = DIR.get_or_init(|| {
@@ -68,6 +69,7 @@ fn stubs() -> Option<&'static Path> {
         for (dir, file, source, defines) in [
             ("broken-cuda", "libcuda.so.1", "fake_cuda.c", &["-DBROKEN"][..]),
             ("stub-gpu", "libcuda.so.1", "fake_cuda.c", &[][..]),
+            ("no-occupancy", "libcuda.so.1", "fake_cuda.c", &["-DNO_OCCUPANCY"][..]),
             ("broken-nvrtc", "libnvrtc.so.13", "broken_nvrtc.c", &[][..]),
         ] {
             std::fs::create_dir_all(out.join(dir)).map_err(|e| e.to_string())?;
@@ -234,6 +236,38 @@ fn sweep_writes_each_file_even_when_the_other_fails() {
     std::fs::remove_dir_all(dir).unwrap();
 }
 
+/// `validate --source` with a syntax error: the case's ERROR line (and its `--json` "error")
+/// ends with NVRTC's first error, at the file's own line, not with the colon before the log.
+/// On the stub GPU the compile is real (NVRTC), and the case fails there, before any launch.
+#[test]
+fn a_hand_edited_kernel_that_does_not_compile_says_nvrtcs_first_error() {
+    let Some(path) = stub_gpu() else { return };
+    let dir = scratch("source-syntax");
+    let src = dir.join("l3.cu");
+    let o = bin().args(["--emit-src", "-l", "L3", "-K", "8", "--arch", "sm_90", "--untuned", "-o"]).arg(&src).output().unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let body = std::fs::read_to_string(&src).unwrap();
+    let zero = "for (int j = 0; j < K; ++j) acc[j] = 0.0;";
+    let line = body[..body.find(zero).unwrap()].matches('\n').count() + 1;
+    std::fs::write(&src, body.replace(zero, "for (int j = 0; j < K; ++j) acc[j] = 0.0 +;")).unwrap();
+    let want = format!("NVRTC could not compile mra_l3_regblk_k8_f64 for sm_90: {}({line}): error: expected an expression", src.display());
+    let validate = |json: bool| {
+        let mut c = bin();
+        c.args(["validate", "-l", "L3", "-K", "8", "-N", "1", "--untuned", "--source"]).arg(&src).env("LD_LIBRARY_PATH", &path);
+        if json {
+            c.arg("--json");
+        }
+        c.output().unwrap()
+    };
+    let o = validate(false);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    assert_eq!(text(&o.stdout).trim_end(), format!("K=8 nfuncs=1 level=L3-regblk ERROR ({want})"));
+    let o = validate(true);
+    let v: serde_json::Value = serde_json::from_str(text(&o.stdout).trim()).unwrap();
+    assert_eq!((v["error"].as_str(), v["pass"].as_bool()), (Some(want.as_str()), Some(false)), "{v}");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
 // ---- 4. broken libraries and the no-GPU message ---------------------------------------------
 
 #[test]
@@ -245,6 +279,11 @@ fn a_library_without_its_functions_is_named_with_the_missing_symbol() {
     let nvrtc = stubs().unwrap().join("broken-nvrtc");
     let o = bin().args(["--compile-only", "--arch", "sm_90", "-K", "8", "-l", "3"]).env("LD_LIBRARY_PATH", &nvrtc).output().unwrap();
     one_line_error(&o, 1, &["NVRTC library libnvrtc.so.13 is incomplete", "lacks nvrtc", "broken-nvrtc/libnvrtc.so.13"]);
+    // A driver without the occupancy query the persistent and cluster levels size their grids
+    // with: named by the probe, before any work, not cudarc's "Missing symbol" panic later.
+    let Some(path) = with_stub("no-occupancy") else { return };
+    let o = bin().args(["--arch", "sm_90", "-K", "8"]).env("LD_LIBRARY_PATH", &path).output().unwrap();
+    one_line_error(&o, 1, &["NVIDIA driver library libcuda.so.1 is incomplete", "lacks cuOccupancyMaxActiveBlocksPerMultiprocessor"]);
 }
 
 #[test]

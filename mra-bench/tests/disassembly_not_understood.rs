@@ -55,3 +55,17 @@ fn nvidia_mma_count_from_garbage_is_not_available() {
     assert!(v["matrix_note"].as_str().is_some_and(|n| n.contains("nvdisasm output not understood")), "{all}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A disassembler that fails (MRA_LLVM_OBJDUMP=/bin/false) is blamed, not the code object the
+/// compiler just wrote.
+#[test]
+#[ignore = "needs clang with the AMDGPU target (run with --include-ignored; .ci/run does)"]
+fn a_failing_disassembler_is_blamed() {
+    if mra_tests::require("clang with the AMDGPU target", mra_runtime::hip::clang::Clang::find()).is_none() {
+        return;
+    }
+    let (ok, all, _) = compile_only("gfx90a", "4", "8", ("MRA_LLVM_OBJDUMP", std::path::Path::new("/bin/false")));
+    assert!(!ok, "{all}");
+    assert!(all.contains("the disassembler /bin/false -d --mcpu=gfx90a failed on the code object for gfx90a (exit status: 1): no message; point MRA_LLVM_OBJDUMP at a working llvm-objdump"), "{all}");
+    assert!(!all.contains("not readable as an AMDGPU ELF"), "{all}");
+}

@@ -66,3 +66,51 @@ fn levels_that_cannot_run_are_skipped_one_line_each() {
     let o = mra_bench(&["--arch", "sm_90", "-l", "all", "--emit-src"]);
     assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("add -o DIR"));
 }
+
+/// A file that exists and holds something else (a kernel the user edited) is not overwritten
+/// without --force, in one line naming it; the same bytes again are no loss and pass; into a
+/// directory, every file is checked before any is written.
+#[test]
+fn an_existing_file_is_replaced_only_with_force() {
+    let dir = scratch("force");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("mine.hip");
+    std::fs::write(&file, "// my edited kernel\n").unwrap();
+    let f = file.to_str().unwrap();
+    let o = mra_bench(&["--arch", "gfx90a", "-K", "5", "-l", "3", "--emit-src", "-o", f]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with(&format!("mra-bench: error: -o {f}: the file exists and holds something else")) && err.contains("pass --force to replace it"), "{err}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "// my edited kernel\n", "the user's file kept");
+    let o = mra_bench(&["--arch", "gfx90a", "-K", "5", "-l", "3", "--emit-src", "-o", f, "--force"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(std::fs::read_to_string(&file).unwrap().contains("mra_l3_regblk_k5_f64"));
+    // The same kernel again: nothing would be lost.
+    let o = mra_bench(&["--arch", "gfx90a", "-K", "5", "-l", "3", "--emit-src", "-o", f]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // A directory of kernels: one edited file stops the whole write, before anything is written.
+    let kernels = dir.join("kernels");
+    let o = mra_bench(&["--arch", "gfx90a", "-K", "5,6", "-l", "3", "--emit-src", "-o", kernels.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    std::fs::write(kernels.join("L3-regblk_k6_gfx90a_f64.hip"), "edited").unwrap();
+    let o = mra_bench(&["--arch", "gfx90a", "-K", "5,6,7", "-l", "3", "--emit-src", "-o", kernels.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("the file exists and holds something else") && err.contains("L3-regblk_k6_gfx90a_f64.hip"), "{err}");
+    assert!(!kernels.join("L3-regblk_k7_gfx90a_f64.hip").exists(), "nothing written when one file is refused");
+    assert_eq!(std::fs::read_to_string(kernels.join("L3-regblk_k6_gfx90a_f64.hip")).unwrap(), "edited");
+    // --force needs -o (there is nothing to replace on standard output).
+    let o = mra_bench(&["--arch", "gfx90a", "-K", "5", "-l", "3", "--emit-src", "--force"]);
+    assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stderr));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `-o /dev/stdout` into a pipe streams the kernel (a pipe has no directory to put a temporary
+/// file in, and is no file to protect).
+#[test]
+fn dev_stdout_into_a_pipe_streams_the_kernel() {
+    let o = mra_bench(&["--arch", "gfx90a", "-K", "5", "-l", "3", "--emit-src", "-o", "/dev/stdout"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("mra_l3_regblk_k5_f64"));
+}

@@ -67,6 +67,24 @@ fn a_source_that_cannot_be_the_levels_kernel_is_refused_before_any_gpu_work() {
     refused(&o, 2, "give one level, one K and one dtype");
     let o = run(&["-l", "best", "-K", "5", "--source", l3.to_str().unwrap()]);
     refused(&o, 2, "--source replaces one level's kernel: name the level with -l");
+    // A library level has no kernel to replace: one line, exit 2, before any GPU or compiler,
+    // in every command that takes --source (L6-kron's Kronecker-building helper is no transform).
+    for args in [
+        vec!["validate", "-l", "L6", "-K", "5", "-N", "1"],
+        vec!["validate", "--emulate", "--arch", "gfx90a", "-l", "L6", "-K", "5", "-N", "1"],
+        vec!["validate", "-l", "vendor-3gemm", "-K", "5"],
+        vec!["-l", "L6", "-K", "5"],
+        vec!["-l", "vendor-3gemm", "-K", "5", "--arch", "sm_90"],
+        vec!["--compile-only", "--arch", "gfx90a", "-l", "L6", "-K", "5"],
+    ] {
+        let o = run(&[&args[..], &["--source", l3.to_str().unwrap()]].concat());
+        refused(&o, 2, "is a library level (vendor BLAS calls): it has no generated kernel to replace");
+        assert!(!text(&o.stderr).contains("GPU"), "{args:?}: {}", text(&o.stderr));
+    }
+    // A refusal's advice never writes over the file given (which may hold the user's edits).
+    let o = run(&["-l", "fused-pipe", "-K", "10", "--arch", "sm_90", "--source", k12.to_str().unwrap()]);
+    let err = text(&o.stderr);
+    assert!(err.contains(&format!("-o {}`", dir.join("k12.generated.cu").display())) && !err.contains(&format!("-o {}`", k12.display())), "{err}");
     // It replaces the kernel of a run, not what --emit-src or --compile-only print.
     let o = run(&["-l", "L3", "-K", "5", "--arch", "gfx90a", "--emit-src", "--source", l3.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
@@ -104,6 +122,41 @@ fn an_edited_kernel_is_what_validate_runs_on_the_emulator() {
         assert_eq!(case["source"], path, "{line}");
         assert!(case["max_rel_err"].as_f64().unwrap() > 6.0, "{line}");
     }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// On the emulator the HIP prelude is replaced, so an edit there is refused, naming the lines
+/// (a syntax error in it, or `mra_block_id()` returning 0, used to PASS); an error in the
+/// kernel itself is clang's, at the file's own line, in one line per case or whole when the
+/// build stops the command. No temporary file is named.
+#[test]
+fn on_the_emulator_an_edited_prelude_is_refused_and_a_syntax_error_names_the_files_line() {
+    if mra_tests::require("clang++ with AddressSanitizer (the CPU wave emulator)", mra_runtime::emulate::HostClang::find()).is_none() {
+        return;
+    }
+    let dir = scratch("emulate-errors");
+    let src = emit(&dir, "l3.hip", "L3", "5", "gfx90a");
+    let path = src.to_str().unwrap();
+    let body = std::fs::read_to_string(&src).unwrap();
+    let line_of = |needle: &str| body[..body.find(needle).unwrap()].matches('\n').count() + 1;
+    let block = "return (int)__builtin_amdgcn_workgroup_id_x();";
+    let args = ["validate", "--emulate", "--arch", "gfx90a", "-l", "L3", "-K", "5", "-N", "3", "--source", path];
+    for edited in [body.replace(block, "return 0;"), body.replace(block, "return (int)__builtin_amdgcn_workgroup_id_x()")] {
+        std::fs::write(&src, &edited).unwrap();
+        let o = run(&args);
+        refused(&o, 1, &format!("--source {path}: line {} differs from the generated one in the HIP prelude (lines ", line_of(block)));
+        assert!(text(&o.stderr).contains("which the emulator replaces with its own CPU definitions"), "{}", text(&o.stderr));
+        assert!(o.stdout.is_empty(), "no case ran: {}", text(&o.stdout));
+    }
+    let zero = "for (int j = 0; j < K; ++j) acc[j] = 0.0;";
+    std::fs::write(&src, body.replace(zero, "for (int j = 0; j < K; ++j) acc[j] = 0.0 +;")).unwrap();
+    let o = run(&args);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    let first = err.lines().find(|l| l.starts_with("mra-bench: error: ")).unwrap_or_default();
+    let at = format!("{path}:{}:", line_of(zero));
+    assert!(first.contains("could not compile the emulated kernel mra_l3_regblk_k5_f64 (exit status: 1): ") && first.contains(&at) && first.contains("error: expected expression"), "{err}");
+    assert!(!err.contains("exit status exit status") && !err.contains(".cpp") && !err.contains(".tmp"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -49,3 +49,17 @@ fn two_results_into_one_place_are_refused_before_measuring() {
     assert!(!String::from_utf8_lossy(&o.stderr).contains("same file"), "{}", String::from_utf8_lossy(&o.stderr));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `--json /dev/stdout` into a pipe passes the up-front check (it used to be refused: "cannot
+/// create a file in /proc/self/fd"): without a GPU the sweep then stops for want of one.
+#[test]
+fn dev_stdout_into_a_pipe_is_a_valid_destination() {
+    let dir = std::env::temp_dir().join(format!("mra-sweep-dev-stdout-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for flag in ["--json", "--csv"] {
+        let o = sweep(&[flag, "/dev/stdout"], &dir);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!err.contains("/proc/self/fd") && !err.contains("cannot create"), "{flag}: {err}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

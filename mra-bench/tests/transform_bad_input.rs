@@ -246,7 +246,6 @@ fn the_output_is_checked_before_any_work_and_named_as_given() {
         ("no/such/c.npy", vec!["--output no/such/c.npy: directory no/such does not exist"]),
         (d.as_str(), vec!["is a directory"]),
         ("/proc/c.npy", vec!["--output /proc/c.npy: cannot create a file in /proc"]),
-        ("-", vec!["--output -: .npy output goes to a file; give a path"]),
     ] {
         // Each target: the output's error, not the emulator's (no clang) nor the GPU's.
         for extra in [vec!["--reference"], vec!["--emulate", "--arch", "gfx90a"], vec![]] {
@@ -260,6 +259,26 @@ fn the_output_is_checked_before_any_work_and_named_as_given() {
     assert!(!dir.join("-").exists(), "no file named `-`");
     let left: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert_eq!(left.len(), 2, "nothing but A and B: {left:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `--output -` and `--output /dev/stdout` into a pipe stream the .npy (the same bytes as the
+/// file; /dev/stdout used to fail: "cannot create a file in /proc/self/fd"), and nothing else
+/// goes to standard output.
+#[test]
+fn the_output_streams_into_a_pipe_as_dash_or_dev_stdout() {
+    let dir = scratch("stream");
+    let (a, b) = good_files(&dir);
+    let file = dir.join("c.npy");
+    let o = mra_bench(&["transform", "--input", s(&a), "--matrix", s(&b), "--output", s(&file), "--reference"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let want = std::fs::read(&file).unwrap();
+    for output in ["-", "/dev/stdout"] {
+        let o = mra_bench(&["transform", "--input", s(&a), "--matrix", s(&b), "--output", output, "--reference"]);
+        assert!(o.status.success(), "{output}: {}", text(&o.stderr));
+        assert!(o.stdout == want, "{output}: {} bytes on standard output, the file has {}", o.stdout.len(), want.len());
+    }
+    assert!(!dir.join("-").exists(), "no file named `-`");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -74,6 +74,10 @@ fn refuses_levels_without_parameters_and_bad_flags_in_one_line() {
         (vec!["tune", "-l", "fused-cluster", "--fix", "async_exchange=2", "--arch", "sm_90", "--compile-only"], "async_exchange=2 is not among the declared choices [0, 1]", 2),
         (vec!["tune", "-l", "fused-cluster", "--fix", "cluster", "--arch", "sm_90", "--compile-only"], "--fix: `cluster` is not name=value", 2),
         (vec!["tune", "-l", "fused-cluster", "--fix", "bogus=1", "--list"], "--fix: level fused-cluster has no tunable parameter `bogus`", 2),
+        // A name twice kept the last value silently; an empty --db failed after the work.
+        (vec!["tune", "-l", "fused", "--fix", "threads=128,threads=256", "--list"], "--fix: `threads` is given twice (128 and 256); give each parameter once", 2),
+        (vec!["tune", "-l", "L7", "-K", "6", "--arch", "gfx90a", "--compile-only", "--db", ""], "--db: the path is empty", 2),
+        (vec!["tune", "-l", "L7", "--arch", "gfx90a", "--write-defaults", "x.json", "--db", " "], "--db: the path is empty", 2),
     ] {
         let o = mra_bench(&args, &db);
         let err = text(&o.stderr);

@@ -2,7 +2,8 @@
 //! them (source, compiler options, compiler version, target arch).
 //!
 //! Directory: `$MRA_KERNEL_CACHE` if set (`off` disables the cache), else
-//! `$XDG_CACHE_HOME/mra-dsl/kernels`, else `$HOME/.cache/mra-dsl/kernels`.
+//! `$XDG_CACHE_HOME/mra-dsl/kernels`, else `$HOME/.cache/mra-dsl/kernels` (absolute paths only:
+//! with neither, there is no cache).
 //!
 //! Every kind of entry is checked before use, and a damaged one is removed together with the
 //! entries of the same compile and built again, with one warning line: a code object or a
@@ -270,17 +271,32 @@ fn unwrap_entry(file: &[u8]) -> std::result::Result<&[u8], String> {
     Ok(payload)
 }
 
+/// `$XDG_CACHE_HOME/mra-dsl/kernels`, else `$HOME/.cache/mra-dsl/kernels`; `None` (no cache)
+/// where neither is an absolute path: an empty or relative one (`HOME=`) would put the cache
+/// in whatever directory the command runs in (the XDG spec ignores relative paths too).
 fn default_dir() -> Option<PathBuf> {
-    let base = std::env::var_os("XDG_CACHE_HOME")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
+    default_dir_in(std::env::var_os("XDG_CACHE_HOME"), std::env::var_os("HOME"))
+}
+
+fn default_dir_in(xdg_cache_home: Option<std::ffi::OsString>, home: Option<std::ffi::OsString>) -> Option<PathBuf> {
+    let absolute = |v: std::ffi::OsString| Some(PathBuf::from(v)).filter(|p| p.is_absolute());
+    let base = xdg_cache_home.and_then(absolute).or_else(|| home.and_then(absolute).map(|h| h.join(".cache")))?;
     Some(base.join("mra-dsl").join("kernels"))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_empty_or_relative_home_is_no_cache_location() {
+        let some = |s: &str| Some(std::ffi::OsString::from(s));
+        assert_eq!(default_dir_in(None, some("")), None, "HOME= would put the cache in ./.cache");
+        assert_eq!(default_dir_in(some(""), some(".")), None);
+        assert_eq!(default_dir_in(some("cache"), some("/home/u")), Some(PathBuf::from("/home/u/.cache/mra-dsl/kernels")));
+        assert_eq!(default_dir_in(some("/xdg"), some("/home/u")), Some(PathBuf::from("/xdg/mra-dsl/kernels")));
+        assert_eq!(default_dir_in(None, None), None);
+    }
 
     #[test]
     fn keys_separate_their_parts() {

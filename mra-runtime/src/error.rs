@@ -15,7 +15,9 @@ pub enum RuntimeError {
     NoDevice(String),
     #[error("CUDA call {call} failed: {message}")]
     Driver { call: &'static str, message: String },
-    #[error("NVRTC could not compile {entry} for {arch}:\n{log}")]
+    /// The first line says what went wrong (the compiler's first error): one-line reports
+    /// (`validate`'s ERROR lines, `--json`) show only it; the whole log follows.
+    #[error("NVRTC could not compile {entry} for {arch}: {}\n{log}", first_error(.log))]
     Compile { entry: String, arch: String, log: String },
     #[error("{what} needs {need_mib:.1} MiB of device memory but only {free_mib:.1} MiB are free; lower -N, -M or -s")]
     OutOfMemory { what: String, need_mib: f64, free_mib: f64 },
@@ -39,3 +41,32 @@ pub enum RuntimeError {
 }
 
 pub type Result<T, E = RuntimeError> = std::result::Result<T, E>;
+
+/// The line of a compiler's log that says what went wrong first: the first line holding
+/// `error:` (NVRTC's `k.cu(76): error: ...`, clang's `k.hip:76:55: error: ...`), else the first
+/// line that is not empty; `no message` for an empty log. A one-line report of a failed compile
+/// ends with it rather than with the colon before the log.
+pub fn first_error(log: &str) -> &str {
+    let mut lines = log.lines().map(str::trim).filter(|l| !l.is_empty());
+    let first = lines.clone().next();
+    lines.find(|l| l.contains("error:")).or(first).unwrap_or("no message")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// NVRTC's log of a syntax error (as NVRTC 13.0 prints it, after the status cudarc names):
+    /// the report's first line ends with the compiler's first error, not with a colon.
+    #[test]
+    fn a_failed_compile_says_its_first_error_on_its_first_line() {
+        let log = "NvrtcError(NVRTC_ERROR_COMPILATION)\nmra_l3_regblk_k8_f64.cu(38): error: expected an expression\n            for (int j = 0; j < K; ++j) acc[j] = 0.0 +;\n                                                      ^\n\n1 error detected in the compilation of \"mra_l3_regblk_k8_f64.cu\".\n";
+        let e = RuntimeError::Compile { entry: "mra_l3_regblk_k8_f64".into(), arch: "sm_90".into(), log: log.into() }.to_string();
+        let first = e.lines().next().unwrap();
+        assert_eq!(first, "NVRTC could not compile mra_l3_regblk_k8_f64 for sm_90: mra_l3_regblk_k8_f64.cu(38): error: expected an expression");
+        assert!(e.ends_with(log), "the whole log follows: {e}");
+        assert_eq!(first_error("clang: warning: x\nk.hip:3:1: error: unknown type name 'y'\n"), "k.hip:3:1: error: unknown type name 'y'");
+        assert_eq!(first_error("\n  source contains a NUL byte\n"), "source contains a NUL byte");
+        assert_eq!(first_error(""), "no message");
+    }
+}

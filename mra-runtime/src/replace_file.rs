@@ -23,6 +23,11 @@ pub fn replace(path: &Path, bytes: &[u8]) -> Result<()> {
 /// Like [`replace`] for a writer that takes a path: `write` creates the temporary file, whose name
 /// ends in `suffix` (e.g. `.svg`, for writers that choose a format by the extension).
 pub fn replace_with(path: &Path, suffix: &str, write: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
+    // Through the name given: /dev/stdout is a link to /proc/self/fd/1, whose own "target" is
+    // no path (`pipe:[1234]`), but opening the name reaches the pipe.
+    if is_special(path) {
+        return write(path);
+    }
     let target = replaceable(path)?;
     let existing = std::fs::metadata(&target).ok();
     if existing.as_ref().is_some_and(|m| !m.is_file()) {
@@ -39,6 +44,12 @@ pub fn replace_with(path: &Path, suffix: &str, write: impl FnOnce(&Path) -> Resu
         let _ = std::fs::remove_file(&tmp);
     }
     result
+}
+
+/// An existing path that is neither a regular file nor a directory, following every link as
+/// an open does: a device, a FIFO, the pipe or terminal behind /dev/stdout.
+pub fn is_special(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir())
 }
 
 /// Where [`replace`] would write `path` (the end of its links), or why it would refuse: a
@@ -92,6 +103,21 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         dir
+    }
+
+    /// /dev/stdout into a pipe: a link to /proc/self/fd/1, itself a link to `pipe:[N]` (no
+    /// path); written through the name, as the shell's `>` does.
+    #[test]
+    fn a_pipe_behind_dev_stdout_is_written_directly() {
+        let (mut reader, writer) = std::io::pipe().unwrap();
+        let fd = std::os::fd::AsRawFd::as_raw_fd(&writer);
+        let path = PathBuf::from(format!("/proc/self/fd/{fd}"));
+        assert!(is_special(&path) && follow_links(&path).unwrap().to_string_lossy().contains("pipe:["), "{}", path.display());
+        replace(&path, b"through the pipe").unwrap();
+        drop(writer);
+        let mut got = String::new();
+        std::io::Read::read_to_string(&mut reader, &mut got).unwrap();
+        assert_eq!(got, "through the pipe");
     }
 
     #[test]

@@ -308,7 +308,7 @@ fn run<B: Backend>(s: &Session<B>, p: &Prepared<B>, nfuncs: usize, max_blocks: u
     cfg.check()?;
     // -M auto: waves of what the device holds of the kernel at once (Prepared::auto_grid).
     let cfg = cfg.with_grid(p.auto_grid(), 512);
-    let bufs = s.allocate(&cfg, &p.kernel.plan)?;
+    let bufs = s.allocate(&cfg, &p.kernel.plan).map_err(|e| too_many_at_once(e, nfuncs, p.kernel.plan.request.k))?;
     let gpu = &s.gpu;
     gpu.upload(&bufs.a, &harness::to_device_bytes(bufs.dtype, a)?)?;
     gpu.upload(&bufs.b, &harness::to_device_bytes(bufs.dtype, b)?)?;
@@ -316,9 +316,28 @@ fn run<B: Backend>(s: &Session<B>, p: &Prepared<B>, nfuncs: usize, max_blocks: u
     harness::run_once(gpu, p, &bufs, &gpu.stream()?)
 }
 
+/// The harness's device-memory refusal names the benchmark's flags (-N, -M, -s); a transform
+/// needs less with fewer tensors at once (its A and C) or fewer blocks (their workspace).
+fn too_many_at_once(e: RuntimeError, nfuncs: usize, k: u32) -> RuntimeError {
+    match e {
+        RuntimeError::OutOfMemory { need_mib, free_mib, .. } => invalid(format!(
+            "transforming {nfuncs} tensors of K={k} at once needs {need_mib:.1} MiB of device memory but only {free_mib:.1} MiB are free; transform fewer tensors at a time, or with fewer blocks (`mra-bench transform`: split the --input file, or lower -M)"
+        )),
+        e => e,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn too_little_device_memory_says_what_a_transform_can_do() {
+        let e = too_many_at_once(RuntimeError::OutOfMemory { what: "N=9 tensors".into(), need_mib: 100.0, free_mib: 64.0 }, 9, 16).to_string();
+        assert_eq!(e, "transforming 9 tensors of K=16 at once needs 100.0 MiB of device memory but only 64.0 MiB are free; transform fewer tensors at a time, or with fewer blocks (`mra-bench transform`: split the --input file, or lower -M)");
+        assert!(!e.contains("-N") && !e.contains("-s"), "{e}");
+        assert!(matches!(too_many_at_once(invalid("x".into()), 9, 16), RuntimeError::Invalid(m) if m == "x"));
+    }
 
     #[test]
     fn shapes_that_do_not_fit_are_refused_with_the_numbers() {

@@ -1,7 +1,12 @@
-//! A parser for the printed output of AMD's Matrix Instruction Calculator
-//! (`tests/data/amd-matrix-layouts/`, copied from `../shared/reference/amd-matrix-layouts/`):
-//! the `--A-matrix`, `--B-matrix` and `--D-matrix` tables printed with `--matrix-layout`, one
-//! table row per lane, one column per register, each cell the element that lane/register holds.
+//! A parser for the printed output of AMD's Matrix Instruction Calculator, read from the
+//! project's shared reference (`../shared/reference/amd-matrix-layouts/` beside the checkout,
+//! or the directory `$MRA_AMD_LAYOUTS` names): the `--A-matrix`, `--B-matrix` and `--D-matrix`
+//! tables printed with `--matrix-layout`, one table row per lane, one column per register, each
+//! cell the element that lane/register holds.
+//!
+//! `tests/data/amd-matrix-layouts/` is a byte-for-byte copy of that reference for clones that
+//! have no `../shared/` beside them (CI's fresh clone: `.ci/run` points `$MRA_AMD_LAYOUTS` at
+//! it there); `amd_layouts.rs` checks that the copy is the reference wherever both exist.
 //!
 //! This is test-side code on purpose: it knows nothing of `mra-codegen` or the emulator, so
 //! the layouts those carry are checked against AMD's data, not against each other.
@@ -9,9 +14,45 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// The directory holding the calculator files.
-pub fn data_dir() -> PathBuf {
+/// The environment variable naming the directory of the calculator files.
+pub const LAYOUTS_ENV: &str = "MRA_AMD_LAYOUTS";
+
+/// The shared reference: `../shared/reference/amd-matrix-layouts` beside the workspace.
+pub fn reference_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/reference/amd-matrix-layouts")
+}
+
+/// The copy kept in the repository (see the module docs).
+pub fn copy_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("data/amd-matrix-layouts")
+}
+
+/// The directory the tests read: `$MRA_AMD_LAYOUTS` if set, else [`reference_dir`]; an error
+/// saying what to do when it is not there (callers skip or fail by `crate::require`).
+pub fn data_dir() -> Result<PathBuf, String> {
+    let (dir, from) = match std::env::var_os(LAYOUTS_ENV).filter(|v| !v.is_empty()) {
+        Some(v) => (PathBuf::from(v), format!("${LAYOUTS_ENV}")),
+        None => (reference_dir(), "the shared reference".to_string()),
+    };
+    if !dir.is_dir() {
+        return Err(format!(
+            "{} ({from}) is not a directory; set {LAYOUTS_ENV} to the directory of AMD's calculator tables ({} is a copy)",
+            dir.display(),
+            copy_dir().display()
+        ));
+    }
+    Ok(dir)
+}
+
+/// The `.txt` files of `dir`, sorted.
+pub fn table_files(dir: &Path) -> Result<Vec<PathBuf>, String> {
+    let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut files: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|e| e == "txt")).collect();
+    files.sort();
+    if files.is_empty() {
+        return Err(format!("{} holds no calculator tables (*.txt)", dir.display()));
+    }
+    Ok(files)
 }
 
 /// One operand's table: `cells[lane][reg] = (row, col)` of the element held there.
@@ -98,21 +139,24 @@ pub fn parse(file: &str, text: &str) -> Result<InstructionTables, String> {
     Ok(InstructionTables { file: file.to_string(), architecture, instruction, a: take('A')?, b: take('B')?, d: take('D')? })
 }
 
-/// Every calculator file in [`data_dir`], parsed, in file-name order.
-pub fn load_all() -> Vec<InstructionTables> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(data_dir())
-        .expect("tests/data/amd-matrix-layouts")
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "txt"))
-        .collect();
-    files.sort();
-    files
+/// Every calculator file in [`data_dir`], parsed, in file-name order; `Err` when the
+/// directory is not there (a file that does not parse is a panic: the data is broken).
+pub fn load_all() -> Result<Vec<InstructionTables>, String> {
+    let files = table_files(&data_dir()?)?;
+    Ok(files
         .iter()
         .map(|p| {
             let name = p.file_name().unwrap().to_string_lossy().to_string();
-            parse(&name, &std::fs::read_to_string(p).unwrap()).unwrap_or_else(|e| panic!("{e}"))
+            let text = std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+            parse(&name, &text).unwrap_or_else(|e| panic!("{e}"))
         })
-        .collect()
+        .collect())
+}
+
+/// [`load_all`] through [`crate::require`]: `None` (the test skips, saying why) when the tables
+/// are not there, unless `MRA_REQUIRE_TOOLCHAINS=1` makes that a failure.
+pub fn require_all() -> Option<Vec<InstructionTables>> {
+    crate::require("the directory of AMD's Matrix Instruction Calculator tables", load_all())
 }
 
 #[cfg(test)]

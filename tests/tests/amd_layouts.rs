@@ -1,10 +1,11 @@
 //! Every (lane, register) of A, B and D of every AMD matrix instruction we use, as AMD's Matrix
-//! Instruction Calculator prints it (`tests/data/amd-matrix-layouts/`), against the layout
-//! tables the code generator emits its index expressions from (`mra-codegen/src/fragment.rs`).
+//! Instruction Calculator prints it (the shared reference `../shared/reference/amd-matrix-layouts/`,
+//! or `$MRA_AMD_LAYOUTS`: `mra_tests::calculator`), against the layout tables the code generator
+//! emits its index expressions from (`mra-codegen/src/fragment.rs`) and the emulator's own.
 
 use mra_codegen::arch::MatrixInstr;
 use mra_codegen::fragment::{fragment, OperandLayout};
-use mra_tests::calculator::{load_all, InstructionTables, OperandTable};
+use mra_tests::calculator::{self, require_all, InstructionTables, OperandTable};
 
 /// The generator's instruction for a calculator file, by its architecture.
 fn instr_of(t: &InstructionTables) -> MatrixInstr {
@@ -37,7 +38,7 @@ fn differences(name: &str, layout: &OperandLayout, lanes: u32, table: &OperandTa
 
 #[test]
 fn the_calculator_data_is_all_there() {
-    let all = load_all();
+    let Some(all) = require_all() else { return };
     let names: Vec<&str> = all.iter().map(|t| t.file.as_str()).collect();
     assert_eq!(names.len(), 6, "{names:?}");
     for t in &all {
@@ -50,8 +51,9 @@ fn the_calculator_data_is_all_there() {
 
 #[test]
 fn fragment_tables_match_amds_calculator_for_every_lane_and_register() {
+    let Some(all) = require_all() else { return };
     let mut all_diffs = Vec::new();
-    for t in load_all() {
+    for t in all {
         let f = fragment(instr_of(&t));
         let mut diffs = differences("A", &f.a, f.lanes, &t.a);
         diffs.extend(differences("B", &f.b, f.lanes, &t.b));
@@ -68,8 +70,9 @@ fn fragment_tables_match_amds_calculator_for_every_lane_and_register() {
 #[test]
 fn emulator_layouts_match_amds_calculator_for_every_lane_and_register() {
     use mra_runtime::emulate::layouts::{Instruction, Operand};
+    let Some(all) = require_all() else { return };
     let mut all_diffs = Vec::new();
-    for t in load_all() {
+    for t in all {
         let instr = match t.architecture.as_str() {
             "cdna2" | "cdna3" => Instruction::MfmaF64_16x16x4,
             "rdna3" => Instruction::WmmaRdna3,
@@ -98,10 +101,32 @@ fn emulator_layouts_match_amds_calculator_for_every_lane_and_register() {
 #[test]
 fn the_sabotaged_f64_d_layout_disagrees_with_the_calculator() {
     use mra_runtime::emulate::layouts::{Instruction, Operand, Sabotage};
-    let t = load_all().into_iter().find(|t| t.architecture == "cdna2").unwrap();
+    let Some(all) = require_all() else { return };
+    let t = all.into_iter().find(|t| t.architecture == "cdna2").unwrap();
     let wrong = (0..64u32)
         .flat_map(|l| (0..4u32).map(move |r| (l, r)))
         .filter(|&(l, r)| Sabotage::SwapF64DRows.element(Instruction::MfmaF64_16x16x4, Operand::D, l, r) != t.d.cells[l as usize][r as usize])
         .count();
     assert_eq!(wrong, 192, "rows 0, 5, 10, 15 of each tile agree; the other 192 (lane, reg) must not");
+}
+
+/// The repository's copy (`tests/data/amd-matrix-layouts/`, what CI reads on a clone without
+/// `../shared/` beside it) is the shared reference, file for file and byte for byte, wherever
+/// the reference is there to compare with.
+#[test]
+fn the_copy_in_tests_data_is_the_shared_reference() {
+    let reference = calculator::reference_dir();
+    let found = if reference.is_dir() { Ok(reference.clone()) } else { Err(format!("{} is not a directory", reference.display())) };
+    let Some(reference) = mra_tests::require("the shared reference ../shared/reference/amd-matrix-layouts", found) else { return };
+    let names = |dir: &std::path::Path| -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        v.sort();
+        v
+    };
+    let copy = calculator::copy_dir();
+    assert_eq!(names(&copy), names(&reference), "{} and {} hold different files", copy.display(), reference.display());
+    for name in names(&reference) {
+        let (a, b) = (std::fs::read(copy.join(&name)).unwrap(), std::fs::read(reference.join(&name)).unwrap());
+        assert!(a == b, "{name}: the copy in {} differs from the shared reference {}; copy the reference over it", copy.display(), reference.display());
+    }
 }

@@ -1,6 +1,8 @@
 /* A stand-in libcuda.so.1 for the tests of mra-bench/tests/bad_environments.rs, which run
  * without a GPU. Built two ways:
  *   -DBROKEN   a library that loads but lacks cuInit (a damaged or wrong driver install);
+ *   -DNO_OCCUPANCY  the stub GPU without cuOccupancyMaxActiveBlocksPerMultiprocessor (an old or
+ *              partial driver);
  *   default    one "Stub GPU" of compute capability 9.0 with $STUB_FREE_MIB MiB free
  *              (default 81920): enough of the driver API for mra-bench to open the device,
  *              plan, check memory and refuse, never to launch (cuModuleLoadData fails).
@@ -51,6 +53,9 @@ CUresult cuMemcpyDtoH_v2(void) { return NOT_SUPPORTED; }
 CUresult cuModuleLoadData(void **m, const void *image) { (void)m; (void)image; return NOT_SUPPORTED; }
 CUresult cuModuleGetFunction(void) { return NOT_SUPPORTED; }
 CUresult cuLaunchKernel(void) { return NOT_SUPPORTED; }
+#ifndef NO_OCCUPANCY
+CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *n, void *f, int threads, size_t shared) { (void)f; (void)threads; (void)shared; *n = 0; return NOT_SUPPORTED; }
+#endif
 #endif
 
 #ifndef BROKEN

@@ -48,6 +48,9 @@ const DRIVER_SYMBOLS: &[&str] = &[
     "cuModuleLoadData",
     "cuModuleGetFunction",
     "cuLaunchKernel",
+    // Persistent and cluster levels size their grids with it (Gpu::resident_blocks): a driver
+    // without it would end in cudarc's panic at the first such level, not in this probe's line.
+    "cuOccupancyMaxActiveBlocksPerMultiprocessor",
     "cuGetErrorName",
     "cuGetErrorString",
 ];

@@ -14,8 +14,15 @@ use std::time::Instant;
 pub enum CompileError {
     #[error("--emulate needs clang++ with AddressSanitizer to compile the kernels for the CPU (tried {tried}); install clang-19 and libclang-rt-19-dev (`apt-get install clang-19 libclang-rt-19-dev`) or point MRA_CLANG at a clang++")]
     NoClang { tried: String },
-    #[error("{clang} could not compile the emulated kernel {entry} (exit status {status}):\n{stderr}")]
+    /// `status` as the standard library prints it (`exit status: 1`); the first line ends with
+    /// the compiler's first error, whose line is the kernel source's (`source::emulated_source`
+    /// names its lines with `#line`); the whole message follows.
+    #[error("{clang} could not compile the emulated kernel {entry} ({status}): {}\n{stderr}", crate::error::first_error(.stderr))]
     Failed { clang: String, entry: String, status: String, stderr: String },
+    /// The compiler said it succeeded and wrote nothing (`MRA_CLANG` naming something that is
+    /// no compiler, such as /bin/true).
+    #[error("{clang} reported success but wrote no executable for the emulated kernel {entry}; point MRA_CLANG at a clang++ with AddressSanitizer")]
+    NoExecutable { clang: String, entry: String },
     #[error("emulator: {what} ({path}): {source}")]
     Io { what: &'static str, path: PathBuf, source: std::io::Error },
 }
@@ -141,6 +148,10 @@ impl HostClang {
                 stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
             });
         }
+        if !std::fs::metadata(&tmp).is_ok_and(|m| m.is_file() && m.len() > 0) {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(CompileError::NoExecutable { clang: self.describe(), entry: entry.to_string() });
+        }
         let stored = match dir == scratch {
             true => std::fs::rename(&tmp, &exe).map(|()| exe.clone()),
             // Its `.sum` first, then the executable: what a later run checks it against. A cache
@@ -196,6 +207,31 @@ mod tests {
         std::fs::write(&path, "#!/bin/sh\nwhile [ $# -gt 0 ]; do if [ \"$1\" = -o ]; then out=\"$2\"; fi; shift; done\nprintf built > \"$out\"; chmod +x \"$out\"\n").unwrap();
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
         HostClang { path, version: "fake 1".into() }
+    }
+
+    /// A "compiler" that exits 0 and writes nothing (MRA_CLANG=/bin/true) is blamed for it, and
+    /// one that fails says its status once and its first error on the first line.
+    #[test]
+    fn a_compiler_that_writes_nothing_or_fails_is_named_as_the_culprit() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("mra-emu-no-exe-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let cache = KernelCache::at(dir.join("cache"));
+        let true_ = HostClang { path: "/bin/true".into(), version: "unknown version".into() };
+        let e = true_.build("int a;", "mra_k", &cache, &dir, Checker::Bounds).unwrap_err().to_string();
+        assert_eq!(e, "/bin/true (unknown version) reported success but wrote no executable for the emulated kernel mra_k; point MRA_CLANG at a clang++ with AddressSanitizer");
+        let failing = dir.join("failing-clang++");
+        std::fs::write(&failing, "#!/bin/sh\necho 'In file included from x:' >&2\necho 'mra_k.hip:76:55: error: expected expression' >&2\nexit 1\n").unwrap();
+        std::fs::set_permissions(&failing, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let failing = HostClang { path: failing, version: "fake 1".into() };
+        let e = failing.build("int a;", "mra_k", &cache, &dir, Checker::Bounds).unwrap_err().to_string();
+        let first = e.lines().next().unwrap();
+        assert!(first.ends_with("could not compile the emulated kernel mra_k (exit status: 1): mra_k.hip:76:55: error: expected expression"), "{e}");
+        assert!(!e.contains("exit status exit status"), "{e}");
+        let left: Vec<_> = std::fs::read_dir(dir.join("cache")).map(|d| d.map(|e| e.unwrap().file_name()).collect()).unwrap_or_default();
+        assert!(left.is_empty(), "nothing left in the cache: {left:?}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -7,14 +7,39 @@ use super::prelude::{cpu_prelude, prelude_range, SourceError};
 /// The emulated source of `gpu_source` (a generated HIP kernel with entry `entry`) on waves of
 /// `wave` lanes: the GPU text up to the prelude, the CPU prelude, the GPU text from the
 /// prelude's end marker on (byte for byte), then the driver.
+///
+/// `#line` directives name the GPU text's lines as the kernel source's own (`<entry>.hip`,
+/// as `--emit-src` wrote it): a compile error, and the source line a divergent matrix
+/// instruction reports (`__LINE__`), point at the line of the kernel the user has, not at a
+/// line of the emulated C++ (a temporary file, removed after the compile).
 pub fn emulated_source(gpu_source: &str, entry: &str, wave: u32, sabotage: Sabotage) -> Result<String, SourceError> {
     let (start, end) = prelude_range(gpu_source)?;
+    let name = source_name(entry);
+    let end_line = gpu_source[..end].matches('\n').count() + 1;
     let mut s = String::with_capacity(gpu_source.len() + 16 * 1024);
+    s += &format!("#line 1 \"{name}\"\n");
     s += &gpu_source[..start];
+    s += "#line 1 \"CPU prelude of the emulator (mra-runtime/src/emulate/prelude.rs)\"\n";
     s += &cpu_prelude(&gpu_source[start..end], wave, sabotage)?;
+    end_the_line(&mut s);
+    s += &format!("#line {end_line} \"{name}\"\n");
     s += &gpu_source[end..];
+    end_the_line(&mut s);
+    s += "#line 1 \"CPU driver of the emulator (mra-runtime/src/emulate/source.rs)\"\n";
     s += &DRIVER.replace("@ENTRY@", entry);
     Ok(s)
+}
+
+/// A directive must start a line: a text without a final newline gets one.
+fn end_the_line(s: &mut String) {
+    if !s.ends_with('\n') {
+        s.push('\n');
+    }
+}
+
+/// The name the emulated source gives the kernel's own lines: `mra_l3_regblk_k5_f64.hip`.
+pub fn source_name(entry: &str) -> String {
+    format!("{entry}.hip")
 }
 
 /// `main(threads, nblocks, nfuncs, a, b, c, workspace)`: reads the four buffers from files (each into a
@@ -155,3 +180,35 @@ int main(int argc, char** argv) {
     return 0;
 }
 "#;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every line of the GPU text keeps its own number and name in the emulated source: what
+    /// `#line` says for each line of the emulated text, replayed, is the GPU text's line.
+    #[test]
+    fn the_kernels_lines_keep_their_numbers() {
+        let a = mra_codegen::arch::find("gfx90a").unwrap();
+        let kernel = mra_codegen::generate(&mra_codegen::levels::find("L3").unwrap(), mra_codegen::Request { k: 5, arch: a, dtype: mra_codegen::DType::F64 }).unwrap();
+        let emu = emulated_source(&kernel.source, &kernel.entry, 64, Sabotage::None).unwrap();
+        let gpu: Vec<&str> = kernel.source.lines().collect();
+        let (mut file, mut line, mut checked) = (String::new(), 0usize, 0);
+        for text in emu.lines() {
+            if let Some(rest) = text.strip_prefix("#line ") {
+                let (n, f) = rest.split_once(' ').unwrap();
+                (line, file) = (n.parse().unwrap(), f.trim_matches('"').to_string());
+                continue;
+            }
+            if file == "mra_l3_regblk_k5_f64.hip" {
+                assert_eq!(text, gpu[line - 1], "emulated line named {file}:{line}");
+                checked += 1;
+            }
+            line += 1;
+        }
+        // Every GPU line outside the replaced prelude body.
+        let (start, end) = prelude_range(&kernel.source).unwrap();
+        let replaced = kernel.source[start..end].lines().count();
+        assert_eq!(checked, gpu.len() - replaced);
+    }
+}

@@ -72,7 +72,9 @@ pub enum HipError {
     ToolNotFound { tool: &'static str, tried: String, hint: &'static str },
     #[error("{compiler} could not link the code object for {arch}: the AMDGPU link step needs ld.lld, which is missing; install it with `apt-get install lld-19`\n{stderr}")]
     LldMissing { compiler: String, arch: String, stderr: String },
-    #[error("{compiler} could not compile the HIP source for {arch} (exit status {status}):\n{stderr}")]
+    /// `status` as the standard library prints it (`exit status: 1`, `signal: 9 (SIGKILL)`); the
+    /// first line ends with the compiler's first error, the whole message follows.
+    #[error("{compiler} could not compile the HIP source for {arch} ({status}): {}\n{stderr}", crate::error::first_error(.stderr))]
     ClangFailed { compiler: String, arch: String, status: String, stderr: String },
     #[error("hiprtc not found: could not load any of {tried} (Debian: `apt-get install libamdhip64-dev libhiprtc-builtins5 rocm-device-libs`; ROCm: put /opt/rocm/lib on LD_LIBRARY_PATH)")]
     HiprtcNotFound { tried: String },
@@ -81,10 +83,14 @@ pub enum HipError {
     /// `reason`: "is known to abort for" (ROCm 5.x and a newer arch) or "is not known to support".
     #[error("hiprtc {version} {reason} {arch}; use clang (--compiler clang)")]
     HiprtcUnsupported { version: String, reason: &'static str, arch: String },
-    #[error("hiprtc {version}: {call} failed for {arch} ({code}):\n{log}")]
+    #[error("hiprtc {version}: {call} failed for {arch} ({code}): {}\n{log}", crate::error::first_error(.log))]
     HiprtcFailed { version: String, call: &'static str, arch: String, code: String, log: String },
     #[error("the code object is not readable as an AMDGPU ELF: {0}")]
     BadCodeObject(String),
+    /// The disassembler itself failed (a wrong or broken MRA_LLVM_OBJDUMP): not the code
+    /// object's fault, which the compiler just wrote.
+    #[error("the disassembler {tool} failed on the code object for {arch} ({status}): {message}; point MRA_LLVM_OBJDUMP at a working llvm-objdump (`apt-get install llvm-19`)")]
+    DisassemblerFailed { tool: String, arch: String, status: String, message: String },
     #[error("ROCm HIP runtime not found: could not load any of {tried} (install ROCm's libamdhip64, put /opt/rocm/lib on LD_LIBRARY_PATH, or name the library in MRA_HIP_RUNTIME); --compile-only and --emit-src work without it")]
     RuntimeNotFound { tried: String },
     #[error("ROCm HIP runtime ({library}) lacks the function {symbol}: {message}")]

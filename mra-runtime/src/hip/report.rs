@@ -190,12 +190,13 @@ impl Objdump {
         let out = crate::process::output(Command::new(&self.path).arg("-d").arg(format!("--mcpu={arch}")).arg(&file))
             .map_err(|source| HipError::Io { what: "running llvm-objdump", path: self.path.clone(), source })?;
         if !out.status.success() {
-            return Err(HipError::BadCodeObject(format!(
-                "{} -d --mcpu={arch} failed ({}): {}",
-                self.path.display(),
-                out.status,
-                String::from_utf8_lossy(&out.stderr).trim()
-            )));
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            return Err(HipError::DisassemblerFailed {
+                tool: format!("{} -d --mcpu={arch}", self.path.display()),
+                arch: arch.to_string(),
+                status: out.status.to_string(),
+                message: stderr.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("no message").to_string(),
+            });
         }
         Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     }

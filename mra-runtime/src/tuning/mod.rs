@@ -36,9 +36,16 @@ pub fn space(schedule: &Schedule, k: u32, arch: &'static Arch, dtype: DType) -> 
     (ok, n)
 }
 
-/// A compiler's log in one short line: its error lines (at most three), else its first line.
+/// A compiler's log in one short line: its error lines (at most three), else its first line. A
+/// line already said by an earlier one is left out (a compile error's first line ends with the
+/// compiler's first error, which its log then repeats).
 pub fn brief(log: &str) -> String {
-    let errors: Vec<&str> = log.lines().map(str::trim).filter(|l| l.contains("error")).take(3).collect();
+    let mut errors: Vec<&str> = Vec::new();
+    for l in log.lines().map(str::trim).filter(|l| l.contains("error")) {
+        if errors.len() < 3 && !errors.iter().any(|e| e.contains(l)) {
+            errors.push(l);
+        }
+    }
     let line = if errors.is_empty() { log.lines().next().unwrap_or("").to_string() } else { errors.join("; ") };
     line.chars().take(400).collect()
 }
@@ -193,6 +200,14 @@ mod tests {
     use mra_codegen::tune::parse_config;
     use std::collections::BTreeSet;
     use std::time::Duration;
+
+    /// A compile error whose first line ends with the first error (error::first_error) says it
+    /// once in a rejection.
+    #[test]
+    fn brief_says_each_error_once() {
+        let e = crate::RuntimeError::Compile { entry: "k".into(), arch: "sm_90".into(), log: "k.cu(3): error: expected an expression\n1 error detected\n".into() };
+        assert_eq!(brief(&e.to_string()), "NVRTC could not compile k for sm_90: k.cu(3): error: expected an expression; 1 error detected");
+    }
 
     /// A cost function over the fused level's space on sm_90: µs from the parameters; one
     /// configuration (the fastest) is wrong and must fail validation; `delay` per evaluation.
