@@ -30,7 +30,8 @@ pub fn table(data: &SweepData) -> Result<String, String> {
         (_, Some(m), Some(s)) => format!("seed harness: -N {} -M {m} -s {s}", data.nfuncs),
         _ => format!("-N {}", data.nfuncs),
     };
-    let data_kind = if data.stream_data.as_deref() == Some("private") { ", private stream data" } else { "" };
+    let api = data.launch.as_deref() == Some("api");
+    let data_kind = if data.stream_data.as_deref() == Some("private") && !api { ", private stream data" } else { "" };
     let date = plot::date_of(data.date_unix).map(|d| format!(", {d}")).unwrap_or_default();
     let mut out = format!("**{} ({})**, {harness}{data_kind}, {}, commit {}{date}\n\n", data.device, data.arch, data.dtype, data.commit);
     out += "| K | fastest level | µs/task | copy µs | fastest / copy | fastest / bound |\n|---:|---|---:|---:|---:|---:|\n";

@@ -77,10 +77,15 @@ impl std::fmt::Display for Regime {
 }
 
 impl DefaultsFile {
-    /// The entry for `level` at `k` in `dtype` timed in `regime`, else in any regime.
+    /// The entry for `level` at `k` in `dtype` timed in `regime`; for the API regime, where it
+    /// has none, the one timed in the seed's harness (a value measured there is a better guess
+    /// than none), never the other way round.
     pub fn lookup(&self, level: &str, k: u32, dtype: DType, regime: Regime) -> Option<&Entry> {
-        let matching = || self.entries.iter().filter(|e| e.level == level && e.dtype == dtype.name() && e.k.contains(&k));
-        matching().find(|e| e.regime == regime).or_else(|| matching().next())
+        let find = |r: Regime| self.entries.iter().find(|e| e.level == level && e.dtype == dtype.name() && e.k.contains(&k) && e.regime == r);
+        match regime {
+            Regime::Harness => find(Regime::Harness),
+            Regime::Api => find(Regime::Api).or_else(|| find(Regime::Harness)),
+        }
     }
 
     /// `tuned/sm_90.json`: where the file lives in the repository.
@@ -228,6 +233,11 @@ mod tests {
         }
         let chosen = pipe.with_config(&Config::from([("swap_operands".to_string(), 0)])).unwrap();
         assert_eq!(chosen.at(req(10)).defaults()["swap_operands"], 0);
+        // A value timed in one launch never stands in for the seed's harness; the other way
+        // round it does (K = 8: only an api entry; K = 20: only a harness one).
+        assert!(lookup("fused-pipe", req(8), Regime::Harness).is_none() && lookup("fused-pipe", req(8), Regime::Api).is_some());
+        assert_eq!(pipe.at(req(8)).defaults(), pipe.defaults(), "the harness plan at K = 8 is the schedule's");
+        assert_eq!(lookup("fused-pipe", req(20), Regime::Api).map(|e| e.regime), Some(Regime::Harness));
         let gfx = Request { k: 10, arch: arch::find("gfx90a").unwrap(), dtype: DType::F64 };
         assert!(for_arch("gfx90a").is_none());
         assert_eq!(levels::find("fused").unwrap().at(gfx).defaults(), levels::find("fused").unwrap().defaults());

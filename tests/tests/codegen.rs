@@ -478,8 +478,10 @@ fn fused_pipe_default_threads_follow_k() {
 }
 
 /// Every entry of mra-codegen/tuned/sm_90.json (read here as plain JSON, not through the
-/// codegen's reader) reaches the kernel: its parameter line has each value the entry names and
-/// the schedule's own default for every other parameter.
+/// codegen's reader) reaches the kernel of its regime (the seed's harness: a plain plan; one
+/// launch over a batch: the schedule resolved for the API regime, as the export, Transformer and
+/// `sweep --launch api` do): its parameter line has each value the entry names and the
+/// schedule's own default for every other parameter.
 #[test]
 fn every_tuned_default_of_sm_90_reaches_its_kernel() {
     let sm90 = mra_codegen::arch::find("sm_90").unwrap();
@@ -490,7 +492,12 @@ fn every_tuned_default_of_sm_90_reaches_its_kernel() {
         let level = levels::find(e["level"].as_str().unwrap()).unwrap();
         let dtype = DType::parse(e["dtype"].as_str().unwrap()).unwrap();
         for k in e["k"].as_array().unwrap().iter().map(|k| k.as_u64().unwrap() as u32) {
-            let kernel = mra_codegen::generate(&level, Request { k, arch: sm90, dtype }).unwrap();
+            let req = Request { k, arch: sm90, dtype };
+            let resolved = match e["regime"].as_str().unwrap() {
+                "api" => level.at_in(req, mra_codegen::tuned_defaults::Regime::Api),
+                _ => level.clone(),
+            };
+            let kernel = mra_codegen::generate(&resolved, req).unwrap();
             for p in level.params() {
                 let want = e["config"].get(&p.name).map_or(p.default, |v| v.as_u64().unwrap() as u32);
                 assert_eq!(kernel.plan.parameters[&p.name], want, "{} K={k} {}", level.name, p.name);
@@ -1111,13 +1118,16 @@ fn stack_puts_tensors_side_by_side_in_the_pass_rows() {
     bare.steps.retain(|st| !matches!(&st.item, mra_codegen::ir::Step::Constraint(c) if c.text.contains("(stack - 1)")));
     let e = mra_codegen::generate(&bare, req(10)).unwrap_err().to_string();
     assert!(e.contains("stack(N) widens the fused passes of pipeline(2) with buffers(2) to N tensors") && !e.contains('\n'), "{e}");
-    // export: the bundle's transform_block is one tensor per call, so a schedule whose stack(N)
-    // resolves above 1 is exported with stack(1) (and says so); the default is exported as is.
+    // export: the launcher keeps stack(N) (one block per N tensors); the bundle's transform_block
+    // is one tensor per call, so it comes from the same level with stack(1) (and says so); the
+    // default is exported as is.
     let sm90 = mra_codegen::arch::find("sm_90").unwrap();
-    let stacked = levels::find("fused-pipe").unwrap().with_config(&mra_codegen::tune::parse_config("stack=2,swap_operands=0").unwrap()).unwrap();
+    let stacked = levels::find("fused-pipe").unwrap().with_config(&mra_codegen::tune::parse_config("stack=2,swap_operands=0,buffers=2").unwrap()).unwrap();
     let e = mra_codegen::export::entry_for(&stacked, 10, sm90, DType::F64, "-l fused-pipe".into()).unwrap();
-    assert!(matches!(e.kernel.plan.body, mra_codegen::plan::Body::Transform(tp) if tp.stack == 1), "{:?}", e.kernel.plan.body);
-    assert!(!e.kernel.source.contains("STACK") && e.reason.contains("stack(1)"), "{}", e.reason);
+    assert!(matches!(e.kernel.plan.body, mra_codegen::plan::Body::Transform(tp) if tp.stack == 2), "{:?}", e.kernel.plan.body);
+    assert_eq!(e.tensors_per_block(), 2);
+    let block = e.block.as_ref().expect("a stack(1) transform_block beside the stacked launcher");
+    assert!(matches!(block.kernel.plan.body, mra_codegen::plan::Body::Transform(tp) if tp.stack == 1) && block.reason.contains("stack(1)"), "{}", block.reason);
     let plain = mra_codegen::export::entry_for(&levels::find("fused-pipe").unwrap(), 10, sm90, DType::F64, "default".into()).unwrap();
     assert_eq!(plain.reason, "default");
     // Too wide for shared memory: K = 20 with two tensors (2 · 20 · 800 · 8 B > 227 KB).
