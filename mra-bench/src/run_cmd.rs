@@ -76,10 +76,10 @@ fn bench<B: Backend>(session: &Session<B>, args: &RunArgs, schedule: &Schedule, 
     let cfg = *cfg;
     // Planning is cheap and tells the workspace size: refuse an N that cannot fit before compiling.
     let plan = schedule.plan(Request { k, arch: gpu.arch(), dtype })?;
-    // With -M auto the grid (and a global workspace's size) is known once the kernel is loaded.
-    if !cfg.auto_grid() {
-        session.check_memory(&cfg, &plan)?;
-    }
+    // With -M auto the grid (and a global workspace's size) is known once the kernel is loaded:
+    // checked now with the seed's 512 blocks (A and C, the bulk, do not depend on it), and
+    // again when the buffers are allocated.
+    session.check_memory(&cfg.with_grid(None, 512), &plan)?;
     let floor_schedule = levels::find("copy")?;
     let report = |p: Prepared<B>, from: &str| -> Prepared<B> {
         eprintln!("# {} (K={k}, {dtype}, {}){from}{}", p.kernel.level, gpu.arch().name, session.compile_note(&p));
