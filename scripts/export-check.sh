@@ -10,6 +10,9 @@
 # 2. compiles examples/export_demo.cu with nvcc against the export and runs it: mra_transform(K)
 #    and a kernel of its own calling the block-level device function, each checked against a
 #    CPU reference in the program (exit status 0 only if all pass);
+# 2b. exports K = 6, 8, 10, 12, 16, 20, 24, 32 and times examples/export_timing.cu: each K's
+#    mra_transform once over 2 GiB per repetition against a device-to-device copy of the same
+#    bytes (the API regime as a code sees it; the lines go into the summary);
 # 3. mra-bench transform on .npy files of N = 2048 (K = 5, 8, 11, 13, 16, 28, 32; f64, f32, a named level,
 #    the (N, K^3) shape), each compared with `mra-bench transform --reference` on the same files.
 # Exit status 0 only if every step passed; the summary is $OUT/export-check.txt.
@@ -78,6 +81,17 @@ if [ -x "$OUT/export_demo" ]; then
 fi
 
 # 3. mra-bench transform on .npy files, N = 2048, against --reference on the same files.
+# The API regime as a code sees it: each K's mra_transform once over 2 GiB per repetition, against
+# a device-to-device copy of the same bytes (examples/export_timing.cu).
+TIMED="$OUT/mra_export_timing"
+rm -rf "$TIMED"
+step export_timing_export "$BIN" export --arch "$ARCH" -K 6,8,10,12,16,20,24,32 -o "$TIMED"
+step export_timing_build "$NVCC" -arch="$ARCH" -O3 -std=c++17 -I"$TIMED" examples/export_timing.cu "$TIMED"/*.cu -o "$OUT/export_timing"
+if [ -x "$OUT/export_timing" ]; then
+    step export_timing "$OUT/export_timing" 2
+    grep -E '^(K=|#)' "$OUT/export_timing.log" | sed 's/^/    /' | tee -a "$SUMMARY"
+fi
+
 NPY="$OUT/npy"
 mkdir -p "$NPY"
 transform_case() {  # name K dtype shape-kind [level]

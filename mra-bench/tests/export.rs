@@ -423,6 +423,10 @@ fn the_export_demo_compiles_against_the_stub_runtime() {
     };
     let host = common("--cuda-host-only").arg("-fsyntax-only").arg(&demo).output().unwrap();
     assert!(host.status.success(), "host side:\n{}", text(&host.stderr));
+    // The API-regime timing program (scripts/export-check.sh runs it on a GPU) compiles too.
+    let timing = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/export_timing.cu");
+    let host = common("--cuda-host-only").arg("-fsyntax-only").arg(&timing).output().unwrap();
+    assert!(host.status.success(), "export_timing.cu, host side:\n{}", text(&host.stderr));
     let ptx = dir.join("demo.ptx");
     let device = common("--cuda-device-only").arg("-S").arg("-o").arg(&ptx).arg(&demo).output().unwrap();
     assert!(device.status.success(), "device side:\n{}", text(&device.stderr));

@@ -28,7 +28,8 @@ __device__ inline float2 make_float2(float x, float y) { float2 r; r.x = x; r.y 
 
 typedef enum cudaError { cudaSuccess = 0, cudaErrorInvalidValue = 1, cudaErrorNoDevice = 100 } cudaError_t;
 typedef struct CUstream_st* cudaStream_t;
-enum cudaMemcpyKind { cudaMemcpyHostToDevice = 1, cudaMemcpyDeviceToHost = 2 };
+typedef struct CUevent_st* cudaEvent_t;
+enum cudaMemcpyKind { cudaMemcpyHostToDevice = 1, cudaMemcpyDeviceToHost = 2, cudaMemcpyDeviceToDevice = 3 };
 enum cudaFuncAttribute { cudaFuncAttributeMaxDynamicSharedMemorySize = 8 };
 enum cudaDeviceAttr { cudaDevAttrMultiProcessorCount = 16 };
 
@@ -58,6 +59,12 @@ cudaError_t cudaMemset(void* ptr, int value, size_t bytes);
 cudaError_t cudaStreamCreate(cudaStream_t* stream);
 cudaError_t cudaStreamSynchronize(cudaStream_t stream);
 cudaError_t cudaStreamDestroy(cudaStream_t stream);
+cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t bytes, enum cudaMemcpyKind kind, cudaStream_t stream);
+cudaError_t cudaEventCreate(cudaEvent_t* event);
+cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream);
+cudaError_t cudaEventSynchronize(cudaEvent_t event);
+cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end);
+cudaError_t cudaEventDestroy(cudaEvent_t event);
 // What clang lowers `kernel<<<grid, block, shared, stream>>>(...)` to.
 unsigned __cudaPushCallConfiguration(dim3 grid, dim3 block, size_t shared_bytes = 0, cudaStream_t stream = 0);
 cudaError_t cudaConfigureCall(dim3 grid, dim3 block, size_t shared_bytes = 0, cudaStream_t stream = 0);
