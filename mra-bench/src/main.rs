@@ -20,6 +20,7 @@ mod run_cmd;
 mod select;
 mod session;
 mod sweep_cmd;
+mod sweep_report;
 mod transform_cmd;
 mod tune_cmd;
 mod validate_cmd;
