@@ -4,7 +4,7 @@
 //! from the validated slice), its grid what the GPU holds of the kernel at once. The `copy` row
 //! is a device-to-device copy of the same bytes.
 
-use crate::sweep_cmd::Measured;
+use crate::sweep_report::Measured;
 use mra_codegen::{DType, Request, Schedule};
 use mra_runtime::clocks::ClockSource;
 use mra_runtime::harness::{self, api_regime, Backend, HarnessConfig, Inputs, Session};

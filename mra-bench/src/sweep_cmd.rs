@@ -6,12 +6,11 @@ use crate::select::{self, CmdResult};
 use crate::session::{self, Opened};
 use indicatif::{ProgressBar, ProgressStyle};
 use mra_codegen::{levels, plan::transform_flops, DType, Request, Schedule};
-use mra_runtime::clocks::{ClockSource, ClockStats};
-use mra_runtime::harness::{self, Backend, HarnessConfig, Inputs, Session, StreamData, Warmup, WarmupDone};
-use mra_runtime::residency::ClusterResidency;
+use mra_runtime::clocks::ClockSource;
+use mra_runtime::harness::{self, Backend, HarnessConfig, Inputs, Session, StreamData, Warmup};
 use std::sync::Arc;
 use crate::outfile::Target;
-use crate::sweep_report::{csv_text, json_text, mark_fastest, plot_data, table, Progress, Report, Row, Targets};
+use crate::sweep_report::{csv_text, json_text, mark_fastest, plot_data, table, Measured, Progress, Report, Row, Targets};
 
 pub fn run(args: &SweepArgs) -> CmdResult {
     let ks = select::k_list(&args.ks)?;
@@ -262,21 +261,6 @@ fn sweep_on<B: Backend>(session: &Session<B>, args: &SweepArgs, ks: &[u32], dtyp
     Ok(if rows.iter().any(|r| r.note.starts_with("validation failed")) { 1 } else { 0 })
 }
 
-/// What [`measure`] found for one level at one K.
-pub(crate) struct Measured {
-    /// Median µs per task.
-    pub us: f64,
-    /// Tasks per timed repetition.
-    pub tasks: usize,
-    pub max_rel: f64,
-    /// The SM clock while it was timed.
-    pub clock: Option<ClockStats>,
-    /// Blocks per launch.
-    pub nblocks: usize,
-    pub warmup: WarmupDone,
-    pub host_bound_reps: usize,
-    pub clusters: Option<ClusterResidency>,
-}
 
 /// Prepares, validates and times one level.
 #[allow(clippy::too_many_arguments)]

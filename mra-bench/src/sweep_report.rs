@@ -311,6 +311,22 @@ pub(crate) fn plot_data(report: &Report) -> serde_json::Result<crate::plot::Swee
     serde_json::from_value(serde_json::to_value(report)?)
 }
 
+/// What measuring one level at one K found (`sweep_cmd::measure`, `api_sweep::measure`).
+pub(crate) struct Measured {
+    /// Median µs per task.
+    pub us: f64,
+    /// Tasks per timed repetition.
+    pub tasks: usize,
+    pub max_rel: f64,
+    /// The SM clock while it was timed.
+    pub clock: Option<ClockStats>,
+    /// Blocks per launch.
+    pub nblocks: usize,
+    pub warmup: WarmupDone,
+    pub host_bound_reps: usize,
+    pub clusters: Option<ClusterResidency>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
