@@ -32,7 +32,8 @@ pub fn run(args: &ExportArgs) -> CmdResult {
         .into());
     }
     let best = args.level.as_deref().is_some_and(configure::is_best);
-    let tuning = Tuning::open(None, args.untuned, best)?;
+    // The export's launchers run once over a caller's batch: the API regime's records.
+    let tuning = Tuning::open(None, args.untuned, best)?.in_regime(mra_codegen::tuned_defaults::Regime::Api);
     let entries = ks
         .iter()
         .map(|&k| {

@@ -130,7 +130,8 @@ fn sweep_on<B: Backend>(session: &Session<B>, args: &SweepArgs, ks: &[u32], dtyp
         rows: &[],
     };
     let mut progress = Progress::new(targets);
-    let tuning = mra_runtime::configure::Tuning::open(None, args.untuned, chosen.iter().any(|s| s.name == BEST))?;
+    let regime = if api { mra_codegen::tuned_defaults::Regime::Api } else { mra_codegen::tuned_defaults::Regime::Harness };
+    let tuning = mra_runtime::configure::Tuning::open(None, args.untuned, chosen.iter().any(|s| s.name == BEST))?.in_regime(regime);
     let device = mra_runtime::configure::device_of(session);
     for &k in ks {
         let seed = args.seed.unwrap_or_else(rand::random);

@@ -178,15 +178,24 @@ fn write_defaults_turns_the_fastest_records_into_the_arch_file() {
     assert_eq!(entries[0]["k"], json!([10]));
     assert_eq!(entries[0]["config"], json!({"threads": 256, "fuse_k": 2, "bulk_copy": 1, "swap_operands": 1}), "the differences from the schedule's defaults");
     assert!(entries[0]["source"].as_str().unwrap().starts_with("NVIDIA H200: 7.50 us/task (copy 28.00)"), "{file}");
-    assert!(file["provenance"]["measured_on"].as_str().unwrap().contains("NVIDIA H200 (sm_90), seed harness (-N 2048 -M 512 -s 4)"), "{file}");
-    // A second level merges in; the first entry stays.
-    let records = json!({"version": 1, "records": [record("fused", 12, json!({"threads": 128, "pad_a": 4, "min_blocks": 1, "unroll_k": 0, "align_runs": 0, "coalesce_c": 0, "pair_rows": 1, "swap_operands": 0}), 5.0)]});
+    assert!(file["provenance"]["measured_on"].as_str().unwrap().contains("NVIDIA H200 (sm_90), harness -N 2048 -M 512 -s 4"), "{file}");
+    // A second level, and fused-pipe timed in the API regime (one launch over a batch, µs per
+    // launch): both merge in as entries of their regimes; the first entry and the file's
+    // provenance stay.
+    let provenance = file["provenance"].clone();
+    let mut api = record("fused-pipe", 10, json!({"threads": 128, "pad_a": 4, "min_blocks": 1, "buffers": 3, "stack": 1, "unroll_k": 0, "align_runs": 0, "pair_rows": 0, "fuse_k": 1, "bulk_copy": 1, "persistent": 0, "swap_operands": 0}), 1080.0);
+    api["harness"] = json!({"nfuncs": 268435, "max_blocks": usize::MAX, "tasks": 1, "streams": 1, "reps": 3, "stream_data": "private"});
+    let records = json!({"version": 1, "records": [record("fused", 12, json!({"threads": 128, "pad_a": 4, "min_blocks": 1, "unroll_k": 0, "align_runs": 0, "coalesce_c": 0, "pair_rows": 1, "swap_operands": 0}), 5.0), api]});
     std::fs::write(&db, serde_json::to_vec(&records).unwrap()).unwrap();
-    let o = mra_bench(&["tune", "--write-defaults", out.to_str().unwrap(), "--arch", "sm_90", "-l", "fused", "-K", "12", "--db", db_arg], &db);
+    let o = mra_bench(&["tune", "--write-defaults", out.to_str().unwrap(), "--arch", "sm_90", "-l", "fused,fused-pipe", "-K", "10,12", "--db", db_arg], &db);
     assert!(o.status.success(), "{}", text(&o.stderr));
     let file: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
-    let levels: Vec<&str> = file["entries"].as_array().unwrap().iter().map(|e| e["level"].as_str().unwrap()).collect();
-    assert_eq!(levels, ["fused", "fused-pipe"]);
+    let entries: Vec<(&str, &Value, &str)> = file["entries"].as_array().unwrap().iter().map(|e| (e["level"].as_str().unwrap(), &e["k"], e["regime"].as_str().unwrap())).collect();
+    assert_eq!(entries, [("fused", &json!([12]), "harness"), ("fused-pipe", &json!([10]), "harness"), ("fused-pipe", &json!([10]), "api")], "{file}");
+    let api_entry = &file["entries"][2];
+    assert_eq!(api_entry["config"], json!({"buffers": 3, "bulk_copy": 1}), "{file}");
+    assert!(api_entry["source"].as_str().unwrap().contains("1080.00 us/task (copy 28.00), api: one launch over N = 268435"), "{file}");
+    assert_eq!(file["provenance"], provenance, "the file's provenance stays");
     // Refusals: a file not named after its arch, no arch, nothing in the database.
     for (args, needle) in [
         (vec!["tune", "--write-defaults", "x.json", "--arch", "sm_90", "-l", "fused", "-K", "12"], "named after its arch (sm_90.json)"),

@@ -11,12 +11,15 @@ use crate::backend::Backend;
 use crate::error::{Result, RuntimeError};
 use crate::harness::Session;
 use crate::tuning::{self, db, Db, Device, Record};
+use mra_codegen::tuned_defaults::Regime;
 use mra_codegen::{levels, tune, Arch, DType, Schedule};
 
 /// The tuning database a command reads (if any), and whether it ignores it for named levels.
 pub struct Tuning {
     db: Option<Db>,
     untuned: bool,
+    /// Which records answer: those timed as the command runs (see [`Tuning::in_regime`]).
+    regime: Regime,
 }
 
 /// A level in the configuration a command runs, and where that configuration came from.
@@ -40,7 +43,7 @@ impl Tuning {
     /// read at all, so a broken one cannot stop the defaults, unless `needs_db` (`-l best`).
     pub fn open(path: Option<&str>, untuned: bool, needs_db: bool) -> Result<Tuning> {
         if untuned && !needs_db {
-            return Ok(Tuning { db: None, untuned });
+            return Ok(Tuning { db: None, untuned, regime: Regime::Harness });
         }
         let path = match path {
             Some(p) => Some(std::path::PathBuf::from(p)),
@@ -50,12 +53,19 @@ impl Tuning {
             Some(p) if p.exists() => Some(Db::open(p)?),
             _ => None,
         };
-        Ok(Tuning { db, untuned })
+        Ok(Tuning { db, untuned, regime: Regime::Harness })
     }
 
     /// No database: every level at its defaults.
     pub fn none() -> Tuning {
-        Tuning { db: None, untuned: true }
+        Tuning { db: None, untuned: true, regime: Regime::Harness }
+    }
+
+    /// Records of `regime` answer (the harness's by default): a command that launches once over
+    /// a batch (`export`, `transform`, `sweep --launch api`) takes `Regime::Api`, and falls back on
+    /// harness records where the database has no API one.
+    pub fn in_regime(self, regime: Regime) -> Tuning {
+        Tuning { regime, ..self }
     }
 
     /// `schedule` in its tuned configuration for `device` at `k` where the database has one
@@ -65,7 +75,7 @@ impl Tuning {
             return Ok(Configured::defaults(schedule));
         }
         let Some(db) = &self.db else { return Ok(Configured::defaults(schedule)) };
-        match tuning::lookup_in(db, device, &schedule.name, k, dtype, None) {
+        match tuning::lookup_in(db, device, &schedule.name, k, dtype, None, self.regime) {
             Some(r) => with_record(schedule, r, db),
             None => Ok(Configured::defaults(schedule)),
         }
@@ -84,7 +94,7 @@ impl Tuning {
         let best = levels::all()
             .iter()
             .filter(|s| s.is_transform() && keep(s))
-            .filter_map(|s| tuning::lookup_in(db, device, &s.name, k, dtype, None))
+            .filter_map(|s| tuning::lookup_in(db, device, &s.name, k, dtype, None, self.regime))
             .min_by(|a, b| a.outcome.us().unwrap_or(f64::INFINITY).total_cmp(&b.outcome.us().unwrap_or(f64::INFINITY)));
         let Some(r) = best else {
             return Err(RuntimeError::Invalid(format!(

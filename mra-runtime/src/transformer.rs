@@ -253,7 +253,7 @@ pub fn check_shapes(k: u32, a_len: usize, b_len: usize) -> Result<usize> {
 pub fn resolve_level(sel: &str, k: u32, arch: &'static Arch, dtype: DType) -> Result<Schedule> {
     match sel.trim().to_ascii_lowercase().as_str() {
         "default" => mra_codegen::export::default_level(k, arch, dtype).map_err(|e| invalid(e.to_string())),
-        "best" => crate::configure::Tuning::open(None, false, true)?.best(&crate::configure::any_gpu_of(arch), k, dtype, |_| true).map(|c| c.schedule),
+        "best" => crate::configure::Tuning::open(None, false, true)?.in_regime(mra_codegen::tuned_defaults::Regime::Api).best(&crate::configure::any_gpu_of(arch), k, dtype, |_| true).map(|c| c.schedule),
         _ => mra_codegen::levels::find(sel).map_err(|e| invalid(e.to_string())),
     }
 }

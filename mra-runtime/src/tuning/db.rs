@@ -11,7 +11,9 @@
 //! `~/.local/share/mra-dsl/tuning.json`.
 
 use crate::error::{Result, RuntimeError};
+use crate::harness::{StreamData, AUTO_BLOCKS};
 use mra_codegen::tune::Config;
+use mra_codegen::tuned_defaults::Regime;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -122,7 +124,27 @@ pub struct Record {
     pub at: u64,
 }
 
+impl Harness {
+    /// The regime a time was measured in: one launch on one stream over private data, with the
+    /// grid the GPU holds (`tune -M auto -n 1 -s 1 --stream-data private`), is the API's (a
+    /// time per launch over the whole batch); anything else is the harness's (concurrent
+    /// launches of `-N` tensors). Times of the two do not compare.
+    pub fn regime(&self) -> Regime {
+        let api = self.max_blocks == AUTO_BLOCKS && self.streams == 1 && self.tasks == 1 && self.stream_data == Some(StreamData::Private);
+        if api {
+            Regime::Api
+        } else {
+            Regime::Harness
+        }
+    }
+}
+
 impl Record {
+    /// The regime it was timed in ([`Harness::regime`]); an offline result counts as the harness's.
+    pub fn regime(&self) -> Regime {
+        self.harness.map_or(Regime::Harness, |h| h.regime())
+    }
+
     /// Same device, level, K, dtype and harness as `other`: results that compare.
     pub fn same_case(&self, other: &Record) -> bool {
         self.device == other.device && self.level == other.level && self.k == other.k && self.dtype == other.dtype && self.harness == other.harness
@@ -233,18 +255,19 @@ impl Db {
         crate::replace_file::replace(&self.path, &json).map_err(|e| io("write", e))
     }
 
-    /// The fastest valid timed configuration of `level` at `k` in `dtype` on `device`
-    /// (a record of the same harness settings preferred when `harness` is given).
-    pub fn best(&self, device: &Device, level: &str, k: u32, dtype: &str, harness: Option<Harness>) -> Option<&Record> {
+    /// The fastest valid timed configuration of `level` at `k` in `dtype` on `device`: a record
+    /// of the same harness settings when `harness` is given and has one, else of `regime`
+    /// ([`in_regime`]).
+    pub fn best(&self, device: &Device, level: &str, k: u32, dtype: &str, harness: Option<Harness>, regime: Regime) -> Option<&Record> {
         let timed = |r: &&Record| r.device == *device && r.level == level && r.k == k && r.dtype == dtype && r.outcome.us().is_some();
         let same_harness = harness.and_then(|h| fastest(self.records.iter().filter(timed).filter(|r| r.harness == Some(h))));
-        same_harness.or_else(|| fastest(self.records.iter().filter(timed)))
+        same_harness.or_else(|| in_regime(regime, |g| fastest(self.records.iter().filter(timed).filter(|r| r.regime() == g))))
     }
 
-    /// The fastest timed configuration of `level` at `k` in `dtype` on any GPU of `arch`
-    /// (for `--emit-src`, which has an arch and no GPU).
-    pub fn best_for_arch(&self, arch: &str, level: &str, k: u32, dtype: &str) -> Option<&Record> {
-        fastest(self.records.iter().filter(|r| r.device.arch == arch && r.level == level && r.k == k && r.dtype == dtype && r.outcome.us().is_some()))
+    /// The fastest timed configuration of `level` at `k` in `dtype` on any GPU of `arch`, of
+    /// `regime` ([`in_regime`]): for the commands with an arch and no GPU (`--emit-src`, `export`).
+    pub fn best_for_arch(&self, arch: &str, level: &str, k: u32, dtype: &str, regime: Regime) -> Option<&Record> {
+        in_regime(regime, |g| fastest(self.records.iter().filter(|r| r.device.arch == arch && r.level == level && r.k == k && r.dtype == dtype && r.regime() == g)))
     }
 }
 
@@ -299,6 +322,15 @@ fn lock_dir(dir: &Path) -> std::io::Result<std::fs::File> {
     Ok(d)
 }
 
+/// `pick` of `regime`; a command of the API regime takes a harness result where no API one
+/// exists (as the shipped tuned defaults do), a harness command never an API one.
+fn in_regime<'a>(regime: Regime, pick: impl Fn(Regime) -> Option<&'a Record>) -> Option<&'a Record> {
+    match regime {
+        Regime::Harness => pick(Regime::Harness),
+        Regime::Api => pick(Regime::Api).or_else(|| pick(Regime::Harness)),
+    }
+}
+
 /// The timed record with the least µs per task.
 fn fastest<'a>(records: impl Iterator<Item = &'a Record>) -> Option<&'a Record> {
     records.filter(|r| r.outcome.us().is_some()).min_by(|a, b| a.outcome.us().unwrap().total_cmp(&b.outcome.us().unwrap()))
@@ -334,6 +366,33 @@ pub(crate) mod tests {
         Outcome::Timed { us_per_task: us, copy_us_per_task: Some(3.0), max_rel_err: 1e-15, resources: None, sm_clock: None, host_bound_reps: None }
     }
 
+    /// A time per launch over 2 GiB (µs per task of one launch) is not a harness time (µs per
+    /// task of 2048 tensors): each regime answers from its own records, an API lookup falling
+    /// back on harness records where it has none, a harness lookup never taking an API one.
+    #[test]
+    fn each_regime_answers_from_its_own_records() {
+        let api = Harness { nfuncs: 65536, max_blocks: AUTO_BLOCKS, tasks: 1, streams: 1, reps: 3, warmup: None, stream_data: Some(StreamData::Private) };
+        let harness_fast = record(&[("threads", 128)], timed(12.0));
+        let api_slow = Record { harness: Some(api), ..record(&[("threads", 256)], timed(1100.0)) };
+        let api_fast = Record { harness: Some(api), ..record(&[("threads", 512)], timed(1000.0)) };
+        // Any other harness (several streams, a capped grid, shared data) is the harness's.
+        for other in [Harness { streams: 4, ..api }, Harness { max_blocks: 512, ..api }, Harness { stream_data: None, ..api }] {
+            assert_eq!(other.regime(), Regime::Harness, "{other:?}");
+        }
+        assert_eq!(api.regime(), Regime::Api);
+        let db_of = |records: Vec<Record>| Db { path: PathBuf::from("/nonexistent"), records, removed: Vec::new() };
+        let db = db_of(vec![harness_fast.clone(), api_slow, api_fast.clone()]);
+        let threads = |r: Option<&Record>| r.map(|r| r.config["threads"]);
+        for (regime, want) in [(Regime::Harness, 128), (Regime::Api, 512)] {
+            assert_eq!(threads(db.best(&device(), "fused", 8, "f64", None, regime)), Some(want), "{regime}");
+            assert_eq!(threads(db.best_for_arch("sm_90", "fused", 8, "f64", regime)), Some(want), "{regime}");
+        }
+        let harness_only = db_of(vec![harness_fast]);
+        assert_eq!(threads(harness_only.best_for_arch("sm_90", "fused", 8, "f64", Regime::Api)), Some(128), "API falls back on the harness");
+        let api_only = db_of(vec![api_fast]);
+        assert_eq!(threads(api_only.best(&device(), "fused", 8, "f64", None, Regime::Harness)), None, "a harness command never takes an API time");
+    }
+
     #[test]
     fn round_trip_and_best() {
         let dir = std::env::temp_dir().join(format!("mra-tuning-db-{}", std::process::id()));
@@ -349,12 +408,12 @@ pub(crate) mod tests {
         let again = Db::open(&path).unwrap();
         assert_eq!(again.records(), db.records());
         assert_eq!(again.records().len(), 3);
-        let best = again.best(&device(), "fused", 8, "f64", None).unwrap();
+        let best = again.best(&device(), "fused", 8, "f64", None, Regime::Harness).unwrap();
         assert_eq!(best.config["threads"], 256);
-        assert!(again.best(&device(), "fused", 16, "f64", None).is_none());
+        assert!(again.best(&device(), "fused", 16, "f64", None, Regime::Harness).is_none());
         let other = Device { gpu: "Other".into(), ..device() };
-        assert!(again.best(&other, "fused", 8, "f64", None).is_none(), "another GPU's result is not this one's");
-        assert_eq!(again.best_for_arch("sm_90", "fused", 8, "f64").unwrap().config["threads"], 256);
+        assert!(again.best(&other, "fused", 8, "f64", None, Regime::Harness).is_none(), "another GPU's result is not this one's");
+        assert_eq!(again.best_for_arch("sm_90", "fused", 8, "f64", Regime::Harness).unwrap().config["threads"], 256);
         // No temporary file is left behind.
         let left: Vec<_> = std::fs::read_dir(path.parent().unwrap()).unwrap().map(|e| e.unwrap().file_name()).collect();
         assert_eq!(left, [std::ffi::OsString::from("tuning.json")]);

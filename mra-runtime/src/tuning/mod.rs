@@ -21,6 +21,7 @@ pub use search::{Limits, Strategy};
 use crate::error::{Result, RuntimeError};
 use mra_codegen::tune::describe;
 use mra_codegen::tune::Config;
+use mra_codegen::tuned_defaults::Regime;
 use mra_codegen::{Arch, DType, Request, Schedule};
 
 /// The configurations of `schedule` that plan for `k`, `arch` and `dtype` (constraints and arch
@@ -171,25 +172,26 @@ fn evaluate_one(db: &mut Db, case: &Record, cfg: &Config, eval: &mut dyn Evaluat
 }
 
 /// The tuned configuration of `schedule` at `k` for `device` (or, with an empty `device.gpu`,
-/// for any GPU of `device.arch`): the fastest valid timed record, if the database has one.
+/// for any GPU of `device.arch`): the fastest valid timed record of `regime` (an API command
+/// falls back on a harness one), if the database has one.
 /// The database is the default one ([`db::default_path`]); `Ok(None)` if it does not exist.
 /// For the commands that run or export a level: apply it with `Schedule::with_config`.
-pub fn lookup(device: &Device, level: &str, k: u32, dtype: DType, harness: Option<Harness>) -> Result<Option<Record>> {
+pub fn lookup(device: &Device, level: &str, k: u32, dtype: DType, harness: Option<Harness>, regime: Regime) -> Result<Option<Record>> {
     let Some(path) = db::default_path() else { return Ok(None) };
     if !path.exists() {
         return Ok(None);
     }
     let db = Db::open(path)?;
-    Ok(lookup_in(&db, device, level, k, dtype, harness))
+    Ok(lookup_in(&db, device, level, k, dtype, harness, regime))
 }
 
 /// [`lookup`] in a given database.
-pub fn lookup_in(db: &Db, device: &Device, level: &str, k: u32, dtype: DType, harness: Option<Harness>) -> Option<Record> {
+pub fn lookup_in(db: &Db, device: &Device, level: &str, k: u32, dtype: DType, harness: Option<Harness>, regime: Regime) -> Option<Record> {
     let dtype = dtype.to_string();
     if device.gpu.is_empty() {
-        db.best_for_arch(&device.arch, level, k, &dtype).cloned()
+        db.best_for_arch(&device.arch, level, k, &dtype, regime).cloned()
     } else {
-        db.best(device, level, k, &dtype, harness).cloned()
+        db.best(device, level, k, &dtype, harness, regime).cloned()
     }
 }
 
@@ -288,7 +290,7 @@ mod tests {
         // pair_rows 1: 10.3125 (then swap_operands 1: 10.34375, coalesce_c 1: 10.375).
         assert_eq!(best.config, parse_config("threads=256 pad_a=0 unroll_k=0 min_blocks=1 align_runs=0 coalesce_c=0 pair_rows=1 swap_operands=0").unwrap());
         assert!(matches!(db.find(&case, &wrong).unwrap().outcome, Outcome::Invalid { .. }));
-        assert_eq!(lookup_in(&db, &case.device, "fused", 8, DType::F64, None).unwrap().config, best.config);
+        assert_eq!(lookup_in(&db, &case.device, "fused", 8, DType::F64, None, Regime::Harness).unwrap().config, best.config);
         let _ = std::fs::remove_file(&path);
     }
 
@@ -325,7 +327,7 @@ mod tests {
         // By the fake's formula the defaults (256 threads) beat every 512-thread candidate (by 2 µs
         // at least): a later run takes them from the database, not the best candidate.
         assert!(s.ranked()[0].outcome.us().unwrap() > want);
-        assert_eq!(lookup_in(&db, &case.device, "fused", 8, DType::F64, None).unwrap().config, defaults);
+        assert_eq!(lookup_in(&db, &case.device, "fused", 8, DType::F64, None, Regime::Harness).unwrap().config, defaults);
         let _ = std::fs::remove_file(&path);
     }
 
