@@ -12,9 +12,10 @@
 
 #include "mra_transform.h"
 
-#include <algorithm>
-#include <cstdio>
+// <cstdlib> before <algorithm>: clang's CUDA wrapper of <new> calls ::malloc.
 #include <cstdlib>
+#include <cstdio>
+#include <algorithm>
 #include <random>
 #include <vector>
 

@@ -80,8 +80,7 @@ if [ -x "$OUT/export_demo" ]; then
     grep -E '^(K=|errors:|#)' "$OUT/export_demo.log" | sed 's/^/    /' | tee -a "$SUMMARY" >/dev/null
 fi
 
-# 3. mra-bench transform on .npy files, N = 2048, against --reference on the same files.
-# The API regime as a code sees it: each K's mra_transform once over 2 GiB per repetition, against
+# 2b. The API regime as a code sees it: each K's mra_transform once over 2 GiB per repetition, against
 # a device-to-device copy of the same bytes (examples/export_timing.cu).
 TIMED="$OUT/mra_export_timing"
 rm -rf "$TIMED"
@@ -92,6 +91,7 @@ if [ -x "$OUT/export_timing" ]; then
     grep -E '^(K=|#)' "$OUT/export_timing.log" | sed 's/^/    /' | tee -a "$SUMMARY"
 fi
 
+# 3. mra-bench transform on .npy files, N = 2048, against --reference on the same files.
 NPY="$OUT/npy"
 mkdir -p "$NPY"
 transform_case() {  # name K dtype shape-kind [level]

@@ -356,11 +356,9 @@ mod tests {
         }
     }
 
-    #[test]
-    fn sweep_plot_reads_the_report_as_the_plot_command_reads_the_file() {
-        let row = |level: &str, us: Option<f64>| row_at(level, 7, us);
-        let rows = [row("copy", Some(2.0)), row("L3-regblk", Some(5.0)), row("L4-mma", None)];
-        let report = Report {
+    /// A report of `rows` as a harness sweep on sm_90 writes it while it runs.
+    fn report_of(rows: &[Row]) -> Report<'_> {
+        Report {
             device: "GPU".into(),
             arch: "sm_90",
             commit: "abc",
@@ -375,10 +373,17 @@ mod tests {
             sm_clock_source: "not read: test".into(),
             power_limit_w: None,
             warmup: "200 ms".into(),
-            stream_data: StreamData::Private,
-            complete: true,
-            rows: &rows,
-        };
+            stream_data: StreamData::Shared,
+            complete: false,
+            rows,
+        }
+    }
+
+    #[test]
+    fn sweep_plot_reads_the_report_as_the_plot_command_reads_the_file() {
+        let row = |level: &str, us: Option<f64>| row_at(level, 7, us);
+        let rows = [row("copy", Some(2.0)), row("L3-regblk", Some(5.0)), row("L4-mma", None)];
+        let report = Report { stream_data: StreamData::Private, complete: true, rows: &rows, ..report_of(&[]) };
         let data = plot_data(&report).expect("the report reads as plot data");
         assert_eq!((data.rows.len(), data.rows[1].k, data.rows[1].us_per_task, data.rows[2].us_per_task), (3, 7, Some(5.0), None));
         assert_eq!(data.stream_data.as_deref(), Some("private"), "the chart's title can say the floor had private stream data");
@@ -403,25 +408,7 @@ mod tests {
             csv: Some(Target::check("--csv", csv.to_str().unwrap()).unwrap()),
             plot: None,
         };
-        let head = Report {
-            device: "GPU".into(),
-            arch: "sm_90",
-            commit: "abc",
-            date_unix: 0,
-            launch: "harness",
-            nfuncs: 8,
-            max_blocks: Some(512),
-            streams: 4,
-            reps: 1,
-            dtype: "f64".into(),
-            fp64_gemm_peak_tflops: None,
-            sm_clock_source: "not read: test".into(),
-            power_limit_w: None,
-            warmup: "200 ms".into(),
-            stream_data: StreamData::Shared,
-            complete: false,
-            rows: &[],
-        };
+        let head = report_of(&[]);
         let all = [row_at("copy", 6, Some(2.0)), Row { note: "a \"quoted\" failure, with a comma".into(), ..row_at("L3-regblk", 6, None) }, row_at("fused", 6, Some(5.0))];
         let mut progress = Progress::new(&targets);
         for n in 1..=all.len() {
