@@ -62,10 +62,9 @@ for pid in "${pids[@]}"; do
 done
 
 python3 - "$OUT" "${ARCHS[@]}" <<'PY'
-import json, sys, collections
+import collections, glob, json, sys
 out, archs = sys.argv[1], sys.argv[2:]
 passes = collections.Counter(); fails = collections.Counter(); ks = set()
-import glob
 for arch in archs:
     for line in (l for f in sorted(glob.glob(f"{out}/{arch}.*.jsonl")) for l in open(f)):
         c = json.loads(line)
