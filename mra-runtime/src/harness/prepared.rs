@@ -28,8 +28,7 @@ pub struct Prepared<B: Backend> {
 
 /// Waves of resident blocks a `-M auto` launch has: many short-lived blocks keep every SM busy
 /// to the end of the batch, where a grid of one wave walking the batch idles SMs on its tail
-/// (an H200, one launch over 2 GiB: fused-pipe 1.04-1.10x the copy at 32 waves against
-/// 1.10-1.14x at one; fused-split within 2% of its best; docs/performance.md).
+/// (measured in docs/performance.md, "The API regime").
 pub const AUTO_WAVES: usize = 32;
 
 /// What one task of a level submits.
