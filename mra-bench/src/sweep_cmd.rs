@@ -165,26 +165,7 @@ fn sweep_on<B: Backend>(session: &Session<B>, args: &SweepArgs, ks: &[u32], dtyp
         for s in &tuned_levels {
             mra_runtime::interrupt::check()?;
             bar.set_message(format!("K={k} {}", s.name));
-            let mut row = Row {
-                level: s.name.clone(),
-                k,
-                role: s.role(),
-                us_per_task: None,
-                useful_gflops: None,
-                effective_gbps: None,
-                fraction_of_floor: None,
-                fraction_of_fp64_peak: None,
-                max_rel_err: None,
-                tasks: 0,
-                nfuncs: at.nfuncs,
-                nblocks: None,
-                best: false,
-                note: String::new(),
-                sm_clock: None,
-                warmup: None,
-                host_bound_reps: 0,
-                clusters: None,
-            };
+            let mut row = Row::unmeasured(&s.name, k, s.role(), at.nfuncs);
             let measured = if api { crate::api_sweep::measure(session, s, k, dtype, &at, &inputs, &streams[0], clocks.as_ref()) } else { measure(session, s, k, dtype, &at, &inputs, &streams, clocks.as_ref()) };
             match measured {
                 Ok(Measured { us, tasks, max_rel: rel, clock, nblocks, warmup, host_bound_reps, clusters }) => {

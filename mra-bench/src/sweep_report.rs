@@ -47,6 +47,32 @@ pub(crate) struct Row {
     pub(crate) clusters: Option<ClusterResidency>,
 }
 
+impl Row {
+    /// `level` at `k` before it is measured: nothing timed, no note.
+    pub(crate) fn unmeasured(level: &str, k: u32, role: Role, nfuncs: usize) -> Row {
+        Row {
+            level: level.into(),
+            k,
+            role,
+            us_per_task: None,
+            useful_gflops: None,
+            effective_gbps: None,
+            fraction_of_floor: None,
+            fraction_of_fp64_peak: None,
+            max_rel_err: None,
+            tasks: 0,
+            nfuncs,
+            nblocks: None,
+            best: false,
+            note: String::new(),
+            sm_clock: None,
+            warmup: None,
+            host_bound_reps: 0,
+            clusters: None,
+        }
+    }
+}
+
 #[derive(Clone, Serialize)]
 pub(crate) struct Report<'a> {
     pub(crate) device: String,
@@ -334,26 +360,8 @@ mod tests {
 
     /// A row of `level` at K = `k` taking `us` µs per task, nothing else measured.
     fn row_at(level: &str, k: u32, us: Option<f64>) -> Row {
-        Row {
-            level: level.into(),
-            k,
-            role: levels::find(level).map_or(Role::Transform, |s| s.role()),
-            us_per_task: us,
-            useful_gflops: None,
-            effective_gbps: None,
-            fraction_of_floor: None,
-            fraction_of_fp64_peak: None,
-            max_rel_err: None,
-            tasks: 3,
-            nfuncs: 8,
-            nblocks: Some(512),
-            best: false,
-            note: String::new(),
-            sm_clock: None,
-            warmup: None,
-            host_bound_reps: 0,
-            clusters: None,
-        }
+        let role = levels::find(level).map_or(Role::Transform, |s| s.role());
+        Row { us_per_task: us, tasks: 3, nblocks: Some(512), ..Row::unmeasured(level, k, role, 8) }
     }
 
     /// A report of `rows` as a harness sweep on sm_90 writes it while it runs.
