@@ -412,6 +412,8 @@ pub struct RunArgs {
     /// FILE` with the same level, K and tuning.
     #[arg(long, value_name = "FILE", conflicts_with = "emit_src")]
     pub source: Option<String>,
+    #[command(flatten)]
+    pub op: crate::op_args::OpArgs,
 }
 
 impl RunArgs {
@@ -480,6 +482,8 @@ pub struct ValidateArgs {
     /// `mra-bench --emit-src -o FILE` with the same level, K and tuning.
     #[arg(long, value_name = "FILE")]
     pub source: Option<String>,
+    #[command(flatten)]
+    pub op: crate::op_args::OpArgs,
 }
 
 #[derive(Args, Debug)]

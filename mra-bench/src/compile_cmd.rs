@@ -67,7 +67,7 @@ pub fn run(args: &RunArgs) -> CmdResult {
                 eprintln!("{note}");
             }
             let config = config_note(&c, Request { k, arch, dtype });
-            match mra_codegen::generate(&c.schedule, Request { k, arch, dtype }) {
+            match mra_codegen::generate_op(&c.schedule, Request { k, arch, dtype }, args.op.operation()) {
                 Ok(kernel) => jobs.push((k, Ok((
                     match &hand {
                         Some(h) => h.apply(kernel)?,

@@ -242,7 +242,7 @@ fn short_reason(s: &Schedule, arch: &'static Arch, dtype: DType) -> String {
         Some(PlanError::ArchUnsupported { .. }) => "NVIDIA cp.async only".into(),
         Some(PlanError::KUnsupported { .. }) => "no K fits its defaults".into(),
         Some(PlanError::Constraint { .. }) => "its constraints fail for the defaults".into(),
-        Some(e @ (PlanError::Malformed { .. } | PlanError::KOutOfRange(_))) => e.to_string(),
+        Some(e @ (PlanError::Malformed { .. } | PlanError::KOutOfRange(_) | PlanError::Operation { .. })) => e.to_string(),
         None => "none".into(),
     }
 }

@@ -11,6 +11,7 @@ mod export_cmd;
 mod hand_source;
 mod levels_cmd;
 mod npy;
+mod op_args;
 mod outfile;
 mod output;
 mod plot;

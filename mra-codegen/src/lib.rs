@@ -24,6 +24,7 @@ pub mod instr;
 pub mod ir;
 pub mod levels;
 pub mod matrix_support;
+pub mod op;
 pub mod plan;
 mod quote;
 pub mod request;
@@ -33,7 +34,8 @@ pub mod tuned_defaults;
 
 pub use arch::{Arch, MatrixInstr, Vendor};
 pub use dtype::DType;
-pub use emit::{generate, Kernel};
+pub use emit::{generate, generate_op, Kernel};
+pub use op::{Layout, Matrices, Operation};
 pub use ir::Schedule;
 pub use plan::{Plan, PlanError};
 pub use request::{Request, K_MAX};

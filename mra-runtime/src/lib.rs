@@ -16,6 +16,7 @@ pub mod interrupt;
 pub mod process;
 pub mod read_file;
 pub mod reference;
+pub mod reference_op;
 pub mod replace_file;
 pub mod residency;
 pub mod transformer;

@@ -55,6 +55,9 @@ impl Emitter<'_> {
     /// The statement(s) that call `load_b` at the top of a kernel or of `transform_block`.
     pub(super) fn b_setup_call(&self, tp: &TransformPlan, b_shared: &str) -> String {
         let t = self.t();
+        if self.op().matrices == crate::op::Matrices::PerDim {
+            return self.per_dim_b_setup(tp, b_shared);
+        }
         if tp.b.memory == Memory::Registers {
             if tp.fma_tail {
                 "BFrags b_frag;\nBTail b_tail;\nload_b(b, tid, b_frag, b_tail);\n".to_string()
@@ -64,6 +67,66 @@ impl Emitter<'_> {
         } else {
             format!("const {t}* bm = load_b(b, {b_shared}, tid);\n")
         }
+    }
+}
+
+impl Emitter<'_> {
+    /// [`Emitter::b_setup_call`] for a matrix per dimension: `load_b` three times, matrix p at
+    /// `b + p * K2` into its own registers or shared region, for pass p.
+    fn per_dim_b_setup(&self, tp: &TransformPlan, b_shared: &str) -> String {
+        let t = self.t();
+        let mut s = String::from("// A matrix per dimension: pass p contracts dimension p with matrix p, at b + p * K2.\n");
+        let at = |p: usize| if p == 0 { "b".to_string() } else { format!("b + {p} * K2") };
+        if tp.b.memory == Memory::Registers {
+            s += &format!("BFrags b_frag0, b_frag1, b_frag2;\n");
+            if tp.fma_tail {
+                s += "BTail b_tail0, b_tail1, b_tail2;\n";
+            }
+            for p in 0..3 {
+                let tail = if tp.fma_tail { format!(", b_tail{p}") } else { String::new() };
+                s += &format!("load_b({}, tid, b_frag{p}{tail});\n", at(p));
+            }
+        } else {
+            let region = if tp.fragment.is_some() { "KP * B_STRIDE" } else { "K * B_STRIDE" };
+            for p in 0..3 {
+                let shared = match (b_shared, p) {
+                    ("nullptr", _) => "nullptr".to_string(),
+                    (_, 0) => b_shared.to_string(),
+                    _ => format!("{b_shared} + {p} * {region}"),
+                };
+                s += &format!("const {t}* bm{p} = load_b({}, {shared}, tid);\n", at(p));
+            }
+        }
+        s
+    }
+
+    /// The B arguments of `transform_tensor`'s call ([`b_args`], three of them for a matrix per
+    /// dimension).
+    pub(super) fn b_args_op(&self, tp: &TransformPlan) -> String {
+        match self.op().matrices {
+            crate::op::Matrices::One => b_args(tp).to_string(),
+            crate::op::Matrices::PerDim => super::operation::all_dims(b_args(tp)),
+        }
+    }
+
+    /// The parameters that receive [`Emitter::b_args_op`].
+    pub(super) fn b_params_op(&self, tp: &TransformPlan) -> String {
+        let params = b_params(tp, self.t());
+        match self.op().matrices {
+            crate::op::Matrices::One => params,
+            crate::op::Matrices::PerDim => super::operation::all_dims(&params),
+        }
+    }
+
+    /// Pass `p`'s call with its own matrix where each dimension has one.
+    pub(super) fn pass_for_dim(&self, tp: &TransformPlan, call: &str, p: usize) -> String {
+        if self.op().matrices == crate::op::Matrices::One {
+            return call.to_string();
+        }
+        let b = b_args(tp);
+        let at = format!(", {b},");
+        assert!(call.contains(&at), "pass {p} takes B as `{b}`: {call}");
+        call.replacen(&at, &format!(", {},", super::operation::for_dim(b, p)), 1)
     }
 }
 

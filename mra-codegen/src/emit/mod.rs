@@ -16,6 +16,7 @@ pub mod dialect;
 mod fma_tail;
 mod library;
 mod load_b;
+mod operation;
 mod pipeline;
 mod shadow;
 mod shared_layout;
@@ -72,12 +73,15 @@ pub const KERNEL_PARAMS: &str = "a, b, c, workspace, nfuncs, nblocks";
 
 /// Generates the kernel for `schedule` at `req`, or says why the level cannot run as asked.
 pub fn generate(schedule: &Schedule, req: Request) -> Result<Kernel, PlanError> {
-    // The plan resolves defaults written `if K <= 16 { .. } else { .. }` for this request; the
-    // comments keep quoting the schedule as written.
-    let plan = schedule.plan(req)?;
+    generate_op(schedule, req, crate::op::Operation::SEED)
+}
+
+/// Generates the kernel for `schedule` at `req` computing `op` ([`Schedule::plan_op`]).
+pub fn generate_op(schedule: &Schedule, req: Request, op: crate::op::Operation) -> Result<Kernel, PlanError> {
+    let plan = schedule.plan_op(req, op)?;
     let dialect = dialect::for_vendor(req.arch.vendor);
-    let entry = entry_name(schedule, &req);
-    let mut e = Emitter { s: schedule, plan: &plan, d: dialect, w: Writer::default(), namespace: namespace_name(schedule, &req), namespace_open: true };
+    let entry = entry_name(schedule, &req) + &op.suffix();
+    let mut e = Emitter { s: schedule, plan: &plan, d: dialect, w: Writer::default(), namespace: namespace_name(schedule, &req) + &op.suffix(), namespace_open: true };
     e.header();
     let entry = match plan.body {
         Body::Copy { vector, shadow } => {
@@ -160,10 +164,14 @@ impl Emitter<'_> {
         for l in self.s.to_string().lines() {
             self.w.line(format!("//   {l}"));
         }
-        self.w.lines(
-            "// The operation: C_n(i,j,k) = sum_{a,b,c} A_n(a,b,c) B(a,i) B(b,j) B(c,k), computed as three\n\
-             // passes of out(i,j) = sum_k in(k,i) * B(k,j), in: K x K^2, out: K^2 x K row-major.",
-        );
+        if self.op().is_seed() {
+            self.w.lines(
+                "// The operation: C_n(i,j,k) = sum_{a,b,c} A_n(a,b,c) B(a,i) B(b,j) B(c,k), computed as three\n\
+                 // passes of out(i,j) = sum_k in(k,i) * B(k,j), in: K x K^2, out: K^2 x K row-major.",
+            );
+        } else {
+            self.w.lines(&self.operation_comment());
+        }
         self.w.line("");
         if !self.d.prelude().is_empty() {
             let matrix = match self.plan.body {
@@ -216,6 +224,7 @@ impl Emitter<'_> {
                 _ => {}
             }
         }
+        self.scaled_output();
     }
 
     /// Closes the kernel's namespace (once; kernels are at global scope).
@@ -249,16 +258,12 @@ impl Emitter<'_> {
     }
 
     fn kernel_signature(&self, entry: &str) -> String {
-        let t = self.t();
         let bounds = self.kernel_bounds().map(|b| b + " ").unwrap_or_default();
         let bounds = match self.plan.body {
             Body::Transform(_) if self.plan.cluster_blocks() > 1 => format!("__cluster_dims__({}, 1, 1) {bounds}", self.plan.cluster_blocks()),
             _ => bounds,
         };
-        format!(
-            "extern \"C\" __global__ void {bounds}{entry}(const {t}* __restrict__ a, const {t}* __restrict__ b, \
-             {t}* __restrict__ c, {t}* workspace, int nfuncs, int nblocks)"
-        )
+        format!("extern \"C\" __global__ void {bounds}{entry}({})", self.kernel_params())
     }
 }
 

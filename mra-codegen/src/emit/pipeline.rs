@@ -224,7 +224,7 @@ impl Emitter<'_> {
             s += "const int groups = (nfuncs + STACK - 1) / STACK;\n";
         }
         // The source of the stage of the tensor (group) at index `at`, and what the stage needs declared.
-        let src = |at: &str| if stacked { format!("(a + (long long)({at}) * STACK * K3)") } else { format!("(a + (long long){at} * K3)") };
+        let src = |at: &str| if stacked { format!("(a + (long long)({at}) * STACK * K3)") } else { format!("({})", self.tensor_at('a', at)) };
         let count = |at: &str| if stacked { format!("const int cnt = min(STACK, nfuncs - ({at}) * STACK);  // tensors in this group\n") } else { String::new() };
         let shifted = tp.shifted_rows(self.plan.request.k);
         let stage = |at: &str, dst: &str, bar: &str, sh: &str| {
@@ -271,7 +271,7 @@ impl Emitter<'_> {
             s += "for (int n = first; n < nfuncs; n += stride) {\n";
         }
         let next = if stacked { "g + stride" } else { "n + stride" };
-        s += &format!("    {t}* c_n = c + (long long)n * K3;\n");
+        s += &self.c_n_decl();
         if shifted {
             s += &format!("    {}  // pass 0: A (in wa, from element sha) -> wb\n", call(0, "wa + sha", "wb"));
         } else {
@@ -314,6 +314,7 @@ impl Emitter<'_> {
         let note = self.step_comment(|s| matches!(s, Step::Pipeline(_)));
         let buffers = self.step_comment(|s| matches!(s, Step::Buffers(_)));
         let call = |i: usize, input: &str, out: &str| passes[i].replace("{in}", input).replace("{out}", out);
+        let a_m = format!("({})", self.tensor_at('a', "m"));
         let mut s = "const int lane = tid % LANES;\nconst int wave = tid / LANES;\n".to_string();
         s += &format!("{note}: {p} tensors in flight per block.\n");
         s += &format!("{buffers}: the intermediate wb and a ring of {p} input slots.\n");
@@ -328,26 +329,26 @@ impl Emitter<'_> {
         s += "    const int m = block + s * nblocks;\n";
         s += "    if (m < nfuncs) {\n";
         if tp.bulk_copy {
-            s += &indent(self.bulk_tensor_stage(tp, "(a + (long long)m * K3)", "(ring + s * K * W_STRIDE)", "&bars[s]"), 8);
+            s += &indent(self.bulk_tensor_stage(tp, &a_m, "(ring + s * K * W_STRIDE)", "&bars[s]"), 8);
             s += "    }\n}\n";
         } else {
-            s += &indent(self.async_tensor_copies(tp, "(a + (long long)m * K3)", "(ring + s * K * W_STRIDE)"), 8);
+            s += &indent(self.async_tensor_copies(tp, &a_m, "(ring + s * K * W_STRIDE)"), 8);
             s += "    }\n    mra_cp_async_commit();\n}\n";
         }
         s += &format!("// B is loaded while the first tensors' copies are in flight.\n{b_setup}");
         s += "int slot = 0;  // the slot of tensor n\n";
         s += "for (int n = block; n < nfuncs; n += nblocks) {\n";
-        s += &format!("    {t}* c_n = c + (long long)n * K3;\n");
+        s += &self.c_n_decl();
         s += "    // The tensor SLOTS - 1 ahead goes to the slot the previous tensor freed.\n";
         s += "    const int m = n + (SLOTS - 1) * nblocks;\n";
         s += "    const int ahead = slot + SLOTS - 1 < SLOTS ? slot + SLOTS - 1 : slot - 1;\n";
         s += "    if (m < nfuncs) {\n";
         if tp.bulk_copy {
-            s += &indent(self.bulk_tensor_stage(tp, "(a + (long long)m * K3)", "(ring + ahead * K * W_STRIDE)", "&bars[ahead]"), 8);
+            s += &indent(self.bulk_tensor_stage(tp, &a_m, "(ring + ahead * K * W_STRIDE)", "&bars[ahead]"), 8);
             s += "    }\n";
             s += &indent(self.bulk_wait("slot"), 4);
         } else {
-            s += &indent(self.async_tensor_copies(tp, "(a + (long long)m * K3)", "(ring + ahead * K * W_STRIDE)"), 8);
+            s += &indent(self.async_tensor_copies(tp, &a_m, "(ring + ahead * K * W_STRIDE)"), 8);
             s += "    }\n    mra_cp_async_commit();\n";
             s += "    mra_cp_async_wait_ahead();  // every group but the newest SLOTS - 1 is complete: tensor n is in\n";
             s += &format!("    {barrier}  // ... for every thread\n");

@@ -37,7 +37,14 @@ impl Emitter<'_> {
         ];
         let mut arrays: Vec<(&str, &str)> = Vec::new();
         if tp.b.memory == Memory::Shared {
-            arrays.push(("b_shared", if tp.fragment.is_some() { "KP * B_STRIDE" } else { "K * B_STRIDE" }));
+            let per_dim = self.plan.op.matrices == crate::op::Matrices::PerDim;
+            let rows = match (tp.fragment.is_some(), per_dim) {
+                (true, false) => "KP * B_STRIDE",
+                (false, false) => "K * B_STRIDE",
+                (true, true) => "3 * KP * B_STRIDE",
+                (false, true) => "3 * K * B_STRIDE",
+            };
+            arrays.push(("b_shared", rows));
         }
         if tp.out.is_some() {
             arrays.push(("out_tile", "THREADS * OUT_STRIDE"));

@@ -159,7 +159,7 @@ impl Emitter<'_> {
             (true, false, false) => "// One GEMM pass, transposed, shared intermediate to shared intermediate (padded rows).",
         };
         let align = self.step_comment(|s| matches!(s, Step::AlignRuns(_)));
-        let head = format!("{} void {}(const {t}* in, {}, {t}* out, int lane, int wave)", self.d.inline_device(), v.name(), self.pass_b_param(tp, f));
+        let head = self.out_head(format!("{} void {}(const {t}* in, {}, {t}* out, int lane, int wave)", self.d.inline_device(), v.name(), self.pass_b_param(tp, f)));
         self.w.line("");
         self.w.line(what);
         self.w.block(head, "", |w: &mut Writer| {

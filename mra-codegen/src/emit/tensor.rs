@@ -311,7 +311,7 @@ impl Emitter<'_> {
                 });
                 // stack(N) into C: `rows` of the group's N·K² are stored (a partial last group).
                 let rows = if stacked_to_global(tp, v) { ", int rows" } else { "" };
-                let head = format!("{} void {}(const {t}* in, {b_param}, {t}* out{rows}, int lane, int wave)", self.d.inline_device(), v.name());
+                let head = self.out_head(format!("{} void {}(const {t}* in, {b_param}, {t}* out{rows}, int lane, int wave)", self.d.inline_device(), v.name()));
                 let body = self.tile_body(tp, f, v, TileMode::Whole);
                 let (first, step) = tile_walk(tp);
                 self.w.block(head, "", |w| {
@@ -329,10 +329,10 @@ impl Emitter<'_> {
                 let tiles_guard = !(k * k).div_ceil(f.m).is_multiple_of(self.plan.threads / f.lanes);
                 self.w.line("// One GEMM pass on matrix fragments, its input staged through shared memory.");
                 let c_param = if tp.wmma_stages_c(k) { format!(", {t}* c_stage") } else { String::new() };
-                let head = format!(
+                let head = self.out_head(format!(
                     "{} void gemm_pass_staged(const {t}* in, {b_param}, {t}* out, int tid, int lane, int wave, {t}* a_stage{c_param})",
                     self.d.inline_device()
-                );
+                ));
                 let body = self.tile_body(tp, f, v, TileMode::Whole);
                 self.w.block(head, "", |w| {
                     w.line(format!("{cache}: the block stages the input rows of one tile per wave"));

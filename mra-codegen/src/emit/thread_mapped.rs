@@ -44,10 +44,10 @@ impl Emitter<'_> {
         let fence = self.d.compiler_fence();
         self.w.line("// One GEMM pass: out(i,j) = sum_k in(k,i) * B(k,j).");
         let tile_param = if tp.out.is_some() { format!(", {t}* tile") } else { String::new() };
-        let head = format!(
+        let head = self.out_head(format!(
             "{} void gemm_pass(const {t}* in, const {t}* bm, {t}* out, int tid{tile_param})",
             self.d.inline_device()
-        );
+        ));
         let barrier = self.d.barrier();
         let write_note = self.step_comment(|s| matches!(s, Step::CacheWrite { .. }));
         let k = self.plan.request.k;

@@ -144,6 +144,7 @@ impl Emitter<'_> {
         // divide K) and its second value lands in the padding column x = K, which pass 1 reads
         // only into rows that are never stored. (st.async counts the bytes it sends: not there.)
         let odd_pairs = k % 2 == 1 && v.slice == Some(SlicePass::First) && !tp.async_exchange;
+        let scaled = self.op().scaled;
         let paired = dtype == crate::DType::F64
             && self.d.vendor() == crate::Vendor::Nvidia
             && (k.is_multiple_of(2) || v.out_runs || odd_pairs)
@@ -173,7 +174,9 @@ impl Emitter<'_> {
                         w.line("#pragma unroll");
                         w.block(format!("for (int nf = 0; nf < {nfr}; ++nf)"), "", |w| {
                             w.line(format!("const int j = {col0} + {col};"));
-                            let st = if paired {
+                            let st = if paired && scaled {
+                                "store_pair(out, at + j, acc[nf][2 * q], acc[nf][2 * q + 1]);".to_string()
+                            } else if paired {
                                 "*reinterpret_cast<double2*>(&out[at + j]) = make_double2(acc[nf][2 * q], acc[nf][2 * q + 1]);".to_string()
                             } else {
                                 format!("out[at + j] = {store};")
@@ -210,6 +213,10 @@ impl Emitter<'_> {
                         w.line(format!("const int j = {col0} + {pj};"));
                         let st = match send_at {
                             Some(at) => format!("mra_send_pair({at}, acc[nf][2 * q], acc[nf][2 * q + 1], bar);"),
+                            None if scaled => {
+                                let at = out_at.strip_prefix("out[").and_then(|x| x.strip_suffix(']')).expect("a pair stored at out[..]");
+                                format!("store_pair(out, {at}, acc[nf][2 * q], acc[nf][2 * q + 1]);")
+                            }
                             None => format!("*reinterpret_cast<double2*>(&{out_at}) = make_double2(acc[nf][2 * q], acc[nf][2 * q + 1]);"),
                         };
                         if pair_guard.is_empty() {

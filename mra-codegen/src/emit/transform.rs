@@ -2,7 +2,6 @@
 //! per-tensor function `transform_tensor` that the kernel's batch loop calls, and the
 //! block-level entry `transform_block` for callers' own kernels.
 
-use super::load_b::{b_args, b_params};
 use super::shared_layout::{buffer_pitch, scratch_args, scratch_names};
 use super::Emitter;
 use crate::ir::{Memory, Step};
@@ -47,6 +46,7 @@ impl Emitter<'_> {
                 ["gemm_pass", "gemm_pass", "gemm_pass"].map(|name| format!("{name}({{in}}, bm, {{out}}{args});"))
             }
         };
+        let passes = [0, 1, 2].map(|p| self.pass_for_dim(tp, &passes[p], p));
         self.w.line("");
         self.b_loader(tp);
         self.tensor_function(tp, &passes);
@@ -62,9 +62,10 @@ impl Emitter<'_> {
         } else {
             None
         };
-        let b_arg = b_args(tp);
+        let b_arg = self.b_args_op(tp);
         let scratch = scratch_args(tp, self.plan.request.k);
         let pitch = buffer_pitch(tp, self.plan.request.k);
+        let (a_n, c_n) = (self.tensor_at('a', "n"), self.c_out("n"));
         let using = self.begin_kernel();
         self.w.block(self.kernel_signature(entry), "", |w| {
             w.line(using);
@@ -97,7 +98,7 @@ impl Emitter<'_> {
             }
             w.line("// Blocks walk the batch: block b transforms tensors b, b + nblocks, b + 2 nblocks, ...");
             w.block("for (int n = block; n < nfuncs; n += nblocks)", "", |w| {
-                w.line(format!("transform_tensor(a + (long long)n * K3, {b_arg}, c + (long long)n * K3, w0, w1, tid{scratch});"));
+                w.line(format!("transform_tensor({a_n}, {b_arg}, {c_n}, w0, w1, tid{scratch});"));
             });
         });
     }
@@ -111,10 +112,11 @@ impl Emitter<'_> {
         let whole_stage = if tp.stages_whole_tensor() { self.whole_tensor_stage() } else { String::new() };
         let c_store = if tp.coalesce_c { self.coalesced_c_store() } else { String::new() };
         let coalesce_note = self.step_comment(|s| matches!(s, Step::CoalesceC(_)));
-        let b_param = b_params(tp, t);
+        let b_param = self.b_params_op(tp);
+        let c_type = self.c_param_type();
         let scratch: String = scratch_names(tp, self.plan.request.k).iter().map(|n| format!(", {t}* {n}")).collect();
         let head = format!(
-            "{} void transform_tensor(const {t}* a_n, {b_param}, {t}* c_n, {t}* w0, {t}* w1, int tid{scratch})",
+            "{} void transform_tensor(const {t}* a_n, {b_param}, {c_type} c_n, {t}* w0, {t}* w1, int tid{scratch})",
             self.d.inline_device()
         );
         self.w.line("");
@@ -197,10 +199,12 @@ impl Emitter<'_> {
         self.w.line("// calls it. smem: SHARED_BYTES bytes of shared memory, 32-byte aligned; workspace: this");
         self.w.line("// block's WORKSPACE_ELEMS elements in device memory. B (K x K, row-major) is loaded on every");
         self.w.line("// call. On return c_n is complete and smem, workspace may be reused (it ends with a barrier).");
-        let head = format!("{inline} void transform_block(const {t}* a_n, const {t}* b, {t}* c_n, {t}* workspace, void* smem)");
+        let scaled = if self.op().scaled { ", double alpha, double beta" } else { "" };
+        let head = format!("{inline} void transform_block(const {t}* a_n, const {t}* b, {t}* c_n, {t}* workspace, void* smem{scaled})");
         let b_shared = if tp.b.memory == Memory::Shared { "b_shared" } else { "nullptr" };
         let b_setup = self.b_setup_call(tp, b_shared);
-        let b_arg = b_args(tp);
+        let b_arg = self.b_args_op(tp);
+        let c_arg = if self.op().scaled { "COut{c_n, alpha, beta}" } else { "c_n" };
         let scratch = scratch_args(tp, self.plan.request.k);
         // coalesce_c(1) ends with the block's reads of w0 (C's store), so a barrier follows.
         let ends_with_barrier = tp.stages_whole_tensor() && !tp.coalesce_c;
@@ -227,7 +231,7 @@ impl Emitter<'_> {
                 w.line(format!("{t}* w1 = w0 + {pitch};"));
             }
             w.lines(&b_setup);
-            w.line(format!("transform_tensor(a_n, {b_arg}, c_n, w0, w1, tid{scratch});"));
+            w.line(format!("transform_tensor(a_n, {b_arg}, {c_arg}, w0, w1, tid{scratch});"));
             if !ends_with_barrier {
                 w.line(format!("{barrier}  // c_n complete; smem, workspace and B free for the next call"));
             }

@@ -24,6 +24,8 @@ pub enum PlanError {
     KUnsupported { level: String, k: u32, why: String },
     #[error("level {level} cannot run on {arch}: {why}")]
     ArchUnsupported { level: String, arch: &'static str, why: String },
+    #[error("level {level} does not lower {op}: {why}; {instead} do")]
+    Operation { level: String, op: String, why: String, instead: &'static str },
     /// A tensorized level without an instruction for (arch, dtype): either the arch lacks such
     /// matrix cores, or it has them and this level has no lowering onto them. The message
     /// says which, and what runs instead (see [`crate::matrix_support`]).

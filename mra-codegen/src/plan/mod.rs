@@ -14,6 +14,7 @@ mod error;
 mod fused;
 mod k_steps;
 mod operands;
+mod operation;
 mod shadow;
 mod steps;
 mod transform;
@@ -63,6 +64,8 @@ pub struct Plan {
     /// The tunable parameters with the values this plan used (defaults resolved for the
     /// request, or a tuned configuration's).
     pub parameters: crate::tune::Config,
+    /// The operation the kernel computes ([`Schedule::plan_op`]; the seed's unless asked).
+    pub op: crate::op::Operation,
 }
 
 impl Schedule {
@@ -185,6 +188,7 @@ impl Schedule {
             min_blocks,
             persistent,
             parameters: self.defaults(),
+            op: crate::op::Operation::SEED,
         })
     }
 }

@@ -1,0 +1,33 @@
+//! `--op` and `--layout`: which operation a command generates, validates or times
+//! ([`mra_codegen::Operation`]).
+
+use clap::Args;
+use mra_codegen::{Layout, Matrices, Operation};
+
+#[derive(Args, Debug, Clone, Default)]
+pub struct OpArgs {
+    /// The operation: `transform` (one matrix B for all three dimensions, the seed's),
+    /// `general` (a matrix X, Y, Z per dimension, MADNESS's general_transform) or `dir` (one
+    /// dimension only, MRA-TTG's transform_dir: run as `general` with the identity in the two
+    /// others). Every operation but the seed's kernel computes C = alpha T(A) + beta C.
+    #[arg(long, value_name = "OP", default_value = "transform", value_parser = ["transform", "general", "dir"])]
+    pub op: String,
+    /// Where tensor n of the batch lies: `contiguous` (n K^3), `strided` (n times a stride of at
+    /// least K^3 elements) or `pointers` (device arrays of tensor pointers for A and C).
+    #[arg(long, value_name = "LAYOUT", default_value = "contiguous", value_parser = ["contiguous", "strided", "pointers"])]
+    pub layout: String,
+}
+
+impl OpArgs {
+    /// The kernel's operation: the seed's for `--op transform --layout contiguous`.
+    pub fn operation(&self) -> Operation {
+        let layout = match self.layout.as_str() {
+            "strided" => Layout::Strided,
+            "pointers" => Layout::Pointers,
+            _ => Layout::Contiguous,
+        };
+        let matrices = if self.op == "transform" { Matrices::One } else { Matrices::PerDim };
+        let op = Operation { matrices, layout, scaled: true };
+        if op == (Operation { scaled: true, ..Operation::SEED }) { Operation::SEED } else { op }
+    }
+}
