@@ -25,6 +25,7 @@ mod sweep_report;
 mod transform_cmd;
 mod tune_cmd;
 mod validate_cmd;
+mod validate_op;
 mod write_defaults;
 
 use clap::Parser;

@@ -68,6 +68,10 @@ pub fn run(args: &ValidateArgs) -> CmdResult {
     };
     let arch = args.arch.as_deref().map(select::arch).transpose()?;
     let cache = select::cache(args.no_cache);
+    let op = args.op.operation();
+    if !op.is_seed() && (hand.is_some() || dtypes != [DType::F64]) {
+        return Err(select::usage("--op and --layout validate the generated f64 kernels: without --source, --dtype f64"));
+    }
     if args.emulate {
         let Some(arch) = arch else {
             return Err("--emulate needs --arch (gfx90a, gfx942, gfx1100, gfx1151 or gfx1201): it runs the kernels generated for that arch".into());
@@ -77,8 +81,18 @@ pub fn run(args: &ValidateArgs) -> CmdResult {
         }
         let checker = if args.races { Checker::Races } else { Checker::Bounds };
         let session = EmulatorSession::open_emulator(Emulator::new(arch)?.checking(checker), cache)?;
+        if !op.is_seed() {
+            crate::validate_op::prebuild(&session, &levels, &ks, op)?;
+            return crate::validate_op::validate_on(&session, args, &levels, &ks, &ns);
+        }
         prebuild(&session, &levels, &ks, &dtypes, hand.as_ref())?;
         return validate_on(&session, args, &levels, &ks, &ns, &dtypes, hand.as_ref());
+    }
+    if !op.is_seed() {
+        return match session::open(arch, None, cache, crate::session::GpuFree::Validate)? {
+            Opened::Cuda(s) => crate::validate_op::validate_on(&s, args, &levels, &ks, &ns),
+            Opened::Hip(s) => crate::validate_op::validate_on(&s, args, &levels, &ks, &ns),
+        };
     }
     match session::open(arch, None, cache, crate::session::GpuFree::Validate)? {
         Opened::Cuda(s) => validate_on(&s, args, &levels, &ks, &ns, &dtypes, hand.as_ref()),

@@ -14,7 +14,8 @@ use crate::error::{Result, RuntimeError};
 use mra_codegen::{Arch, DType};
 
 /// The common kernel parameters `(a, b, c, workspace, nfuncs, nblocks)` of every generated
-/// kernel (`mra_codegen::emit::KERNEL_PARAMS`); the grid is `nblocks` blocks.
+/// kernel (`mra_codegen::emit::KERNEL_PARAMS`), then for an operation other than the seed's
+/// its four more ([`OpParams`]); the grid is `nblocks` blocks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LaunchArgs {
     pub a: u64,
@@ -23,24 +24,57 @@ pub struct LaunchArgs {
     pub workspace: u64,
     pub nfuncs: i32,
     pub nblocks: i32,
+    /// `None` for the seed's kernels, which take six parameters.
+    pub op: Option<OpParams>,
+}
+
+/// The parameters an operation's kernel takes after the six: `(a_stride, c_stride, alpha,
+/// beta)` (`mra_codegen::Operation`). α and β are kept as their bits so the arguments compare.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OpParams {
+    pub a_stride: i64,
+    pub c_stride: i64,
+    pub alpha_bits: u64,
+    pub beta_bits: u64,
+    /// `a` and `c` are device arrays of tensor pointers (the emulator translates them).
+    pub pointers: bool,
+}
+
+impl OpParams {
+    pub fn new(a_stride: i64, c_stride: i64, alpha: f64, beta: f64) -> OpParams {
+        OpParams { a_stride, c_stride, alpha_bits: alpha.to_bits(), beta_bits: beta.to_bits(), pointers: false }
+    }
+    pub fn alpha(&self) -> f64 {
+        f64::from_bits(self.alpha_bits)
+    }
+    pub fn beta(&self) -> f64 {
+        f64::from_bits(self.beta_bits)
+    }
 }
 
 impl LaunchArgs {
     /// Calls `launch` with the kernel-parameter array both drivers take: one pointer per
-    /// parameter, each to a copy that lives until `launch` returns.
-    pub fn with_params<R>(&self, launch: impl FnOnce(&mut [*mut std::ffi::c_void; 6]) -> R) -> R {
+    /// parameter, each to a copy that lives until `launch` returns (6, or 10 with `op`).
+    pub fn with_params<R>(&self, launch: impl FnOnce(&mut [*mut std::ffi::c_void]) -> R) -> R {
         use std::ffi::c_void;
         let (mut a, mut b, mut c, mut w) = (self.a, self.b, self.c, self.workspace);
         let (mut n, mut nb) = (self.nfuncs, self.nblocks);
-        let mut params: [*mut c_void; 6] = [
+        let op = self.op.unwrap_or(OpParams::new(0, 0, 1.0, 0.0));
+        let (mut sa, mut sc, mut alpha, mut beta) = (op.a_stride, op.c_stride, op.alpha(), op.beta());
+        let mut params: [*mut c_void; 10] = [
             &mut a as *mut _ as *mut c_void,
             &mut b as *mut _ as *mut c_void,
             &mut c as *mut _ as *mut c_void,
             &mut w as *mut _ as *mut c_void,
             &mut n as *mut _ as *mut c_void,
             &mut nb as *mut _ as *mut c_void,
+            &mut sa as *mut _ as *mut c_void,
+            &mut sc as *mut _ as *mut c_void,
+            &mut alpha as *mut _ as *mut c_void,
+            &mut beta as *mut _ as *mut c_void,
         ];
-        launch(&mut params)
+        let count = if self.op.is_some() { 10 } else { 6 };
+        launch(&mut params[..count])
     }
 }
 

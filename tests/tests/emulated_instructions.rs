@@ -150,6 +150,7 @@ fn launch(emu: &Emulator, f: &<Emulator as Backend>::Function, lanes: usize, a: 
         workspace: Emulator::device_ptr(&cb),
         nfuncs: 1,
         nblocks: 1,
+        op: None,
     };
     emu.launch(f, &(), lanes as u32, &args).map_err(|e| e.to_string())?;
     let out = emu.download(&db).unwrap();

@@ -20,6 +20,9 @@ use std::rc::{Rc, Weak};
 /// One "device" allocation: host bytes, addressed by the allocation's own address.
 pub struct EmuBuffer {
     bytes: RefCell<Vec<u8>>,
+    /// Its emulated device address: allocations get disjoint ranges, so an address inside
+    /// one (a tensor pointer) names it.
+    addr: u64,
 }
 
 /// The emulated GPU of one AMD arch.
@@ -30,6 +33,8 @@ pub struct Emulator {
     checker: Checker,
     /// Every live allocation by its address, so launch arguments (raw addresses) find theirs.
     buffers: RefCell<HashMap<u64, Weak<EmuBuffer>>>,
+    /// The address the next allocation gets (each a 256-byte-aligned range after the last).
+    next_addr: std::cell::Cell<u64>,
     /// Executables built while the kernel cache is off, and the buffer files of launches.
     scratch: ScratchDir,
     /// Matrix instructions the launches so far executed (one per wave and instruction), as
@@ -50,7 +55,7 @@ impl Emulator {
         }
         let scratch = ScratchDir::new("emulate")?;
         let name = format!("CPU wave emulator ({}, wave{})", arch.name, arch.wave_size);
-        Ok(Emulator { arch, name, sabotage, checker: Checker::Bounds, buffers: RefCell::new(HashMap::new()), scratch, matrix_instructions: std::cell::Cell::new(0) })
+        Ok(Emulator { arch, name, sabotage, checker: Checker::Bounds, buffers: RefCell::new(HashMap::new()), next_addr: std::cell::Cell::new(1 << 40), scratch, matrix_instructions: std::cell::Cell::new(0) })
     }
 
     /// The same emulator with `checker`'s sanitizer in its executables (ThreadSanitizer for
@@ -69,6 +74,40 @@ impl Emulator {
             .get(&addr)
             .and_then(Weak::upgrade)
             .ok_or_else(|| RuntimeError::Invalid(format!("emulator: launch argument {addr:#x} is not a live allocation")))
+    }
+
+    /// A pointer-array launch: the A and C arrays (`buffers[0]`, `[2]`) rewritten as byte
+    /// offsets into the one live allocation each points into (their files), those two pools
+    /// written beside them; returns C's pool and the pools' files.
+    fn pointer_pools(&self, buffers: &[Rc<EmuBuffer>], files: &[std::path::PathBuf], nfuncs: usize) -> Result<(Rc<EmuBuffer>, [std::path::PathBuf; 2])> {
+        let mut c_pool = None;
+        let paths = [self.scratch.path.join("a_pool.bin"), self.scratch.path.join("c_pool.bin")];
+        for (i, which) in [0usize, 2].into_iter().enumerate() {
+            let ptrs: Vec<u64> = buffers[which].bytes.borrow().chunks_exact(8).take(nfuncs).map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect();
+            let first = *ptrs.first().ok_or_else(|| RuntimeError::Invalid("emulator: an empty tensor-pointer array".into()))?;
+            let (start, pool) = self
+                .buffers
+                .borrow()
+                .iter()
+                .filter_map(|(&at, b)| Some((at, b.upgrade()?)))
+                .find(|(at, b)| first >= *at && first < at + b.bytes.borrow().len() as u64)
+                .ok_or_else(|| RuntimeError::Invalid(format!("emulator: tensor pointer {first:#x} is in no live allocation")))?;
+            let len = pool.bytes.borrow().len() as u64;
+            let mut offsets = Vec::with_capacity(ptrs.len() * 8);
+            for p in &ptrs {
+                if *p < start || *p >= start + len {
+                    return Err(RuntimeError::Invalid(format!("emulator: the tensor pointers of one array must lie in one allocation ({p:#x} does not)")));
+                }
+                offsets.extend_from_slice(&(p - start).to_le_bytes());
+            }
+            let write = |path: &std::path::Path, bytes: &[u8]| std::fs::write(path, bytes).map_err(|e| RuntimeError::Invalid(format!("emulator: writing {}: {e}", path.display())));
+            write(&files[which], &offsets)?;
+            write(&paths[i], &pool.bytes.borrow())?;
+            if which == 2 {
+                c_pool = Some(pool);
+            }
+        }
+        Ok((c_pool.expect("C's pool"), paths))
     }
 
     /// Builds the emulated executables of `kernels` into the kernel cache (or this emulator's
@@ -166,14 +205,16 @@ impl Backend for Emulator {
         // The emulator's device memory is host memory: allocated fallibly, as the host buffers.
         let mut zeros = crate::memory::try_vec(bytes, "an emulated device buffer")?;
         zeros.resize(bytes, 0u8);
-        let buf = Rc::new(EmuBuffer { bytes: RefCell::new(zeros) });
+        let addr = self.next_addr.get();
+        self.next_addr.set(addr + (bytes as u64).div_ceil(256).max(1) * 256 + 256);
+        let buf = Rc::new(EmuBuffer { bytes: RefCell::new(zeros), addr });
         let mut map = self.buffers.borrow_mut();
         map.retain(|_, w| w.strong_count() > 0);
         map.insert(Self::device_ptr(&buf), Rc::downgrade(&buf));
         Ok(buf)
     }
     fn device_ptr(buf: &Rc<EmuBuffer>) -> u64 {
-        Rc::as_ptr(buf) as u64
+        buf.addr
     }
     fn upload(&self, buf: &Rc<EmuBuffer>, bytes: &[u8]) -> Result<()> {
         let mut b = buf.bytes.borrow_mut();
@@ -241,11 +282,23 @@ impl Backend for Emulator {
         for (buf, path) in buffers.iter().zip(&files) {
             std::fs::write(path, &*buf.bytes.borrow()).map_err(|e| RuntimeError::Invalid(format!("emulator: writing {}: {e}", path.display())))?;
         }
+        // Tensor pointers become byte offsets into the one buffer each array points into.
+        let pools = match args.op {
+            Some(op) if op.pointers => Some(self.pointer_pools(&buffers, &files, args.nfuncs.max(0) as usize)?),
+            _ => None,
+        };
         let mut run = Command::new(&f.built.exe);
         run.arg(threads.to_string())
             .arg(args.nblocks.to_string())
             .arg(args.nfuncs.to_string())
-            .args(&files)
+            .args(&files);
+        if let Some(op) = args.op {
+            run.args([op.a_stride.to_string(), op.c_stride.to_string(), op.alpha_bits.to_string(), op.beta_bits.to_string()]);
+        }
+        if let Some((_, paths)) = &pools {
+            run.args(paths);
+        }
+        run
             // Leaks at exit are not kernel errors; any other ASan report stops the run.
             .env("ASAN_OPTIONS", "detect_leaks=0:abort_on_error=0:exitcode=4")
             // The first race stops the run (it is the kernel's error, like an ASan report).
@@ -282,7 +335,12 @@ impl Backend for Emulator {
         let executed = stdout.lines().find_map(|l| l.strip_prefix("matrix instructions ")?.trim().parse::<u64>().ok());
         let executed = executed.ok_or_else(|| RuntimeError::Invalid(format!("emulated kernel {} did not report its matrix instructions", f.entry)))?;
         self.matrix_instructions.set(self.matrix_instructions.get() + executed);
-        for (buf, path) in buffers[2..].iter().zip(&files[2..]) {
+        // With tensor pointers, C's pool comes back (the pointer array is as it was).
+        let written: Vec<(&Rc<EmuBuffer>, &std::path::PathBuf)> = match &pools {
+            Some((c_pool, paths)) => vec![(c_pool, &paths[1]), (&buffers[3], &files[3])],
+            None => buffers[2..].iter().zip(&files[2..]).collect(),
+        };
+        for (buf, path) in written {
             let bytes = std::fs::read(path).map_err(|e| RuntimeError::Invalid(format!("emulator: reading {}: {e}", path.display())))?;
             let mut b = buf.bytes.borrow_mut();
             if bytes.len() != b.len() {

@@ -77,7 +77,21 @@ static void mra_emu_launch(void (*kernel)(const T*, const T*, T*, T*, int, int),
     kernel((const T*)buf[0].data, (const T*)buf[1].data, (T*)buf[2].data, (T*)buf[3].data, nfuncs, nblocks);
 }
 
+// An operation's kernel (mra_codegen::Operation): four more parameters; with tensor pointers,
+// a and c are arrays of pointers into the A and C pools (made from byte offsets in main).
+static long long mra_emu_a_stride = 0, mra_emu_c_stride = 0;
+static double mra_emu_alpha = 1, mra_emu_beta = 0;
+template <class T>
+static void mra_emu_launch(void (*kernel)(const T*, const T*, T*, T*, int, int, long long, long long, double, double), MraEmuBuffer* buf, int nfuncs, int nblocks) {
+    kernel((const T*)buf[0].data, (const T*)buf[1].data, (T*)buf[2].data, (T*)buf[3].data, nfuncs, nblocks, mra_emu_a_stride, mra_emu_c_stride, mra_emu_alpha, mra_emu_beta);
+}
+template <class T>
+static void mra_emu_launch(void (*kernel)(const T* const*, const T*, T* const*, T*, int, int, long long, long long, double, double), MraEmuBuffer* buf, int nfuncs, int nblocks) {
+    kernel((const T* const*)buf[0].data, (const T*)buf[1].data, (T* const*)buf[2].data, (T*)buf[3].data, nfuncs, nblocks, mra_emu_a_stride, mra_emu_c_stride, mra_emu_alpha, mra_emu_beta);
+}
+
 static MraEmuBuffer mra_emu_buf[4];
+static MraEmuBuffer mra_emu_pool[2];  // with tensor pointers: the buffers they point into
 static int mra_emu_nfuncs = 0, mra_emu_nblocks = 0;
 
 // A fiber's life: the kernel, then the end-of-kernel barrier, then back to the scheduler.
@@ -100,7 +114,7 @@ MRA_EMU_FIBER_END static void mra_emu_fiber_main() {
 static constexpr size_t MRA_EMU_STACK = 256 * 1024, MRA_EMU_GUARD = 4096;
 
 int main(int argc, char** argv) {
-    if (argc != 8) mra_emu_fail("usage: kernel THREADS NBLOCKS NFUNCS A B C WORKSPACE");
+    if (argc != 8 && argc != 12 && argc != 14) mra_emu_fail("usage: kernel THREADS NBLOCKS NFUNCS A B C WORKSPACE [A_STRIDE C_STRIDE ALPHA_BITS BETA_BITS [A_POOL C_POOL]]");
 #ifdef MRA_EMU_TSAN
     mra_emu_main_fiber = __tsan_get_current_fiber();
 #endif
@@ -109,6 +123,27 @@ int main(int argc, char** argv) {
     mra_emu_nfuncs = std::atoi(argv[3]);
     if (THREADS < 1 || mra_emu_nblocks < 1) mra_emu_fail("THREADS and NBLOCKS must be at least 1");
     for (int i = 0; i < 4; ++i) mra_emu_buf[i] = mra_emu_read(argv[4 + i]);
+    if (argc >= 12) {
+        mra_emu_a_stride = std::atoll(argv[8]);
+        mra_emu_c_stride = std::atoll(argv[9]);
+        const unsigned long long bits[2] = {std::strtoull(argv[10], nullptr, 10), std::strtoull(argv[11], nullptr, 10)};
+        std::memcpy(&mra_emu_alpha, &bits[0], 8);
+        std::memcpy(&mra_emu_beta, &bits[1], 8);
+    }
+    if (argc == 14) {
+        // A and C hold byte offsets into the pools; each becomes the pointer it stands for.
+        for (int i = 0; i < 2; ++i) {
+            mra_emu_pool[i] = mra_emu_read(argv[12 + i]);
+            MraEmuBuffer& ptrs = mra_emu_buf[2 * i];
+            for (long e = 0; e + 8 <= ptrs.size; e += 8) {
+                unsigned long long off;
+                std::memcpy(&off, ptrs.data + e, 8);
+                if ((long)off >= mra_emu_pool[i].size) mra_emu_fail("a tensor pointer lies outside its pool");
+                unsigned char* p = mra_emu_pool[i].data + off;
+                std::memcpy(ptrs.data + e, &p, 8);
+            }
+        }
+    }
     mra_emu_threads = THREADS;
     mra_emu_at = new int[THREADS];
     mra_emu_block.expected = THREADS;
@@ -176,6 +211,7 @@ int main(int argc, char** argv) {
     }
     mra_emu_write(argv[6], mra_emu_buf[2]);
     mra_emu_write(argv[7], mra_emu_buf[3]);
+    if (argc == 14) mra_emu_write(argv[13], mra_emu_pool[1]);
     std::printf("matrix instructions %llu\n", mra_emu_matrix_instructions);
     return 0;
 }

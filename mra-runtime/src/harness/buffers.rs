@@ -42,6 +42,7 @@ impl<B: Backend> Buffers<B> {
             workspace: B::device_ptr(&self.workspaces[stream]),
             nfuncs: self.nfuncs as i32,
             nblocks: self.nblocks as i32,
+            op: None,
         }
     }
 

@@ -18,6 +18,7 @@ mod device_bytes;
 #[cfg(test)]
 pub(crate) mod fake;
 mod inputs;
+pub mod op_case;
 mod prepared;
 mod session;
 mod timing;

@@ -1,0 +1,201 @@
+//! One operation ([`mra_codegen::Operation`]) run on a device and checked: random inputs and
+//! their FP64 reference from the operation's definition ([`crate::reference_op`]), the batch
+//! laid out as the operation says (strided with gaps, or pointers in a scrambled order),
+//! C's tensors NaN where β = 0 (a kernel that reads them fails), every gap between tensors
+//! holding a sentinel that must survive, one launch, then the comparison. And the same
+//! launch timed over a batch far larger than L2 against a copy of the same bytes (the API
+//! regime).
+
+use super::device_bytes::{from_device_bytes, to_device_bytes};
+use super::prepared::{Prepared, Task};
+use crate::backend::{Backend, LaunchArgs, OpParams};
+use crate::error::{Result, RuntimeError};
+use crate::reference_op as r;
+use crate::validate::Comparison;
+use mra_codegen::{Layout, Matrices, Operation};
+use rand::{Rng, SeedableRng};
+
+/// What one case computes: the kernel's operation, and for a per-dimension kernel whether
+/// it runs one direction (`dir`: the identity in the other two).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct OpCase {
+    pub op: Operation,
+    pub k: u32,
+    pub nfuncs: usize,
+    pub dir: Option<usize>,
+    pub alpha: f64,
+    pub beta: f64,
+    pub seed: u64,
+}
+
+/// A gap value no transform produces by chance: the gaps must hold it after the launch.
+const SENTINEL: f64 = 7.125e300;
+
+/// Host inputs of a case and the reference, tensor by tensor in batch order.
+pub struct OpData {
+    pub a: Vec<f64>,
+    /// What the kernel's `b` holds: B, or X, Y, Z (for `dir`, the identity around M).
+    pub b: Vec<f64>,
+    pub c0: Vec<f64>,
+    pub reference: Vec<f64>,
+}
+
+impl OpCase {
+    /// Elements between tensor starts of A and of C (the contiguous K³, else a gap that
+    /// keeps 16-byte alignment where K³ has it and breaks it where K³ is odd, and differs
+    /// between A and C so a kernel that mixes them up fails).
+    pub fn strides(&self) -> (usize, usize) {
+        let k3 = (self.k as usize).pow(3);
+        match self.op.layout {
+            Layout::Contiguous => (k3, k3),
+            _ if k3 % 2 == 1 => (k3 + 3, k3 + 5),
+            _ => (k3 + 2, k3 + 6),
+        }
+    }
+
+    /// Where tensor n lies in A's and C's allocation (elements): by the stride, or with
+    /// pointers in a scrambled order (A reversed, C rotated by one), every tensor apart.
+    pub fn slots(&self) -> (Vec<usize>, Vec<usize>) {
+        let (sa, sc) = self.strides();
+        let n = self.nfuncs;
+        match self.op.layout {
+            Layout::Pointers => ((0..n).map(|i| (n - 1 - i) * sa).collect(), (0..n).map(|i| ((i + 1) % n) * sc).collect()),
+            _ => ((0..n).map(|i| i * sa).collect(), (0..n).map(|i| i * sc).collect()),
+        }
+    }
+
+    pub fn data(&self) -> OpData {
+        let k = self.k as usize;
+        let (k2, k3) = (k * k, k * k * k);
+        let mut rng = rand::rngs::StdRng::seed_from_u64(self.seed);
+        let mut random = |n: usize| -> Vec<f64> { (0..n).map(|_| rng.random_range(-1.0..1.0)).collect() };
+        let a = random(self.nfuncs * k3);
+        let c0 = random(self.nfuncs * k3);
+        let (b, one): (Vec<f64>, Box<dyn Fn(&[f64]) -> Vec<f64> + Sync>) = match (self.op.matrices, self.dir) {
+            (Matrices::One, _) => {
+                let b = random(k2);
+                let m = b.clone();
+                (b, Box::new(move |t| r::general_one(k, t, &m, &m, &m)))
+            }
+            (Matrices::PerDim, Some(d)) => {
+                let m = random(k2);
+                (r::dir_matrices(k, &m, d), Box::new(move |t| r::dir_one(k, t, &m, d)))
+            }
+            (Matrices::PerDim, None) => {
+                let b = random(3 * k2);
+                let m = b.clone();
+                (b, Box::new(move |t| r::general_one(k, t, &m[..k2], &m[k2..2 * k2], &m[2 * k2..])))
+            }
+        };
+        use rayon::prelude::*;
+        let t: Vec<f64> = a.par_chunks(k3).flat_map_iter(|t| one(t)).collect();
+        let reference = r::scale(self.alpha, &t, self.beta, &c0);
+        OpData { a, b, c0, reference }
+    }
+}
+
+/// The outcome: C against the reference, and whether every gap kept its sentinel.
+#[derive(Debug)]
+pub struct OpOutcome {
+    pub cmp: Comparison,
+    pub gaps_intact: bool,
+}
+
+/// Device copies of a case's batch: A and C laid out as the operation says, B, the pointer
+/// arrays and the workspace.
+struct Placed<B: Backend> {
+    a: B::Buffer,
+    b: B::Buffer,
+    c: B::Buffer,
+    ptrs: Option<(B::Buffer, B::Buffer)>,
+    workspace: B::Buffer,
+    args: LaunchArgs,
+}
+
+fn place<B: Backend>(gpu: &B, p: &Prepared<B>, case: &OpCase, data: &OpData, grid: usize) -> Result<Placed<B>> {
+    let dtype = p.kernel.plan.request.dtype;
+    let k3 = (case.k as usize).pow(3);
+    let (sa, sc) = case.strides();
+    let (slot_a, slot_c) = case.slots();
+    let span = |stride: usize| stride * (case.nfuncs - 1) + k3;
+    let mut a_host = vec![f64::NAN; span(sa)];
+    let mut c_host = vec![SENTINEL; span(sc)];
+    for n in 0..case.nfuncs {
+        a_host[slot_a[n]..][..k3].copy_from_slice(&data.a[n * k3..][..k3]);
+        let c = &mut c_host[slot_c[n]..][..k3];
+        if case.beta == 0.0 { c.fill(f64::NAN) } else { c.copy_from_slice(&data.c0[n * k3..][..k3]) }
+    }
+    let upload = |v: &[f64]| -> Result<B::Buffer> {
+        let buf = gpu.alloc(v.len() * dtype.bytes() as usize)?;
+        gpu.upload(&buf, &to_device_bytes(dtype, v)?)?;
+        Ok(buf)
+    };
+    let (a, b, c) = (upload(&a_host)?, upload(&data.b)?, upload(&c_host)?);
+    let workspace = gpu.alloc(((p.kernel.plan.workspace_elems_per_block as usize) * grid).max(1) * dtype.bytes() as usize)?;
+    let e = dtype.bytes() as u64;
+    let ptrs = match case.op.layout {
+        Layout::Pointers => {
+            let arr = |base: u64, slots: &[usize]| -> Result<B::Buffer> {
+                let bytes: Vec<u8> = slots.iter().flat_map(|s| (base + *s as u64 * e).to_le_bytes()).collect();
+                let buf = gpu.alloc(bytes.len())?;
+                gpu.upload(&buf, &bytes)?;
+                Ok(buf)
+            };
+            Some((arr(B::device_ptr(&a), &slot_a)?, arr(B::device_ptr(&c), &slot_c)?))
+        }
+        _ => None,
+    };
+    let (a_arg, c_arg) = match &ptrs {
+        Some((pa, pc)) => (B::device_ptr(pa), B::device_ptr(pc)),
+        None => (B::device_ptr(&a), B::device_ptr(&c)),
+    };
+    let op = (!case.op.is_seed()).then(|| OpParams { pointers: case.op.layout == Layout::Pointers, ..OpParams::new(sa as i64, sc as i64, case.alpha, case.beta) });
+    let args = LaunchArgs { a: a_arg, b: B::device_ptr(&b), c: c_arg, workspace: B::device_ptr(&workspace), nfuncs: case.nfuncs as i32, nblocks: grid as i32, op };
+    Ok(Placed { a, b, c, ptrs, workspace, args })
+}
+
+fn kernel_of<B: Backend>(p: &Prepared<B>) -> Result<&B::Function> {
+    match &p.task {
+        Task::Kernel(f) => Ok(f),
+        _ => Err(RuntimeError::Invalid(format!("{}: an operation needs a generated kernel", p.kernel.level))),
+    }
+}
+
+/// The grid of one launch over `nfuncs` tensors: at most `max_blocks`, at most what fills the
+/// device ([`Prepared::auto_grid`]), at most one block per tensor.
+pub fn grid<B: Backend>(p: &Prepared<B>, nfuncs: usize, max_blocks: Option<usize>) -> usize {
+    let mut g = p.kernel.plan.work_blocks(nfuncs);
+    if let Some(auto) = p.auto_grid() {
+        g = g.min(auto);
+    }
+    if let Some(m) = max_blocks {
+        g = g.min(m);
+    }
+    p.kernel.plan.grid_blocks(g.max(1))
+}
+
+/// Runs `case` once with `p` (prepared for `case.op`) and checks it.
+pub fn check<B: Backend>(gpu: &B, p: &Prepared<B>, case: &OpCase, max_blocks: Option<usize>) -> Result<OpOutcome> {
+    if p.kernel.plan.op != case.op {
+        return Err(RuntimeError::Invalid(format!("{} was generated for {}, not {}", p.kernel.entry, p.kernel.plan.op.describe(), case.op.describe())));
+    }
+    let data = case.data();
+    let placed = place(gpu, p, case, &data, grid(p, case.nfuncs, max_blocks))?;
+    gpu.poison(&placed.workspace)?;
+    let stream = gpu.stream()?;
+    gpu.launch(kernel_of(p)?, &stream, p.kernel.plan.threads, &placed.args)?;
+    gpu.synchronize(&stream)?;
+    let dtype = p.kernel.plan.request.dtype;
+    let c_all = from_device_bytes(dtype, &gpu.download(&placed.c)?)?;
+    let k3 = (case.k as usize).pow(3);
+    let (_, slot_c) = case.slots();
+    let mut got = Vec::with_capacity(case.nfuncs * k3);
+    let mut inside = vec![false; c_all.len()];
+    for s in &slot_c {
+        got.extend_from_slice(&c_all[*s..][..k3]);
+        inside[*s..][..k3].fill(true);
+    }
+    let gaps_intact = c_all.iter().zip(&inside).all(|(v, t)| *t || *v == SENTINEL);
+    let _ = (&placed.a, &placed.b, &placed.ptrs);
+    Ok(OpOutcome { cmp: Comparison::of_in(&got, &data.reference, dtype), gaps_intact })
+}
