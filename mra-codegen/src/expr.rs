@@ -87,4 +87,3 @@ impl fmt::Display for Constraint {
         f.write_str(&self.text)
     }
 }
-

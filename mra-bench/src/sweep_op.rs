@@ -1,0 +1,195 @@
+//! `sweep --launch api --op general|dir|transform --layout ...`: per K and level, the
+//! operation's kernel validated on a small batch (β = 0 over NaN, β ≠ 0), then timed as one
+//! launch over a batch far larger than L2 against a copy of the same bytes
+//! ([`mra_runtime::harness::op_case::time_api`]).
+
+use crate::cli::SweepArgs;
+use crate::select::{self, CmdResult};
+use crate::session::{self, Opened};
+use mra_codegen::tuned_defaults::Regime;
+use mra_codegen::{DType, Request, Schedule};
+use mra_runtime::harness::op_case::{check, time_api, OpCase};
+use mra_runtime::harness::{api_regime, Backend, Session};
+use serde::Serialize;
+
+#[derive(Serialize)]
+struct Row {
+    level: String,
+    #[serde(rename = "K")]
+    k: u32,
+    op: String,
+    layout: String,
+    nfuncs: usize,
+    nblocks: usize,
+    /// β = 0: C written only.
+    us: f64,
+    copy_us: f64,
+    ratio_to_copy: f64,
+    /// β = 1: C read and written, half again the copy's bytes.
+    us_accumulate: f64,
+    accumulate_ratio_to_copy_bytes: f64,
+    max_rel_err: f64,
+}
+
+pub fn run(args: &SweepArgs) -> CmdResult {
+    if args.launch != "api" {
+        return Err(select::usage(
+            "--op and --layout are timed in the API regime only so far: add --launch api",
+        ));
+    }
+    let ks = select::k_list(&args.ks)?;
+    if select::dtype(&args.dtype)? != DType::F64 {
+        return Err(select::usage("--op and --layout time the f64 kernels"));
+    }
+    let levels: Vec<Schedule> = select::level_list(&args.levels)?
+        .into_iter()
+        .filter(|s| s.name != "copy")
+        .collect();
+    let json = args
+        .json
+        .as_deref()
+        .map(|p| crate::outfile::Target::check("--json", p))
+        .transpose()?;
+    match session::open(
+        None,
+        None,
+        select::cache(args.no_cache),
+        crate::session::GpuFree::Sweep,
+    )? {
+        Opened::Cuda(s) => sweep_on(&s, args, &levels, &ks, json),
+        Opened::Hip(s) => sweep_on(&s, args, &levels, &ks, json),
+    }
+}
+
+fn sweep_on<B: Backend>(
+    session: &Session<B>,
+    args: &SweepArgs,
+    levels: &[Schedule],
+    ks: &[u32],
+    json: Option<crate::outfile::Target>,
+) -> CmdResult {
+    let gpu = &session.gpu;
+    let op = args.op.operation();
+    let dir = (args.op.op == "dir").then_some(1);
+    eprintln!(
+        "# {} ({}) on {}, one launch per repetition against a copy of the same bytes",
+        args.op.op,
+        op.describe(),
+        gpu.device_name()
+    );
+    let mut rows = Vec::new();
+    let mut failures = 0;
+    for &k in ks {
+        let nfuncs = args.nfuncs.unwrap_or_else(|| {
+            api_regime::batch_for_bytes(k, DType::F64, api_regime::DEFAULT_BATCH_BYTES)
+        });
+        for s in levels {
+            mra_runtime::interrupt::check()?;
+            let req = Request {
+                k,
+                arch: gpu.arch(),
+                dtype: DType::F64,
+            };
+            // The API regime's tuned values, else the harness's, else the schedule's own: the
+            // first the operation lowers (a tuned stack(N) does not).
+            let tried = [s.at_in(req, Regime::Api), s.at(req)]
+                .map(|c| mra_codegen::generate_op(&c, req, op).map(|kernel| (c, kernel)));
+            let first_ok = tried.iter().position(|t| t.is_ok());
+            let (s, kernel) = match first_ok.map(|i| tried.into_iter().nth(i).unwrap()) {
+                Some(Ok(found)) => found,
+                _ => (
+                    s.clone(),
+                    match mra_codegen::generate_op(s, req, op) {
+                        Ok(kernel) => kernel,
+                        Err(e) => {
+                            crate::outln!("K={k} level={} SKIP ({e})", s.name)?;
+                            continue;
+                        }
+                    },
+                ),
+            };
+            let measured = session.prepare_kernel(kernel).and_then(|p| {
+                let mut worst: f64 = 0.0;
+                for (alpha, beta) in [(1.0, 0.0), (1.5, -0.75)] {
+                    let small = OpCase {
+                        op,
+                        k,
+                        nfuncs: 7,
+                        dir,
+                        alpha,
+                        beta,
+                        seed: args.seed.unwrap_or_else(rand::random),
+                    };
+                    let o = check(gpu, &p, &small, None)?;
+                    if !o.cmp.passes(DType::F64.tolerance()) || !o.gaps_intact {
+                        return Err(mra_runtime::RuntimeError::Invalid(format!(
+                            "validation failed: max rel {:.2e}, {} non-finite (seed {})",
+                            o.cmp.max_rel, o.cmp.non_finite, small.seed
+                        )));
+                    }
+                    worst = worst.max(o.cmp.max_rel);
+                }
+                let big = OpCase {
+                    op,
+                    k,
+                    nfuncs,
+                    dir,
+                    alpha: 1.0,
+                    beta: 0.0,
+                    seed: 1,
+                };
+                let (us, copy_us, grid) = time_api(gpu, &p, &big, args.reps, args.timing.warmup)?;
+                let (us_acc, _, _) = time_api(
+                    gpu,
+                    &p,
+                    &OpCase { beta: 1.0, ..big },
+                    args.reps,
+                    args.timing.warmup,
+                )?;
+                Ok((us, copy_us, us_acc, grid, worst))
+            });
+            match measured {
+                Ok((us, copy_us, us_accumulate, nblocks, max_rel_err)) => {
+                    let acc = us_accumulate / (1.5 * copy_us);
+                    crate::outln!(
+                        "K={k} level={} op={} layout={} N={nfuncs} blocks={nblocks} beta=0: {us:.1} us, copy {copy_us:.1} us, {:.3} of the copy; beta=1: {us_accumulate:.1} us, {acc:.3} of 1.5 copies",
+                        s.name,
+                        args.op.op,
+                        args.op.layout,
+                        us / copy_us
+                    )?;
+                    rows.push(Row {
+                        level: s.name.clone(),
+                        k,
+                        op: args.op.op.clone(),
+                        layout: args.op.layout.clone(),
+                        nfuncs,
+                        nblocks,
+                        us,
+                        copy_us,
+                        ratio_to_copy: us / copy_us,
+                        us_accumulate,
+                        accumulate_ratio_to_copy_bytes: acc,
+                        max_rel_err,
+                    });
+                }
+                Err(e) => {
+                    failures += 1;
+                    crate::outln!(
+                        "K={k} level={} ERROR ({})",
+                        s.name,
+                        e.to_string().lines().next().unwrap_or_default()
+                    )?;
+                }
+            }
+        }
+    }
+    if let Some(target) = json {
+        let doc = serde_json::json!({"device": gpu.device_name(), "arch": gpu.arch().name, "commit": env!("MRA_COMMIT"), "regime": "api", "op": args.op.op, "layout": args.op.layout, "rows": rows});
+        target.write(&serde_json::to_string_pretty(&doc)?)?;
+    }
+    if rows.is_empty() {
+        return Err("nothing measured: no level chosen lowers the operation here".into());
+    }
+    Ok(if failures == 0 { 0 } else { 1 })
+}

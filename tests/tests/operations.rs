@@ -1,0 +1,174 @@
+//! The operations beside the seed's (`mra_codegen::Operation`): which levels lower them, what
+//! their kernels take, and (with clang++) their results on the CPU wave emulator against the
+//! FP64 reference of each operation's definition.
+
+use mra_codegen::{arch, levels, DType, Layout, Matrices, Operation, PlanError, Request};
+use mra_runtime::emulate::{Emulator, HostClang, Sabotage};
+use mra_runtime::harness::op_case::{check, OpCase};
+use mra_runtime::harness::{Backend, EmulatorSession, Session};
+use mra_runtime::KernelCache;
+use mra_tests::require;
+
+fn every_operation() -> Vec<Operation> {
+    let mut ops = Vec::new();
+    for matrices in [Matrices::One, Matrices::PerDim] {
+        for layout in [Layout::Contiguous, Layout::Strided, Layout::Pointers] {
+            for scaled in [false, true] {
+                let op = Operation {
+                    matrices,
+                    layout,
+                    scaled,
+                };
+                if !op.is_seed() {
+                    ops.push(op);
+                }
+            }
+        }
+    }
+    ops
+}
+
+/// Every level at every K on NVIDIA and AMD archs either lowers every operation (its kernel
+/// taking the strides, alpha and beta, and tensor-pointer arrays for that layout) or refuses it
+/// in one line naming the levels that do; the levels the issue names lower all of them.
+#[test]
+fn every_level_lowers_an_operation_or_names_one_that_does() {
+    for arch_name in ["sm_90", "sm_80", "gfx90a", "gfx942"] {
+        let arch = arch::find(arch_name).unwrap();
+        for s in levels::all() {
+            for k in [1, 5, 8, 13, 16, 24, 32] {
+                let req = Request {
+                    k,
+                    arch,
+                    dtype: DType::F64,
+                };
+                if s.plan(req).is_err() {
+                    continue;
+                }
+                for op in every_operation() {
+                    match mra_codegen::generate_op(&s, req, op) {
+                        Ok(kernel) => {
+                            assert!(kernel.entry.ends_with(&op.suffix()), "{}", kernel.entry);
+                            assert_eq!(kernel.plan.op, op);
+                            let head = kernel
+                                .source
+                                .lines()
+                                .find(|l| l.contains("__global__ void"))
+                                .unwrap()
+                                .replace("[[maybe_unused]] ", "");
+                            assert!(head.contains("long long a_stride, long long c_stride, double alpha, double beta"), "{head}");
+                            assert_eq!(
+                                head.contains("const double* const* __restrict__ a"),
+                                op.layout == Layout::Pointers,
+                                "{head}"
+                            );
+                        }
+                        Err(e @ PlanError::Operation { .. }) => {
+                            assert!(e.to_string().contains("do"), "{e}");
+                            let named = [
+                                "L1-global",
+                                "L2-bshared",
+                                "L3-regblk",
+                                "L7-breg",
+                                "fused",
+                                "fused-pipe",
+                            ];
+                            assert!(
+                                !named.contains(&s.name.as_str()),
+                                "{} at K={k} on {arch_name}: {e}",
+                                s.name
+                            );
+                        }
+                        Err(e @ PlanError::SharedTooLarge { .. }) => {
+                            assert_eq!(op.matrices, Matrices::PerDim, "{e}")
+                        }
+                        Err(e) => panic!("{} at K={k} on {arch_name}: {e}", s.name),
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The seed's operation through `generate_op` is the seed's kernel, byte for byte.
+#[test]
+fn the_seed_operation_is_the_seed_kernel() {
+    let req = Request {
+        k: 10,
+        arch: arch::find("sm_90").unwrap(),
+        dtype: DType::F64,
+    };
+    for name in ["L3", "fused-pipe", "fused-split", "copy"] {
+        let s = levels::find(name).unwrap();
+        let seed = mra_codegen::generate(&s, req);
+        let via_op = mra_codegen::generate_op(&s, req, Operation::SEED);
+        assert_eq!(
+            seed.map(|k| k.source).ok(),
+            via_op.map(|k| k.source).ok(),
+            "{name}"
+        );
+    }
+}
+
+fn emulator_session() -> Option<EmulatorSession> {
+    let clang = require(
+        "clang++ with AddressSanitizer (the CPU wave emulator)",
+        HostClang::find(),
+    )?;
+    let emulator = Emulator::with_sabotage(arch::find("gfx90a").unwrap(), Sabotage::None).unwrap();
+    Some(Session {
+        gpu: emulator,
+        compiler: clang,
+        cache: KernelCache::from_env(),
+    })
+}
+
+/// Each operation, every layout, odd and even K, one and several tensors, beta = 0 over NaN and
+/// beta != 0, `dir` in each dimension: the emulated HIP against the FP64 reference.
+#[test]
+#[ignore = "needs clang++ with AddressSanitizer (run with --include-ignored; .ci/run does)"]
+fn operations_match_their_reference_on_the_emulator() {
+    let Some(session): Option<Session<Emulator>> = emulator_session() else {
+        return;
+    };
+    for op in every_operation() {
+        for (level, k) in [("L3", 5), ("fused", 6)] {
+            let s = levels::find(level).unwrap();
+            let kernel = mra_codegen::generate_op(
+                &s,
+                Request {
+                    k,
+                    arch: session.gpu.arch(),
+                    dtype: DType::F64,
+                },
+                op,
+            )
+            .unwrap();
+            let p = session.prepare_kernel(kernel).unwrap();
+            let dirs: Vec<Option<usize>> = if op.matrices == Matrices::PerDim {
+                vec![None, Some(1)]
+            } else {
+                vec![None]
+            };
+            for dir in dirs {
+                for (nfuncs, alpha, beta) in [(1, 1.0, 0.0), (3, 1.5, -0.75)] {
+                    let (alpha, beta) = if op.scaled { (alpha, beta) } else { (1.0, 0.0) };
+                    let case = OpCase {
+                        op,
+                        k,
+                        nfuncs,
+                        dir,
+                        alpha,
+                        beta,
+                        seed: 7,
+                    };
+                    let o = check(&session.gpu, &p, &case, None).unwrap();
+                    assert!(
+                        o.cmp.passes(1e-12) && o.gaps_intact,
+                        "{level} K={k} {op:?} {case:?}: {o:?}"
+                    );
+                }
+            }
+        }
+    }
+}
