@@ -171,7 +171,7 @@ pub fn validate_on<B: Backend>(
         .into());
     }
     let skipped = if refused > 0 {
-        format!(", {refused} level/K pairs do not lower it")
+        format!(", {refused} level/K pairs skipped (their SKIP lines say why)")
     } else {
         String::new()
     };
