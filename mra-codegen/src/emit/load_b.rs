@@ -106,7 +106,7 @@ impl Emitter<'_> {
             }
         };
         if tp.b.memory == Memory::Registers {
-            s += &format!("BFrags b_frag0, b_frag1, b_frag2;\n");
+            s += "BFrags b_frag0, b_frag1, b_frag2;\n";
             if tp.fma_tail {
                 s += "BTail b_tail0, b_tail1, b_tail2;\n";
             }

@@ -31,6 +31,9 @@ pub struct OpCase {
 /// A gap value no transform produces by chance: the gaps must hold it after the launch.
 const SENTINEL: f64 = 7.125e300;
 
+/// The reference of one tensor (A in, C out), before α and β.
+type OneTensor = Box<dyn Fn(&[f64]) -> Vec<f64> + Sync>;
+
 /// Host inputs of a case and the reference, tensor by tensor in batch order.
 pub struct OpData {
     pub a: Vec<f64>,
@@ -78,7 +81,7 @@ impl OpCase {
             |n: usize| -> Vec<f64> { (0..n).map(|_| rng.random_range(-1.0..1.0)).collect() };
         let a = random(self.nfuncs * k3);
         let c0 = random(self.nfuncs * k3);
-        let (b, one): (Vec<f64>, Box<dyn Fn(&[f64]) -> Vec<f64> + Sync>) =
+        let (b, one): (Vec<f64>, OneTensor) =
             match (self.op.matrices, self.dir) {
                 (Matrices::One, _) => {
                     let b = random(k2);
@@ -104,7 +107,7 @@ impl OpCase {
                 }
             };
         use rayon::prelude::*;
-        let t: Vec<f64> = a.par_chunks(k3).flat_map_iter(|t| one(t)).collect();
+        let t: Vec<f64> = a.par_chunks(k3).flat_map_iter(&one).collect();
         let reference = r::scale(self.alpha, &t, self.beta, &c0);
         OpData {
             a,
