@@ -4,12 +4,7 @@
 use std::process::Command;
 
 fn git(args: &[&str]) -> Option<String> {
-    Command::new("git")
-        .args(args)
-        .output()
-        .ok()
-        .filter(|o| o.status.success())
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+    Command::new("git").args(args).output().ok().filter(|o| o.status.success()).map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
 }
 
 fn main() {
@@ -23,18 +18,7 @@ fn main() {
     };
     println!("cargo:rustc-env=MRA_COMMIT={commit}");
     // A new commit, a staged change, or an edit to anything the binary is built from.
-    for path in [
-        "../.git/HEAD",
-        "../.git/refs/heads",
-        "../.git/index",
-        "../Cargo.toml",
-        "../Cargo.lock",
-        "../mra-dsl",
-        "../mra-codegen",
-        "../mra-runtime",
-        "../mra-bench/src",
-        "../mra-bench/Cargo.toml",
-    ] {
+    for path in ["../.git/HEAD", "../.git/refs/heads", "../.git/index", "../Cargo.toml", "../Cargo.lock", "../mra-dsl", "../mra-codegen", "../mra-runtime", "../mra-bench/src", "../mra-bench/Cargo.toml"] {
         println!("cargo:rerun-if-changed={path}");
     }
 }

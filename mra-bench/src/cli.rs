@@ -139,12 +139,7 @@ pub struct ExportArgs {
     #[arg(long, value_parser = arch_values(), ignore_case = true)]
     pub arch: String,
     /// Comma-separated K values.
-    #[arg(
-        short = 'K',
-        long = "order",
-        value_name = "K,...",
-        default_value = "6,8,10,12,16,20,24,32"
-    )]
+    #[arg(short = 'K', long = "order", value_name = "K,...", default_value = "6,8,10,12,16,20,24,32")]
     pub ks: String,
     /// Level for every K (number or name), or `best` (the tuning database). Default per K: the first
     /// of fused-split, fused-pipe, fused-cluster, fused, L7-breg, L3-regblk that fits. Beside a level
@@ -224,10 +219,7 @@ fn arch_values() -> PossibleValuesParser {
         let value = PossibleValue::new(name);
         match name.strip_prefix("sm_") {
             // Leaked once per parse: a handful of short strings for the aliases clap keeps.
-            Some(cc) => value.aliases([
-                &*Box::leak(format!("sm{cc}").into_boxed_str()),
-                &*Box::leak(cc.to_string().into_boxed_str()),
-            ]),
+            Some(cc) => value.aliases([&*Box::leak(format!("sm{cc}").into_boxed_str()), &*Box::leak(cc.to_string().into_boxed_str())]),
             None => value,
         }
     }))
@@ -239,25 +231,15 @@ fn max_blocks_value(s: &str) -> Result<usize, String> {
     if s.trim().eq_ignore_ascii_case("auto") {
         return Ok(mra_runtime::harness::AUTO_BLOCKS);
     }
-    s.trim()
-        .parse::<usize>()
-        .map_err(|_| format!("`{s}` is neither a number of blocks nor `auto`"))
+    s.trim().parse::<usize>().map_err(|_| format!("`{s}` is neither a number of blocks nor `auto`"))
 }
 
 fn dtype_values() -> PossibleValuesParser {
     PossibleValuesParser::new([
-        PossibleValue::new("f64")
-            .aliases(["double", "fp64"])
-            .help("FP64 (every level)"),
-        PossibleValue::new("f32")
-            .aliases(["float", "fp32"])
-            .help("FP32 (thread-mapped levels)"),
-        PossibleValue::new("f16")
-            .aliases(["half", "fp16"])
-            .help("f16 inputs, f32 accumulation (RDNA3/4 matrix-core levels)"),
-        PossibleValue::new("bf16")
-            .alias("bfloat16")
-            .help("bf16 inputs, f32 accumulation (RDNA3/4 matrix-core levels)"),
+        PossibleValue::new("f64").aliases(["double", "fp64"]).help("FP64 (every level)"),
+        PossibleValue::new("f32").aliases(["float", "fp32"]).help("FP32 (thread-mapped levels)"),
+        PossibleValue::new("f16").aliases(["half", "fp16"]).help("f16 inputs, f32 accumulation (RDNA3/4 matrix-core levels)"),
+        PossibleValue::new("bf16").alias("bfloat16").help("bf16 inputs, f32 accumulation (RDNA3/4 matrix-core levels)"),
     ])
 }
 
@@ -285,21 +267,10 @@ pub struct TimingArgs {
 #[derive(Args, Debug)]
 pub struct SweepArgs {
     /// Comma-separated K values (transform orders, 1..=32).
-    #[arg(
-        short = 'K',
-        long = "order",
-        value_name = "K,...",
-        default_value = "6,8,10,12,16,20,32",
-        allow_hyphen_values = true
-    )]
+    #[arg(short = 'K', long = "order", value_name = "K,...", default_value = "6,8,10,12,16,20,32", allow_hyphen_values = true)]
     pub ks: String,
     /// Levels: `all`, or a comma-separated list of numbers/names (the copy floor always runs).
-    #[arg(
-        short = 'l',
-        long = "level",
-        value_name = "LEVELS",
-        default_value = "all"
-    )]
+    #[arg(short = 'l', long = "level", value_name = "LEVELS", default_value = "all")]
     pub levels: String,
     /// How the levels are launched: `harness` (the seed's: -n tasks of N tensors over -s streams
     /// sharing one A and C) or `api` (as a code calls the export or Transformer: one launch per
@@ -408,12 +379,7 @@ pub struct RunArgs {
     pub emit_src: bool,
     /// With --emit-src: write the source to FILE; with several levels or K, FILE is a
     /// directory and each kernel gets its own file (e.g. L3-regblk_k16_gfx90a_f64.hip).
-    #[arg(
-        short = 'o',
-        long = "output",
-        value_name = "FILE|DIR",
-        requires = "emit_src"
-    )]
+    #[arg(short = 'o', long = "output", value_name = "FILE|DIR", requires = "emit_src")]
     pub output: Option<String>,
     /// With --emit-src -o: replace kernel files that exist and differ from what is written
     /// (without it they are refused, so that a hand-edited kernel is never overwritten).
@@ -472,21 +438,10 @@ impl RunArgs {
 #[derive(Args, Debug)]
 pub struct ValidateArgs {
     /// Levels: `all`, or a comma-separated list of numbers/names.
-    #[arg(
-        short = 'l',
-        long = "level",
-        value_name = "LEVELS",
-        default_value = "all"
-    )]
+    #[arg(short = 'l', long = "level", value_name = "LEVELS", default_value = "all")]
     pub levels: String,
     /// Comma-separated K values (transform orders, 1..=32).
-    #[arg(
-        short = 'K',
-        long = "order",
-        value_name = "K,...",
-        default_value = "1,5,6,7,8,10,12,13,16,20,24,32",
-        allow_hyphen_values = true
-    )]
+    #[arg(short = 'K', long = "order", value_name = "K,...", default_value = "1,5,6,7,8,10,12,13,16,20,24,32", allow_hyphen_values = true)]
     pub ks: String,
     /// Comma-separated N values (tensors per launch; default 1,3,2048, with --emulate 1,3).
     #[arg(short = 'N', long = "nfuncs", value_name = "N,...")]
@@ -556,11 +511,7 @@ pub struct TuneArgs {
     #[arg(short = 'l', long = "level", default_value = "fused,L7")]
     pub levels: String,
     /// Comma-separated K values (transform orders, 1..=32).
-    #[arg(
-        short = 'K',
-        default_value = "6,8,10,12,16,20,24,32",
-        allow_hyphen_values = true
-    )]
+    #[arg(short = 'K', default_value = "6,8,10,12,16,20,24,32", allow_hyphen_values = true)]
     pub ks: String,
     /// exhaustive (every candidate), random (random order), anneal (simulated annealing).
     #[arg(long, default_value = "anneal")]
@@ -653,11 +604,6 @@ pub struct PlotArgs {
     #[arg(value_name = "SWEEP_JSON")]
     pub input: String,
     /// The image to write: `.svg`, or `.png` (rendered with an embedded font, no system fonts needed).
-    #[arg(
-        short = 'o',
-        long = "output",
-        value_name = "FILE",
-        default_value = "sweep.svg"
-    )]
+    #[arg(short = 'o', long = "output", value_name = "FILE", default_value = "sweep.svg")]
     pub output: String,
 }

@@ -33,13 +33,7 @@ pub fn run(args: &RunArgs) -> CmdResult {
     }
     let arch = match &args.arch {
         Some(a) => select::arch(a)?,
-        None => {
-            return Err(format!(
-                "--compile-only needs --arch (one of: {})",
-                mra_codegen::arch::names().join(", ")
-            )
-            .into())
-        }
+        None => return Err(format!("--compile-only needs --arch (one of: {})", mra_codegen::arch::names().join(", ")).into()),
     };
     let dtype = select::dtype(&args.dtype)?;
     select::compiler(args.compiler.as_deref(), Some(arch))?;
@@ -47,22 +41,12 @@ pub fn run(args: &RunArgs) -> CmdResult {
     // the run (as `-l all` has always done); one level at one K refused is the error.
     let all = select::is_list(&args.level) || args.ks.len() > 1;
     if args.source.is_some() && select::is_list(&args.level) {
-        return Err(select::usage(format!(
-            "--source replaces one level's kernel: give one level (got -l {})",
-            select::quote(&args.level)
-        )));
+        return Err(select::usage(format!("--source replaces one level's kernel: give one level (got -l {})", select::quote(&args.level))));
     }
     if args.source.is_some() && args.ks.len() > 1 {
-        return Err(select::usage(format!(
-            "--source holds the kernel of one K: give one K (got -K {})",
-            k_list(&args.ks)
-        )));
+        return Err(select::usage(format!("--source holds the kernel of one K: give one K (got -K {})", k_list(&args.ks))));
     }
-    let hand = args
-        .source
-        .as_deref()
-        .map(crate::hand_source::HandSource::read)
-        .transpose()?;
+    let hand = args.source.as_deref().map(crate::hand_source::HandSource::read).transpose()?;
     let schedules = select::level_list(&args.level)?;
     if let Some(h) = &hand {
         h.check_level(&schedules[0])?;
@@ -83,21 +67,14 @@ pub fn run(args: &RunArgs) -> CmdResult {
                 eprintln!("{note}");
             }
             let config = config_note(&c, Request { k, arch, dtype });
-            match mra_codegen::generate_op(
-                &c.schedule,
-                Request { k, arch, dtype },
-                args.op.operation(),
-            ) {
-                Ok(kernel) => jobs.push((
-                    k,
-                    Ok((
-                        match &hand {
-                            Some(h) => h.apply(kernel)?,
-                            None => kernel,
-                        },
-                        config,
-                    )),
-                )),
+            match mra_codegen::generate_op(&c.schedule, Request { k, arch, dtype }, args.op.operation()) {
+                Ok(kernel) => jobs.push((k, Ok((
+                    match &hand {
+                        Some(h) => h.apply(kernel)?,
+                        None => kernel,
+                    },
+                    config,
+                )))),
                 Err(e) if all => jobs.push((k, Err((s.name.clone(), e.to_string())))),
                 Err(e) => return Err(e.into()),
             }
@@ -106,18 +83,11 @@ pub fn run(args: &RunArgs) -> CmdResult {
     // Something must be compiled, or the run says why not (every level refused, for instance),
     // whether or not a compiler is installed.
     if jobs.iter().all(|(_, j)| j.is_err()) {
-        let why = jobs
-            .iter()
-            .find_map(|(_, j)| j.as_ref().err())
-            .map(|(_, e)| e.clone())
-            .unwrap_or_default();
+        let why = jobs.iter().find_map(|(_, j)| j.as_ref().err()).map(|(_, e)| e.clone()).unwrap_or_default();
         return Err(format!("nothing to compile: no level chosen can be generated for K={} {dtype} on {} (e.g. {why})", k_list(&args.ks), arch.name).into());
     }
     let compiler = Compiler::choose(arch, args.compiler.as_deref())?;
-    eprintln!(
-        "# {}",
-        mra_codegen::tuned_defaults::describe_source(arch.name)
-    );
+    eprintln!("# {}", mra_codegen::tuned_defaults::describe_source(arch.name));
     let mut failed = 0;
     for (k, job) in jobs {
         // Safe points of an interrupt: before each compile, and before its line (a compiler
@@ -130,10 +100,7 @@ pub fn run(args: &RunArgs) -> CmdResult {
                 k,
                 dtype: dtype.to_string(),
                 arch: arch.name,
-                note: format!(
-                    "no generated kernel: the level is {} calls",
-                    blas_name(arch)
-                ),
+                note: format!("no generated kernel: the level is {} calls", blas_name(arch)),
             },
             Ok((kernel, config)) => match compiler.report(&kernel, arch, dtype, k) {
                 Ok(r) => Line::Compiled(Box::new(
@@ -145,23 +112,11 @@ pub fn run(args: &RunArgs) -> CmdResult {
                 )),
                 Err(e) if all => {
                     failed += 1;
-                    Line::Failed {
-                        level: kernel.level.clone(),
-                        k,
-                        dtype: dtype.to_string(),
-                        arch: arch.name,
-                        error: e.to_string(),
-                    }
+                    Line::Failed { level: kernel.level.clone(), k, dtype: dtype.to_string(), arch: arch.name, error: e.to_string() }
                 }
                 Err(e) => return Err(e),
             },
-            Err((level, error)) => Line::Refused {
-                level,
-                k,
-                dtype: dtype.to_string(),
-                arch: arch.name,
-                error,
-            },
+            Err((level, error)) => Line::Refused { level, k, dtype: dtype.to_string(), arch: arch.name, error },
         };
         mra_runtime::interrupt::check()?;
         if args.json {
@@ -182,13 +137,7 @@ fn config_note(c: &mra_runtime::configure::Configured, req: Request) -> Option<S
     let values = mra_codegen::tune::describe(&c.schedule.at(req).defaults());
     let from = if c.record.is_some() {
         "tuning database".to_string()
-    } else if let Some(f) = mra_codegen::tuned_defaults::lookup(
-        &c.schedule.name,
-        req,
-        mra_codegen::tuned_defaults::Regime::Harness,
-    )
-    .and_then(|_| mra_codegen::tuned_defaults::for_arch(req.arch.name))
-    {
+    } else if let Some(f) = mra_codegen::tuned_defaults::lookup(&c.schedule.name, req, mra_codegen::tuned_defaults::Regime::Harness).and_then(|_| mra_codegen::tuned_defaults::for_arch(req.arch.name)) {
         format!("tuned defaults, {}", f.path())
     } else {
         "the schedule's defaults".to_string()
@@ -198,22 +147,13 @@ fn config_note(c: &mra_runtime::configure::Configured, req: Request) -> Option<S
 
 /// `10,12,32`, as the -K list was given.
 fn k_list(ks: &[u32]) -> String {
-    ks.iter()
-        .map(|k| k.to_string())
-        .collect::<Vec<_>>()
-        .join(",")
+    ks.iter().map(|k| k.to_string()).collect::<Vec<_>>().join(",")
 }
 
 /// The compiler (and disassembler) for one arch.
 pub(crate) enum Compiler {
-    Amd {
-        compiler: AmdCompiler,
-        objdump: Result<Objdump, String>,
-    },
-    Nvidia {
-        nvrtc: Nvrtc,
-        sass: Option<PathBuf>,
-    },
+    Amd { compiler: AmdCompiler, objdump: Result<Objdump, String> },
+    Nvidia { nvrtc: Nvrtc, sass: Option<PathBuf> },
 }
 
 impl Compiler {
@@ -242,20 +182,10 @@ impl Compiler {
         }
     }
 
-    pub(crate) fn report(
-        &self,
-        kernel: &Kernel,
-        arch: &'static Arch,
-        dtype: DType,
-        k: u32,
-    ) -> CmdResult<Report> {
+    pub(crate) fn report(&self, kernel: &Kernel, arch: &'static Arch, dtype: DType, k: u32) -> CmdResult<Report> {
         let threads = kernel.threads();
-        let note = matches!(kernel.plan.body, Body::Library(_)).then(|| {
-            format!(
-                "a one-time setup kernel; the transform itself is {} calls",
-                blas_name(arch)
-            )
-        });
+        let note = matches!(kernel.plan.body, Body::Library(_))
+            .then(|| format!("a one-time setup kernel; the transform itself is {} calls", blas_name(arch)));
         let common = |compiler: String, seconds: f64| Common {
             level: kernel.level.clone(),
             k,
@@ -271,20 +201,13 @@ impl Compiler {
             Compiler::Amd { compiler, objdump } => {
                 let co = compiler.compile(&kernel.source, &kernel.entry, arch.name)?;
                 let meta = report::read_metadata(&co.bytes)?;
-                let res = meta.kernel(&kernel.entry).cloned().ok_or_else(|| {
-                    format!(
-                        "{}: no kernel {} in the code object's metadata",
-                        co.compiler, kernel.entry
-                    )
-                })?;
-                let limits = amd_occ::limits(arch.name)
-                    .ok_or_else(|| format!("no occupancy limits for {}", arch.name))?;
+                let res = meta
+                    .kernel(&kernel.entry)
+                    .cloned()
+                    .ok_or_else(|| format!("{}: no kernel {} in the code object's metadata", co.compiler, kernel.entry))?;
+                let limits = amd_occ::limits(arch.name).ok_or_else(|| format!("no occupancy limits for {}", arch.name))?;
                 // Static LDS from the metadata, plus a dynamic allocation if the plan has one.
-                let dynamic = if kernel.plan.dynamic_shared {
-                    kernel.plan.shared_bytes
-                } else {
-                    0
-                };
+                let dynamic = if kernel.plan.dynamic_shared { kernel.plan.shared_bytes } else { 0 };
                 let occupancy = limits.occupancy(KernelUse {
                     vgprs: res.vgpr_count,
                     sgprs: res.sgpr_count,
@@ -292,9 +215,7 @@ impl Compiler {
                     workgroup_size: threads,
                 });
                 let (matrix, matrix_note) = match objdump {
-                    Ok(o) => match report::count_matrix_instructions(
-                        &o.disassemble(&co.bytes, arch.name)?,
-                    ) {
+                    Ok(o) => match report::count_matrix_instructions(&o.disassemble(&co.bytes, arch.name)?) {
                         Some(m) => (Some(m), None),
                         None => (None, Some(report::MATRIX_NOT_UNDERSTOOD.to_string())),
                     },
@@ -310,64 +231,28 @@ impl Compiler {
                 })
             }
             Compiler::Nvidia { nvrtc, sass } => {
-                let compiled = nvrtc.compile(
-                    &kernel.source,
-                    &kernel.entry,
-                    arch.name,
-                    &KernelCache::disabled(),
-                )?;
+                let compiled = nvrtc.compile(&kernel.source, &kernel.entry, arch.name, &KernelCache::disabled())?;
                 let res = compiled.resources.ok_or_else(|| {
                     // Say what the log held instead, on one line: its last few lines.
-                    let tail: Vec<&str> = compiled
-                        .log
-                        .lines()
-                        .map(str::trim)
-                        .filter(|l| !l.is_empty())
-                        .collect();
+                    let tail: Vec<&str> = compiled.log.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
                     let tail = tail[tail.len().saturating_sub(3)..].join(" | ");
-                    let tail = if tail.is_empty() {
-                        "an empty log".to_string()
-                    } else {
-                        format!("its log ends: {tail}")
-                    };
+                    let tail = if tail.is_empty() { "an empty log".to_string() } else { format!("its log ends: {tail}") };
                     format!("NVRTC returned no ptxas report (--ptxas-options=-v); {tail}")
                 })?;
-                let limits = nv_occ::limits(arch.name)
-                    .ok_or_else(|| format!("no occupancy limits for {}", arch.name))?;
+                let limits = nv_occ::limits(arch.name).ok_or_else(|| format!("no occupancy limits for {}", arch.name))?;
                 // ptxas reports static shared memory; a level above the static limit has one
                 // dynamic allocation of the plan's size instead (the runtime passes it at launch).
-                let dynamic_shared_bytes = if kernel.plan.dynamic_shared {
-                    kernel.plan.shared_bytes
-                } else {
-                    0
-                };
-                let occupancy = limits.occupancy(
-                    res.registers,
-                    res.shared_bytes + dynamic_shared_bytes,
-                    threads,
-                );
+                let dynamic_shared_bytes = if kernel.plan.dynamic_shared { kernel.plan.shared_bytes } else { 0 };
+                let occupancy = limits.occupancy(res.registers, res.shared_bytes + dynamic_shared_bytes, threads);
                 let (matrix, matrix_note) = match sass {
                     Some(tool) => match count_mma(tool, &compiled.cubin) {
                         Ok(m) => (Some(m), None),
                         Err(e) => (None, Some(format!("not counted ({e})"))),
                     },
-                    None => (
-                        None,
-                        Some("not counted (no cuobjdump or nvdisasm on PATH)".to_string()),
-                    ),
+                    None => (None, Some("not counted (no cuobjdump or nvdisasm on PATH)".to_string())),
                 };
-                let version = format!(
-                    "NVRTC {}.{} with the ptxas report",
-                    nvrtc.version.0, nvrtc.version.1
-                );
-                Ok(Report::Nvidia {
-                    common: common(version, compiled.seconds),
-                    resources: res,
-                    dynamic_shared_bytes,
-                    occupancy,
-                    matrix,
-                    matrix_note,
-                })
+                let version = format!("NVRTC {}.{} with the ptxas report", nvrtc.version.0, nvrtc.version.1);
+                Ok(Report::Nvidia { common: common(version, compiled.seconds), resources: res, dynamic_shared_bytes, occupancy, matrix, matrix_note })
             }
         }
     }
@@ -402,11 +287,7 @@ pub(crate) struct Fit {
 impl Report {
     pub(crate) fn fit(&self) -> Fit {
         match self {
-            Report::Amd {
-                resources: r,
-                occupancy,
-                ..
-            } => Fit {
+            Report::Amd { resources: r, occupancy, .. } => Fit {
                 resources: mra_runtime::backend::Resources {
                     registers: r.vgpr_count,
                     spill_bytes: r.scratch_bytes + r.vgpr_spill_count + r.sgpr_spill_count,
@@ -416,12 +297,7 @@ impl Report {
                 occupancy: occupancy.waves_per_simd / occupancy.max_waves_per_simd.max(1) as f64,
                 blocks: occupancy.workgroups_per_cu,
             },
-            Report::Nvidia {
-                resources: r,
-                dynamic_shared_bytes,
-                occupancy,
-                ..
-            } => Fit {
+            Report::Nvidia { resources: r, dynamic_shared_bytes, occupancy, .. } => Fit {
                 resources: mra_runtime::backend::Resources {
                     registers: r.registers,
                     spill_bytes: r.spill_store_bytes + r.spill_load_bytes,
@@ -481,60 +357,21 @@ pub(crate) enum Report {
 enum Line {
     Compiled(Box<Report>),
     /// The planner refused the level on this arch (with `-l all`).
-    Refused {
-        level: String,
-        k: u32,
-        dtype: String,
-        arch: &'static str,
-        error: String,
-    },
+    Refused { level: String, k: u32, dtype: String, arch: &'static str, error: String },
     /// The compiler failed (with `-l all`).
-    Failed {
-        level: String,
-        k: u32,
-        dtype: String,
-        arch: &'static str,
-        error: String,
-    },
+    Failed { level: String, k: u32, dtype: String, arch: &'static str, error: String },
     /// Nothing to compile (a level made of vendor BLAS calls).
-    NoKernel {
-        level: String,
-        k: u32,
-        dtype: String,
-        arch: &'static str,
-        note: String,
-    },
+    NoKernel { level: String, k: u32, dtype: String, arch: &'static str, note: String },
 }
 
 impl Line {
     fn text(&self) -> String {
         match self {
             Line::Compiled(r) => r.text(),
-            Line::Refused {
-                level,
-                k,
-                dtype,
-                arch,
-                error,
-            } => format!("{level} K={k} {dtype} {arch}: not compiled: {error}"),
-            Line::NoKernel {
-                level,
-                k,
-                dtype,
-                arch,
-                note,
-            } => format!("{level} K={k} {dtype} {arch}: {note}"),
-            Line::Failed {
-                level,
-                k,
-                dtype,
-                arch,
-                error,
-            } => {
-                format!(
-                    "{level} K={k} {dtype} {arch}: error: {}",
-                    error.lines().next().unwrap_or_default()
-                )
+            Line::Refused { level, k, dtype, arch, error } => format!("{level} K={k} {dtype} {arch}: not compiled: {error}"),
+            Line::NoKernel { level, k, dtype, arch, note } => format!("{level} K={k} {dtype} {arch}: {note}"),
+            Line::Failed { level, k, dtype, arch, error } => {
+                format!("{level} K={k} {dtype} {arch}: error: {}", error.lines().next().unwrap_or_default())
             }
         }
     }
@@ -565,21 +402,11 @@ impl Report {
 
     fn text(&self) -> String {
         match self {
-            Report::Amd {
-                common: c,
-                resources: r,
-                occupancy: o,
-                occupancy_limits: l,
-                matrix,
-                matrix_note,
-            } => {
+            Report::Amd { common: c, resources: r, occupancy: o, occupancy_limits: l, matrix, matrix_note } => {
                 let spills = if r.vgpr_spill_count + r.sgpr_spill_count == 0 {
                     "no spills".to_string()
                 } else {
-                    format!(
-                        "spills: {} VGPRs, {} SGPRs",
-                        r.vgpr_spill_count, r.sgpr_spill_count
-                    )
+                    format!("spills: {} VGPRs, {} SGPRs", r.vgpr_spill_count, r.sgpr_spill_count)
                 };
                 let matrix = match (matrix, matrix_note) {
                     (Some(m), _) => format!("{} MFMA, {} WMMA", m.mfma, m.wmma),
@@ -613,28 +440,14 @@ impl Report {
                     c.note.as_ref().map(|n| format!(" ({n})")).unwrap_or_default(),
                 )
             }
-            Report::Nvidia {
-                common: c,
-                resources: r,
-                dynamic_shared_bytes,
-                occupancy: o,
-                matrix,
-                matrix_note,
-            } => {
+            Report::Nvidia { common: c, resources: r, dynamic_shared_bytes, occupancy: o, matrix, matrix_note } => {
                 let shared = if *dynamic_shared_bytes > 0 {
-                    format!(
-                        "{} B shared ({} B dynamic)",
-                        r.shared_bytes + dynamic_shared_bytes,
-                        dynamic_shared_bytes
-                    )
+                    format!("{} B shared ({} B dynamic)", r.shared_bytes + dynamic_shared_bytes, dynamic_shared_bytes)
                 } else {
                     format!("{} B shared", r.shared_bytes)
                 };
                 let spills = if r.spills() {
-                    format!(
-                        "spills: {} B stored, {} B loaded",
-                        r.spill_store_bytes, r.spill_load_bytes
-                    )
+                    format!("spills: {} B stored, {} B loaded", r.spill_store_bytes, r.spill_load_bytes)
                 } else {
                     "no spills".to_string()
                 };
@@ -682,11 +495,9 @@ fn sass_tool() -> Option<PathBuf> {
         return Some(PathBuf::from(p));
     }
     let path = std::env::var_os("PATH")?;
-    ["nvdisasm", "cuobjdump"].iter().find_map(|name| {
-        std::env::split_paths(&path)
-            .map(|d| d.join(name))
-            .find(|p| p.is_file())
-    })
+    ["nvdisasm", "cuobjdump"]
+        .iter()
+        .find_map(|name| std::env::split_paths(&path).map(|d| d.join(name)).find(|p| p.is_file()))
 }
 
 /// Counts DMMA and HMMA instructions in the SASS of a cubin.
@@ -695,9 +506,7 @@ fn count_mma(tool: &Path, cubin: &[u8]) -> Result<SassCounts, String> {
     let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let file = std::env::temp_dir().join(format!("mra-sass-{}-{n}.cubin", std::process::id()));
     std::fs::write(&file, cubin).map_err(|e| format!("writing {}: {e}", file.display()))?;
-    let is_nvdisasm = tool
-        .file_name()
-        .is_some_and(|f| f.to_string_lossy().contains("nvdisasm"));
+    let is_nvdisasm = tool.file_name().is_some_and(|f| f.to_string_lossy().contains("nvdisasm"));
     let mut cmd = Command::new(tool);
     if !is_nvdisasm {
         cmd.arg("-sass");
@@ -706,18 +515,10 @@ fn count_mma(tool: &Path, cubin: &[u8]) -> Result<SassCounts, String> {
     let _ = std::fs::remove_file(&file);
     let out = out.map_err(|e| format!("running {}: {e}", tool.display()))?;
     if !out.status.success() {
-        return Err(format!(
-            "{} failed: {}",
-            tool.display(),
-            String::from_utf8_lossy(&out.stderr).trim()
-        ));
+        return Err(format!("{} failed: {}", tool.display(), String::from_utf8_lossy(&out.stderr).trim()));
     }
-    let name = tool
-        .file_name()
-        .map(|f| f.to_string_lossy().into_owned())
-        .unwrap_or_else(|| tool.display().to_string());
-    count_sass_mma(&String::from_utf8_lossy(&out.stdout))
-        .ok_or_else(|| format!("{name} output not understood: no SASS instructions in it"))
+    let name = tool.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_else(|| tool.display().to_string());
+    count_sass_mma(&String::from_utf8_lossy(&out.stdout)).ok_or_else(|| format!("{name} output not understood: no SASS instructions in it"))
 }
 
 /// Lines whose opcode is DMMA or HMMA (`/*0120*/  DMMA.884 R4, R8, R10, R4 ;`); `None` when no
@@ -729,14 +530,8 @@ fn count_sass_mma(sass: &str) -> Option<SassCounts> {
     for line in sass.lines() {
         // The opcode is the first word after the address comment and an optional predicate.
         let (addr, code) = line.split_once("*/").unwrap_or(("", line));
-        let is_address = addr
-            .trim_start()
-            .strip_prefix("/*")
-            .is_some_and(|a| !a.is_empty() && a.bytes().all(|b| b.is_ascii_hexdigit()));
-        let op = code
-            .split_whitespace()
-            .find(|w| !w.starts_with('@'))
-            .unwrap_or("");
+        let is_address = addr.trim_start().strip_prefix("/*").is_some_and(|a| !a.is_empty() && a.bytes().all(|b| b.is_ascii_hexdigit()));
+        let op = code.split_whitespace().find(|w| !w.starts_with('@')).unwrap_or("");
         if is_address && op.starts_with(|c: char| c.is_ascii_uppercase()) {
             instructions += 1;
         }
@@ -760,19 +555,12 @@ mod tests {
                     /*0140*/                   DFMA R2, R4, R6, R2 ;\n\
                     /*0150*/                   MOV R1, c[0x0][0x28] ;  // DMMA in a comment\n";
         assert_eq!(count_sass_mma(sass), Some(SassCounts { dmma: 1, hmma: 1 }));
-        assert_eq!(
-            count_sass_mma("        /*0000*/                   EXIT ;\n"),
-            Some(SassCounts::default())
-        );
+        assert_eq!(count_sass_mma("        /*0000*/                   EXIT ;\n"), Some(SassCounts::default()));
     }
 
     #[test]
     fn sass_without_instructions_is_not_a_count_of_zero() {
-        for garbage in [
-            "",
-            "hello world\nnot SASS at all\n",
-            "\t.headerflags\t@\"EF_CUDA_SM90\"\n/* comment */ text\n",
-        ] {
+        for garbage in ["", "hello world\nnot SASS at all\n", "\t.headerflags\t@\"EF_CUDA_SM90\"\n/* comment */ text\n"] {
             assert_eq!(count_sass_mma(garbage), None, "{garbage:?}");
         }
     }

@@ -19,12 +19,10 @@ pub fn man(args: &ManArgs) -> CmdResult {
     let cmd = Cli::command();
     match &args.output {
         Some(dir) => {
-            std::fs::create_dir_all(dir)
-                .map_err(|e| format!("cannot create the directory `{dir}`: {e}"))?;
+            std::fs::create_dir_all(dir).map_err(|e| format!("cannot create the directory `{dir}`: {e}"))?;
             let mut cmd = cmd.disable_help_subcommand(true);
             cmd.build();
-            write_pages(&cmd, Path::new(dir))
-                .map_err(|e| format!("cannot write man pages to `{dir}`: {e}"))?;
+            write_pages(&cmd, Path::new(dir)).map_err(|e| format!("cannot write man pages to `{dir}`: {e}"))?;
             eprintln!("# man pages written to {dir}");
         }
         None => crate::out::write(&render(cmd)?)?,
@@ -39,21 +37,14 @@ fn write_pages(cmd: &clap::Command, dir: &Path) -> Result<(), String> {
     }
     let man = clap_mangen::Man::new(cmd.clone());
     let path = dir.join(man.get_filename());
-    crate::outfile::write_atomically(&path, render(cmd.clone())?.as_bytes())
-        .map_err(|e| format!("{}: {e}", path.display()))
+    crate::outfile::write_atomically(&path, render(cmd.clone())?.as_bytes()).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// `cmd` without its hidden subcommands (the test helpers `npy-random` and `npy-compare`):
 /// clap's completion generators list every subcommand, hidden or not.
 fn public(cmd: clap::Command) -> clap::Command {
-    let subs: Vec<clap::Command> = cmd
-        .get_subcommands()
-        .filter(|s| !s.is_hide_set())
-        .cloned()
-        .collect();
-    let mut out = clap::Command::new("mra-bench")
-        .args(cmd.get_arguments().filter(|a| !a.is_hide_set()).cloned())
-        .subcommands(subs);
+    let subs: Vec<clap::Command> = cmd.get_subcommands().filter(|s| !s.is_hide_set()).cloned().collect();
+    let mut out = clap::Command::new("mra-bench").args(cmd.get_arguments().filter(|a| !a.is_hide_set()).cloned()).subcommands(subs);
     if let Some(about) = cmd.get_about() {
         out = out.about(about.clone());
     }
@@ -62,8 +53,6 @@ fn public(cmd: clap::Command) -> clap::Command {
 
 fn render(cmd: clap::Command) -> Result<String, String> {
     let mut page = Vec::new();
-    clap_mangen::Man::new(cmd)
-        .render(&mut page)
-        .map_err(|e| e.to_string())?;
+    clap_mangen::Man::new(cmd).render(&mut page).map_err(|e| e.to_string())?;
     Ok(String::from_utf8_lossy(&page).into_owned())
 }

@@ -11,13 +11,7 @@ use std::path::{Path, PathBuf};
 pub fn run(args: &RunArgs) -> CmdResult {
     let arch = match &args.arch {
         Some(a) => select::arch(a)?,
-        None => {
-            return Err(format!(
-                "--emit-src needs --arch (one of: {})",
-                mra_codegen::arch::names().join(", ")
-            )
-            .into())
-        }
+        None => return Err(format!("--emit-src needs --arch (one of: {})", mra_codegen::arch::names().join(", ")).into()),
     };
     select::compiler(args.compiler.as_deref(), Some(arch))?;
     let dtype = select::dtype(&args.dtype)?;
@@ -34,17 +28,9 @@ pub fn run(args: &RunArgs) -> CmdResult {
         }
         c.schedule
     };
-    let schedules = if best {
-        vec![say(tuning.best(&device, args.ks[0], dtype, |_| true)?)]
-    } else {
-        select::level_list(&args.level)?
-    };
+    let schedules = if best { vec![say(tuning.best(&device, args.ks[0], dtype, |_| true)?)] } else { select::level_list(&args.level)? };
     let tuned = |s: &mra_codegen::Schedule, k: u32| -> CmdResult<mra_codegen::Schedule> {
-        if best {
-            Ok(s.clone())
-        } else {
-            Ok(say(tuning.configure(s, &device, k, dtype)?))
-        }
+        if best { Ok(s.clone()) } else { Ok(say(tuning.configure(s, &device, k, dtype)?)) }
     };
     for &k in &args.ks {
         if !(1..=mra_codegen::K_MAX).contains(&k) {
@@ -53,20 +39,10 @@ pub fn run(args: &RunArgs) -> CmdResult {
     }
     let several = schedules.len() > 1 || args.ks.len() > 1;
     if !several {
-        let kernel = mra_codegen::generate_op(
-            &tuned(&schedules[0], args.ks[0])?,
-            Request {
-                k: args.ks[0],
-                arch,
-                dtype,
-            },
-            args.op.operation(),
-        )?;
+        let kernel = mra_codegen::generate_op(&tuned(&schedules[0], args.ks[0])?, Request { k: args.ks[0], arch, dtype }, args.op.operation())?;
         let file = match &args.output {
             // An existing directory gets the kernel under its descriptive name.
-            Some(dir) if Path::new(dir).is_dir() => {
-                Path::new(dir).join(file_name(&kernel.level, args.ks[0], arch, dtype))
-            }
+            Some(dir) if Path::new(dir).is_dir() => Path::new(dir).join(file_name(&kernel.level, args.ks[0], arch, dtype)),
             Some(file) => PathBuf::from(file),
             None => {
                 crate::out!("{}", kernel.source)?;
@@ -85,8 +61,7 @@ pub fn run(args: &RunArgs) -> CmdResult {
         )));
     };
     let dir = Path::new(dir);
-    std::fs::create_dir_all(dir)
-        .map_err(|e| format!("cannot create the directory `{}`: {e}", dir.display()))?;
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create the directory `{}`: {e}", dir.display()))?;
     let (mut written, mut skipped) = (0, 0);
     // Every kernel generated first: a file that would be overwritten is refused before any is written.
     let mut files: Vec<(PathBuf, String)> = Vec::new();
@@ -95,16 +70,9 @@ pub fn run(args: &RunArgs) -> CmdResult {
         let mut refused: Vec<(String, Vec<u32>)> = Vec::new();
         for &k in &args.ks {
             mra_runtime::interrupt::check()?;
-            match mra_codegen::generate_op(
-                &tuned(s, k)?,
-                Request { k, arch, dtype },
-                args.op.operation(),
-            ) {
+            match mra_codegen::generate_op(&tuned(s, k)?, Request { k, arch, dtype }, args.op.operation()) {
                 Ok(kernel) => {
-                    files.push((
-                        dir.join(file_name(&kernel.level, k, arch, dtype)),
-                        kernel.source,
-                    ));
+                    files.push((dir.join(file_name(&kernel.level, k, arch, dtype)), kernel.source));
                     written += 1;
                 }
                 Err(e) => {
@@ -118,15 +86,8 @@ pub fn run(args: &RunArgs) -> CmdResult {
             }
         }
         for (reason, ks) in refused {
-            let ks = ks
-                .iter()
-                .map(|k| k.to_string())
-                .collect::<Vec<_>>()
-                .join(",");
-            eprintln!(
-                "mra-bench: skipped {} at K={ks} on {} ({dtype}): {reason}",
-                s.name, arch.name
-            );
+            let ks = ks.iter().map(|k| k.to_string()).collect::<Vec<_>>().join(",");
+            eprintln!("mra-bench: skipped {} at K={ks} on {} ({dtype}): {reason}", s.name, arch.name);
         }
     }
     if written == 0 {
@@ -136,16 +97,7 @@ pub fn run(args: &RunArgs) -> CmdResult {
     for (file, source) in &files {
         write(file, source)?;
     }
-    eprintln!(
-        "# wrote {written} kernel source{} to {}{}",
-        if written == 1 { "" } else { "s" },
-        dir.display(),
-        if skipped > 0 {
-            format!(" ({skipped} skipped, see above)")
-        } else {
-            String::new()
-        }
-    );
+    eprintln!("# wrote {written} kernel source{} to {}{}", if written == 1 { "" } else { "s" }, dir.display(), if skipped > 0 { format!(" ({skipped} skipped, see above)") } else { String::new() });
     Ok(0)
 }
 
@@ -167,10 +119,7 @@ fn refuse_overwrite(files: &[(PathBuf, String)], force: bool) -> CmdResult<()> {
     }
     let taken: Vec<&PathBuf> = files
         .iter()
-        .filter(|(path, source)| {
-            std::fs::metadata(path).is_ok_and(|m| m.is_file())
-                && std::fs::read(path).map_or(true, |old| old != source.as_bytes())
-        })
+        .filter(|(path, source)| std::fs::metadata(path).is_ok_and(|m| m.is_file()) && std::fs::read(path).map_or(true, |old| old != source.as_bytes()))
         .map(|(path, _)| path)
         .collect();
     match taken.as_slice() {
@@ -187,6 +136,5 @@ fn refuse_overwrite(files: &[(PathBuf, String)], force: bool) -> CmdResult<()> {
 
 /// Atomically (temporary file, then rename): a failed write leaves no half a kernel behind.
 fn write(path: &Path, text: &str) -> CmdResult<()> {
-    crate::outfile::write_atomically(path, text.as_bytes())
-        .map_err(|e| format!("cannot write `{}`: {e}", path.display()).into())
+    crate::outfile::write_atomically(path, text.as_bytes()).map_err(|e| format!("cannot write `{}`: {e}", path.display()).into())
 }

@@ -33,8 +33,7 @@ pub fn run(args: &ExportArgs) -> CmdResult {
     }
     let best = args.level.as_deref().is_some_and(configure::is_best);
     // The export's launchers run once over a caller's batch: the API regime's records.
-    let tuning =
-        Tuning::open(None, args.untuned, best)?.in_regime(mra_codegen::tuned_defaults::Regime::Api);
+    let tuning = Tuning::open(None, args.untuned, best)?.in_regime(mra_codegen::tuned_defaults::Regime::Api);
     let entries = ks
         .iter()
         .map(|&k| {
@@ -44,12 +43,7 @@ pub fn run(args: &ExportArgs) -> CmdResult {
         .collect::<CmdResult<Vec<Entry>>>()?;
     // The last safe point: from here the export's files are written whole.
     mra_runtime::interrupt::check()?;
-    let generator = format!(
-        "mra-bench {} export --arch {} -K {} --dtype {dtype}",
-        env!("CARGO_PKG_VERSION"),
-        arch.name,
-        args.ks
-    );
+    let generator = format!("mra-bench {} export --arch {} -K {} --dtype {dtype}", env!("CARGO_PKG_VERSION"), arch.name, args.ks);
     let files = export::bundle(&entries, &generator)?;
     if dir.is_dir() {
         // An existing directory keeps its owner, group and mode (setgid, a read-only one's
@@ -60,22 +54,11 @@ pub fn run(args: &ExportArgs) -> CmdResult {
     } else {
         write_new(dir, &files)?;
     }
-    eprintln!(
-        "# wrote {} files to {} ({}, {dtype}):",
-        files.len(),
-        dir.display(),
-        arch.name
-    );
+    eprintln!("# wrote {} files to {} ({}, {dtype}):", files.len(), dir.display(), arch.name);
     for e in &entries {
-        eprintln!(
-            "#   K={:<2} {:<13} {} [{}]",
-            e.k, e.kernel.level, e.kernel.entry, e.reason
-        );
+        eprintln!("#   K={:<2} {:<13} {} [{}]", e.k, e.kernel.level, e.kernel.entry, e.reason);
         if let Some(b) = &e.block {
-            eprintln!(
-                "#        transform_block: {} ({})",
-                b.kernel.level, b.kernel.entry
-            );
+            eprintln!("#        transform_block: {} ({})", b.kernel.level, b.kernel.entry);
         }
     }
     Ok(0)
@@ -83,51 +66,26 @@ pub fn run(args: &ExportArgs) -> CmdResult {
 
 /// The kernel for one K: `-l best` from the tuning database, `-l LEVEL` exactly, or the default;
 /// a named or default level in its tuned configuration for `arch` where the database has one.
-fn entry(
-    tuning: &Tuning,
-    level: Option<&str>,
-    k: u32,
-    arch: &'static mra_codegen::Arch,
-    dtype: mra_codegen::DType,
-) -> CmdResult<Entry> {
+fn entry(tuning: &Tuning, level: Option<&str>, k: u32, arch: &'static mra_codegen::Arch, dtype: mra_codegen::DType) -> CmdResult<Entry> {
     let any = configure::any_gpu_of(arch);
     // What the reason says of the configuration, and the note said on stderr.
     let tuned = |c: &Configured| -> String {
         if let Some(note) = &c.note {
             eprintln!("{note}");
         }
-        c.record.as_ref().map_or(String::new(), |r| {
-            format!(", tuned: {}", mra_codegen::tune::describe(&r.config))
-        })
+        c.record.as_ref().map_or(String::new(), |r| format!(", tuned: {}", mra_codegen::tune::describe(&r.config)))
     };
     match level {
         Some(sel) if configure::is_best(sel) => {
             // A vendor-library level has no kernel to export.
-            let c = tuning.best(&any, k, dtype, |s| {
-                !s.iter_steps()
-                    .any(|st| matches!(st, mra_codegen::ir::Step::Library(_)))
-            })?;
+            let c = tuning.best(&any, k, dtype, |s| !s.iter_steps().any(|st| matches!(st, mra_codegen::ir::Step::Library(_))))?;
             tuned(&c);
-            let config = mra_codegen::tune::describe(
-                &c.record.as_ref().expect("best comes from a record").config,
-            );
-            Ok(export::entry_for(
-                &c.schedule,
-                k,
-                arch,
-                dtype,
-                format!("tuned (-l best): {config}"),
-            )?)
+            let config = mra_codegen::tune::describe(&c.record.as_ref().expect("best comes from a record").config);
+            Ok(export::entry_for(&c.schedule, k, arch, dtype, format!("tuned (-l best): {config}"))?)
         }
         Some(sel) => {
             let c = tuning.configure(&select::level(sel)?, &any, k, dtype)?;
-            Ok(export::entry_for(
-                &c.schedule,
-                k,
-                arch,
-                dtype,
-                format!("-l {sel}{}", tuned(&c)),
-            )?)
+            Ok(export::entry_for(&c.schedule, k, arch, dtype, format!("-l {sel}{}", tuned(&c)))?)
         }
         None => {
             let default = export::default_entry(k, arch, dtype)?;
@@ -136,13 +94,7 @@ fn entry(
             if said.is_empty() {
                 return Ok(default);
             }
-            Ok(export::entry_for(
-                &c.schedule,
-                k,
-                arch,
-                dtype,
-                format!("{}{said}", default.reason),
-            )?)
+            Ok(export::entry_for(&c.schedule, k, arch, dtype, format!("{}{said}", default.reason))?)
         }
     }
 }
@@ -152,9 +104,7 @@ fn existing_entries(dir: &Path) -> CmdResult<usize> {
     match std::fs::read_dir(dir) {
         Ok(rd) => Ok(rd.count()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(0),
-        Err(e) if dir.is_file() => {
-            Err(format!("{} is a file, not a directory: {e}", dir.display()).into())
-        }
+        Err(e) if dir.is_file() => Err(format!("{} is a file, not a directory: {e}", dir.display()).into()),
         Err(e) => Err(format!("cannot use {} as the export directory: {e}", dir.display()).into()),
     }
 }
@@ -167,30 +117,16 @@ fn write_new(dir: &Path, files: &[export::File]) -> CmdResult<()> {
         _ => PathBuf::from("."),
     };
     if !parent.is_dir() {
-        return Err(format!(
-            "{}: the parent directory {} does not exist",
-            dir.display(),
-            parent.display()
-        )
-        .into());
+        return Err(format!("{}: the parent directory {} does not exist", dir.display(), parent.display()).into());
     }
-    let name = dir
-        .file_name()
-        .ok_or_else(|| format!("{}: not a directory name", dir.display()))?;
-    let stage = parent.join(format!(
-        ".{}.mra-export-{}",
-        name.to_string_lossy(),
-        std::process::id()
-    ));
+    let name = dir.file_name().ok_or_else(|| format!("{}: not a directory name", dir.display()))?;
+    let stage = parent.join(format!(".{}.mra-export-{}", name.to_string_lossy(), std::process::id()));
     let result = (|| -> CmdResult<()> {
-        std::fs::create_dir(&stage)
-            .map_err(|e| format!("cannot create {}: {e}", stage.display()))?;
+        std::fs::create_dir(&stage).map_err(|e| format!("cannot create {}: {e}", stage.display()))?;
         for f in files {
-            std::fs::write(stage.join(&f.path), &f.text)
-                .map_err(|e| format!("cannot write {}: {e}", stage.join(&f.path).display()))?;
+            std::fs::write(stage.join(&f.path), &f.text).map_err(|e| format!("cannot write {}: {e}", stage.join(&f.path).display()))?;
         }
-        std::fs::rename(&stage, dir)
-            .map_err(|e| format!("cannot move {} to {}: {e}", stage.display(), dir.display()))?;
+        std::fs::rename(&stage, dir).map_err(|e| format!("cannot move {} to {}: {e}", stage.display(), dir.display()))?;
         Ok(())
     })();
     if result.is_err() {
@@ -233,6 +169,5 @@ fn write_into(dir: &Path, files: &[export::File], was_empty: bool) -> CmdResult<
 /// (`mra_runtime::replace_file`: through a symbolic link, a read-only file refused, the mode
 /// kept). The error names `path`, not the temporary file.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> CmdResult<()> {
-    mra_runtime::replace_file::replace(path, bytes)
-        .map_err(|e| format!("cannot write {}: {e}", path.display()).into())
+    mra_runtime::replace_file::replace(path, bytes).map_err(|e| format!("cannot write {}: {e}", path.display()).into())
 }

@@ -58,17 +58,8 @@ pub fn run(args: &LevelsArgs) -> CmdResult {
                 .flat_map(|&a| DType::ALL.iter().map(move |&d| (a, d)))
                 .map(|(a, d)| {
                     let ks = levels::supported_ks(&s, a, d);
-                    let reason = if ks.is_empty() {
-                        Some(short_reason(&s, a, d))
-                    } else {
-                        None
-                    };
-                    Support {
-                        arch: a.name,
-                        dtype: d,
-                        ks: levels::describe_ks(&ks),
-                        reason,
-                    }
+                    let reason = if ks.is_empty() { Some(short_reason(&s, a, d)) } else { None };
+                    Support { arch: a.name, dtype: d, ks: levels::describe_ks(&ks), reason }
                 })
                 .collect();
             LevelInfo {
@@ -86,12 +77,7 @@ pub fn run(args: &LevelsArgs) -> CmdResult {
         crate::outln!("{}", serde_json::to_string_pretty(&infos)?)?;
         return Ok(0);
     }
-    let tolerances = infos[0]
-        .tolerance
-        .iter()
-        .map(|(d, t)| format!("{d} < {t:e}"))
-        .collect::<Vec<_>>()
-        .join(", ");
+    let tolerances = infos[0].tolerance.iter().map(|(d, t)| format!("{d} < {t:e}")).collect::<Vec<_>>().join(", ");
     if let (Some(sel), [l]) = (&args.level, infos.as_slice()) {
         details(&select::level(sel)?, l, &archs)?;
         crate::outln!("K ranges are the K (1..32) each arch and dtype can run; validation passes at max rel error {tolerances}.")?;
@@ -101,37 +87,21 @@ pub fn run(args: &LevelsArgs) -> CmdResult {
     let wheres: Vec<String> = infos.iter().map(where_it_runs).collect();
     let where_width = wheres.iter().map(|w| w.chars().count()).max().unwrap_or(0);
     for (l, w) in infos.iter().zip(&wheres) {
-        let id = l
-            .number
-            .map(|n| format!("L{n}"))
-            .unwrap_or_else(|| "-".into());
-        crate::outln!(
-            "{id:<3} {:<width$}  {w:<where_width$}  {}",
-            l.name,
-            first_sentence(&l.summary)
-        )?;
+        let id = l.number.map(|n| format!("L{n}")).unwrap_or_else(|| "-".into());
+        crate::outln!("{id:<3} {:<width$}  {w:<where_width$}  {}", l.name, first_sentence(&l.summary))?;
     }
     crate::outln!()?;
     crate::outln!("Where each runs: its K range per arch family (f64 unless named). `mra-bench levels NAME` for a level's")?;
-    crate::outln!(
-        "schedule, parameters and per-arch table; validation passes at max rel error {tolerances}."
-    )?;
+    crate::outln!("schedule, parameters and per-arch table; validation passes at max rel error {tolerances}.")?;
     for a in &archs {
         if args.arch.is_some() || tuned_defaults::for_arch(a.name).is_some() {
             crate::outln!("{}", tuned_defaults::describe_source(a.name))?;
         }
     }
     if args.arch.is_none() {
-        let without: Vec<&str> = archs
-            .iter()
-            .filter(|a| tuned_defaults::for_arch(a.name).is_none())
-            .map(|a| a.name)
-            .collect();
+        let without: Vec<&str> = archs.iter().filter(|a| tuned_defaults::for_arch(a.name).is_none()).map(|a| a.name).collect();
         if !without.is_empty() {
-            crate::outln!(
-                "no tuned defaults for {}: the schedules' own defaults",
-                without.join(", ")
-            )?;
+            crate::outln!("no tuned defaults for {}: the schedules' own defaults", without.join(", "))?;
         }
     }
     Ok(0)
@@ -140,47 +110,25 @@ pub fn run(args: &LevelsArgs) -> CmdResult {
 /// `levels NAME`: the summary, the schedule, the parameters with their defaults, the shipped
 /// tuned defaults per arch, and the arch × dtype table.
 fn details(s: &Schedule, l: &LevelInfo, archs: &[&'static Arch]) -> CmdResult<()> {
-    let id = l
-        .number
-        .map(|n| format!("L{n}"))
-        .unwrap_or_else(|| "-".into());
+    let id = l.number.map(|n| format!("L{n}")).unwrap_or_else(|| "-".into());
     crate::outln!("{id:<4} {}", l.name)?;
     crate::outln!("     {}", l.summary)?;
     crate::outln!("     schedule: {}", l.schedule.join("; "))?;
     let params = s.params();
     if !params.is_empty() {
-        crate::outln!(
-            "     parameters (default; choices): {}",
-            params
-                .iter()
-                .map(|p| format!("{}={} {:?}", p.name, tune::default_text(p), p.choices))
-                .collect::<Vec<_>>()
-                .join(", ")
-        )?;
+        crate::outln!("     parameters (default; choices): {}", params.iter().map(|p| format!("{}={} {:?}", p.name, tune::default_text(p), p.choices)).collect::<Vec<_>>().join(", "))?;
     }
     for a in archs {
-        let mine: Vec<&Tuned> = l
-            .tuned_defaults
-            .iter()
-            .filter(|t| t.arch == a.name)
-            .collect();
+        let mine: Vec<&Tuned> = l.tuned_defaults.iter().filter(|t| t.arch == a.name).collect();
         match (tuned_defaults::for_arch(a.name), mine.is_empty()) {
             (Some(f), false) => {
                 crate::outln!("     tuned defaults for {} ({}):", a.name, f.path())?;
                 for t in mine {
                     let ks = levels::describe_ks(&t.k);
-                    crate::outln!(
-                        "       {} K={ks}: {} ({})",
-                        t.dtype,
-                        tune::describe(&t.config),
-                        t.regime
-                    )?;
+                    crate::outln!("       {} K={ks}: {} ({})", t.dtype, tune::describe(&t.config), t.regime)?;
                 }
             }
-            (Some(_), true) if !params.is_empty() => crate::outln!(
-                "     tuned defaults for {}: none for this level (its own defaults)",
-                a.name
-            )?,
+            (Some(_), true) if !params.is_empty() => crate::outln!("     tuned defaults for {}: none for this level (its own defaults)", a.name)?,
             _ => {}
         }
     }
@@ -192,28 +140,13 @@ fn tuned_of(s: &Schedule, archs: &[&'static Arch]) -> Vec<Tuned> {
     archs
         .iter()
         .filter_map(|a| tuned_defaults::for_arch(a.name))
-        .flat_map(|f| {
-            f.entries
-                .iter()
-                .filter(|e| e.level == s.name)
-                .map(|e| Tuned {
-                    arch: f.arch.clone(),
-                    dtype: e.dtype.clone(),
-                    k: e.k.clone(),
-                    config: e.config.clone(),
-                    regime: e.regime,
-                })
-        })
+        .flat_map(|f| f.entries.iter().filter(|e| e.level == s.name).map(|e| Tuned { arch: f.arch.clone(), dtype: e.dtype.clone(), k: e.k.clone(), config: e.config.clone(), regime: e.regime }))
         .collect()
 }
 
 /// The summary up to its first colon or full stop, at most 60 characters.
 fn first_sentence(summary: &str) -> String {
-    let end = [": ", ". "]
-        .iter()
-        .filter_map(|p| summary.find(p))
-        .min()
-        .unwrap_or(summary.len());
+    let end = [": ", ". "].iter().filter_map(|p| summary.find(p)).min().unwrap_or(summary.len());
     let first = summary[..end].trim_end_matches('.');
     if first.chars().count() <= 60 {
         return first.to_string();
@@ -228,35 +161,13 @@ fn where_it_runs(l: &LevelInfo) -> String {
     families.dedup();
     let mut parts = Vec::new();
     for family in families {
-        let members: Vec<&str> = mra_codegen::arch::ARCHS
-            .iter()
-            .filter(|a| a.family == family)
-            .map(|a| a.name)
-            .collect();
+        let members: Vec<&str> = mra_codegen::arch::ARCHS.iter().filter(|a| a.family == family).map(|a| a.name).collect();
         let runs = |d: DType| -> Vec<(&str, &str)> {
-            l.support
-                .iter()
-                .filter(|s| s.dtype == d && members.contains(&s.arch) && s.reason.is_none())
-                .map(|s| (s.arch, s.ks.as_str()))
-                .collect()
+            l.support.iter().filter(|s| s.dtype == d && members.contains(&s.arch) && s.reason.is_none()).map(|s| (s.arch, s.ks.as_str())).collect()
         };
-        let Some((dtype, archs)) = DType::ALL
-            .iter()
-            .map(|&d| (d, runs(d)))
-            .find(|(_, a)| !a.is_empty())
-        else {
-            continue;
-        };
-        let listed = l
-            .support
-            .iter()
-            .filter(|s| s.dtype == dtype && members.contains(&s.arch))
-            .count();
-        let suffix = if dtype == DType::F64 {
-            String::new()
-        } else {
-            format!(" ({dtype})")
-        };
+        let Some((dtype, archs)) = DType::ALL.iter().map(|&d| (d, runs(d))).find(|(_, a)| !a.is_empty()) else { continue };
+        let listed = l.support.iter().filter(|s| s.dtype == dtype && members.contains(&s.arch)).count();
+        let suffix = if dtype == DType::F64 { String::new() } else { format!(" ({dtype})") };
         let mut ranges: Vec<(Vec<&str>, &str)> = Vec::new();
         for (arch, ks) in &archs {
             match ranges.iter_mut().find(|(_, r)| r == ks) {
@@ -267,18 +178,10 @@ fn where_it_runs(l: &LevelInfo) -> String {
         if ranges.len() == 1 && archs.len() == listed {
             parts.push(format!("{family} {}{suffix}", ranges[0].1));
         } else {
-            parts.extend(
-                ranges
-                    .iter()
-                    .map(|(a, r)| format!("{} {r}{suffix}", a.join("/"))),
-            );
+            parts.extend(ranges.iter().map(|(a, r)| format!("{} {r}{suffix}", a.join("/"))));
         }
     }
-    if parts.is_empty() {
-        "runs nowhere".into()
-    } else {
-        parts.join(", ")
-    }
+    if parts.is_empty() { "runs nowhere".into() } else { parts.join(", ") }
 }
 
 /// Rows of archs with the same cells are merged: `sm_80 sm_86 sm_89 sm_90 | 1-32 | ...`.
@@ -288,16 +191,7 @@ fn print_table(l: &LevelInfo) -> CmdResult<()> {
     let mut archs: Vec<&str> = l.support.iter().map(|s| s.arch).collect();
     archs.dedup();
     for arch in archs {
-        let cells: Vec<String> = DType::ALL
-            .iter()
-            .map(|&d| {
-                l.support
-                    .iter()
-                    .find(|s| s.arch == arch && s.dtype == d)
-                    .map(cell)
-                    .unwrap_or_default()
-            })
-            .collect();
+        let cells: Vec<String> = DType::ALL.iter().map(|&d| l.support.iter().find(|s| s.arch == arch && s.dtype == d).map(cell).unwrap_or_default()).collect();
         match rows.iter_mut().find(|(_, c)| *c == cells) {
             Some((a, _)) => a.push(arch),
             None => rows.push((vec![arch], cells)),
@@ -306,15 +200,7 @@ fn print_table(l: &LevelInfo) -> CmdResult<()> {
     let labels: Vec<String> = rows.iter().map(|(a, _)| a.join(" ")).collect();
     let header: Vec<String> = DType::ALL.iter().map(|d| d.to_string()).collect();
     let w0 = labels.iter().map(|s| s.len()).max().unwrap_or(0).max(4);
-    let widths: Vec<usize> = (0..header.len())
-        .map(|i| {
-            rows.iter()
-                .map(|(_, c)| c[i].chars().count())
-                .chain([header[i].len()])
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
+    let widths: Vec<usize> = (0..header.len()).map(|i| rows.iter().map(|(_, c)| c[i].chars().count()).chain([header[i].len()]).max().unwrap_or(0)).collect();
     let line = |first: &str, cells: &[String]| {
         let mut s = format!("     {first:<w0$}");
         for (c, w) in cells.iter().zip(&widths) {
@@ -332,9 +218,7 @@ fn print_table(l: &LevelInfo) -> CmdResult<()> {
 /// Why `s` runs at no K on `arch` in `dtype`, in a few words (the full sentence is what
 /// `--emit-src` or a run prints).
 fn short_reason(s: &Schedule, arch: &'static Arch, dtype: DType) -> String {
-    let err = (1..=mra_codegen::K_MAX)
-        .rev()
-        .find_map(|k| s.plan(Request { k, arch, dtype }).err());
+    let err = (1..=mra_codegen::K_MAX).rev().find_map(|k| s.plan(Request { k, arch, dtype }).err());
     match err {
         Some(PlanError::NoMatrixCore { .. }) => format!("no {dtype} matrix cores"),
         Some(PlanError::DTypeUnsupported { why, .. }) => {
@@ -351,24 +235,14 @@ fn short_reason(s: &Schedule, arch: &'static Arch, dtype: DType) -> String {
             }
         }
         Some(PlanError::SharedTooLarge { .. }) => "shared memory too small".into(),
-        Some(PlanError::ThreadsNotWaveMultiple { unit, .. }) => {
-            format!("threads not whole {unit}s")
-        }
+        Some(PlanError::ThreadsNotWaveMultiple { unit, .. }) => format!("threads not whole {unit}s"),
         Some(PlanError::TooManyThreads { .. }) => "too many threads".into(),
-        Some(PlanError::ArchUnsupported { why, .. }) if why.contains("cluster") => {
-            "NVIDIA sm_90 clusters only".into()
-        }
-        Some(PlanError::ArchUnsupported { why, .. }) if why.contains("split_output") => {
-            "NVIDIA sm_90 only".into()
-        }
+        Some(PlanError::ArchUnsupported { why, .. }) if why.contains("cluster") => "NVIDIA sm_90 clusters only".into(),
+        Some(PlanError::ArchUnsupported { why, .. }) if why.contains("split_output") => "NVIDIA sm_90 only".into(),
         Some(PlanError::ArchUnsupported { .. }) => "NVIDIA cp.async only".into(),
         Some(PlanError::KUnsupported { .. }) => "no K fits its defaults".into(),
         Some(PlanError::Constraint { .. }) => "its constraints fail for the defaults".into(),
-        Some(
-            e @ (PlanError::Malformed { .. }
-            | PlanError::KOutOfRange(_)
-            | PlanError::Operation { .. }),
-        ) => e.to_string(),
+        Some(e @ (PlanError::Malformed { .. } | PlanError::KOutOfRange(_) | PlanError::Operation { .. })) => e.to_string(),
         None => "none".into(),
     }
 }

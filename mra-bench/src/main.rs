@@ -94,11 +94,7 @@ fn main() {
         Err(e) => {
             eprintln!("mra-bench: error: {e}");
             // A malformed command line (select::Usage) exits 2 as clap's usage errors do.
-            std::process::exit(if e.downcast_ref::<select::Usage>().is_some() {
-                2
-            } else {
-                1
-            });
+            std::process::exit(if e.downcast_ref::<select::Usage>().is_some() { 2 } else { 1 });
         }
     }
 }
@@ -111,13 +107,8 @@ fn exit_on_usage_error(mut e: clap::Error) -> ! {
     use clap::error::{ContextKind, ContextValue, ErrorKind::*};
     if matches!(e.kind(), DisplayHelp | DisplayVersion) {
         use std::io::IsTerminal;
-        let color = std::io::stdout().is_terminal()
-            && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
-        let text = if color {
-            e.render().ansi().to_string()
-        } else {
-            e.render().to_string()
-        };
+        let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+        let text = if color { e.render().ansi().to_string() } else { e.render().to_string() };
         if let Err(err) = out::write(&text) {
             eprintln!("mra-bench: error: {err}");
             std::process::exit(1);
@@ -128,11 +119,7 @@ fn exit_on_usage_error(mut e: clap::Error) -> ! {
         // Help on standard error with status 2 (a usage error, as clap exits).
         e.exit();
     }
-    for kind in [
-        ContextKind::InvalidValue,
-        ContextKind::InvalidArg,
-        ContextKind::InvalidSubcommand,
-    ] {
+    for kind in [ContextKind::InvalidValue, ContextKind::InvalidArg, ContextKind::InvalidSubcommand] {
         if let Some(ContextValue::String(v)) = e.get(kind) {
             let short = cut_short(v, 60);
             e.insert(kind, ContextValue::String(short));
@@ -147,10 +134,7 @@ fn exit_on_usage_error(mut e: clap::Error) -> ! {
         .collect();
     let line = parts.join(" ");
     let line = line.strip_prefix("error: ").unwrap_or(&line);
-    eprintln!(
-        "mra-bench: error: {}; see mra-bench --help",
-        cut_short(line, 300)
-    );
+    eprintln!("mra-bench: error: {}; see mra-bench --help", cut_short(line, 300));
     std::process::exit(2);
 }
 
@@ -158,9 +142,5 @@ fn exit_on_usage_error(mut e: clap::Error) -> ! {
 fn cut_short(s: &str, max: usize) -> String {
     let first = s.lines().next().unwrap_or_default();
     let shown: String = first.chars().take(max).collect();
-    if shown.len() < s.len() {
-        shown + "…"
-    } else {
-        shown
-    }
+    if shown.len() < s.len() { shown + "…" } else { shown }
 }

@@ -26,25 +26,8 @@ impl OpArgs {
             "pointers" => Layout::Pointers,
             _ => Layout::Contiguous,
         };
-        let matrices = if self.op == "transform" {
-            Matrices::One
-        } else {
-            Matrices::PerDim
-        };
-        let op = Operation {
-            matrices,
-            layout,
-            scaled: true,
-        };
-        if op
-            == (Operation {
-                scaled: true,
-                ..Operation::SEED
-            })
-        {
-            Operation::SEED
-        } else {
-            op
-        }
+        let matrices = if self.op == "transform" { Matrices::One } else { Matrices::PerDim };
+        let op = Operation { matrices, layout, scaled: true };
+        if op == (Operation { scaled: true, ..Operation::SEED }) { Operation::SEED } else { op }
     }
 }

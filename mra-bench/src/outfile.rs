@@ -13,10 +13,7 @@ use std::path::{Path, PathBuf};
 pub enum Target {
     Stdout,
     /// `flag` (`--json`) names the file in messages.
-    File {
-        flag: &'static str,
-        path: PathBuf,
-    },
+    File { flag: &'static str, path: PathBuf },
 }
 
 impl Target {
@@ -27,9 +24,7 @@ impl Target {
             return Ok(Target::Stdout);
         }
         if path.trim().is_empty() {
-            return Err(format!(
-                "{flag}: the path is empty; give a file name, or - for standard output"
-            ));
+            return Err(format!("{flag}: the path is empty; give a file name, or - for standard output"));
         }
         let file = PathBuf::from(path);
         let shown = crate::select::quote(path);
@@ -38,28 +33,17 @@ impl Target {
             return Ok(Target::File { flag, path: file });
         }
         if file.is_dir() {
-            return Err(format!(
-                "{flag} {shown}: is a directory; give a file name inside it"
-            ));
+            return Err(format!("{flag} {shown}: is a directory; give a file name inside it"));
         }
         // A symbolic link is written through: its target's directory is where the file goes. A
         // read-only file is refused now, by the rule the write itself applies.
-        let target = mra_runtime::replace_file::replaceable(&file)
-            .map_err(|e| format!("{flag} {shown}: {e}; make it writable or choose another name"))?;
+        let target = mra_runtime::replace_file::replaceable(&file).map_err(|e| format!("{flag} {shown}: {e}; make it writable or choose another name"))?;
         let dir = parent(&target);
         if !dir.is_dir() {
-            return Err(format!(
-                "{flag} {shown}: directory {} does not exist; create it first",
-                dir.display()
-            ));
+            return Err(format!("{flag} {shown}: directory {} does not exist; create it first", dir.display()));
         }
         let tmp = temp_path(&target);
-        std::fs::write(&tmp, b"").map_err(|e| {
-            format!(
-                "{flag} {shown}: cannot create a file in {}: {e}",
-                dir.display()
-            )
-        })?;
+        std::fs::write(&tmp, b"").map_err(|e| format!("{flag} {shown}: cannot create a file in {}: {e}", dir.display()))?;
         let _ = std::fs::remove_file(&tmp);
         Ok(Target::File { flag, path: file })
     }
@@ -68,12 +52,8 @@ impl Target {
     pub fn write(&self, text: &str) -> Result<(), String> {
         match self {
             Target::Stdout => crate::out::write(text),
-            Target::File { flag, path } => write_atomically(path, text.as_bytes()).map_err(|e| {
-                format!(
-                    "{flag} {}: {e}; the results were not saved there",
-                    path.display()
-                )
-            }),
+            Target::File { flag, path } => write_atomically(path, text.as_bytes())
+                .map_err(|e| format!("{flag} {}: {e}; the results were not saved there", path.display())),
         }
     }
 }
@@ -88,14 +68,8 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 /// Like [`write_atomically`] for a writer that takes a path (the plot backends): `draw` writes a
 /// temporary file in the same directory whose name keeps `path`'s extension (the backends pick
 /// the image format by it), which is then renamed over `path`.
-pub fn write_atomically_with(
-    path: &Path,
-    draw: impl FnOnce(&Path) -> Result<(), String>,
-) -> Result<(), String> {
-    let suffix = path
-        .extension()
-        .map(|e| format!(".{}", e.to_string_lossy()))
-        .unwrap_or_default();
+pub fn write_atomically_with(path: &Path, draw: impl FnOnce(&Path) -> Result<(), String>) -> Result<(), String> {
+    let suffix = path.extension().map(|e| format!(".{}", e.to_string_lossy())).unwrap_or_default();
     let mut drawn = Ok(());
     let written = mra_runtime::replace_file::replace_with(path, &suffix, |tmp| {
         drawn = draw(tmp);

@@ -85,16 +85,8 @@ mod tests {
             host_bound: false,
             source: None,
         };
-        assert!(
-            serde_json::to_string(&r)
-                .unwrap()
-                .contains(r#""stream_data":"shared""#),
-            "the JSON spells the stream data as the command line does"
-        );
-        assert!(
-            !serde_json::to_string(&r).unwrap().contains("source"),
-            "a generated kernel's record has no source field"
-        );
+        assert!(serde_json::to_string(&r).unwrap().contains(r#""stream_data":"shared""#), "the JSON spells the stream data as the command line does");
+        assert!(!serde_json::to_string(&r).unwrap().contains("source"), "a generated kernel's record has no source field");
         assert_eq!(
             r.seed_line(),
             "Transform;level=L3-regblk;nfuncs=2048;nblocks=512;K=16;tasks=100;threads={128,1,1};smem=2048;Time(us)=12345;GFlop=403.0;Gflop/s=32.6"

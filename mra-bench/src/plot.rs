@@ -67,11 +67,8 @@ const LEGEND_WIDTH: u32 = 230;
 
 /// Reads a sweep JSON file, with one-line errors naming the file.
 pub fn load(path: &str) -> Result<SweepData, String> {
-    let text = mra_runtime::read_file::read_bounded_to_string(
-        Path::new(path),
-        mra_runtime::read_file::MAX_DATA,
-    )
-    .map_err(|e| format!("cannot read sweep results `{path}`: {e}"))?;
+    let text = mra_runtime::read_file::read_bounded_to_string(Path::new(path), mra_runtime::read_file::MAX_DATA)
+        .map_err(|e| format!("cannot read sweep results `{path}`: {e}"))?;
     let data: SweepData = serde_json::from_str(&text)
         .map_err(|e| format!("`{path}` is not a `mra-bench sweep --json` file: {e}"))?;
     // A time the sweep cannot have measured (zero, negative, beyond a year) would put the log
@@ -102,12 +99,7 @@ fn series(data: &SweepData) -> Result<(Vec<u32>, Series, Vec<Series>), String> {
     let mut ks: Vec<u32> = data.rows.iter().map(|r| r.k).collect();
     ks.sort_unstable();
     ks.dedup();
-    let floor_at = |k: u32| {
-        data.rows
-            .iter()
-            .find(|r| r.level == FLOOR_LEVEL && r.k == k)
-            .and_then(|r| r.us_per_task)
-    };
+    let floor_at = |k: u32| data.rows.iter().find(|r| r.level == FLOOR_LEVEL && r.k == k).and_then(|r| r.us_per_task);
     if ks.is_empty() || ks.iter().all(|&k| floor_at(k).is_none()) {
         return Err(format!("the sweep has no `{FLOOR_LEVEL}` row with a time: nothing to measure the levels against (rerun `mra-bench sweep`, it always runs copy)"));
     }
@@ -122,24 +114,13 @@ fn series(data: &SweepData) -> Result<(Vec<u32>, Series, Vec<Series>), String> {
     for name in names {
         let mut points = Vec::new();
         for &k in &ks {
-            let us = data
-                .rows
-                .iter()
-                .find(|r| r.level == name && r.k == k)
-                .and_then(|r| r.us_per_task);
+            let us = data.rows.iter().find(|r| r.level == name && r.k == k).and_then(|r| r.us_per_task);
             if let (Some(us), Some(f)) = (us, floor_at(k)) {
                 points.push((k, us, us / f));
             }
         }
-        let bound = data
-            .rows
-            .iter()
-            .any(|r| r.level == name && r.role.as_deref() == Some("bound"));
-        let s = Series {
-            level: name.to_string(),
-            points,
-            bound,
-        };
+        let bound = data.rows.iter().any(|r| r.level == name && r.role.as_deref() == Some("bound"));
+        let s = Series { level: name.to_string(), points, bound };
         if name == FLOOR_LEVEL {
             floor = Some(s);
         } else if !s.points.is_empty() {
@@ -161,24 +142,16 @@ pub fn check_target_for(flag: &'static str, out: &str) -> Result<std::path::Path
     format_of(out)?;
     match crate::outfile::Target::check(flag, out)? {
         crate::outfile::Target::File { path, .. } => Ok(path),
-        crate::outfile::Target::Stdout => Err(format!(
-            "{flag} -: a chart is an image file; give a .svg or .png path"
-        )),
+        crate::outfile::Target::Stdout => Err(format!("{flag} -: a chart is an image file; give a .svg or .png path")),
     }
 }
 
 fn format_of(out: &str) -> Result<&'static str, String> {
-    let ext = Path::new(out)
-        .extension()
-        .and_then(|e| e.to_str())
-        .map(str::to_ascii_lowercase);
+    let ext = Path::new(out).extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
     match ext.as_deref() {
         Some("svg") => Ok("svg"),
         Some("png") => Ok("png"),
-        _ => Err(format!(
-            "cannot tell the image format of `{}`: name it .svg or .png",
-            crate::select::quote(out)
-        )),
+        _ => Err(format!("cannot tell the image format of `{}`: name it .svg or .png", crate::select::quote(out))),
     }
 }
 
@@ -188,8 +161,7 @@ pub fn render(data: &SweepData, out: impl AsRef<Path>) -> Result<(), String> {
     let shown = out.display().to_string();
     let format = format_of(&shown)?;
     // Registering twice (sweep --plot then plot) is harmless: it replaces the same font.
-    plotters::style::register_font("sans-serif", FontStyle::Normal, FONT)
-        .map_err(|_| "the embedded plot font is invalid".to_string())?;
+    plotters::style::register_font("sans-serif", FontStyle::Normal, FONT).map_err(|_| "the embedded plot font is invalid".to_string())?;
     crate::outfile::write_atomically_with(out, |tmp| {
         let result = match format {
             "svg" => draw(SVGBackend::new(tmp, SIZE).into_drawing_area(), data),
@@ -246,13 +218,7 @@ where
     root.present().map_err(|e| e.to_string())
 }
 
-fn draw_all<DB: DrawingBackend>(
-    root: &DrawingArea<DB, Shift>,
-    data: &SweepData,
-    ks: &[u32],
-    floor: &Series,
-    levels: &[Series],
-) -> DrawResult<DB::ErrorType> {
+fn draw_all<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, data: &SweepData, ks: &[u32], floor: &Series, levels: &[Series]) -> DrawResult<DB::ErrorType> {
     root.fill(&WHITE)?;
     let date = date_of(data.date_unix);
     let title = format!(
@@ -260,16 +226,8 @@ fn draw_all<DB: DrawingBackend>(
         data.device,
         data.arch,
         data.dtype,
-        if data.launch.as_deref() == Some("api") {
-            "one launch over 2 GiB".to_string()
-        } else {
-            format!("N={}", data.nfuncs)
-        },
-        if data.stream_data.as_deref() == Some("private") {
-            ", private stream data"
-        } else {
-            ""
-        },
+        if data.launch.as_deref() == Some("api") { "one launch over 2 GiB".to_string() } else { format!("N={}", data.nfuncs) },
+        if data.stream_data.as_deref() == Some("private") { ", private stream data" } else { "" },
         data.commit,
         date.map(|d| format!(", {d}")).unwrap_or_default()
     );
@@ -280,26 +238,17 @@ fn draw_all<DB: DrawingBackend>(
     let kmin = *ks.first().unwrap() as f64;
     let kmax = *ks.last().unwrap() as f64;
     let pad = ((kmax - kmin) * 0.03).max(0.5);
-    let x_range = || KAxis {
-        range: (kmin - pad)..(kmax + pad),
-        ks: ks.iter().map(|&k| k as f64).collect(),
-    };
+    let x_range = || KAxis { range: (kmin - pad)..(kmax + pad), ks: ks.iter().map(|&k| k as f64).collect() };
     let best = best_per_k(ks, levels);
 
     // Panel 1: time / floor, log axis from 1 (the floor) to the slowest level.
     // Capped so that a level hundreds of times slower (Kronecker at large K) does not squash the
     // region near the floor; points above the cap leave through the top edge, marked by a ▲.
-    let worst = levels
-        .iter()
-        .flat_map(|s| s.points.iter().map(|p| p.2))
-        .fold(TARGET_TIMES_FLOOR, f64::max);
+    let worst = levels.iter().flat_map(|s| s.points.iter().map(|p| p.2)).fold(TARGET_TIMES_FLOOR, f64::max);
     let top_y = (worst * 1.3).min(RATIO_CAP);
     let mut chart = ChartBuilder::on(&top)
         .margin(12)
-        .caption(
-            "level time / copy time (1 = the copy floor; lower is better)",
-            ("sans-serif", 20),
-        )
+        .caption("level time / copy time (1 = the copy floor; lower is better)", ("sans-serif", 20))
         .x_label_area_size(40)
         .y_label_area_size(70)
         .build_cartesian_2d(x_range(), LogAxis::ratios(0.85, top_y))?;
@@ -313,71 +262,30 @@ fn draw_all<DB: DrawingBackend>(
         .axis_desc_style(("sans-serif", 17))
         .draw()?;
     let x_ends = [kmin - pad, kmax + pad];
-    chart.draw_series(LineSeries::new(
-        x_ends.map(|x| (x, 1.0)),
-        BLACK.stroke_width(2),
-    ))?;
+    chart.draw_series(LineSeries::new(x_ends.map(|x| (x, 1.0)), BLACK.stroke_width(2)))?;
     for (x0, x1, y) in target_steps(ks, x_ends[0], x_ends[1]) {
-        chart.draw_series(DashedLineSeries::new(
-            [(x0, y), (x1, y)],
-            10,
-            6,
-            RED.stroke_width(2),
-        ))?;
+        chart.draw_series(DashedLineSeries::new([(x0, y), (x1, y)], 10, 6, RED.stroke_width(2)))?;
     }
     // Labels at the right end, where the lines have left the floor's neighbourhood.
     let label_x = kmax - (kmax - kmin) * 0.36;
-    let label = |text: String, y: f64, c: &RGBColor| {
-        Text::new(text, (label_x, y), ("sans-serif", 15).into_font().color(c))
-    };
-    chart.draw_series([
-        if ks.contains(&32) {
-            label(
-                format!("target: ≤ {TARGET_TIMES_FLOOR}× the copy time, {TARGET_K32}× at K = 32"),
-                TARGET_K32 * 1.09,
-                &RED,
-            )
-        } else {
-            label(
-                format!("target: ≤ {TARGET_TIMES_FLOOR}× the copy time"),
-                TARGET_TIMES_FLOOR * 1.12,
-                &RED,
-            )
-        },
-        label("copy floor".into(), 0.98, &BLACK),
-    ])?;
+    let label = |text: String, y: f64, c: &RGBColor| Text::new(text, (label_x, y), ("sans-serif", 15).into_font().color(c));
+    chart.draw_series([if ks.contains(&32) {
+        label(format!("target: ≤ {TARGET_TIMES_FLOOR}× the copy time, {TARGET_K32}× at K = 32"), TARGET_K32 * 1.09, &RED)
+    } else {
+        label(format!("target: ≤ {TARGET_TIMES_FLOOR}× the copy time"), TARGET_TIMES_FLOOR * 1.12, &RED)
+    }, label("copy floor".into(), 0.98, &BLACK)])?;
     for (i, s) in levels.iter().enumerate() {
-        draw_series(
-            &mut chart,
-            s.points.iter().map(|p| (p.0 as f64, p.2)),
-            color(i),
-            dashed(i, s.bound),
-        )?;
-        let off_chart = s
-            .points
-            .iter()
-            .filter(|p| p.2 > top_y)
-            .map(|p| TriangleMarker::new((p.0 as f64, top_y / 1.04), 7, color(i).filled()));
+        draw_series(&mut chart, s.points.iter().map(|p| (p.0 as f64, p.2)), color(i), dashed(i, s.bound))?;
+        let off_chart = s.points.iter().filter(|p| p.2 > top_y).map(|p| TriangleMarker::new((p.0 as f64, top_y / 1.04), 7, color(i).filled()));
         chart.draw_series(off_chart)?;
     }
     for &(k, li) in &best {
-        let p = levels[li]
-            .points
-            .iter()
-            .find(|p| p.0 == k)
-            .expect("best point exists");
-        chart.draw_series(std::iter::once(Circle::new(
-            (k as f64, p.2),
-            9,
-            BLACK.stroke_width(2),
-        )))?;
+        let p = levels[li].points.iter().find(|p| p.0 == k).expect("best point exists");
+        chart.draw_series(std::iter::once(Circle::new((k as f64, p.2), 9, BLACK.stroke_width(2))))?;
     }
 
     // Panel 2: µs per task, log axis, the copy floor in black.
-    let all_us = levels
-        .iter()
-        .chain(std::iter::once(floor))
-        .flat_map(|s| s.points.iter().map(|p| p.1));
+    let all_us = levels.iter().chain(std::iter::once(floor)).flat_map(|s| s.points.iter().map(|p| p.1));
     let (lo, hi) = all_us.fold((f64::MAX, 0.0f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
     let mut chart = ChartBuilder::on(&bottom)
         .margin(12)
@@ -394,31 +302,13 @@ fn draw_all<DB: DrawingBackend>(
         .label_style(("sans-serif", 15))
         .axis_desc_style(("sans-serif", 17))
         .draw()?;
-    draw_series(
-        &mut chart,
-        floor.points.iter().map(|p| (p.0 as f64, p.1)),
-        BLACK,
-        false,
-    )?;
+    draw_series(&mut chart, floor.points.iter().map(|p| (p.0 as f64, p.1)), BLACK, false)?;
     for (i, s) in levels.iter().enumerate() {
-        draw_series(
-            &mut chart,
-            s.points.iter().map(|p| (p.0 as f64, p.1)),
-            color(i),
-            dashed(i, s.bound),
-        )?;
+        draw_series(&mut chart, s.points.iter().map(|p| (p.0 as f64, p.1)), color(i), dashed(i, s.bound))?;
     }
     for &(k, li) in &best {
-        let p = levels[li]
-            .points
-            .iter()
-            .find(|p| p.0 == k)
-            .expect("best point exists");
-        chart.draw_series(std::iter::once(Circle::new(
-            (k as f64, p.1),
-            9,
-            BLACK.stroke_width(2),
-        )))?;
+        let p = levels[li].points.iter().find(|p| p.0 == k).expect("best point exists");
+        chart.draw_series(std::iter::once(Circle::new((k as f64, p.1), 9, BLACK.stroke_width(2))))?;
     }
 
     let off_chart = levels.iter().any(|s| s.points.iter().any(|p| p.2 > top_y));
@@ -443,11 +333,7 @@ impl Ranged for KAxis {
     }
 
     fn key_points<Hint: plotters::coord::ranged1d::KeyPointHint>(&self, hint: Hint) -> Vec<f64> {
-        if hint.weight().allow_light_points() {
-            Vec::new()
-        } else {
-            self.ks.clone()
-        }
+        if hint.weight().allow_light_points() { Vec::new() } else { self.ks.clone() }
     }
 
     fn range(&self) -> std::ops::Range<f64> {
@@ -467,10 +353,7 @@ struct LogAxis {
 impl LogAxis {
     /// Panel 1: ratios to the floor.
     fn ratios(lo: f64, hi: f64) -> Self {
-        let ticks = [1.0, 1.5, 2.0, 3.0, 5.0, 10.0, 20.0, 50.0, 100.0]
-            .into_iter()
-            .filter(|v| (lo..=hi).contains(v))
-            .collect();
+        let ticks = [1.0, 1.5, 2.0, 3.0, 5.0, 10.0, 20.0, 50.0, 100.0].into_iter().filter(|v| (lo..=hi).contains(v)).collect();
         LogAxis { lo, hi, ticks }
     }
 
@@ -485,11 +368,7 @@ impl LogAxis {
             if !(decade > 0.0 && decade.is_finite() && decade <= hi) {
                 break;
             }
-            for m in if few {
-                &[1.0][..]
-            } else {
-                &[1.0, 2.0, 5.0][..]
-            } {
+            for m in if few { &[1.0][..] } else { &[1.0, 2.0, 5.0][..] } {
                 let v = decade * m;
                 if (lo..=hi).contains(&v) {
                     ticks.push(v);
@@ -511,11 +390,7 @@ impl Ranged for LogAxis {
     }
 
     fn key_points<Hint: plotters::coord::ranged1d::KeyPointHint>(&self, hint: Hint) -> Vec<f64> {
-        if hint.weight().allow_light_points() {
-            Vec::new()
-        } else {
-            self.ticks.clone()
-        }
+        if hint.weight().allow_light_points() { Vec::new() } else { self.ticks.clone() }
     }
 
     fn range(&self) -> std::ops::Range<f64> {
@@ -536,12 +411,7 @@ where
     Y: Ranged<ValueType = f64>,
 {
     if dashed {
-        chart.draw_series(DashedLineSeries::new(
-            points.clone(),
-            7,
-            5,
-            c.stroke_width(2),
-        ))?;
+        chart.draw_series(DashedLineSeries::new(points.clone(), 7, 5, c.stroke_width(2)))?;
     } else {
         chart.draw_series(LineSeries::new(points.clone(), c.stroke_width(2)))?;
     }
@@ -564,21 +434,14 @@ fn best_per_k(ks: &[u32], levels: &[Series]) -> Vec<(u32, usize)> {
         .collect()
 }
 
-fn draw_legend<DB: DrawingBackend>(
-    area: &DrawingArea<DB, Shift>,
-    levels: &[Series],
-    off_chart: bool,
-) -> DrawResult<DB::ErrorType> {
+fn draw_legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, levels: &[Series], off_chart: bool) -> DrawResult<DB::ErrorType> {
     let font = ("sans-serif", 16).into_font();
     let mut y = 70;
     let row = 26;
     let entry = |y: i32, c: RGBColor, label: &str, dashed: bool| -> DrawResult<DB::ErrorType> {
         if dashed {
             for x in [10, 22, 34] {
-                area.draw(&PathElement::new(
-                    vec![(x, y), (x + 7, y)],
-                    c.stroke_width(2),
-                ))?;
+                area.draw(&PathElement::new(vec![(x, y), (x + 7, y)], c.stroke_width(2)))?;
             }
         } else {
             area.draw(&PathElement::new(vec![(10, y), (44, y)], c.stroke_width(2)))?;
@@ -587,11 +450,7 @@ fn draw_legend<DB: DrawingBackend>(
         area.draw(&Text::new(label.to_string(), (54, y - 9), font.clone()))
     };
     for (i, s) in levels.iter().enumerate() {
-        let label = if s.bound {
-            format!("{} (no transform)", s.level)
-        } else {
-            s.level.clone()
-        };
+        let label = if s.bound { format!("{} (no transform)", s.level) } else { s.level.clone() };
         entry(y, color(i), &label, dashed(i, s.bound))?;
         y += row;
     }
@@ -600,27 +459,13 @@ fn draw_legend<DB: DrawingBackend>(
     area.draw(&Circle::new((27, y), 9, BLACK.stroke_width(2)))?;
     area.draw(&Text::new("fastest at that K", (54, y - 9), font.clone()))?;
     y += row + 6;
-    area.draw(&PathElement::new(
-        vec![(10, y), (20, y)],
-        RED.stroke_width(2),
-    ))?;
-    area.draw(&PathElement::new(
-        vec![(26, y), (36, y)],
-        RED.stroke_width(2),
-    ))?;
-    area.draw(&Text::new(
-        "target, × copy time".to_string(),
-        (54, y - 9),
-        font.clone(),
-    ))?;
+    area.draw(&PathElement::new(vec![(10, y), (20, y)], RED.stroke_width(2)))?;
+    area.draw(&PathElement::new(vec![(26, y), (36, y)], RED.stroke_width(2)))?;
+    area.draw(&Text::new("target, × copy time".to_string(), (54, y - 9), font.clone()))?;
     if off_chart {
         y += row + 6;
         area.draw(&TriangleMarker::new((27, y), 7, BLACK.filled()))?;
-        area.draw(&Text::new(
-            format!("above {RATIO_CAP}× (top panel)"),
-            (54, y - 9),
-            font.clone(),
-        ))?;
+        area.draw(&Text::new(format!("above {RATIO_CAP}× (top panel)"), (54, y - 9), font.clone()))?;
     }
     Ok(())
 }
@@ -662,16 +507,11 @@ mod tests {
         let rows: Vec<String> = rows
             .iter()
             .map(|(level, k, us, role)| {
-                let role = role
-                    .map(|r| format!(r#", "role": "{r}""#))
-                    .unwrap_or_default();
+                let role = role.map(|r| format!(r#", "role": "{r}""#)).unwrap_or_default();
                 format!(r#"{{"level": "{level}", "K": {k}, "us_per_task": {us}{role}}}"#)
             })
             .collect();
-        let json = format!(
-            r#"{{"device": "d", "arch": "sm_90", "commit": "c", "nfuncs": 2048, "dtype": "f64", "rows": [{}]}}"#,
-            rows.join(", ")
-        );
+        let json = format!(r#"{{"device": "d", "arch": "sm_90", "commit": "c", "nfuncs": 2048, "dtype": "f64", "rows": [{}]}}"#, rows.join(", "));
         serde_json::from_str(&json).unwrap()
     }
 
@@ -679,21 +519,10 @@ mod tests {
     /// fastest; a file from before the bound level (no `role`) still reads.
     #[test]
     fn the_bound_is_drawn_and_never_marked_fastest() {
-        let data = sweep_of(&[
-            ("copy", 10, 4.1, Some("floor")),
-            ("bound", 10, 5.4, Some("bound")),
-            ("fused-pipe", 10, 7.0, Some("transform")),
-            ("fused", 10, 7.5, None),
-        ]);
+        let data = sweep_of(&[("copy", 10, 4.1, Some("floor")), ("bound", 10, 5.4, Some("bound")), ("fused-pipe", 10, 7.0, Some("transform")), ("fused", 10, 7.5, None)]);
         let (ks, _, levels) = series(&data).unwrap();
-        assert_eq!(
-            levels.iter().map(|s| s.level.as_str()).collect::<Vec<_>>(),
-            ["bound", "fused-pipe", "fused"]
-        );
-        let best: Vec<&str> = best_per_k(&ks, &levels)
-            .iter()
-            .map(|&(_, i)| levels[i].level.as_str())
-            .collect();
+        assert_eq!(levels.iter().map(|s| s.level.as_str()).collect::<Vec<_>>(), ["bound", "fused-pipe", "fused"]);
+        let best: Vec<&str> = best_per_k(&ks, &levels).iter().map(|&(_, i)| levels[i].level.as_str()).collect();
         assert_eq!(best, ["fused-pipe"]);
     }
 
@@ -702,10 +531,7 @@ mod tests {
     #[test]
     fn the_target_is_1_35_at_k32_only() {
         assert_eq!(target_steps(&[10, 12, 16], 9.0, 17.0), [(9.0, 17.0, 1.25)]);
-        assert_eq!(
-            target_steps(&[10, 24, 32], 9.0, 33.0),
-            [(9.0, 28.0, 1.25), (28.0, 33.0, 1.35)]
-        );
+        assert_eq!(target_steps(&[10, 24, 32], 9.0, 33.0), [(9.0, 28.0, 1.25), (28.0, 33.0, 1.35)]);
         assert_eq!(target_steps(&[32], 31.5, 32.5), [(31.5, 32.5, 1.35)]);
     }
 
@@ -717,18 +543,9 @@ mod tests {
     /// repeats the first colour, dashed.
     #[test]
     fn twenty_distinct_colours_then_dashed_lines() {
-        let dist = |a: RGBColor, b: RGBColor| {
-            (((a.0 as f64 - b.0 as f64).powi(2)
-                + (a.1 as f64 - b.1 as f64).powi(2)
-                + (a.2 as f64 - b.2 as f64).powi(2)) as f64)
-                .sqrt()
-        };
+        let dist = |a: RGBColor, b: RGBColor| (((a.0 as f64 - b.0 as f64).powi(2) + (a.1 as f64 - b.1 as f64).powi(2) + (a.2 as f64 - b.2 as f64).powi(2)) as f64).sqrt();
         for i in 0..20 {
-            assert!(
-                dist(color(i), RGBColor(255, 255, 255)) >= 80.0
-                    && dist(color(i), RGBColor(0, 0, 0)) >= 80.0,
-                "colour {i}"
-            );
+            assert!(dist(color(i), RGBColor(255, 255, 255)) >= 80.0 && dist(color(i), RGBColor(0, 0, 0)) >= 80.0, "colour {i}");
             for j in 0..i {
                 assert!(dist(color(i), color(j)) >= 45.0, "colours {j} and {i}");
             }
@@ -754,19 +571,11 @@ mod tests {
         std::fs::remove_file(&out).unwrap();
         let lines_in = |c: RGBColor| {
             let stroke = format!("stroke=\"#{:02X}{:02X}{:02X}\"", c.0, c.1, c.2);
-            svg.lines()
-                .filter(|l| (l.contains("<polyline") || l.contains("<line")) && l.contains(&stroke))
-                .count()
+            svg.lines().filter(|l| (l.contains("<polyline") || l.contains("<line")) && l.contains(&stroke)).count()
         };
         // levels in file order: bound is colour 0, fused-pipe colour 1.
         let (bound, level) = (lines_in(color(0)), lines_in(color(1)));
-        assert_eq!(
-            level, 3,
-            "fused-pipe: one line per panel and its legend entry"
-        );
-        assert!(
-            bound >= 10,
-            "the bound's line is not dashed: {bound} segments"
-        );
+        assert_eq!(level, 3, "fused-pipe: one line per panel and its legend entry");
+        assert!(bound >= 10, "the bound's line is not dashed: {bound} segments");
     }
 }

@@ -8,11 +8,6 @@ pub fn run(args: &PlotArgs) -> CmdResult {
     let out = plot::check_target_for("-o", &args.output)?;
     let data = plot::load(&args.input)?;
     plot::render(&data, &out)?;
-    eprintln!(
-        "# chart of {} ({} rows) written to {}",
-        args.input,
-        data.rows.len(),
-        args.output
-    );
+    eprintln!("# chart of {} ({} rows) written to {}", args.input, data.rows.len(), args.output);
     Ok(0)
 }

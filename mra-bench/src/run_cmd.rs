@@ -22,25 +22,13 @@ pub fn run(args: &RunArgs) -> CmdResult {
         return Err(select::usage("--source replaces one level's kernel: name the level with -l (`-l best` picks one per GPU)"));
     }
     // `-l best` is resolved once the device is known; a placeholder until then.
-    let schedule = if best {
-        levels::find("copy")?
-    } else {
-        select::level(&args.level)?
-    };
+    let schedule = if best { levels::find("copy")? } else { select::level(&args.level)? };
     let dtype = select::dtype(&args.dtype)?;
     let k = args.k;
     // --compiler is checked here too, though a run picks its own (one rule in every mode).
     let named_arch = args.arch.as_deref().map(select::arch).transpose()?;
     select::compiler(args.compiler.as_deref(), named_arch)?;
-    let cfg = HarnessConfig {
-        nfuncs: args.nfuncs,
-        max_blocks: args.max_blocks,
-        tasks: args.tasks,
-        streams: args.streams,
-        reps: args.reps,
-        warmup: args.timing.warmup,
-        stream_data: args.timing.stream_data,
-    };
+    let cfg = HarnessConfig { nfuncs: args.nfuncs, max_blocks: args.max_blocks, tasks: args.tasks, streams: args.streams, reps: args.reps, warmup: args.timing.warmup, stream_data: args.timing.stream_data };
     cfg.check()?;
     select::check_host_memory(k, cfg.nfuncs)?;
     let hand = args.source.as_deref().map(HandSource::read).transpose()?;
@@ -55,57 +43,26 @@ pub fn run(args: &RunArgs) -> CmdResult {
                 schedule.plan(Request { k, arch, dtype })?;
                 // A --source that does not fit the level is refused before looking for a GPU too.
                 if let Some(h) = &hand {
-                    h.apply(mra_codegen::generate(
-                        &schedule,
-                        Request { k, arch, dtype },
-                    )?)?;
+                    h.apply(mra_codegen::generate(&schedule, Request { k, arch, dtype })?)?;
                 }
             }
             Some(arch)
         }
         None => None,
     };
-    match session::open(
-        arch,
-        args.compiler.as_deref(),
-        select::cache(args.no_cache),
-        session::GpuFree::Run,
-    )? {
-        Opened::Cuda(s) => bench(
-            &s,
-            args,
-            &for_device(&s, args, &schedule, dtype)?,
-            dtype,
-            &cfg,
-            hand.as_ref(),
-        ),
-        Opened::Hip(s) => bench(
-            &s,
-            args,
-            &for_device(&s, args, &schedule, dtype)?,
-            dtype,
-            &cfg,
-            hand.as_ref(),
-        ),
+    match session::open(arch, args.compiler.as_deref(), select::cache(args.no_cache), session::GpuFree::Run)? {
+        Opened::Cuda(s) => bench(&s, args, &for_device(&s, args, &schedule, dtype)?, dtype, &cfg, hand.as_ref()),
+        Opened::Hip(s) => bench(&s, args, &for_device(&s, args, &schedule, dtype)?, dtype, &cfg, hand.as_ref()),
     }
 }
 
 /// The level to run on this GPU: its tuned configuration if the database has one (unless
 /// --untuned), or with `-l best` the fastest tuned level at this K.
-fn for_device<B: Backend>(
-    session: &Session<B>,
-    args: &RunArgs,
-    schedule: &Schedule,
-    dtype: DType,
-) -> CmdResult<Schedule> {
+fn for_device<B: Backend>(session: &Session<B>, args: &RunArgs, schedule: &Schedule, dtype: DType) -> CmdResult<Schedule> {
     let best = configure::is_best(&args.level);
     let tuning = Tuning::open(None, args.untuned, best)?;
     let device = configure::device_of(session);
-    let c = if best {
-        tuning.best(&device, args.k, dtype, |_| true)?
-    } else {
-        tuning.configure(schedule, &device, args.k, dtype)?
-    };
+    let c = if best { tuning.best(&device, args.k, dtype, |_| true)? } else { tuning.configure(schedule, &device, args.k, dtype)? };
     if let Some(note) = &c.note {
         eprintln!("{note}");
     }
@@ -114,53 +71,24 @@ fn for_device<B: Backend>(
 
 /// Validates `schedule` (its kernel from `hand` where given) and the copy floor once, then
 /// times both in the seed's harness.
-fn bench<B: Backend>(
-    session: &Session<B>,
-    args: &RunArgs,
-    schedule: &Schedule,
-    dtype: DType,
-    cfg: &HarnessConfig,
-    hand: Option<&HandSource>,
-) -> CmdResult {
+fn bench<B: Backend>(session: &Session<B>, args: &RunArgs, schedule: &Schedule, dtype: DType, cfg: &HarnessConfig, hand: Option<&HandSource>) -> CmdResult {
     let (gpu, k) = (&session.gpu, args.k);
     let cfg = *cfg;
     // Planning is cheap and tells the workspace size: refuse an N that cannot fit before compiling.
-    let plan = schedule.plan(Request {
-        k,
-        arch: gpu.arch(),
-        dtype,
-    })?;
+    let plan = schedule.plan(Request { k, arch: gpu.arch(), dtype })?;
     // With -M auto the grid (and a global workspace's size) is known once the kernel is loaded:
     // checked now with the seed's 512 blocks (A and C, the bulk, do not depend on it), and
     // again when the buffers are allocated.
     session.check_memory(&cfg.with_grid(None, 512), &plan)?;
     let floor_schedule = levels::find("copy")?;
     let report = |p: Prepared<B>, from: &str| -> Prepared<B> {
-        eprintln!(
-            "# {} (K={k}, {dtype}, {}){from}{}",
-            p.kernel.level,
-            gpu.arch().name,
-            session.compile_note(&p)
-        );
+        eprintln!("# {} (K={k}, {dtype}, {}){from}{}", p.kernel.level, gpu.arch().name, session.compile_note(&p));
         p
     };
     let mut level = match hand {
         Some(h) => {
-            let kernel = h.apply(mra_codegen::generate(
-                schedule,
-                Request {
-                    k,
-                    arch: gpu.arch(),
-                    dtype,
-                },
-            )?)?;
-            report(
-                session.prepare_kernel(kernel)?,
-                &format!(
-                    ": kernel source from {} (hand-edited), launched as the level's plan;",
-                    h.path
-                ),
-            )
+            let kernel = h.apply(mra_codegen::generate(schedule, Request { k, arch: gpu.arch(), dtype })?)?;
+            report(session.prepare_kernel(kernel)?, &format!(": kernel source from {} (hand-edited), launched as the level's plan;", h.path))
         }
         None => report(session.prepare(schedule, k, dtype)?, ""),
     };
@@ -189,11 +117,7 @@ fn bench<B: Backend>(
     let inputs = Inputs::try_random(dtype, k, cfg.nfuncs, seed)?;
     for (p, what) in [(&level, name.as_str()), (&floor, "copy")] {
         let cmp = harness::validate(gpu, p, &bufs, &inputs)?;
-        let tol = if p.kernel.plan.is_copy() {
-            f64::MIN_POSITIVE
-        } else {
-            dtype.tolerance()
-        };
+        let tol = if p.kernel.plan.is_copy() { f64::MIN_POSITIVE } else { dtype.tolerance() };
         if !cmp.passes(tol) {
             return Err(format!(
                 "{what} failed validation (K={k}, N={}, seed {seed}): max abs {:.3e}, max rel {:.3e} (limit {tol:e}), {} non-finite",
@@ -201,10 +125,7 @@ fn bench<B: Backend>(
             )
             .into());
         }
-        eprintln!(
-            "# validated {what}: max abs {:.2e}, max rel {:.2e} (seed {seed})",
-            cmp.max_abs, cmp.max_rel
-        );
+        eprintln!("# validated {what}: max abs {:.2e}, max rel {:.2e} (seed {seed})", cmp.max_abs, cmp.max_rel);
     }
 
     let streams = session.streams(cfg.streams)?;
@@ -213,20 +134,12 @@ fn bench<B: Backend>(
     }
     // The SM clock while each is timed, where NVML can read it (stderr: the seed's lines stay as they are).
     let clocks = gpu.clock_source();
-    let floor_timing =
-        harness::time_reps_clocked(gpu, &floor, &bufs, &streams, &cfg, clocks.as_ref().ok())?;
+    let floor_timing = harness::time_reps_clocked(gpu, &floor, &bufs, &streams, &cfg, clocks.as_ref().ok())?;
     let floor_us = harness::median(&floor_timing.times) / cfg.tasks as f64;
-    let timing =
-        harness::time_reps_clocked(gpu, &level, &bufs, &streams, &cfg, clocks.as_ref().ok())?;
-    let (times, clock, floor_clock) = (
-        &timing.times,
-        timing.clock.clone(),
-        floor_timing.clock.clone(),
-    );
+    let timing = harness::time_reps_clocked(gpu, &level, &bufs, &streams, &cfg, clocks.as_ref().ok())?;
+    let (times, clock, floor_clock) = (&timing.times, timing.clock.clone(), floor_timing.clock.clone());
     // GFlop counts what the level executes (the Kronecker GEMM's 2·K⁶, as the seed reports it).
-    let gflop =
-        level.kernel.plan.executed_flops_per_tensor() as f64 * cfg.nfuncs as f64 * cfg.tasks as f64
-            / 1e9;
+    let gflop = level.kernel.plan.executed_flops_per_tensor() as f64 * cfg.nfuncs as f64 * cfg.tasks as f64 / 1e9;
     for (rep, &t) in times.iter().enumerate() {
         let us_per_task = t / cfg.tasks as f64;
         let r = RepResult {
@@ -269,38 +182,22 @@ fn bench<B: Backend>(
     match (&clocks, clock, floor_clock) {
         (Err(why), _, _) => eprintln!("# SM clock not read: {why}"),
         (Ok(source), Some(c), Some(f)) => {
-            eprintln!(
-                "# SM clock while timed: {} {}; copy {}",
-                level.kernel.level,
-                c.describe_with_power(),
-                f.describe_with_power()
-            );
+            eprintln!("# SM clock while timed: {} {}; copy {}", level.kernel.level, c.describe_with_power(), f.describe_with_power());
             let limit_w = source.power_limit_w();
-            if let (Some(w), Some(limit)) = (mra_runtime::clocks::above_limit(&c, limit_w), limit_w)
-            {
-                let why =
-                    mra_runtime::clocks::above_limit_why(cfg.warmup == harness::Warmup::Settle);
+            if let (Some(w), Some(limit)) = (mra_runtime::clocks::above_limit(&c, limit_w), limit_w) {
+                let why = mra_runtime::clocks::above_limit_why(cfg.warmup == harness::Warmup::Settle);
                 eprintln!("# warning: {} drew {w:.0} W while timed, above the board's {limit:.0} W power limit: {why}", level.kernel.level);
             }
         }
         (Ok(_), _, _) => eprintln!("# SM clock: NVML gave no reading while timing"),
     }
-    for (name, t) in [
-        (level.kernel.level.as_str(), &timing),
-        ("copy", &floor_timing),
-    ] {
+    for (name, t) in [(level.kernel.level.as_str(), &timing), ("copy", &floor_timing)] {
         if let Some(note) = t.host_bound_note() {
             eprintln!("# warning: {name}: {note}");
         }
     }
     if cfg.warmup != harness::Warmup::default() {
-        eprintln!(
-            "# warm-up ({}): {} {}, copy {}",
-            cfg.warmup.describe(),
-            level.kernel.level,
-            timing.warmup.describe(),
-            floor_timing.warmup.describe()
-        );
+        eprintln!("# warm-up ({}): {} {}, copy {}", cfg.warmup.describe(), level.kernel.level, timing.warmup.describe(), floor_timing.warmup.describe());
     }
     Ok(0)
 }

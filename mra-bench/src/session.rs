@@ -11,8 +11,8 @@ use crate::select::CmdResult;
 use mra_codegen::{Arch, Vendor};
 use mra_runtime::harness::{CudaSession, HipSession};
 use mra_runtime::hip::compile::Choice;
-use mra_runtime::hip::runtime::Gpu as HipGpu;
 use mra_runtime::hip::HipError;
+use mra_runtime::hip::runtime::Gpu as HipGpu;
 use mra_runtime::{KernelCache, RuntimeError};
 
 /// An opened GPU of either vendor; commands match on it and call their generic body.
@@ -47,12 +47,7 @@ impl GpuFree {
 /// Opens GPU 0 on the backend `arch` (if given) or the machine calls for. `compiler` is
 /// `--compiler` (hiprtc or clang pick the AMD compiler; nvrtc is the only NVIDIA one); `mode`:
 /// what the command can do without a GPU, for the error when there is none.
-pub fn open(
-    arch: Option<&'static Arch>,
-    compiler: Option<&str>,
-    cache: KernelCache,
-    mode: GpuFree,
-) -> CmdResult<Opened> {
+pub fn open(arch: Option<&'static Arch>, compiler: Option<&str>, cache: KernelCache, mode: GpuFree) -> CmdResult<Opened> {
     crate::select::compiler(compiler, arch)?;
     match arch {
         Some(a) => {
@@ -69,25 +64,13 @@ pub fn open(
         }
     }
     let session = CudaSession::open(cache).map_err(|e| match e {
-        RuntimeError::NoDriver { tried } => no_gpu(
-            &format!(
-                "no NVIDIA driver found (no {} on the library path)",
-                DRIVER_LIB
-            ),
-            &tried,
-            None,
-            mode,
-        ),
+        RuntimeError::NoDriver { tried } => no_gpu(&format!("no NVIDIA driver found (no {} on the library path)", DRIVER_LIB), &tried, None, mode),
         e => e.to_string(),
     })?;
     let gpu = &session.gpu;
     if let Some(a) = arch {
         if a.name != gpu.arch.name {
-            return Err(format!(
-                "--arch {} was given but GPU 0 ({}) is {}; omit --arch to use the GPU's",
-                a.name, gpu.name, gpu.arch.name
-            )
-            .into());
+            return Err(format!("--arch {} was given but GPU 0 ({}) is {}; omit --arch to use the GPU's", a.name, gpu.name, gpu.arch.name).into());
         }
     }
     compiler_fits(compiler, gpu.arch)?;
@@ -105,33 +88,18 @@ fn compiler_fits(compiler: Option<&str>, arch: &Arch) -> CmdResult<()> {
 
 /// `arch`: the AMD arch asked for, if any. `no_nvidia`: why the CUDA backend was not used when
 /// no arch was given (folded into the message if there is no AMD GPU either).
-fn open_hip(
-    arch: Option<&'static Arch>,
-    compiler: Option<&str>,
-    cache: KernelCache,
-    no_nvidia: Option<RuntimeError>,
-    mode: GpuFree,
-) -> CmdResult<HipSession> {
+fn open_hip(arch: Option<&'static Arch>, compiler: Option<&str>, cache: KernelCache, no_nvidia: Option<RuntimeError>, mode: GpuFree) -> CmdResult<HipSession> {
     let gpu = match HipGpu::open(0) {
         Ok(gpu) => gpu,
         Err(hip) => {
             return Err(match no_nvidia {
                 Some(RuntimeError::NoDriver { tried }) => {
                     let amd = match &hip {
-                        HipError::NoGpu { runtime, .. } => {
-                            format!("the HIP runtime ({runtime}) sees no AMD GPU")
-                        }
-                        HipError::RuntimeNotFound { .. } => {
-                            "no ROCm HIP runtime (libamdhip64)".to_string()
-                        }
+                        HipError::NoGpu { runtime, .. } => format!("the HIP runtime ({runtime}) sees no AMD GPU"),
+                        HipError::RuntimeNotFound { .. } => "no ROCm HIP runtime (libamdhip64)".to_string(),
                         other => other.to_string(),
                     };
-                    no_gpu(
-                        &format!("no GPU found: no NVIDIA driver ({DRIVER_LIB}), and {amd}"),
-                        &tried,
-                        Some(&hip),
-                        mode,
-                    )
+                    no_gpu(&format!("no GPU found: no NVIDIA driver ({DRIVER_LIB}), and {amd}"), &tried, Some(&hip), mode)
                 }
                 Some(nv) => format!("no GPU found: {nv}; {hip}"),
                 None => hip.to_string(),
@@ -141,11 +109,7 @@ fn open_hip(
     };
     if let Some(a) = arch {
         if a.name != gpu.arch.name {
-            return Err(format!(
-                "--arch {} was given but AMD GPU 0 ({}) is {}; omit --arch to use the GPU's",
-                a.name, gpu.name, gpu.gcn_arch_name
-            )
-            .into());
+            return Err(format!("--arch {} was given but AMD GPU 0 ({}) is {}; omit --arch to use the GPU's", a.name, gpu.name, gpu.gcn_arch_name).into());
         }
     }
     compiler_fits(compiler, gpu.arch)?;
@@ -157,10 +121,7 @@ fn open_hip(
     if !gpu.arch_from_documented_offset {
         eprintln!("# note: gcnArchName was not at its documented place in hipDeviceProp_t ({}); found {} by searching", gpu.runtime, gpu.gcn_arch_name);
     }
-    eprintln!(
-        "# AMD GPU 0: {} ({}, {} CUs; {})",
-        gpu.name, gpu.gcn_arch_name, gpu.multiprocessors, gpu.runtime
-    );
+    eprintln!("# AMD GPU 0: {} ({}, {} CUs; {})", gpu.name, gpu.gcn_arch_name, gpu.multiprocessors, gpu.runtime);
     Ok(HipSession::open(gpu, choice, cache)?)
 }
 
@@ -174,11 +135,7 @@ fn no_gpu(first: &str, nvidia_tried: &str, hip: Option<&HipError>, mode: GpuFree
         "{first}\n  without a GPU: {}\n  \
          a driver outside the loader's path: put its directory on LD_LIBRARY_PATH{}",
         mode.hint(),
-        if crate::select::verbose() {
-            ""
-        } else {
-            " (--verbose lists what was looked for)"
-        }
+        if crate::select::verbose() { "" } else { " (--verbose lists what was looked for)" }
     );
     if crate::select::verbose() {
         text += &format!("\n  NVIDIA driver: looked for {nvidia_tried}");

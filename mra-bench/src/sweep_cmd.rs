@@ -2,17 +2,15 @@
 //! copy floor and an FP64 GEMM peak measured in the same process; one table, JSON/CSV.
 
 use crate::cli::SweepArgs;
-use crate::outfile::Target;
 use crate::select::{self, CmdResult};
 use crate::session::{self, Opened};
-use crate::sweep_report::{
-    csv_text, json_text, mark_fastest, plot_data, table, Measured, Progress, Report, Row, Targets,
-};
 use indicatif::{ProgressBar, ProgressStyle};
 use mra_codegen::{levels, plan::transform_flops, DType, Request, Schedule};
 use mra_runtime::clocks::ClockSource;
 use mra_runtime::harness::{self, Backend, HarnessConfig, Inputs, Session, StreamData, Warmup};
 use std::sync::Arc;
+use crate::outfile::Target;
+use crate::sweep_report::{csv_text, json_text, mark_fastest, plot_data, table, Measured, Progress, Report, Row, Targets};
 
 pub fn run(args: &SweepArgs) -> CmdResult {
     if !args.op.operation().is_seed() {
@@ -23,51 +21,22 @@ pub fn run(args: &SweepArgs) -> CmdResult {
     let copy = levels::find("copy")?;
     // `best` (alone or in a list): per K, the fastest level tuned on this GPU, as a row of its own.
     let with_best = args.levels.split(',').any(mra_runtime::configure::is_best);
-    let others: Vec<&str> = args
-        .levels
-        .split(',')
-        .filter(|l| !mra_runtime::configure::is_best(l))
-        .collect();
-    let mut chosen: Vec<Schedule> = if others.is_empty() {
-        Vec::new()
-    } else {
-        select::level_list(&others.join(","))?
-    };
+    let others: Vec<&str> = args.levels.split(',').filter(|l| !mra_runtime::configure::is_best(l)).collect();
+    let mut chosen: Vec<Schedule> = if others.is_empty() { Vec::new() } else { select::level_list(&others.join(","))? };
     chosen.retain(|s| s.name != copy.name);
     if with_best {
         // A placeholder resolved per K in sweep_on.
-        chosen.push(Schedule {
-            name: BEST.into(),
-            number: None,
-            summary: String::new(),
-            steps: Vec::new(),
-            file: String::new(),
-        });
+        chosen.push(Schedule { name: BEST.into(), number: None, summary: String::new(), steps: Vec::new(), file: String::new() });
     }
     chosen.insert(0, copy.clone());
     let api = args.launch == "api";
-    if api
-        && (args.tasks != 100 || args.streams != 4 || args.timing.stream_data != StreamData::Shared)
-    {
+    if api && (args.tasks != 100 || args.streams != 4 || args.timing.stream_data != StreamData::Shared) {
         return Err(select::usage("--launch api times one launch per repetition on one stream over its own data: -n, -s and --stream-data are the harness's"));
     }
     let base = if api {
-        harness::api_regime::config(
-            args.nfuncs.unwrap_or(1),
-            args.max_blocks,
-            args.reps,
-            args.timing.warmup,
-        )
+        harness::api_regime::config(args.nfuncs.unwrap_or(1), args.max_blocks, args.reps, args.timing.warmup)
     } else {
-        HarnessConfig {
-            nfuncs: args.nfuncs.unwrap_or(2048),
-            max_blocks: args.max_blocks.unwrap_or(512),
-            tasks: args.tasks,
-            streams: args.streams,
-            reps: args.reps,
-            warmup: args.timing.warmup,
-            stream_data: args.timing.stream_data,
-        }
+        HarnessConfig { nfuncs: args.nfuncs.unwrap_or(2048), max_blocks: args.max_blocks.unwrap_or(512), tasks: args.tasks, streams: args.streams, reps: args.reps, warmup: args.timing.warmup, stream_data: args.timing.stream_data }
     };
     base.check()?;
     for &k in &ks {
@@ -76,29 +45,12 @@ pub fn run(args: &SweepArgs) -> CmdResult {
     }
     // The result files are checked before anything is measured: a bad path must not cost a sweep.
     let targets = Targets {
-        json: args
-            .json
-            .as_deref()
-            .map(|p| Target::check("--json", p))
-            .transpose()?,
-        csv: args
-            .csv
-            .as_deref()
-            .map(|p| Target::check("--csv", p))
-            .transpose()?,
-        plot: args
-            .plot
-            .as_deref()
-            .map(crate::plot::check_target)
-            .transpose()?,
+        json: args.json.as_deref().map(|p| Target::check("--json", p)).transpose()?,
+        csv: args.csv.as_deref().map(|p| Target::check("--csv", p)).transpose()?,
+        plot: args.plot.as_deref().map(crate::plot::check_target).transpose()?,
     };
     targets.check_distinct()?;
-    match session::open(
-        None,
-        None,
-        select::cache(args.no_cache),
-        session::GpuFree::Sweep,
-    )? {
+    match session::open(None, None, select::cache(args.no_cache), session::GpuFree::Sweep)? {
         Opened::Cuda(s) => sweep_on(&s, args, &ks, dtype, &chosen, &base, &targets),
         Opened::Hip(s) => sweep_on(&s, args, &ks, dtype, &chosen, &base, &targets),
     }
@@ -113,9 +65,7 @@ fn config_at(args: &SweepArgs, base: &HarnessConfig, k: u32, dtype: DType) -> Ha
     if args.launch != "api" {
         return *base;
     }
-    let n = args.nfuncs.unwrap_or_else(|| {
-        harness::api_regime::batch_for_bytes(k, dtype, harness::api_regime::DEFAULT_BATCH_BYTES)
-    });
+    let n = args.nfuncs.unwrap_or_else(|| harness::api_regime::batch_for_bytes(k, dtype, harness::api_regime::DEFAULT_BATCH_BYTES));
     HarnessConfig { nfuncs: n, ..*base }
 }
 
@@ -123,74 +73,30 @@ fn config_at(args: &SweepArgs, base: &HarnessConfig, k: u32, dtype: DType) -> Ha
 const BEST: &str = "best";
 
 /// The sweep on one opened GPU: the JSON and CSV files asked for, then the table.
-fn sweep_on<B: Backend>(
-    session: &Session<B>,
-    args: &SweepArgs,
-    ks: &[u32],
-    dtype: DType,
-    chosen: &[Schedule],
-    base: &HarnessConfig,
-    targets: &Targets,
-) -> CmdResult {
+fn sweep_on<B: Backend>(session: &Session<B>, args: &SweepArgs, ks: &[u32], dtype: DType, chosen: &[Schedule], base: &HarnessConfig, targets: &Targets) -> CmdResult {
     let gpu = &session.gpu;
     let copy = &chosen[0];
     // Nothing to compare with the floor: say so before measuring anything.
-    let runnable = chosen[1..].iter().any(|s| {
-        s.name == BEST
-            || ks.iter().any(|&k| {
-                s.plan(Request {
-                    k,
-                    arch: gpu.arch(),
-                    dtype,
-                })
-                .is_ok()
-            })
-    });
+    let runnable = chosen[1..].iter().any(|s| s.name == BEST || ks.iter().any(|&k| s.plan(Request { k, arch: gpu.arch(), dtype }).is_ok()));
     if !runnable {
         let why = chosen[1..]
             .iter()
-            .find_map(|s| {
-                ks.iter().find_map(|&k| {
-                    s.plan(Request {
-                        k,
-                        arch: gpu.arch(),
-                        dtype,
-                    })
-                    .err()
-                })
-            })
+            .find_map(|s| ks.iter().find_map(|&k| s.plan(Request { k, arch: gpu.arch(), dtype }).err()))
             .map(|e| format!(" (e.g. {e})"))
             .unwrap_or_default();
-        return Err(format!(
-            "nothing to sweep: no level chosen can run in {dtype} on {} for -K {}{why}",
-            gpu.arch().name,
-            select::quote(&args.ks)
-        )
-        .into());
+        return Err(format!("nothing to sweep: no level chosen can run in {dtype} on {} for -K {}{why}", gpu.arch().name, select::quote(&args.ks)).into());
     }
     let api = args.launch == "api";
     if api {
         eprintln!("# sweep on {} ({}), API regime: one launch per repetition over N tensors (2 GiB of input unless -N), M={}, -r {}; floor: a device-to-device copy of the same bytes", gpu.device_name(), gpu.arch().name, base.describe_max_blocks(), base.reps);
     } else {
-        eprintln!(
-            "# sweep on {} ({}), N={}, M={}, {} streams, -n {}, -r {}",
-            gpu.device_name(),
-            gpu.arch().name,
-            base.nfuncs,
-            base.max_blocks,
-            base.streams,
-            base.tasks,
-            base.reps
-        );
+        eprintln!("# sweep on {} ({}), N={}, M={}, {} streams, -n {}, -r {}", gpu.device_name(), gpu.arch().name, base.nfuncs, base.max_blocks, base.streams, base.tasks, base.reps);
     }
     let peak = if args.no_peak {
         None
     } else {
         let p = harness::gemm_peak_tflops(gpu, 8192, 5)?;
-        eprintln!(
-            "# FP64 GEMM peak ({} DGEMM 8192^3, median of 5): {p:.1} TFLOP/s",
-            B::BLAS_NAME
-        );
+        eprintln!("# FP64 GEMM peak ({} DGEMM 8192^3, median of 5): {p:.1} TFLOP/s", B::BLAS_NAME);
         Some(p)
     };
 
@@ -203,9 +109,7 @@ fn sweep_on<B: Backend>(
     let clocks = clocks.ok();
     let power_limit_w = clocks.as_ref().and_then(|c| c.power_limit_w());
     let bar = ProgressBar::new((ks.len() * chosen.len()) as u64);
-    bar.set_style(
-        ProgressStyle::with_template("{bar:40} {pos}/{len} {msg}").expect("valid template"),
-    );
+    bar.set_style(ProgressStyle::with_template("{bar:40} {pos}/{len} {msg}").expect("valid template"));
     let streams = session.streams(base.streams)?;
     let mut rows = Vec::new();
     // The report's fields but the rows (and the time it was written).
@@ -229,31 +133,13 @@ fn sweep_on<B: Backend>(
         rows: &[],
     };
     let mut progress = Progress::new(targets);
-    let regime = if api {
-        mra_codegen::tuned_defaults::Regime::Api
-    } else {
-        mra_codegen::tuned_defaults::Regime::Harness
-    };
-    let tuning = mra_runtime::configure::Tuning::open(
-        None,
-        args.untuned,
-        chosen.iter().any(|s| s.name == BEST),
-    )?
-    .in_regime(regime);
+    let regime = if api { mra_codegen::tuned_defaults::Regime::Api } else { mra_codegen::tuned_defaults::Regime::Harness };
+    let tuning = mra_runtime::configure::Tuning::open(None, args.untuned, chosen.iter().any(|s| s.name == BEST))?.in_regime(regime);
     let device = mra_runtime::configure::device_of(session);
     for &k in ks {
         let seed = args.seed.unwrap_or_else(rand::random);
         let at = config_at(args, base, k, dtype);
-        let inputs = Inputs::try_random(
-            dtype,
-            k,
-            if api {
-                VALIDATION_N.min(at.nfuncs)
-            } else {
-                at.nfuncs
-            },
-            seed,
-        )?;
+        let inputs = Inputs::try_random(dtype, k, if api { VALIDATION_N.min(at.nfuncs) } else { at.nfuncs }, seed)?;
         let mut floor_us = None;
         // Each level with its tuned configuration for this GPU at this K (unless --untuned).
         let mut tuned_levels = Vec::new();
@@ -283,40 +169,9 @@ fn sweep_on<B: Backend>(
             mra_runtime::interrupt::check()?;
             bar.set_message(format!("K={k} {}", s.name));
             let mut row = Row::unmeasured(&s.name, k, s.role(), at.nfuncs);
-            let measured = if api {
-                crate::api_sweep::measure(
-                    session,
-                    s,
-                    k,
-                    dtype,
-                    &at,
-                    &inputs,
-                    &streams[0],
-                    clocks.as_ref(),
-                )
-            } else {
-                measure(
-                    session,
-                    s,
-                    k,
-                    dtype,
-                    &at,
-                    &inputs,
-                    &streams,
-                    clocks.as_ref(),
-                )
-            };
+            let measured = if api { crate::api_sweep::measure(session, s, k, dtype, &at, &inputs, &streams[0], clocks.as_ref()) } else { measure(session, s, k, dtype, &at, &inputs, &streams, clocks.as_ref()) };
             match measured {
-                Ok(Measured {
-                    us,
-                    tasks,
-                    max_rel: rel,
-                    clock,
-                    nblocks,
-                    warmup,
-                    host_bound_reps,
-                    clusters,
-                }) => {
+                Ok(Measured { us, tasks, max_rel: rel, clock, nblocks, warmup, host_bound_reps, clusters }) => {
                     row.sm_clock = clock;
                     row.clusters = clusters;
                     row.warmup = Some(warmup);
@@ -331,11 +186,7 @@ fn sweep_on<B: Backend>(
                         floor_us = Some(us);
                     }
                     let bytes = 2.0 * at.nfuncs as f64 * (k as f64).powi(3) * dtype.bytes() as f64;
-                    let useful = if !s.is_transform() {
-                        0.0
-                    } else {
-                        transform_flops(k) as f64 * at.nfuncs as f64 / (us * 1e3)
-                    };
+                    let useful = if !s.is_transform() { 0.0 } else { transform_flops(k) as f64 * at.nfuncs as f64 / (us * 1e3) };
                     row.us_per_task = Some(us);
                     row.useful_gflops = Some(useful);
                     row.effective_gbps = Some(bytes / (us * 1e3));
@@ -380,12 +231,7 @@ fn sweep_on<B: Backend>(
         }
     }
     // `--json` alone puts the JSON on stdout, so the table goes to stderr there.
-    let table = table(
-        &rows,
-        peak.map(|p| (p, B::BLAS_NAME)),
-        base.stream_data,
-        power_limit_w,
-    );
+    let table = table(&rows, peak.map(|p| (p, B::BLAS_NAME)), base.stream_data, power_limit_w);
     if matches!(targets.json, Some(Target::Stdout)) {
         eprint!("{table}");
     } else {
@@ -394,23 +240,12 @@ fn sweep_on<B: Backend>(
     if !write_errors.is_empty() {
         return Err(write_errors.join("; ").into());
     }
-    if !rows
-        .iter()
-        .any(|r| r.level != copy.name && r.us_per_task.is_some())
-    {
-        return Err(
-            "nothing was measured: every level failed at every K (see the notes in the table)"
-                .into(),
-        );
+    if !rows.iter().any(|r| r.level != copy.name && r.us_per_task.is_some()) {
+        return Err("nothing was measured: every level failed at every K (see the notes in the table)".into());
     }
-    Ok(
-        if rows.iter().any(|r| r.note.starts_with("validation failed")) {
-            1
-        } else {
-            0
-        },
-    )
+    Ok(if rows.iter().any(|r| r.note.starts_with("validation failed")) { 1 } else { 0 })
 }
+
 
 /// Prepares, validates and times one level.
 #[allow(clippy::too_many_arguments)]
@@ -425,57 +260,22 @@ fn measure<B: Backend>(
     clocks: Option<&Arc<dyn ClockSource>>,
 ) -> Result<Measured, Box<dyn std::error::Error>> {
     let gpu = &session.gpu;
-    let plan = s.plan(Request {
-        k,
-        arch: gpu.arch(),
-        dtype,
-    })?;
+    let plan = s.plan(Request { k, arch: gpu.arch(), dtype })?;
     session.check_memory(base, &plan)?;
     let p = session.prepare(s, k, dtype)?;
     let bufs = session.allocate(base, &plan)?;
     let cmp = harness::validate(gpu, &p, &bufs, inputs)?;
-    let tol = if plan.is_copy() {
-        f64::MIN_POSITIVE
-    } else {
-        dtype.tolerance()
-    };
+    let tol = if plan.is_copy() { f64::MIN_POSITIVE } else { dtype.tolerance() };
     if !cmp.passes(tol) {
-        return Err(format!(
-            "validation failed: max rel {:.2e}, {} non-finite (seed {})",
-            cmp.max_rel, cmp.non_finite, inputs.seed
-        )
-        .into());
+        return Err(format!("validation failed: max rel {:.2e}, {} non-finite (seed {})", cmp.max_rel, cmp.non_finite, inputs.seed).into());
     }
     // One task alone tells how long a task takes; slow levels run fewer tasks per repetition
     // (at least 3) so that a sweep ends. µs per task stays comparable.
-    let probe = harness::time_reps(
-        gpu,
-        &p,
-        &bufs,
-        streams,
-        &HarnessConfig {
-            tasks: 1,
-            reps: 1,
-            warmup: Warmup::default(),
-            ..*base
-        },
-    )?;
-    let tasks = if probe[0] > 10_000.0 {
-        ((1e6 / probe[0]) as usize).clamp(3, base.tasks)
-    } else {
-        base.tasks
-    };
+    let probe = harness::time_reps(gpu, &p, &bufs, streams, &HarnessConfig { tasks: 1, reps: 1, warmup: Warmup::default(), ..*base })?;
+    let tasks = if probe[0] > 10_000.0 { ((1e6 / probe[0]) as usize).clamp(3, base.tasks) } else { base.tasks };
     let cfg = HarnessConfig { tasks, ..*base };
     let t = harness::time_reps_clocked(gpu, &p, &bufs, streams, &cfg, clocks)?;
     let host_bound_reps = t.host_bound_reps();
-    Ok(Measured {
-        us: harness::median(&t.times) / tasks as f64,
-        tasks,
-        max_rel: cmp.max_rel,
-        clock: t.clock,
-        nblocks: p.grid_blocks(bufs.nblocks),
-        warmup: t.warmup,
-        host_bound_reps,
-        clusters: p.clusters,
-    })
+    Ok(Measured { us: harness::median(&t.times) / tasks as f64, tasks, max_rel: cmp.max_rel, clock: t.clock, nblocks: p.grid_blocks(bufs.nblocks), warmup: t.warmup, host_bound_reps, clusters: p.clusters })
 }
+

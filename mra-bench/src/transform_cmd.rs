@@ -37,9 +37,7 @@ pub fn run(args: &TransformArgs) -> CmdResult {
     let target = if args.reference {
         Target::Reference
     } else if args.emulate {
-        Target::Emulate {
-            arch: select::arch(args.arch.as_deref().unwrap_or("gfx90a"))?,
-        }
+        Target::Emulate { arch: select::arch(args.arch.as_deref().unwrap_or("gfx90a"))? }
     } else {
         Target::Gpu
     };
@@ -50,30 +48,15 @@ pub fn run(args: &TransformArgs) -> CmdResult {
     }
 }
 
-fn transform<T: Element + npyz::Deserialize + npyz::AutoSerialize>(
-    args: &TransformArgs,
-    target: Target,
-) -> CmdResult {
+fn transform<T: Element + npyz::Deserialize + npyz::AutoSerialize>(args: &TransformArgs, target: Target) -> CmdResult {
     let a = read_npy::<T>(&args.input, "--input")?;
     let b = read_npy::<T>(&args.matrix, "--matrix")?;
     let k = match b.shape[..] {
         [r, c] if r == c => r,
-        _ => {
-            return Err(format!(
-                "--matrix {}: B has shape {}; it must be K x K",
-                args.matrix.display(),
-                shape_str(&b.shape)
-            )
-            .into())
-        }
+        _ => return Err(format!("--matrix {}: B has shape {}; it must be K x K", args.matrix.display(), shape_str(&b.shape)).into()),
     };
     if !(1..=mra_codegen::K_MAX as u64).contains(&k) {
-        return Err(format!(
-            "--matrix {}: K = {k} (from B's shape); levels support 1 <= K <= {}",
-            args.matrix.display(),
-            mra_codegen::K_MAX
-        )
-        .into());
+        return Err(format!("--matrix {}: K = {k} (from B's shape); levels support 1 <= K <= {}", args.matrix.display(), mra_codegen::K_MAX).into());
     }
     let k3 = k * k * k;
     let fits = match a.shape[..] {
@@ -95,34 +78,17 @@ fn transform<T: Element + npyz::Deserialize + npyz::AutoSerialize>(
         // No GPU: the message the other subcommands print (session::open: short, with what works
         // without a GPU; --verbose for the library names), not the runtime's long list.
         Err(RuntimeError::Invalid(m)) if target == Target::Gpu && m.starts_with("no GPU found") => {
-            return Err(
-                match crate::session::open(
-                    None,
-                    None,
-                    select::cache(false),
-                    crate::session::GpuFree::Transform,
-                ) {
-                    Err(e) => e,
-                    Ok(_) => m.into(),
-                },
-            );
+            return Err(match crate::session::open(None, None, select::cache(false), crate::session::GpuFree::Transform) {
+                Err(e) => e,
+                Ok(_) => m.into(),
+            });
         }
         Err(e) => return Err(e.into()),
     };
-    eprintln!(
-        "# transform: {} tensors of K={k} ({}) with {} on {}",
-        a.shape[0],
-        T::DTYPE,
-        t.level(),
-        t.device()
-    );
+    eprintln!("# transform: {} tensors of K={k} ({}) with {} on {}", a.shape[0], T::DTYPE, t.level(), t.device());
     let c = t.apply(&a.data, &b.data)?;
     write_npy("--output", &args.output, &a.shape, &c)?;
-    let to = if args.output.as_os_str() == "-" {
-        "standard output".to_string()
-    } else {
-        args.output.display().to_string()
-    };
+    let to = if args.output.as_os_str() == "-" { "standard output".to_string() } else { args.output.display().to_string() };
     eprintln!("# wrote {to} {}", shape_str(&a.shape));
     Ok(0)
 }
@@ -145,6 +111,7 @@ fn check_output(path: &Path) -> CmdResult<()> {
     Ok(())
 }
 
+
 /// `npy-random`: uniform values in [-1, 1) of `--shape`, for tests and the GPU check script.
 pub fn npy_random(args: &NpyRandomArgs) -> CmdResult {
     use rand::{Rng, SeedableRng};
@@ -152,19 +119,11 @@ pub fn npy_random(args: &NpyRandomArgs) -> CmdResult {
     let n: u64 = shape.iter().product();
     check_output(&args.output)?;
     let mut rng = rand::rngs::StdRng::seed_from_u64(args.seed.unwrap_or_else(rand::random));
-    let mut values = mra_runtime::memory::try_vec(
-        usize::try_from(n).unwrap_or(usize::MAX),
-        "the random values",
-    )?;
+    let mut values = mra_runtime::memory::try_vec(usize::try_from(n).unwrap_or(usize::MAX), "the random values")?;
     values.extend((0..n).map(|_| rng.random_range(-1.0..1.0)));
     match select::dtype(&args.dtype)? {
         DType::F64 => write_npy("--output", &args.output, &shape, &values),
-        DType::F32 => write_npy(
-            "--output",
-            &args.output,
-            &shape,
-            &values.iter().map(|&x| x as f32).collect::<Vec<_>>(),
-        ),
+        DType::F32 => write_npy("--output", &args.output, &shape, &values.iter().map(|&x| x as f32).collect::<Vec<_>>()),
         d => Err(format!("--dtype {d}: f64 or f32").into()),
     }?;
     Ok(0)
@@ -179,14 +138,7 @@ pub fn npy_compare(args: &NpyCompareArgs) -> CmdResult {
         d => return Err(format!("--dtype {d}: f64 or f32").into()),
     };
     if got.shape != want.shape {
-        return Err(format!(
-            "shapes differ: {} is {}, {} is {}",
-            args.got.display(),
-            shape_str(&got.shape),
-            args.want.display(),
-            shape_str(&want.shape)
-        )
-        .into());
+        return Err(format!("shapes differ: {} is {}, {} is {}", args.got.display(), shape_str(&got.shape), args.want.display(), shape_str(&want.shape)).into());
     }
     let cmp = mra_runtime::validate::Comparison::of(&got.data, &want.data);
     let tol = args.tolerance.unwrap_or(dtype.tolerance());
@@ -206,8 +158,5 @@ pub fn npy_compare(args: &NpyCompareArgs) -> CmdResult {
 
 fn read_f64<T: Element + npyz::Deserialize>(path: &Path) -> CmdResult<Array<f64>> {
     let a = read_npy::<T>(path, "npy-compare")?;
-    Ok(Array {
-        shape: a.shape,
-        data: a.data.into_iter().map(|x| x.to_f64()).collect(),
-    })
+    Ok(Array { shape: a.shape, data: a.data.into_iter().map(|x| x.to_f64()).collect() })
 }

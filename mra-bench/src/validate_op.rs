@@ -13,73 +13,29 @@ use mra_runtime::harness::{Backend, EmulatorSession, Session};
 /// accumulated; `dir` once per dimension.
 fn variants(args: &ValidateArgs) -> Vec<(f64, f64, Option<usize>)> {
     match args.op.op.as_str() {
-        "dir" => (0..3)
-            .map(|d| (1.0, if d == 1 { 0.0 } else { -0.75 }, Some(d)))
-            .collect(),
+        "dir" => (0..3).map(|d| (1.0, if d == 1 { 0.0 } else { -0.75 }, Some(d))).collect(),
         _ => vec![(1.0, 0.0, None), (1.5, -0.75, None)],
     }
 }
 
 /// Compiles the emulated kernels of the operation in parallel before the cases run.
-pub fn prebuild(
-    session: &EmulatorSession,
-    levels: &[Schedule],
-    ks: &[u32],
-    op: Operation,
-) -> CmdResult<()> {
+pub fn prebuild(session: &EmulatorSession, levels: &[Schedule], ks: &[u32], op: Operation) -> CmdResult<()> {
     let arch = session.gpu.arch();
-    let kernels: Vec<_> = levels
-        .iter()
-        .flat_map(|s| {
-            ks.iter().filter_map(move |&k| {
-                mra_codegen::generate_op(
-                    s,
-                    Request {
-                        k,
-                        arch,
-                        dtype: DType::F64,
-                    },
-                    op,
-                )
-                .ok()
-            })
-        })
-        .collect();
+    let kernels: Vec<_> = levels.iter().flat_map(|s| ks.iter().filter_map(move |&k| mra_codegen::generate_op(s, Request { k, arch, dtype: DType::F64 }, op).ok())).collect();
     let jobs = std::thread::available_parallelism().map_or(2, |n| n.get());
-    session
-        .gpu
-        .prebuild(&session.compiler, &kernels, &session.cache, jobs)?;
+    session.gpu.prebuild(&session.compiler, &kernels, &session.cache, jobs)?;
     Ok(())
 }
 
-pub fn validate_on<B: Backend>(
-    session: &Session<B>,
-    args: &ValidateArgs,
-    levels: &[Schedule],
-    ks: &[u32],
-    ns: &[usize],
-) -> CmdResult {
+pub fn validate_on<B: Backend>(session: &Session<B>, args: &ValidateArgs, levels: &[Schedule], ks: &[u32], ns: &[usize]) -> CmdResult {
     let gpu = &session.gpu;
     let op = args.op.operation();
     let dtype = DType::F64;
-    eprintln!(
-        "# validating {} ({}) on {}",
-        args.op.op,
-        op.describe(),
-        gpu.device_name()
-    );
+    eprintln!("# validating {} ({}) on {}", args.op.op, op.describe(), gpu.device_name());
     let (mut cases, mut failures, mut refused) = (0usize, 0usize, 0usize);
     for &k in ks {
         for s in levels {
-            let kernel = match mra_codegen::generate_op(
-                s,
-                Request {
-                    k,
-                    arch: gpu.arch(),
-                    dtype,
-                },
-                op,
-            ) {
+            let kernel = match mra_codegen::generate_op(s, Request { k, arch: gpu.arch(), dtype }, op) {
                 Ok(kernel) => kernel,
                 Err(e) => {
                     refused += 1;
@@ -92,11 +48,7 @@ pub fn validate_on<B: Backend>(
                 Err(e) => {
                     cases += 1;
                     failures += 1;
-                    crate::outln!(
-                        "K={k} level={} ERROR ({})",
-                        s.name,
-                        e.to_string().lines().next().unwrap_or_default()
-                    )?;
+                    crate::outln!("K={k} level={} ERROR ({})", s.name, e.to_string().lines().next().unwrap_or_default())?;
                     continue;
                 }
             };
@@ -104,15 +56,7 @@ pub fn validate_on<B: Backend>(
                 for (alpha, beta, dir) in variants(args) {
                     mra_runtime::interrupt::check()?;
                     let seed = args.seed.unwrap_or_else(rand::random);
-                    let case = OpCase {
-                        op,
-                        k,
-                        nfuncs: n,
-                        dir,
-                        alpha,
-                        beta,
-                        seed,
-                    };
+                    let case = OpCase { op, k, nfuncs: n, dir, alpha, beta, seed };
                     let outcome = check(gpu, &prepared, &case, Some(args.max_blocks));
                     mra_runtime::interrupt::check()?;
                     cases += 1;
@@ -126,35 +70,15 @@ pub fn validate_on<B: Backend>(
                     let (pass, line) = match outcome {
                         Ok(o) => {
                             let pass = o.cmp.passes(dtype.tolerance()) && o.gaps_intact;
-                            let nf = if o.cmp.non_finite > 0 {
-                                format!(" non_finite={}", o.cmp.non_finite)
-                            } else {
-                                String::new()
-                            };
+                            let nf = if o.cmp.non_finite > 0 { format!(" non_finite={}", o.cmp.non_finite) } else { String::new() };
                             let gaps = if o.gaps_intact { "" } else { " gaps=WRITTEN" };
-                            (
-                                pass,
-                                format!(
-                                    "{what} max_rel_err={:.2e}{nf}{gaps} {} (seed {seed})",
-                                    o.cmp.max_rel,
-                                    if pass { "PASS" } else { "FAIL" }
-                                ),
-                            )
+                            (pass, format!("{what} max_rel_err={:.2e}{nf}{gaps} {} (seed {seed})", o.cmp.max_rel, if pass { "PASS" } else { "FAIL" }))
                         }
-                        Err(e) => (
-                            false,
-                            format!(
-                                "{what} ERROR ({})",
-                                e.to_string().lines().next().unwrap_or_default()
-                            ),
-                        ),
+                        Err(e) => (false, format!("{what} ERROR ({})", e.to_string().lines().next().unwrap_or_default())),
                     };
                     failures += usize::from(!pass);
                     if args.json {
-                        crate::outln!(
-                            "{}",
-                            serde_json::json!({"level": s.name, "K": k, "nfuncs": n, "op": args.op.op, "dim": dir, "layout": args.op.layout, "alpha": alpha, "beta": beta, "pass": pass, "seed": seed, "line": line})
-                        )?;
+                        crate::outln!("{}", serde_json::json!({"level": s.name, "K": k, "nfuncs": n, "op": args.op.op, "dim": dir, "layout": args.op.layout, "alpha": alpha, "beta": beta, "pass": pass, "seed": seed, "line": line}))?;
                     } else {
                         crate::outln!("{line}")?;
                     }
@@ -163,18 +87,9 @@ pub fn validate_on<B: Backend>(
         }
     }
     if cases == 0 {
-        return Err(format!(
-            "nothing validated: no level chosen lowers {} on {} ({refused} refused)",
-            op.describe(),
-            gpu.arch().name
-        )
-        .into());
+        return Err(format!("nothing validated: no level chosen lowers {} on {} ({refused} refused)", op.describe(), gpu.arch().name).into());
     }
-    let skipped = if refused > 0 {
-        format!(", {refused} level/K pairs skipped (their SKIP lines say why)")
-    } else {
-        String::new()
-    };
+    let skipped = if refused > 0 { format!(", {refused} level/K pairs skipped (their SKIP lines say why)") } else { String::new() };
     eprintln!("# {} passed, {failures} failed{skipped}", cases - failures);
     Ok(if failures == 0 { 0 } else { 1 })
 }

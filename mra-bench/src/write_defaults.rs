@@ -5,33 +5,19 @@
 
 use crate::cli::TuneArgs;
 use crate::select::{self, CmdResult};
-use mra_codegen::tune::Config;
 use mra_codegen::tuned_defaults::{DefaultsFile, Provenance, Regime};
+use mra_codegen::tune::Config;
 use mra_codegen::{Arch, DType, Schedule};
 use mra_runtime::tuning::{Db, Harness, Record};
 use std::collections::BTreeSet;
 use std::path::Path;
 
-pub fn run(
-    args: &TuneArgs,
-    path: &str,
-    schedules: &[Schedule],
-    ks: &[u32],
-    dtype: DType,
-) -> CmdResult {
+pub fn run(args: &TuneArgs, path: &str, schedules: &[Schedule], ks: &[u32], dtype: DType) -> CmdResult {
     let arch = match &args.arch {
         Some(a) => select::arch(a)?,
-        None => {
-            return Err(select::usage(format!(
-                "--write-defaults needs --arch: the file holds one arch's values (one of: {})",
-                mra_codegen::arch::names().join(", ")
-            )))
-        }
+        None => return Err(select::usage(format!("--write-defaults needs --arch: the file holds one arch's values (one of: {})", mra_codegen::arch::names().join(", ")))),
     };
-    let file_name = Path::new(path)
-        .file_name()
-        .map(|n| n.to_string_lossy().to_string())
-        .unwrap_or_default();
+    let file_name = Path::new(path).file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
     if file_name != format!("{}.json", arch.name) {
         return Err(select::usage(format!("--write-defaults {}: a tuned-defaults file is named after its arch ({}.json), as the build reads it", select::quote(path), arch.name)));
     }
@@ -42,20 +28,11 @@ pub fn run(
     // A file that exists keeps its provenance (what measured its other entries); each entry
     // written says where it came from in its `source`.
     let mut existed = true;
-    let mut file = match mra_runtime::read_file::read_bounded_to_string(
-        Path::new(path),
-        mra_runtime::read_file::MAX_DATA,
-    ) {
+    let mut file = match mra_runtime::read_file::read_bounded_to_string(Path::new(path), mra_runtime::read_file::MAX_DATA) {
         Ok(text) => {
             let f: DefaultsFile = serde_json::from_str(&text).map_err(|e| format!("--write-defaults {}: not a tuned-defaults file ({e}); move it away or name another", select::quote(path)))?;
             if f.arch != arch.name {
-                return Err(format!(
-                    "--write-defaults {}: the file is for {}, not {}",
-                    select::quote(path),
-                    f.arch,
-                    arch.name
-                )
-                .into());
+                return Err(format!("--write-defaults {}: the file is for {}, not {}", select::quote(path), f.arch, arch.name).into());
             }
             f
         }
@@ -73,18 +50,8 @@ pub fn run(
             // harness's, and a command of one regime reads that regime's entry.
             let mut found = false;
             for regime in [Regime::Harness, Regime::Api] {
-                if let Some(r) = db
-                    .best_for_arch(arch.name, &s.name, k, dtype.name(), regime)
-                    .filter(|r| r.regime() == regime)
-                {
-                    file.set(
-                        &s.name,
-                        dtype,
-                        k,
-                        regime,
-                        differences(s, &r.config),
-                        source(r),
-                    );
+                if let Some(r) = db.best_for_arch(arch.name, &s.name, k, dtype.name(), regime).filter(|r| r.regime() == regime) {
+                    file.set(&s.name, dtype, k, regime, differences(s, &r.config), source(r));
                     used.push(r.clone());
                     found = true;
                 }
@@ -95,12 +62,7 @@ pub fn run(
         }
     }
     if !missing.is_empty() {
-        eprintln!(
-            "# no timed {dtype} record on {} in {} for: {} (left as the file had them)",
-            arch.name,
-            db.path().display(),
-            missing.join(", ")
-        );
+        eprintln!("# no timed {dtype} record on {} in {} for: {} (left as the file had them)", arch.name, db.path().display(), missing.join(", "));
     }
     if used.is_empty() {
         return Err(format!("nothing written to {}: the tuning database {} has no timed {dtype} result on {} for these levels and K; run `mra-bench tune` on such a GPU first", select::quote(path), db.path().display(), arch.name).into());
@@ -108,61 +70,33 @@ pub fn run(
     if !existed {
         file.provenance = provenance(&used, arch);
     }
-    crate::outfile::write_atomically(Path::new(path), file.to_text().as_bytes())
-        .map_err(|e| format!("cannot write {}: {e}", select::quote(path)))?;
-    eprintln!(
-        "# wrote {} tuned default{} for {} to {path}; rebuild to ship them",
-        used.len(),
-        if used.len() == 1 { "" } else { "s" },
-        arch.name
-    );
+    crate::outfile::write_atomically(Path::new(path), file.to_text().as_bytes()).map_err(|e| format!("cannot write {}: {e}", select::quote(path)))?;
+    eprintln!("# wrote {} tuned default{} for {} to {path}; rebuild to ship them", used.len(), if used.len() == 1 { "" } else { "s" }, arch.name);
     Ok(0)
 }
 
 /// The parameters of `config` whose value is not the schedule's own default.
 fn differences(s: &Schedule, config: &Config) -> Config {
     let plain = s.defaults();
-    config
-        .iter()
-        .filter(|(n, v)| plain.get(*n) != Some(v))
-        .map(|(n, v)| (n.clone(), *v))
-        .collect()
+    config.iter().filter(|(n, v)| plain.get(*n) != Some(v)).map(|(n, v)| (n.clone(), *v)).collect()
 }
 
 /// `NVIDIA H200: 12.30 us/task (copy 11.80), harness -N 2048 -M 512 -s 4, 2026-11-29`.
 fn source(r: &Record) -> String {
     let copy = match r.outcome {
-        mra_runtime::tuning::Outcome::Timed {
-            copy_us_per_task: Some(c),
-            ..
-        } => format!(" (copy {c:.2})"),
+        mra_runtime::tuning::Outcome::Timed { copy_us_per_task: Some(c), .. } => format!(" (copy {c:.2})"),
         _ => String::new(),
     };
-    let how = r
-        .harness
-        .map(|h| format!(", {}", harness(&h)))
-        .unwrap_or_default();
-    format!(
-        "{}: {:.2} us/task{copy}{how}, {}",
-        r.device.gpu,
-        r.outcome.us().unwrap_or(f64::NAN),
-        date(r.at)
-    )
+    let how = r.harness.map(|h| format!(", {}", harness(&h))).unwrap_or_default();
+    format!("{}: {:.2} us/task{copy}{how}, {}", r.device.gpu, r.outcome.us().unwrap_or(f64::NAN), date(r.at))
 }
 
 /// `harness -N 2048 -M 512 -s 4`, or `api: one launch over N = 79536 (-M auto -n 1 -s 1 --stream-data private)`.
 fn harness(h: &Harness) -> String {
     match h.regime() {
-        Regime::Api => format!(
-            "api: one launch over N = {} (-M auto -n 1 -s 1 --stream-data private)",
-            h.nfuncs
-        ),
+        Regime::Api => format!("api: one launch over N = {} (-M auto -n 1 -s 1 --stream-data private)", h.nfuncs),
         Regime::Harness => {
-            let m = if h.max_blocks == mra_runtime::harness::AUTO_BLOCKS {
-                "auto".to_string()
-            } else {
-                h.max_blocks.to_string()
-            };
+            let m = if h.max_blocks == mra_runtime::harness::AUTO_BLOCKS { "auto".to_string() } else { h.max_blocks.to_string() };
             format!("harness -N {} -M {m} -s {}", h.nfuncs, h.streams)
         }
     }
@@ -171,21 +105,10 @@ fn harness(h: &Harness) -> String {
 /// Where the values came from: the GPUs of the records, their harness, today, this build.
 fn provenance(used: &[Record], arch: &Arch) -> Provenance {
     let gpus: BTreeSet<&str> = used.iter().map(|r| r.device.gpu.as_str()).collect();
-    let harnesses: BTreeSet<String> = used
-        .iter()
-        .filter_map(|r| r.harness)
-        .map(|h| harness(&h))
-        .collect();
-    let command: Vec<String> = std::env::args()
-        .map(|a| if a.contains(' ') { format!("'{a}'") } else { a })
-        .collect();
+    let harnesses: BTreeSet<String> = used.iter().filter_map(|r| r.harness).map(|h| harness(&h)).collect();
+    let command: Vec<String> = std::env::args().map(|a| if a.contains(' ') { format!("'{a}'") } else { a }).collect();
     Provenance {
-        measured_on: format!(
-            "{} ({}), {}",
-            gpus.into_iter().collect::<Vec<_>>().join(", "),
-            arch.name,
-            harnesses.into_iter().collect::<Vec<_>>().join("; ")
-        ),
+        measured_on: format!("{} ({}), {}", gpus.into_iter().collect::<Vec<_>>().join(", "), arch.name, harnesses.into_iter().collect::<Vec<_>>().join("; ")),
         date: date(mra_runtime::tuning::db::now()),
         commit: env!("MRA_COMMIT").to_string(),
         command: format!("{} (from the tuning database)", command.join(" ")),

@@ -21,12 +21,7 @@ const STUB_MULTIPROCESSORS: u64 = 7;
 const STUB_PER_MULTIPROCESSOR: u64 = 3;
 
 fn mra_bench(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mra-bench"))
-        .args(args)
-        .env("MRA_KERNEL_CACHE", "off")
-        .env("MRA_TUNING_DB", "/nonexistent/mra-tuning.json")
-        .output()
-        .expect("run mra-bench")
+    Command::new(env!("CARGO_BIN_EXE_mra-bench")).args(args).env("MRA_KERNEL_CACHE", "off").env("MRA_TUNING_DB", "/nonexistent/mra-tuning.json").output().expect("run mra-bench")
 }
 
 fn text(b: &[u8]) -> String {
@@ -43,18 +38,9 @@ fn scratch(name: &str) -> PathBuf {
 /// Exports `ks` for `arch` into a fresh directory; returns it and the manifest.
 fn export(arch: &str, ks: &str, name: &str) -> (PathBuf, Vec<Value>) {
     let dir = scratch(name);
-    let o = mra_bench(&[
-        "export",
-        "--arch",
-        arch,
-        "-K",
-        ks,
-        "-o",
-        dir.to_str().unwrap(),
-    ]);
+    let o = mra_bench(&["export", "--arch", arch, "-K", ks, "-o", dir.to_str().unwrap()]);
     assert!(o.status.success(), "export failed: {}", text(&o.stderr));
-    let manifest: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
+    let manifest: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
     (dir, manifest.as_array().unwrap().clone())
 }
 
@@ -63,15 +49,8 @@ fn assert_clean_error(args: &[&str], needle: &str) {
     let err = text(&o.stderr);
     assert!(!o.status.success(), "{args:?} succeeded");
     assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
-    assert!(
-        err.contains(needle),
-        "{args:?}: expected `{needle}` in: {err}"
-    );
-    assert_eq!(
-        err.lines().filter(|l| l.contains("error")).count(),
-        1,
-        "{args:?}: one error line: {err}"
-    );
+    assert!(err.contains(needle), "{args:?}: expected `{needle}` in: {err}");
+    assert_eq!(err.lines().filter(|l| l.contains("error")).count(), 1, "{args:?}: one error line: {err}");
 }
 
 #[test]
@@ -83,10 +62,7 @@ fn export_writes_the_directory_and_does_not_clobber() {
     // transform_block, which a user's kernel calls, runs the same passes.
     let k10 = manifest.iter().find(|e| e["K"] == 10).unwrap();
     let k10_src = std::fs::read_to_string(dir.join(k10["source"].as_str().unwrap())).unwrap();
-    assert!(
-        k10_src.contains("constexpr int COL_TILES") && k10_src.contains("void transform_block("),
-        "K = 10: not the transposed passes"
-    );
+    assert!(k10_src.contains("constexpr int COL_TILES") && k10_src.contains("void transform_block("), "K = 10: not the transposed passes");
     for e in &manifest {
         for f in ["source", "device_header"] {
             assert!(dir.join(e[f].as_str().unwrap()).is_file(), "{e}");
@@ -98,109 +74,50 @@ fn export_writes_the_directory_and_does_not_clobber() {
     let get = |k: u64| manifest.iter().find(|e| e["K"] == k).unwrap().clone();
     let level = |k: u64| get(k)["level"].as_str().unwrap().to_string();
     let block_level = |k: u64| get(k)["block"]["level"].as_str().unwrap().to_string();
-    assert_eq!(
-        [13, 20, 28, 32].map(level),
-        ["fused-pipe", "fused-pipe", "fused-cluster", "fused-split"]
-    );
-    assert_eq!(
-        [13, 20, 28, 32].map(block_level),
-        ["fused-pipe", "fused-pipe", "L7-breg", "L7-breg"]
-    );
+    assert_eq!([13, 20, 28, 32].map(level), ["fused-pipe", "fused-pipe", "fused-cluster", "fused-split"]);
+    assert_eq!([13, 20, 28, 32].map(block_level), ["fused-pipe", "fused-pipe", "L7-breg", "L7-breg"]);
     assert_eq!(get(32)["device_header"], "mra_l7_breg_k32_f64_device.h");
     assert_eq!(get(32)["block"]["namespace"], "mra::l7_breg_k32_f64");
     let device = std::fs::read_to_string(dir.join("mra_l7_breg_k32_f64_device.h")).unwrap();
-    assert!(
-        device.contains("The host\n// launcher runs fused-split (mra_fused_split_k32_f64.cu)")
-            && device.contains("namespace k32_f64 = l7_breg_k32_f64;"),
-        "{device}"
-    );
+    assert!(device.contains("The host\n// launcher runs fused-split (mra_fused_split_k32_f64.cu)") && device.contains("namespace k32_f64 = l7_breg_k32_f64;"), "{device}");
     // The cluster size the launcher must honour is the one compiled into the kernel.
-    let cluster_src =
-        std::fs::read_to_string(dir.join(get(28)["source"].as_str().unwrap())).unwrap();
+    let cluster_src = std::fs::read_to_string(dir.join(get(28)["source"].as_str().unwrap())).unwrap();
     let dims = format!("__cluster_dims__({}, 1, 1)", get(28)["grid_multiple"]);
-    assert!(
-        cluster_src.contains(&dims),
-        "K = 28: no `{dims}` in the kernel"
-    );
+    assert!(cluster_src.contains(&dims), "K = 28: no `{dims}` in the kernel");
     // On sm_80 (no clusters, no split_output) K = 32 is L7-breg, launcher and block function alike.
     let (d80, m80) = export("sm_80", "32", "sm80");
-    assert_eq!(
-        (m80[0]["level"].as_str(), m80[0]["block"]["level"].as_str()),
-        (Some("L7-breg"), Some("L7-breg"))
-    );
+    assert_eq!((m80[0]["level"].as_str(), m80[0]["block"]["level"].as_str()), (Some("L7-breg"), Some("L7-breg")));
     std::fs::remove_dir_all(&d80).unwrap();
     let header = std::fs::read_to_string(dir.join("mra_transform.h")).unwrap();
     for k in &ks {
-        for f in [
-            format!("inline int mra_transform_k{k}("),
-            format!("inline size_t mra_transform_k{k}_workspace_bytes(int nfuncs)"),
-        ] {
+        for f in [format!("inline int mra_transform_k{k}("), format!("inline size_t mra_transform_k{k}_workspace_bytes(int nfuncs)")] {
             assert!(header.contains(&f), "no `{f}`");
         }
     }
-    assert!(
-        header.contains("inline int mra_transform(int K,")
-            && header.contains("return MRA_ERROR_UNSUPPORTED_K;")
-    );
+    assert!(header.contains("inline int mra_transform(int K,") && header.contains("return MRA_ERROR_UNSUPPORTED_K;"));
     assert!(header.contains("cudaFuncSetAttribute((const void*)mra_fused_pipe_k16_f64, cudaFuncAttributeMaxDynamicSharedMemorySize, 66576)"));
     let readme = std::fs::read_to_string(dir.join("README.md")).unwrap();
-    assert!(
-        readme.contains("nvcc -arch=sm_90")
-            && readme.contains("enable_language(CUDA)")
-            && readme.contains("transform_block")
-    );
+    assert!(readme.contains("nvcc -arch=sm_90") && readme.contains("enable_language(CUDA)") && readme.contains("transform_block"));
 
     // Not again into the same directory; --force replaces the export's files and nothing else.
     let d = dir.to_str().unwrap();
-    assert_clean_error(
-        &["export", "--arch", "sm_90", "-K", "8", "-o", d],
-        "is not empty",
-    );
+    assert_clean_error(&["export", "--arch", "sm_90", "-K", "8", "-o", d], "is not empty");
     std::fs::write(dir.join("mine.txt"), "user file").unwrap();
-    let o = mra_bench(&[
-        "export", "--arch", "sm_90", "-K", "8", "-l", "L3", "-o", d, "--force",
-    ]);
+    let o = mra_bench(&["export", "--arch", "sm_90", "-K", "8", "-l", "L3", "-o", d, "--force"]);
     assert!(o.status.success(), "{}", text(&o.stderr));
-    assert_eq!(
-        std::fs::read_to_string(dir.join("mine.txt")).unwrap(),
-        "user file"
-    );
-    assert!(std::fs::read_to_string(dir.join("mra_transform.h"))
-        .unwrap()
-        .contains("mra_l3_regblk_k8_f64"));
-    assert!(
-        !std::fs::read_dir(&dir).unwrap().any(|e| e
-            .unwrap()
-            .file_name()
-            .to_string_lossy()
-            .contains(".tmp")),
-        "temporary files left"
-    );
+    assert_eq!(std::fs::read_to_string(dir.join("mine.txt")).unwrap(), "user file");
+    assert!(std::fs::read_to_string(dir.join("mra_transform.h")).unwrap().contains("mra_l3_regblk_k8_f64"));
+    assert!(!std::fs::read_dir(&dir).unwrap().any(|e| e.unwrap().file_name().to_string_lossy().contains(".tmp")), "temporary files left");
     std::fs::remove_dir_all(&dir).unwrap();
     // An empty directory is fine; nothing is left beside it.
     let empty = scratch("empty");
     std::fs::create_dir(&empty).unwrap();
-    let o = mra_bench(&[
-        "export",
-        "--arch",
-        "gfx90a",
-        "-K",
-        "8",
-        "-o",
-        empty.to_str().unwrap(),
-    ]);
+    let o = mra_bench(&["export", "--arch", "gfx90a", "-K", "8", "-o", empty.to_str().unwrap()]);
     assert!(o.status.success(), "{}", text(&o.stderr));
-    assert!(
-        empty.join("mra_fused_k8_f64.hip").is_file(),
-        "gfx90a, K = 8: fused (fused-pipe is NVIDIA only)"
-    );
+    assert!(empty.join("mra_fused_k8_f64.hip").is_file(), "gfx90a, K = 8: fused (fused-pipe is NVIDIA only)");
     let parent = empty.parent().unwrap();
     let stem = empty.file_name().unwrap().to_string_lossy().into_owned();
-    assert!(!std::fs::read_dir(parent).unwrap().any(|e| e
-        .unwrap()
-        .file_name()
-        .to_string_lossy()
-        .starts_with(&format!(".{stem}.mra-export"))));
+    assert!(!std::fs::read_dir(parent).unwrap().any(|e| e.unwrap().file_name().to_string_lossy().starts_with(&format!(".{stem}.mra-export"))));
     std::fs::remove_dir_all(&empty).unwrap();
 }
 
@@ -208,60 +125,17 @@ fn export_writes_the_directory_and_does_not_clobber() {
 fn export_refuses_what_it_cannot_write_with_one_line() {
     let d = scratch("refusals");
     let d = d.to_str().unwrap();
-    assert_clean_error(
-        &[
-            "export", "--arch", "sm_90", "-K", "8", "-l", "best", "-o", d,
-        ],
-        "no tuning database",
-    );
-    assert_clean_error(
-        &[
-            "export", "--arch", "sm_90", "-K", "8", "-l", "copy", "-o", d,
-        ],
-        "copy floor",
-    );
+    assert_clean_error(&["export", "--arch", "sm_90", "-K", "8", "-l", "best", "-o", d], "no tuning database");
+    assert_clean_error(&["export", "--arch", "sm_90", "-K", "8", "-l", "copy", "-o", d], "copy floor");
     assert_clean_error(&["export", "--arch", "sm_90", "-K", "8", "-l", "bound", "-o", d], "level bound is the measured bound (a copy beside discarded matrix instructions, no transform)");
-    assert_clean_error(
-        &["export", "--arch", "sm_90", "-K", "8", "-l", "6", "-o", d],
-        "vendor BLAS calls",
-    );
-    assert_clean_error(
-        &["export", "--arch", "sm_90", "-K", "8,33", "-o", d],
-        "K=33",
-    );
-    assert_clean_error(
-        &["export", "--arch", "sm_90", "-K", "8,8", "-o", d],
-        "listed twice",
-    );
-    assert_clean_error(
-        &[
-            "export", "--arch", "sm_90", "-K", "32", "-l", "fused", "-o", d,
-        ],
-        "shared memory",
-    );
-    assert_clean_error(
-        &[
-            "export", "--arch", "gfx1100", "-K", "8", "-l", "L7", "-o", d,
-        ],
-        "matrix cores",
-    );
-    assert_clean_error(
-        &[
-            "export",
-            "--arch",
-            "sm_90",
-            "-K",
-            "8",
-            "-o",
-            "/nonexistent-mra-dir/x",
-        ],
-        "does not exist",
-    );
+    assert_clean_error(&["export", "--arch", "sm_90", "-K", "8", "-l", "6", "-o", d], "vendor BLAS calls");
+    assert_clean_error(&["export", "--arch", "sm_90", "-K", "8,33", "-o", d], "K=33");
+    assert_clean_error(&["export", "--arch", "sm_90", "-K", "8,8", "-o", d], "listed twice");
+    assert_clean_error(&["export", "--arch", "sm_90", "-K", "32", "-l", "fused", "-o", d], "shared memory");
+    assert_clean_error(&["export", "--arch", "gfx1100", "-K", "8", "-l", "L7", "-o", d], "matrix cores");
+    assert_clean_error(&["export", "--arch", "sm_90", "-K", "8", "-o", "/nonexistent-mra-dir/x"], "does not exist");
     // A path through a file: it names the export directory it cannot use.
-    assert_clean_error(
-        &["export", "--arch", "sm_90", "-K", "8", "-o", "/dev/null/x"],
-        "cannot use /dev/null/x as the export directory",
-    );
+    assert_clean_error(&["export", "--arch", "sm_90", "-K", "8", "-o", "/dev/null/x"], "cannot use /dev/null/x as the export directory");
     assert!(!Path::new(d).exists(), "a refused export wrote {d}");
 }
 
@@ -279,11 +153,7 @@ fn export_keeps_the_users_directory_links_and_protected_files() {
     assert!(o.status.success(), "{}", text(&o.stderr));
     let after = std::fs::metadata(&dir).unwrap();
     assert_eq!(after.ino(), before.ino(), "the directory was replaced");
-    assert_eq!(
-        after.mode() & 0o7777,
-        0o2750,
-        "the directory's mode changed"
-    );
+    assert_eq!(after.mode() & 0o7777, 0o2750, "the directory's mode changed");
     assert!(dir.join("manifest.json").is_file());
 
     // --force: a name of the export taken by a directory, or by a read-only file, is refused
@@ -291,34 +161,13 @@ fn export_keeps_the_users_directory_links_and_protected_files() {
     let readme = std::fs::read_to_string(dir.join("README.md")).unwrap();
     std::fs::remove_file(dir.join("mra_transform.h")).unwrap();
     std::fs::create_dir(dir.join("mra_transform.h")).unwrap();
-    assert_clean_error(
-        &["export", "--arch", "gfx90a", "-K", "8", "-o", d, "--force"],
-        "mra_transform.h is a directory",
-    );
-    assert_eq!(
-        std::fs::read_to_string(dir.join("README.md")).unwrap(),
-        readme,
-        "files were written before the refusal"
-    );
+    assert_clean_error(&["export", "--arch", "gfx90a", "-K", "8", "-o", d, "--force"], "mra_transform.h is a directory");
+    assert_eq!(std::fs::read_to_string(dir.join("README.md")).unwrap(), readme, "files were written before the refusal");
     std::fs::remove_dir(dir.join("mra_transform.h")).unwrap();
-    std::fs::set_permissions(
-        dir.join("README.md"),
-        std::fs::Permissions::from_mode(0o444),
-    )
-    .unwrap();
-    assert_clean_error(
-        &["export", "--arch", "gfx90a", "-K", "8", "-o", d, "--force"],
-        "README.md is read-only",
-    );
-    assert!(
-        !dir.join("mra_transform.h").exists(),
-        "the header was written before the refusal"
-    );
-    std::fs::set_permissions(
-        dir.join("README.md"),
-        std::fs::Permissions::from_mode(0o644),
-    )
-    .unwrap();
+    std::fs::set_permissions(dir.join("README.md"), std::fs::Permissions::from_mode(0o444)).unwrap();
+    assert_clean_error(&["export", "--arch", "gfx90a", "-K", "8", "-o", d, "--force"], "README.md is read-only");
+    assert!(!dir.join("mra_transform.h").exists(), "the header was written before the refusal");
+    std::fs::set_permissions(dir.join("README.md"), std::fs::Permissions::from_mode(0o644)).unwrap();
 
     // A symbolic link among the export's names is written through: the link stays, its
     // target gets the new text.
@@ -328,17 +177,8 @@ fn export_keeps_the_users_directory_links_and_protected_files() {
     std::os::unix::fs::symlink(&real, dir.join("README.md")).unwrap();
     let o = mra_bench(&["export", "--arch", "gfx90a", "-K", "8", "-o", d, "--force"]);
     assert!(o.status.success(), "{}", text(&o.stderr));
-    assert!(
-        std::fs::symlink_metadata(dir.join("README.md"))
-            .unwrap()
-            .file_type()
-            .is_symlink(),
-        "the link was replaced by a file"
-    );
-    assert!(
-        std::fs::read_to_string(&real).unwrap().contains("K = 8")
-            || std::fs::read_to_string(&real).unwrap() != "old"
-    );
+    assert!(std::fs::symlink_metadata(dir.join("README.md")).unwrap().file_type().is_symlink(), "the link was replaced by a file");
+    assert!(std::fs::read_to_string(&real).unwrap().contains("K = 8") || std::fs::read_to_string(&real).unwrap() != "old");
     std::fs::remove_dir_all(&dir).unwrap();
     std::fs::remove_file(&real).unwrap();
 }
@@ -348,17 +188,9 @@ fn export_keeps_the_users_directory_links_and_protected_files() {
 fn inline_includes(source: &str, dir: &Path) -> String {
     source
         .lines()
-        .map(|l| {
-            match l
-                .trim()
-                .strip_prefix("#include \"")
-                .and_then(|r| r.split('"').next())
-            {
-                Some(f) if dir.join(f).is_file() => {
-                    inline_includes(&std::fs::read_to_string(dir.join(f)).unwrap(), dir)
-                }
-                _ => l.to_string(),
-            }
+        .map(|l| match l.trim().strip_prefix("#include \"").and_then(|r| r.split('"').next()) {
+            Some(f) if dir.join(f).is_file() => inline_includes(&std::fs::read_to_string(dir.join(f)).unwrap(), dir),
+            _ => l.to_string(),
         })
         .collect::<Vec<_>>()
         .join("\n")
@@ -367,18 +199,10 @@ fn inline_includes(source: &str, dir: &Path) -> String {
 /// One translation unit with every block-level device function of an export, each called from a
 /// kernel, and its constants checked against the manifest at compile time.
 fn block_function_tu(dir: &Path, manifest: &[Value], hip: bool) -> String {
-    let block = if hip {
-        "(int)__builtin_amdgcn_workgroup_id_x()"
-    } else {
-        "(int)blockIdx.x"
-    };
+    let block = if hip { "(int)__builtin_amdgcn_workgroup_id_x()" } else { "(int)blockIdx.x" };
     let mut s = inline_includes("#include \"mra_transform_device.h\"\n", dir);
     for e in manifest {
-        let (k, ns, dtype) = (
-            e["K"].as_u64().unwrap(),
-            e["block"]["namespace"].as_str().unwrap(),
-            "f64",
-        );
+        let (k, ns, dtype) = (e["K"].as_u64().unwrap(), e["block"]["namespace"].as_str().unwrap(), "f64");
         let alias = format!("mra::k{k}_{dtype}");
         s += &format!(
             "\nstatic_assert({ns}::SHARED_BYTES == {sb}, \"SHARED_BYTES of K={k}\");\n\
@@ -402,25 +226,16 @@ fn block_function_tu(dir: &Path, manifest: &[Value], hip: bool) -> String {
 #[test]
 #[ignore = "needs clang with the AMDGPU target (run with --include-ignored; .ci/run does)"]
 fn exported_hip_compiles_with_clang_for_gfx90a_and_gfx942() {
-    let Some(clang) = require("clang with the AMDGPU target", Clang::find()) else {
-        return;
-    };
+    let Some(clang) = require("clang with the AMDGPU target", Clang::find()) else { return };
     for arch in ["gfx90a", "gfx942"] {
         let (dir, manifest) = export(arch, KS, arch);
         for e in &manifest {
             let src = std::fs::read_to_string(dir.join(e["source"].as_str().unwrap())).unwrap();
-            let co = clang
-                .compile(&src, arch)
-                .unwrap_or_else(|err| panic!("{arch} {e}: {err}"));
-            assert!(
-                mra_runtime::hip::is_amdgpu_elf(&co.bytes),
-                "{arch} {e}: not a code object"
-            );
+            let co = clang.compile(&src, arch).unwrap_or_else(|err| panic!("{arch} {e}: {err}"));
+            assert!(mra_runtime::hip::is_amdgpu_elf(&co.bytes), "{arch} {e}: not a code object");
         }
         let tu = block_function_tu(&dir, &manifest, true);
-        clang
-            .compile(&tu, arch)
-            .unwrap_or_else(|err| panic!("{arch}: the block-function translation unit: {err}"));
+        clang.compile(&tu, arch).unwrap_or_else(|err| panic!("{arch}: the block-function translation unit: {err}"));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
@@ -428,23 +243,17 @@ fn exported_hip_compiles_with_clang_for_gfx90a_and_gfx942() {
 #[test]
 #[ignore = "needs NVRTC (run with --include-ignored; .ci/run does)"]
 fn exported_cuda_compiles_with_nvrtc_for_sm90() {
-    let Some(nvrtc) = require("NVRTC (libnvrtc)", Nvrtc::load()) else {
-        return;
-    };
+    let Some(nvrtc) = require("NVRTC (libnvrtc)", Nvrtc::load()) else { return };
     let cache = KernelCache::disabled();
     let (dir, manifest) = export("sm_90", KS, "nvrtc");
     for e in &manifest {
         let src = std::fs::read_to_string(dir.join(e["source"].as_str().unwrap())).unwrap();
-        let out = nvrtc
-            .compile(&src, e["entry"].as_str().unwrap(), "sm_90", &cache)
-            .unwrap_or_else(|err| panic!("{e}: {err}"));
+        let out = nvrtc.compile(&src, e["entry"].as_str().unwrap(), "sm_90", &cache).unwrap_or_else(|err| panic!("{e}: {err}"));
         let r = out.resources.expect("ptxas report");
         assert!(!r.spills(), "{e}: spills {r:?}");
     }
     let tu = block_function_tu(&dir, &manifest, false);
-    let out = nvrtc
-        .compile(&tu, "user_k5", "sm_90", &cache)
-        .unwrap_or_else(|err| panic!("the block-function translation unit: {err}"));
+    let out = nvrtc.compile(&tu, "user_k5", "sm_90", &cache).unwrap_or_else(|err| panic!("the block-function translation unit: {err}"));
     assert!(out.cubin.starts_with(b"\x7fELF"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -452,13 +261,8 @@ fn exported_cuda_compiles_with_nvrtc_for_sm90() {
 /// A host program over `mra_transform.h` with a recording stub runtime: it defines the kernel
 /// symbols as plain functions, calls the dispatch, and prints what each launch asked for.
 fn recording_program(manifest: &[Value], hip: bool) -> String {
-    let (p, err, stream) = if hip {
-        ("hip", "hipError_t", "hipStream_t")
-    } else {
-        ("cuda", "cudaError_t", "cudaStream_t")
-    };
-    let mut s =
-        String::from("#include \"mra_transform.h\"\n#include <stdio.h>\n#include <string.h>\n\n");
+    let (p, err, stream) = if hip { ("hip", "hipError_t", "hipStream_t") } else { ("cuda", "cudaError_t", "cudaStream_t") };
+    let mut s = String::from("#include \"mra_transform.h\"\n#include <stdio.h>\n#include <string.h>\n\n");
     s += "static const void* last_func; static unsigned last_grid, last_block; static size_t last_shared; static int attr_value = -1;\n";
     s += &format!(
         "extern \"C\" {err} {p}LaunchKernel(const void* f, dim3 g, dim3 b, void** args, size_t shared, {stream} s) {{\n\
@@ -476,10 +280,7 @@ fn recording_program(manifest: &[Value], hip: bool) -> String {
         attr = if hip { "hipDeviceAttribute_t" } else { "enum cudaDeviceAttr" }
     );
     for e in manifest {
-        s += &format!(
-            "extern \"C\" void {}(const double*, const double*, double*, double*, int, int) {{}}\n",
-            e["entry"].as_str().unwrap()
-        );
+        s += &format!("extern \"C\" void {}(const double*, const double*, double*, double*, int, int) {{}}\n", e["entry"].as_str().unwrap());
     }
     s += "int main() {\n    double x = 0; double* p = &x;\n";
     s += "    printf(\"unsupported %d\\n\", mra_transform(7, p, p, p, p, 1, 0));\n";
@@ -508,14 +309,7 @@ fn run_recording(clang: &Path, dir: &Path, manifest: &[Value], hip: bool) -> Str
     std::fs::write(&prog, recording_program(manifest, hip)).unwrap();
     let exe = dir.join("recording");
     let o = Command::new(clang)
-        .args([
-            "-std=c++17",
-            "-Wall",
-            "-Wextra",
-            "-Werror",
-            "-Wno-unused-parameter",
-            "-I",
-        ])
+        .args(["-std=c++17", "-Wall", "-Wextra", "-Werror", "-Wno-unused-parameter", "-I"])
         .arg(&stubs)
         .arg("-I")
         .arg(dir)
@@ -524,12 +318,7 @@ fn run_recording(clang: &Path, dir: &Path, manifest: &[Value], hip: bool) -> Str
         .arg(&exe)
         .output()
         .unwrap();
-    assert!(
-        o.status.success(),
-        "{}: the header does not compile:\n{}",
-        dir.display(),
-        text(&o.stderr)
-    );
+    assert!(o.status.success(), "{}: the header does not compile:\n{}", dir.display(), text(&o.stderr));
     text(&Command::new(&exe).output().unwrap().stdout)
 }
 
@@ -546,23 +335,11 @@ fn the_host_header_is_valid_cxx_and_launches_as_the_manifest_says() {
     for (arch, hip) in [("sm_90", false), ("gfx90a", true)] {
         let (dir, manifest) = export(arch, KS, &format!("host-{arch}"));
         let out = run_recording(&clang, &dir, &manifest, hip);
-        assert!(
-            out.contains("unsupported -1\n")
-                && out.contains("negative -2\n")
-                && out.contains("zero 0\n"),
-            "{out}"
-        );
+        assert!(out.contains("unsupported -1\n") && out.contains("negative -2\n") && out.contains("zero 0\n"), "{out}");
         for e in &manifest {
             let k = e["K"].as_u64().unwrap();
-            let (threads, dynamic, ws) = (
-                e["threads"].as_u64().unwrap(),
-                e["dynamic_shared_bytes"].as_u64().unwrap(),
-                e["workspace_elems_per_block"].as_u64().unwrap(),
-            );
-            let (per_tensor, multiple) = (
-                e["blocks_per_tensor"].as_u64().unwrap(),
-                e["grid_multiple"].as_u64().unwrap(),
-            );
+            let (threads, dynamic, ws) = (e["threads"].as_u64().unwrap(), e["dynamic_shared_bytes"].as_u64().unwrap(), e["workspace_elems_per_block"].as_u64().unwrap());
+            let (per_tensor, multiple) = (e["blocks_per_tensor"].as_u64().unwrap(), e["grid_multiple"].as_u64().unwrap());
             for n in [3u64, 1031] {
                 // A launch has waves of what the (stub) device holds of the kernel at once,
                 // multiprocessors × blocks per multiprocessor, in whole groups, at most the blocks there is work for;
@@ -573,22 +350,11 @@ fn the_host_header_is_valid_cxx_and_launches_as_the_manifest_says() {
                 match (arch, k, e["level"].as_str().unwrap()) {
                     ("sm_90", 32, "fused-split") => assert_eq!((per_tensor, multiple), (2, 2)),
                     ("sm_90", 28, "fused-cluster") => assert_eq!((per_tensor, multiple), (1, 7)),
-                    (_, _, level) => assert!(
-                        per_tensor == 1 && multiple == 1,
-                        "{arch} K={k} {level}: a grid this test does not know"
-                    ),
+                    (_, _, level) => assert!(per_tensor == 1 && multiple == 1, "{arch} K={k} {level}: a grid this test does not know"),
                 }
                 // Waves of what the device holds: 32, or 2 where each block has a device workspace.
-                let waves = if e["persistent"] == true {
-                    1
-                } else if ws > 0 {
-                    2
-                } else {
-                    32
-                };
-                let held =
-                    (STUB_MULTIPROCESSORS * STUB_PER_MULTIPROCESSOR / multiple * multiple * waves)
-                        .max(multiple);
+                let waves = if e["persistent"] == true { 1 } else if ws > 0 { 2 } else { 32 };
+                let held = (STUB_MULTIPROCESSORS * STUB_PER_MULTIPROCESSOR / multiple * multiple * waves).max(multiple);
                 let grid = (n * per_tensor).min(held).div_ceil(multiple) * multiple;
                 let attr = if dynamic > 0 { dynamic as i64 } else { -1 };
                 // The occupancy is asked once per device and kernel: at the first launch (N = 3),
@@ -598,16 +364,10 @@ fn the_host_header_is_valid_cxx_and_launches_as_the_manifest_says() {
                     "K={k} N={n} rc=0 right_kernel=1 grid={grid} block={threads} shared={dynamic} attr={attr} ws={} supported=1 occupancy_shared={asked}",
                     grid * ws * 8
                 );
-                assert!(
-                    out.lines().any(|l| l == want),
-                    "{arch}: want `{want}` in:\n{out}"
-                );
+                assert!(out.lines().any(|l| l == want), "{arch}: want `{want}` in:\n{out}");
             }
             let null_ws = if ws > 0 { -2 } else { 0 };
-            assert!(
-                out.contains(&format!("K={k} null_workspace rc={null_ws}\n")),
-                "{arch} K={k}: {out}"
-            );
+            assert!(out.contains(&format!("K={k} null_workspace rc={null_ws}\n")), "{arch} K={k}: {out}");
         }
         std::fs::remove_dir_all(&dir).unwrap();
     }
@@ -626,44 +386,22 @@ fn a_persistent_split_launcher_caps_its_grid_at_whole_pairs() {
         return;
     };
     let mut split = mra_codegen::levels::find("fused-split").unwrap();
-    split
-        .steps
-        .retain(|st| !matches!(st.item, Step::CoSchedule(_) | Step::Persistent(_)));
-    split.steps.push(Located {
-        item: Step::CoSchedule(V::Fixed(0)),
-        line: 0,
-    });
-    split.steps.push(Located {
-        item: Step::Persistent(V::Fixed(1)),
-        line: 0,
-    });
+    split.steps.retain(|st| !matches!(st.item, Step::CoSchedule(_) | Step::Persistent(_)));
+    split.steps.push(Located { item: Step::CoSchedule(V::Fixed(0)), line: 0 });
+    split.steps.push(Located { item: Step::Persistent(V::Fixed(1)), line: 0 });
     let sm90 = mra_codegen::arch::find("sm_90").unwrap();
-    let entry =
-        mra_codegen::export::entry_for(&split, 32, sm90, mra_codegen::DType::F64, "test".into())
-            .unwrap();
+    let entry = mra_codegen::export::entry_for(&split, 32, sm90, mra_codegen::DType::F64, "test".into()).unwrap();
     let dir = scratch("persistent-split");
     std::fs::create_dir_all(&dir).unwrap();
     for f in mra_codegen::export::bundle(&[entry], "test").unwrap() {
         std::fs::write(dir.join(&f.path), &f.text).unwrap();
     }
-    let manifest: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
+    let manifest: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
     let manifest = manifest.as_array().unwrap().clone();
-    assert_eq!(
-        (
-            manifest[0]["persistent"].as_bool(),
-            manifest[0]["grid_multiple"].as_u64()
-        ),
-        (Some(true), Some(2))
-    );
+    assert_eq!((manifest[0]["persistent"].as_bool(), manifest[0]["grid_multiple"].as_u64()), (Some(true), Some(2)));
     let out = run_recording(&clang, &dir, &manifest, false);
     for (n, grid) in [(3, 6), (1031, 20)] {
-        assert!(
-            out.contains(&format!(
-                "K=32 N={n} rc=0 right_kernel=1 grid={grid} block=256 "
-            )),
-            "N={n}: want grid={grid} in:\n{out}"
-        );
+        assert!(out.contains(&format!("K=32 N={n} rc=0 right_kernel=1 grid={grid} block=256 ")), "N={n}: want grid={grid} in:\n{out}");
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -680,88 +418,34 @@ fn the_export_demo_compiles_against_the_stub_runtime() {
     let (dir, _) = export("sm_90", KS, "demo");
     let common = |side: &str| {
         let mut c = Command::new(&clang);
-        c.args([
-            "-x",
-            "cuda",
-            side,
-            "--cuda-gpu-arch=sm_90",
-            "-nocudainc",
-            "-nocudalib",
-            "-std=c++17",
-            "-O3",
-            "-I",
-        ])
-        .arg(&stubs)
-        .arg("-I")
-        .arg(&dir);
+        c.args(["-x", "cuda", side, "--cuda-gpu-arch=sm_90", "-nocudainc", "-nocudalib", "-std=c++17", "-O3", "-I"]).arg(&stubs).arg("-I").arg(&dir);
         c
     };
-    let host = common("--cuda-host-only")
-        .arg("-fsyntax-only")
-        .arg(&demo)
-        .output()
-        .unwrap();
+    let host = common("--cuda-host-only").arg("-fsyntax-only").arg(&demo).output().unwrap();
     assert!(host.status.success(), "host side:\n{}", text(&host.stderr));
     // The API-regime timing program (scripts/export-check.sh runs it on a GPU) compiles too.
     let timing = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/export_timing.cu");
-    let host = common("--cuda-host-only")
-        .arg("-fsyntax-only")
-        .arg(&timing)
-        .output()
-        .unwrap();
-    assert!(
-        host.status.success(),
-        "export_timing.cu, host side:\n{}",
-        text(&host.stderr)
-    );
+    let host = common("--cuda-host-only").arg("-fsyntax-only").arg(&timing).output().unwrap();
+    assert!(host.status.success(), "export_timing.cu, host side:\n{}", text(&host.stderr));
     let ptx = dir.join("demo.ptx");
-    let device = common("--cuda-device-only")
-        .arg("-S")
-        .arg("-o")
-        .arg(&ptx)
-        .arg(&demo)
-        .output()
-        .unwrap();
-    assert!(
-        device.status.success(),
-        "device side:\n{}",
-        text(&device.stderr)
-    );
+    let device = common("--cuda-device-only").arg("-S").arg("-o").arg(&ptx).arg(&demo).output().unwrap();
+    assert!(device.status.success(), "device side:\n{}", text(&device.stderr));
     let ptx_text = std::fs::read_to_string(&ptx).unwrap();
     for k in [5, 8, 9, 11, 13, 16, 20, 28, 32] {
-        assert!(
-            ptx_text.contains(&format!("user_kernel_k{k}")),
-            "K={k}: no kernel in the PTX"
-        );
+        assert!(ptx_text.contains(&format!("user_kernel_k{k}")), "K={k}: no kernel in the PTX");
     }
-    assert!(
-        ptx_text.contains("mma.sync.aligned.m"),
-        "the block functions use a matrix instruction"
-    );
+    assert!(ptx_text.contains("mma.sync.aligned.m"), "the block functions use a matrix instruction");
     // ptxas, where it is installed, turns the PTX into a cubin without spills.
     if let Some(ptxas) = which("ptxas") {
-        let o = Command::new(ptxas)
-            .args(["-arch=sm_90", "-v", "-o"])
-            .arg(dir.join("demo.cubin"))
-            .arg(&ptx)
-            .output()
-            .unwrap();
+        let o = Command::new(ptxas).args(["-arch=sm_90", "-v", "-o"]).arg(dir.join("demo.cubin")).arg(&ptx).output().unwrap();
         let log = text(&o.stderr);
         assert!(o.status.success(), "ptxas:\n{log}");
-        assert!(
-            !log.lines()
-                .any(|l| l.contains("spill stores") && !l.contains(" 0 bytes spill stores")),
-            "spills:\n{log}"
-        );
+        assert!(!log.lines().any(|l| l.contains("spill stores") && !l.contains(" 0 bytes spill stores")), "spills:\n{log}");
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// `name` on PATH, if there.
 fn which(name: &str) -> Option<PathBuf> {
-    std::env::var_os("PATH")?
-        .to_str()?
-        .split(':')
-        .map(|d| Path::new(d).join(name))
-        .find(|p| p.is_file())
+    std::env::var_os("PATH")?.to_str()?.split(':').map(|d| Path::new(d).join(name)).find(|p| p.is_file())
 }

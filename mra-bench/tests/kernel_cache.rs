@@ -15,10 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!(
-        "mra-bench-kernel-cache-{name}-{}",
-        std::process::id()
-    ));
+    let d = std::env::temp_dir().join(format!("mra-bench-kernel-cache-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
     d
@@ -26,17 +23,8 @@ fn scratch(name: &str) -> PathBuf {
 
 /// The one file in `dir` whose name ends in `ext`.
 fn entry(dir: &Path, ext: &str) -> PathBuf {
-    let found: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.to_string_lossy().ends_with(ext))
-        .collect();
-    assert_eq!(
-        found.len(),
-        1,
-        "one {ext} entry in {}: {found:?}",
-        dir.display()
-    );
+    let found: Vec<PathBuf> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).filter(|p| p.to_string_lossy().ends_with(ext)).collect();
+    assert_eq!(found.len(), 1, "one {ext} entry in {}: {found:?}", dir.display());
     found[0].clone()
 }
 
@@ -48,12 +36,8 @@ fn damages() -> Vec<(&'static str, fn(&Path))> {
             std::fs::write(p, &b[..b.len() / 2]).unwrap()
         }),
         ("empty", |p| std::fs::write(p, b"").unwrap()),
-        ("garbage", |p| {
-            std::fs::write(p, vec![0x5a; std::fs::read(p).unwrap().len()]).unwrap()
-        }),
-        ("not executable", |p| {
-            std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o644)).unwrap()
-        }),
+        ("garbage", |p| std::fs::write(p, vec![0x5a; std::fs::read(p).unwrap().len()]).unwrap()),
+        ("not executable", |p| std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o644)).unwrap()),
         ("missing", |p| std::fs::remove_file(p).unwrap()),
     ]
 }
@@ -63,34 +47,17 @@ fn damages() -> Vec<(&'static str, fn(&Path))> {
 #[test]
 #[ignore = "needs clang++ with AddressSanitizer (run with --include-ignored; .ci/run does)"]
 fn a_damaged_emulator_executable_is_rebuilt_and_validates() {
-    let Some(_) = require("clang++ with AddressSanitizer", HostClang::find()) else {
-        return;
-    };
+    let Some(_) = require("clang++ with AddressSanitizer", HostClang::find()) else { return };
     let dir = scratch("emu");
     let cache = dir.join("cache");
     let validate = || {
         let o = Command::new(env!("CARGO_BIN_EXE_mra-bench"))
-            .args([
-                "validate",
-                "--emulate",
-                "--arch",
-                "gfx90a",
-                "-l",
-                "3",
-                "-K",
-                "4",
-                "-N",
-                "2",
-            ])
+            .args(["validate", "--emulate", "--arch", "gfx90a", "-l", "3", "-K", "4", "-N", "2"])
             .env("MRA_KERNEL_CACHE", &cache)
             .env("MRA_TUNING_DB", dir.join("none.json"))
             .output()
             .unwrap();
-        (
-            o.status.code(),
-            String::from_utf8_lossy(&o.stdout).into_owned(),
-            String::from_utf8_lossy(&o.stderr).into_owned(),
-        )
+        (o.status.code(), String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())
     };
     let (code, out, err) = validate();
     assert_eq!(code, Some(0), "{out}{err}");
@@ -105,28 +72,12 @@ fn a_damaged_emulator_executable_is_rebuilt_and_validates() {
             let warnings: Vec<&str> = err.lines().filter(|l| l.starts_with("warning:")).collect();
             assert_eq!(code, Some(0), "{how} {}: {out}{err}", file.display());
             assert!(out.contains("PASS"), "{how}: {out}");
-            assert_eq!(
-                warnings.len(),
-                1,
-                "{how} {}: one warning: {err}",
-                file.display()
-            );
-            assert!(
-                warnings[0].contains(&exe.display().to_string())
-                    && warnings[0].contains("damaged")
-                    && warnings[0].contains("compiling again"),
-                "{how}: {err}"
-            );
-            assert!(
-                err.contains("built for the CPU in"),
-                "{how}: built again: {err}"
-            );
+            assert_eq!(warnings.len(), 1, "{how} {}: one warning: {err}", file.display());
+            assert!(warnings[0].contains(&exe.display().to_string()) && warnings[0].contains("damaged") && warnings[0].contains("compiling again"), "{how}: {err}");
+            assert!(err.contains("built for the CPU in"), "{how}: built again: {err}");
             // Rebuilt: the next run uses it without a word.
             let (code, out, err) = validate();
-            assert!(
-                code == Some(0) && out.contains("PASS") && !err.contains("warning"),
-                "{how}: {out}{err}"
-            );
+            assert!(code == Some(0) && out.contains("PASS") && !err.contains("warning"), "{how}: {out}{err}");
         }
     }
     std::fs::remove_dir_all(&dir).unwrap();
@@ -138,25 +89,11 @@ fn a_damaged_emulator_executable_is_rebuilt_and_validates() {
 #[test]
 #[ignore = "needs NVRTC (run with --include-ignored; .ci/run does)"]
 fn a_damaged_or_missing_compile_log_is_compiled_again_with_its_report() {
-    let Some(nvrtc) = require("NVRTC (libnvrtc)", Nvrtc::load()) else {
-        return;
-    };
+    let Some(nvrtc) = require("NVRTC (libnvrtc)", Nvrtc::load()) else { return };
     let dir = scratch("nvrtc");
     let cache = KernelCache::at(&dir);
-    let kernel = mra_codegen::generate(
-        &levels::find("L3-regblk").unwrap(),
-        Request {
-            k: 8,
-            arch: arch::find("sm_90").unwrap(),
-            dtype: DType::F64,
-        },
-    )
-    .unwrap();
-    let compile = || {
-        nvrtc
-            .compile(&kernel.source, &kernel.entry, "sm_90", &cache)
-            .unwrap()
-    };
+    let kernel = mra_codegen::generate(&levels::find("L3-regblk").unwrap(), Request { k: 8, arch: arch::find("sm_90").unwrap(), dtype: DType::F64 }).unwrap();
+    let compile = || nvrtc.compile(&kernel.source, &kernel.entry, "sm_90", &cache).unwrap();
     let first = compile();
     let report = first.resources.clone().expect("a ptxas report");
     assert!(compile().from_cache);
@@ -170,23 +107,13 @@ fn a_damaged_or_missing_compile_log_is_compiled_again_with_its_report() {
         let again = compile();
         warned += 1;
         assert!(!again.from_cache, "{how}: compiled again");
-        assert_eq!(
-            again.resources.as_ref(),
-            Some(&report),
-            "{how}: the register report is back"
-        );
+        assert_eq!(again.resources.as_ref(), Some(&report), "{how}: the register report is back");
         assert_eq!(again.cubin, first.cubin, "{how}");
         let w = cache.warnings();
         assert_eq!(w.len(), warned, "{how}: one warning: {w:?}");
-        assert!(
-            w[warned - 1].contains(".cubin") && w[warned - 1].contains("its .log"),
-            "{how}: {w:?}"
-        );
+        assert!(w[warned - 1].contains(".cubin") && w[warned - 1].contains("its .log"), "{how}: {w:?}");
         let cached = compile();
-        assert!(
-            cached.from_cache && cached.resources.as_ref() == Some(&report),
-            "{how}: stored again, with its log"
-        );
+        assert!(cached.from_cache && cached.resources.as_ref() == Some(&report), "{how}: stored again, with its log");
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -24,68 +24,29 @@ fn two_results_into_one_place_are_refused_before_measuring() {
     std::os::unix::fs::symlink("old.json", dir.join("link.csv")).unwrap();
     let abs = format!("{}/r.json", dir.display());
     for (args, needle) in [
-        (
-            vec!["--json", "-", "--csv", "-"],
-            "--json - and --csv -: both would go to standard output",
-        ),
-        (
-            vec!["--json", "r.json", "--csv", "r.json"],
-            "--json r.json and --csv r.json are the same file",
-        ),
-        (
-            vec!["--json", "r.json", "--csv", "./r.json"],
-            "--json r.json and --csv ./r.json are the same file",
-        ),
+        (vec!["--json", "-", "--csv", "-"], "--json - and --csv -: both would go to standard output"),
+        (vec!["--json", "r.json", "--csv", "r.json"], "--json r.json and --csv r.json are the same file"),
+        (vec!["--json", "r.json", "--csv", "./r.json"], "--json r.json and --csv ./r.json are the same file"),
         (vec!["--json", "r.json", "--csv", &abs], "are the same file"),
-        (
-            vec!["--json", "old.json", "--csv", "link.csv"],
-            "--json old.json and --csv link.csv are the same file",
-        ),
-        (
-            vec!["--csv", "r.svg", "--plot", "r.svg"],
-            "--csv r.svg and --plot r.svg are the same file",
-        ),
-        (
-            vec!["--json", "-", "--csv", "c.svg", "--plot", "./c.svg"],
-            "--csv c.svg and --plot ./c.svg are the same file",
-        ),
+        (vec!["--json", "old.json", "--csv", "link.csv"], "--json old.json and --csv link.csv are the same file"),
+        (vec!["--csv", "r.svg", "--plot", "r.svg"], "--csv r.svg and --plot r.svg are the same file"),
+        (vec!["--json", "-", "--csv", "c.svg", "--plot", "./c.svg"], "--csv c.svg and --plot ./c.svg are the same file"),
     ] {
         let o = sweep(&args, &dir);
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(!o.status.success(), "{args:?} succeeded: {err}");
         assert_eq!(err.lines().count(), 1, "{args:?}: one line: {err}");
-        assert!(
-            err.starts_with("mra-bench: error: ") && err.contains(needle),
-            "{args:?}: `{needle}` missing: {err}"
-        );
-        assert!(
-            !err.contains("GPU"),
-            "{args:?}: refused before looking for a GPU: {err}"
-        );
+        assert!(err.starts_with("mra-bench: error: ") && err.contains(needle), "{args:?}: `{needle}` missing: {err}");
+        assert!(!err.contains("GPU"), "{args:?}: refused before looking for a GPU: {err}");
         assert!(o.stdout.is_empty(), "{args:?}: nothing on stdout");
     }
-    assert_eq!(
-        std::fs::read_to_string(dir.join("old.json")).unwrap(),
-        "old",
-        "the existing file kept"
-    );
-    let mut left: Vec<String> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
+    assert_eq!(std::fs::read_to_string(dir.join("old.json")).unwrap(), "old", "the existing file kept");
+    let mut left: Vec<String> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
     left.sort();
-    assert_eq!(
-        left,
-        ["link.csv", "old.json"],
-        "nothing written, no temporary file left"
-    );
+    assert_eq!(left, ["link.csv", "old.json"], "nothing written, no temporary file left");
     // Distinct destinations pass the check (and fail later only for want of a GPU, if so).
     let o = sweep(&["--json", "-", "--csv", "r.csv", "--plot", "r.svg"], &dir);
-    assert!(
-        !String::from_utf8_lossy(&o.stderr).contains("same file"),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("same file"), "{}", String::from_utf8_lossy(&o.stderr));
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -98,10 +59,7 @@ fn dev_stdout_into_a_pipe_is_a_valid_destination() {
     for flag in ["--json", "--csv"] {
         let o = sweep(&[flag, "/dev/stdout"], &dir);
         let err = String::from_utf8_lossy(&o.stderr);
-        assert!(
-            !err.contains("/proc/self/fd") && !err.contains("cannot create"),
-            "{flag}: {err}"
-        );
+        assert!(!err.contains("/proc/self/fd") && !err.contains("cannot create"), "{flag}: {err}");
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }

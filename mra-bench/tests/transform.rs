@@ -8,12 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 fn mra_bench(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mra-bench"))
-        .args(args)
-        .env("MRA_KERNEL_CACHE", "off")
-        .env("MRA_TUNING_DB", "/nonexistent/mra-tuning.json")
-        .output()
-        .expect("run mra-bench")
+    Command::new(env!("CARGO_BIN_EXE_mra-bench")).args(args).env("MRA_KERNEL_CACHE", "off").env("MRA_TUNING_DB", "/nonexistent/mra-tuning.json").output().expect("run mra-bench")
 }
 
 fn scratch(name: &str) -> PathBuf {
@@ -36,35 +31,14 @@ fn parse_npy(bytes: &[u8]) -> (String, Vec<usize>, Vec<u8>) {
     assert_eq!(&bytes[..6], b"\x93NUMPY", "magic");
     let (len, start) = match bytes[6] {
         1 => (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10),
-        _ => (
-            u32::from_le_bytes(bytes[8..12].try_into().unwrap()) as usize,
-            12,
-        ),
+        _ => (u32::from_le_bytes(bytes[8..12].try_into().unwrap()) as usize, 12),
     };
     let header = std::str::from_utf8(&bytes[start..start + len]).unwrap();
     assert_eq!((start + len) % 64, 0, "data aligned to 64 bytes");
     assert!(header.contains("'fortran_order': False"), "{header}");
-    let descr = header
-        .split("'descr': '")
-        .nth(1)
-        .unwrap()
-        .split('\'')
-        .next()
-        .unwrap()
-        .to_string();
-    let shape = header
-        .split("'shape': (")
-        .nth(1)
-        .unwrap()
-        .split(')')
-        .next()
-        .unwrap();
-    let shape = shape
-        .split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(|s| s.parse().unwrap())
-        .collect();
+    let descr = header.split("'descr': '").nth(1).unwrap().split('\'').next().unwrap().to_string();
+    let shape = header.split("'shape': (").nth(1).unwrap().split(')').next().unwrap();
+    let shape = shape.split(',').map(str::trim).filter(|s| !s.is_empty()).map(|s| s.parse().unwrap()).collect();
     (descr, shape, bytes[start + len..].to_vec())
 }
 
@@ -76,10 +50,7 @@ fn direct(k: usize, a: &[f64], b: &[f64]) -> Vec<f64> {
 
 /// A small deterministic generator (values in [-1, 1)), fresh per call site via `seed`.
 fn values(n: usize, seed: u64) -> Vec<f64> {
-    let mut x = seed
-        .wrapping_mul(6364136223846793005)
-        .wrapping_add(1442695040888963407)
-        | 1;
+    let mut x = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407) | 1;
     (0..n)
         .map(|_| {
             x ^= x << 13;
@@ -91,10 +62,7 @@ fn values(n: usize, seed: u64) -> Vec<f64> {
 }
 
 fn fresh_seed() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos() as u64
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64
 }
 
 fn path_str(p: &Path) -> &str {
@@ -105,12 +73,7 @@ fn path_str(p: &Path) -> &str {
 fn reference_round_trips_npy_against_the_six_loop_definition() {
     let dir = scratch("roundtrip");
     let seed = fresh_seed();
-    for (k, n, flat) in [
-        (5usize, 3usize, false),
-        (3, 7, true),
-        (1, 1, false),
-        (6, 2, false),
-    ] {
+    for (k, n, flat) in [(5usize, 3usize, false), (3, 7, true), (1, 1, false), (6, 2, false)] {
         let k3 = k * k * k;
         let a = values(n * k3, seed ^ (k as u64 * 31 + n as u64));
         let b = values(k * k, seed ^ 0xB ^ k as u64);
@@ -120,40 +83,17 @@ fn reference_round_trips_npy_against_the_six_loop_definition() {
         std::fs::write(&bp, npy_bytes("<f8", false, &[k, k], &f64_le(&b))).unwrap();
         // Poison: a stale output must be replaced, not reused.
         std::fs::write(&cp, b"stale").unwrap();
-        let o = mra_bench(&[
-            "transform",
-            "--input",
-            path_str(&ap),
-            "--matrix",
-            path_str(&bp),
-            "--output",
-            path_str(&cp),
-            "--reference",
-        ]);
-        assert!(
-            o.status.success(),
-            "K={k} N={n}: {}",
-            String::from_utf8_lossy(&o.stderr)
-        );
+        let o = mra_bench(&["transform", "--input", path_str(&ap), "--matrix", path_str(&bp), "--output", path_str(&cp), "--reference"]);
+        assert!(o.status.success(), "K={k} N={n}: {}", String::from_utf8_lossy(&o.stderr));
         let (descr, got_shape, data) = parse_npy(&std::fs::read(&cp).unwrap());
-        assert_eq!(
-            (descr.as_str(), &got_shape),
-            ("<f8", &shape),
-            "C keeps A's shape and dtype"
-        );
-        let c: Vec<f64> = data
-            .chunks_exact(8)
-            .map(|x| f64::from_le_bytes(x.try_into().unwrap()))
-            .collect();
+        assert_eq!((descr.as_str(), &got_shape), ("<f8", &shape), "C keeps A's shape and dtype");
+        let c: Vec<f64> = data.chunks_exact(8).map(|x| f64::from_le_bytes(x.try_into().unwrap())).collect();
         assert_eq!(c.len(), n * k3);
         for t in 0..n {
             let want = direct(k, &a[t * k3..(t + 1) * k3], &b);
             let scale = want.iter().fold(0.0f64, |m, x| m.max(x.abs())).max(1e-300);
             for (e, (x, y)) in c[t * k3..(t + 1) * k3].iter().zip(&want).enumerate() {
-                assert!(
-                    (x - y).abs() / scale < 1e-12,
-                    "K={k} N={n} tensor {t} element {e}: {x} vs {y} (seed {seed})"
-                );
+                assert!((x - y).abs() / scale < 1e-12, "K={k} N={n} tensor {t} element {e}: {x} vs {y} (seed {seed})");
             }
         }
     }
@@ -161,48 +101,21 @@ fn reference_round_trips_npy_against_the_six_loop_definition() {
     let k = 4;
     let a = values(2 * k * k * k, seed ^ 0xF32);
     let b = values(k * k, seed ^ 0xF33);
-    let (a32, b32): (Vec<f32>, Vec<f32>) = (
-        a.iter().map(|&x| x as f32).collect(),
-        b.iter().map(|&x| x as f32).collect(),
-    );
+    let (a32, b32): (Vec<f32>, Vec<f32>) = (a.iter().map(|&x| x as f32).collect(), b.iter().map(|&x| x as f32).collect());
     let le32 = |v: &[f32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
-    let (ap, bp, cp) = (
-        dir.join("a32.npy"),
-        dir.join("b32.npy"),
-        dir.join("c32.npy"),
-    );
+    let (ap, bp, cp) = (dir.join("a32.npy"), dir.join("b32.npy"), dir.join("c32.npy"));
     std::fs::write(&ap, npy_bytes("<f4", false, &[2, k, k, k], &le32(&a32))).unwrap();
     std::fs::write(&bp, npy_bytes("<f4", false, &[k, k], &le32(&b32))).unwrap();
-    let o = mra_bench(&[
-        "transform",
-        "--input",
-        path_str(&ap),
-        "--matrix",
-        path_str(&bp),
-        "--output",
-        path_str(&cp),
-        "--reference",
-        "--dtype",
-        "f32",
-    ]);
+    let o = mra_bench(&["transform", "--input", path_str(&ap), "--matrix", path_str(&bp), "--output", path_str(&cp), "--reference", "--dtype", "f32"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let (descr, _, data) = parse_npy(&std::fs::read(&cp).unwrap());
     assert_eq!(descr, "<f4");
-    let c: Vec<f32> = data
-        .chunks_exact(4)
-        .map(|x| f32::from_le_bytes(x.try_into().unwrap()))
-        .collect();
-    let (a64, b64): (Vec<f64>, Vec<f64>) = (
-        a32.iter().map(|&x| x as f64).collect(),
-        b32.iter().map(|&x| x as f64).collect(),
-    );
+    let c: Vec<f32> = data.chunks_exact(4).map(|x| f32::from_le_bytes(x.try_into().unwrap())).collect();
+    let (a64, b64): (Vec<f64>, Vec<f64>) = (a32.iter().map(|&x| x as f64).collect(), b32.iter().map(|&x| x as f64).collect());
     for t in 0..2 {
         let want = direct(k, &a64[t * 64..(t + 1) * 64], &b64);
         for (x, y) in c[t * 64..(t + 1) * 64].iter().zip(&want) {
-            assert!(
-                (*x as f64 - y).abs() < 1e-5 * (1.0 + y.abs()),
-                "f32: {x} vs {y}"
-            );
+            assert!((*x as f64 - y).abs() < 1e-5 * (1.0 + y.abs()), "f32: {x} vs {y}");
         }
     }
     std::fs::remove_dir_all(&dir).unwrap();
@@ -224,131 +137,26 @@ fn bad_inputs_are_one_line_errors() {
     let out = dir.join("c.npy");
     let out = out.to_str().unwrap();
     let cases: Vec<(Vec<String>, &str)> = vec![
-        (
-            vec![
-                file("fo.npy", npy_bytes("<f8", true, &[2, k, k, k], &a)),
-                good_b.clone(),
-            ],
-            "Fortran order",
-        ),
-        (
-            vec![
-                file(
-                    "f4.npy",
-                    npy_bytes("<f4", false, &[2, k, k, k], &a[..a.len() / 2]),
-                ),
-                good_b.clone(),
-            ],
-            "--dtype f32",
-        ),
-        (
-            vec![
-                file("i8.npy", npy_bytes("<i8", false, &[2, k, k, k], &a)),
-                good_b.clone(),
-            ],
-            "'<i8'",
-        ),
-        (
-            vec![
-                file(
-                    "trunc.npy",
-                    npy_bytes("<f8", false, &[2, k, k, k], &a[..100]),
-                ),
-                good_b.clone(),
-            ],
-            "truncated",
-        ),
-        (
-            vec![
-                file("long.npy", npy_bytes("<f8", false, &[1, k, k, k], &a)),
-                good_b.clone(),
-            ],
-            "longer than its header says",
-        ),
-        (
-            vec![
-                file(
-                    "shape.npy",
-                    npy_bytes("<f8", false, &[2, k, k, 2], &a[..2 * 18 * 8]),
-                ),
-                good_b.clone(),
-            ],
-            "must be (N, 3, 3, 3) or (N, 27)",
-        ),
-        (
-            vec![
-                file("flat.npy", npy_bytes("<f8", false, &[54], &a)),
-                good_b.clone(),
-            ],
-            "must be (N, 3, 3, 3)",
-        ),
-        (
-            vec![
-                file("zero.npy", npy_bytes("<f8", false, &[0, k, k, k], &[])),
-                good_b.clone(),
-            ],
-            "N >= 1",
-        ),
-        (
-            vec![
-                good_a.clone(),
-                file("brect.npy", npy_bytes("<f8", false, &[3, 2], &b[..48])),
-            ],
-            "must be K x K",
-        ),
-        (
-            vec![
-                good_a.clone(),
-                file(
-                    "b4.npy",
-                    npy_bytes("<f8", false, &[4, 4], &f64_le(&values(16, 3))),
-                ),
-            ],
-            "with K = 4 (from B)",
-        ),
-        (
-            vec![
-                good_a.clone(),
-                file(
-                    "b33.npy",
-                    npy_bytes("<f8", false, &[33, 33], &f64_le(&values(33 * 33, 3))),
-                ),
-            ],
-            "1 <= K <= 32",
-        ),
-        (
-            vec![
-                file("junk.npy", b"not an npy file at all".to_vec()),
-                good_b.clone(),
-            ],
-            "not a NumPy .npy file",
-        ),
-        (
-            vec![
-                dir.join("missing.npy").to_str().unwrap().to_string(),
-                good_b.clone(),
-            ],
-            "cannot read",
-        ),
+        (vec![file("fo.npy", npy_bytes("<f8", true, &[2, k, k, k], &a)), good_b.clone()], "Fortran order"),
+        (vec![file("f4.npy", npy_bytes("<f4", false, &[2, k, k, k], &a[..a.len() / 2])), good_b.clone()], "--dtype f32"),
+        (vec![file("i8.npy", npy_bytes("<i8", false, &[2, k, k, k], &a)), good_b.clone()], "'<i8'"),
+        (vec![file("trunc.npy", npy_bytes("<f8", false, &[2, k, k, k], &a[..100])), good_b.clone()], "truncated"),
+        (vec![file("long.npy", npy_bytes("<f8", false, &[1, k, k, k], &a)), good_b.clone()], "longer than its header says"),
+        (vec![file("shape.npy", npy_bytes("<f8", false, &[2, k, k, 2], &a[..2 * 18 * 8])), good_b.clone()], "must be (N, 3, 3, 3) or (N, 27)"),
+        (vec![file("flat.npy", npy_bytes("<f8", false, &[54], &a)), good_b.clone()], "must be (N, 3, 3, 3)"),
+        (vec![file("zero.npy", npy_bytes("<f8", false, &[0, k, k, k], &[])), good_b.clone()], "N >= 1"),
+        (vec![good_a.clone(), file("brect.npy", npy_bytes("<f8", false, &[3, 2], &b[..48]))], "must be K x K"),
+        (vec![good_a.clone(), file("b4.npy", npy_bytes("<f8", false, &[4, 4], &f64_le(&values(16, 3))))], "with K = 4 (from B)"),
+        (vec![good_a.clone(), file("b33.npy", npy_bytes("<f8", false, &[33, 33], &f64_le(&values(33 * 33, 3))))], "1 <= K <= 32"),
+        (vec![file("junk.npy", b"not an npy file at all".to_vec()), good_b.clone()], "not a NumPy .npy file"),
+        (vec![dir.join("missing.npy").to_str().unwrap().to_string(), good_b.clone()], "cannot read"),
     ];
     for (files, needle) in cases {
-        let o = mra_bench(&[
-            "transform",
-            "--input",
-            &files[0],
-            "--matrix",
-            &files[1],
-            "--output",
-            out,
-            "--reference",
-        ]);
+        let o = mra_bench(&["transform", "--input", &files[0], "--matrix", &files[1], "--output", out, "--reference"]);
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(!o.status.success(), "{files:?} succeeded");
         assert!(!err.contains("panicked"), "{files:?}: {err}");
-        assert!(
-            err.contains(needle),
-            "{files:?}: expected `{needle}` in: {err}"
-        );
+        assert!(err.contains(needle), "{files:?}: expected `{needle}` in: {err}");
         assert_eq!(err.lines().count(), 1, "{files:?}: one line: {err}");
         assert!(!Path::new(out).exists(), "{files:?}: an output was written");
     }
@@ -373,84 +181,32 @@ fn bad_inputs_are_one_line_errors() {
     }
     // No clang++ where MRA_CLANG points: the emulator's one line naming what to install.
     let o = Command::new(env!("CARGO_BIN_EXE_mra-bench"))
-        .args([
-            "transform",
-            "--input",
-            &good_a,
-            "--matrix",
-            &good_b,
-            "--output",
-            out,
-            "--emulate",
-            "-l",
-            "L3",
-        ])
+        .args(["transform", "--input", &good_a, "--matrix", &good_b, "--output", out, "--emulate", "-l", "L3"])
         .env("MRA_KERNEL_CACHE", "off")
         .env("MRA_CLANG", "/nonexistent/clang++")
         .output()
         .expect("run mra-bench");
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(
-        !o.status.success() && err.contains("--emulate needs clang++") && err.lines().count() == 1,
-        "{err}"
-    );
-    assert!(
-        !Path::new(out).exists(),
-        "an output was written without clang"
-    );
+    assert!(!o.status.success() && err.contains("--emulate needs clang++") && err.lines().count() == 1, "{err}");
+    assert!(!Path::new(out).exists(), "an output was written without clang");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// `transform --emulate` on `arch` for one (K, N, level, dtype): A and B random (fresh seed),
 /// C poisoned beforehand; returns max |C - direct| / max |direct| over all tensors.
-fn emulated_error(
-    dir: &Path,
-    arch: &str,
-    level: Option<&str>,
-    f32: bool,
-    k: usize,
-    n: usize,
-    seed: u64,
-) -> f64 {
+fn emulated_error(dir: &Path, arch: &str, level: Option<&str>, f32: bool, k: usize, n: usize, seed: u64) -> f64 {
     let k3 = k * k * k;
-    let round = |v: Vec<f64>| {
-        if f32 {
-            v.iter().map(|&x| x as f32 as f64).collect()
-        } else {
-            v
-        }
-    };
+    let round = |v: Vec<f64>| if f32 { v.iter().map(|&x| x as f32 as f64).collect() } else { v };
     let a = round(values(n * k3, seed ^ (k as u64 * 131 + n as u64)));
     let b = round(values(k * k, seed ^ 0xE ^ k as u64));
-    let bytes = |v: &[f64]| {
-        if f32 {
-            v.iter().flat_map(|&x| (x as f32).to_le_bytes()).collect()
-        } else {
-            f64_le(v)
-        }
-    };
+    let bytes = |v: &[f64]| if f32 { v.iter().flat_map(|&x| (x as f32).to_le_bytes()).collect() } else { f64_le(v) };
     let descr = if f32 { "<f4" } else { "<f8" };
     let (ap, bp, cp) = (dir.join("a.npy"), dir.join("b.npy"), dir.join("c.npy"));
     std::fs::write(&ap, npy_bytes(descr, false, &[n, k, k, k], &bytes(&a))).unwrap();
     std::fs::write(&bp, npy_bytes(descr, false, &[k, k], &bytes(&b))).unwrap();
     // Poison: NaN of the right size, so a run that wrote nothing cannot pass.
-    std::fs::write(
-        &cp,
-        npy_bytes(descr, false, &[n, k, k, k], &bytes(&vec![f64::NAN; n * k3])),
-    )
-    .unwrap();
-    let mut args = vec![
-        "transform",
-        "--input",
-        path_str(&ap),
-        "--matrix",
-        path_str(&bp),
-        "--output",
-        path_str(&cp),
-        "--emulate",
-        "--arch",
-        arch,
-    ];
+    std::fs::write(&cp, npy_bytes(descr, false, &[n, k, k, k], &bytes(&vec![f64::NAN; n * k3]))).unwrap();
+    let mut args = vec!["transform", "--input", path_str(&ap), "--matrix", path_str(&bp), "--output", path_str(&cp), "--emulate", "--arch", arch];
     args.extend(["--dtype", if f32 { "f32" } else { "f64" }]);
     if let Some(l) = level {
         args.extend(["-l", l]);
@@ -458,63 +214,32 @@ fn emulated_error(
     let o = mra_bench(&args);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{arch} {level:?} K={k} N={n}: {err}");
-    assert!(
-        err.contains(&format!("CPU wave emulator ({arch}")),
-        "ran on the emulator: {err}"
-    );
+    assert!(err.contains(&format!("CPU wave emulator ({arch}")), "ran on the emulator: {err}");
     let (got_descr, shape, data) = parse_npy(&std::fs::read(&cp).unwrap());
-    assert_eq!(
-        (got_descr.as_str(), shape),
-        (descr, vec![n, k, k, k]),
-        "C keeps A's shape and dtype"
-    );
+    assert_eq!((got_descr.as_str(), shape), (descr, vec![n, k, k, k]), "C keeps A's shape and dtype");
     let c: Vec<f64> = if f32 {
-        data.chunks_exact(4)
-            .map(|x| f32::from_le_bytes(x.try_into().unwrap()) as f64)
-            .collect()
+        data.chunks_exact(4).map(|x| f32::from_le_bytes(x.try_into().unwrap()) as f64).collect()
     } else {
-        data.chunks_exact(8)
-            .map(|x| f64::from_le_bytes(x.try_into().unwrap()))
-            .collect()
+        data.chunks_exact(8).map(|x| f64::from_le_bytes(x.try_into().unwrap())).collect()
     };
-    let want: Vec<f64> = (0..n)
-        .flat_map(|t| direct(k, &a[t * k3..(t + 1) * k3], &b))
-        .collect();
+    let want: Vec<f64> = (0..n).flat_map(|t| direct(k, &a[t * k3..(t + 1) * k3], &b)).collect();
     let scale = want.iter().fold(0.0f64, |m, x| m.max(x.abs()));
     // NaN (a poisoned element left unwritten) makes the error NaN, which no tolerance accepts.
-    c.iter()
-        .zip(&want)
-        .map(|(x, y)| (x - y).abs() / scale)
-        .fold(0.0, |m, e| {
-            if e.is_nan() || m.is_nan() {
-                f64::NAN
-            } else {
-                m.max(e)
-            }
-        })
+    c.iter().zip(&want).map(|(x, y)| (x - y).abs() / scale).fold(0.0, |m, e| if e.is_nan() || m.is_nan() { f64::NAN } else { m.max(e) })
 }
 
 #[test]
 #[ignore = "needs clang++ with AddressSanitizer (run with --include-ignored; .ci/run does)"]
 fn emulate_round_trips_npy_against_the_six_loop_definition() {
-    if mra_tests::require(
-        "clang++ with AddressSanitizer (the CPU wave emulator)",
-        mra_runtime::emulate::HostClang::find(),
-    )
-    .is_none()
-    {
+    if mra_tests::require("clang++ with AddressSanitizer (the CPU wave emulator)", mra_runtime::emulate::HostClang::find()).is_none() {
         return;
     }
     let dir = scratch("emulate");
     let seed = fresh_seed();
     // (arch, level, f32?, tolerance): the validation bounds of f64 (1e-10) and f32 (1e-4).
     // f64 on gfx90a: the default level and the MFMA level; f32 on gfx1100 (wave32) and gfx942.
-    let cases: &[(&str, Option<&str>, bool, f64)] = &[
-        ("gfx90a", None, false, 1e-10),
-        ("gfx90a", Some("L4"), false, 1e-10),
-        ("gfx1100", None, true, 1e-4),
-        ("gfx942", Some("L3"), true, 1e-4),
-    ];
+    let cases: &[(&str, Option<&str>, bool, f64)] =
+        &[("gfx90a", None, false, 1e-10), ("gfx90a", Some("L4"), false, 1e-10), ("gfx1100", None, true, 1e-4), ("gfx942", Some("L3"), true, 1e-4)];
     for &(arch, level, f32, tol) in cases {
         for (k, n) in [(5, 3), (13, 2)] {
             let e = emulated_error(&dir, arch, level, f32, k, n, seed);

@@ -27,87 +27,34 @@ fn temp(name: &str) -> PathBuf {
 
 #[test]
 fn list_prints_parameters_constraints_and_candidates_per_k() {
-    let o = mra_bench(
-        &[
-            "tune", "--list", "-l", "fused", "-K", "16,20,32", "--arch", "sm_90",
-        ],
-        &temp("list"),
-    );
+    let o = mra_bench(&["tune", "--list", "-l", "fused", "-K", "16,20,32", "--arch", "sm_90"], &temp("list"));
     assert!(o.status.success(), "{}", text(&o.stderr));
     let out = text(&o.stdout);
-    assert!(
-        out.contains("fused (8 parameters, 1440 combinations)"),
-        "{out}"
-    );
+    assert!(out.contains("fused (8 parameters, 1440 combinations)"), "{out}");
     assert!(out.contains("pair_rows    [0, 1] default 0"), "{out}");
     // The arch's tuned defaults per K, as mra-codegen/tuned/sm_90.json lists them for fused.
-    assert!(
-        out.contains("sm_90    tuned defaults  K=16: -, K=20: threads=512, K=32: -"),
-        "{out}"
-    );
+    assert!(out.contains("sm_90    tuned defaults  K=16: -, K=20: threads=512, K=32: -"), "{out}");
     assert!(out.contains("constraint   pair_rows <= row_pairs"), "{out}");
     assert!(out.contains("coalesce_c   [0, 1] default 0"), "{out}");
-    assert!(
-        out.contains("pad_a        [0, 1, 2, 3, 4] default 4"),
-        "{out}"
-    );
+    assert!(out.contains("pad_a        [0, 1, 2, 3, 4] default 4"), "{out}");
     assert!(out.contains("align_runs   [0, 1] default 0"), "{out}");
-    assert!(
-        out.contains(
-            "constraint   min_blocks * 2 * K * (K * (K + align_runs) + pad_a) * bytes <= shared"
-        ),
-        "{out}"
-    );
+    assert!(out.contains("constraint   min_blocks * 2 * K * (K * (K + align_runs) + pad_a) * bytes <= shared"), "{out}");
     assert!(out.contains("constraint   align_runs <= K % 2"), "{out}");
     // K=20: 2·20·(400+pad)·8 > 227 KiB / 2, so min_blocks=2 goes; K=32 fits in no configuration.
     // At even K align_runs is 0 only (the same kernel either way); coalesce_c doubles the rest,
     // five pads (0 to 4) make 3 · 2 · 5 · 3 · 2 = 180 at K = 16, and pair_rows (sm_90's
     // m16n8k4 has row pairs) doubles that; swap_operands(1) adds 3 · 2 · 5 = 30 (pair_rows,
     // coalesce_c and unroll_k at 0) at K = 16 and 3 · 5 = 15 at K = 20.
-    assert!(
-        out.contains("sm_90    candidates  K=16: 390, K=20: 195, K=32: 0"),
-        "{out}"
-    );
+    assert!(out.contains("sm_90    candidates  K=16: 390, K=20: 195, K=32: 0"), "{out}");
     // At odd K both layouts are candidates: at K=17 the largest configuration (min_blocks=2,
     // pad 4, runs 18 apart) needs 2·2·17·(17·18 + 4)·8 = 168640 B <= 227 KiB, so all 180 × 2 × 2
     // (align_runs, pair_rows), and 2 · 3 · 2 · 5 = 60 with swap_operands(1).
-    let o = mra_bench(
-        &[
-            "tune",
-            "--list",
-            "-l",
-            "fused-pipe,fused",
-            "-K",
-            "17",
-            "--arch",
-            "sm_90",
-        ],
-        &temp("list-odd"),
-    );
+    let o = mra_bench(&["tune", "--list", "-l", "fused-pipe,fused", "-K", "17", "--arch", "sm_90"], &temp("list-odd"));
     let out = text(&o.stdout);
-    assert!(
-        o.status.success()
-            && out.contains("fused-pipe (12 parameters")
-            && out.contains("sm_90    candidates  K=17: 780"),
-        "{out}"
-    );
+    assert!(o.status.success() && out.contains("fused-pipe (12 parameters") && out.contains("sm_90    candidates  K=17: 780"), "{out}");
     // With --fix the list counts what a run with it would try: threads=256 is one of fused's
     // three block sizes, each of which plans at K = 16 and 20, so a third of 390 and 195.
-    let o = mra_bench(
-        &[
-            "tune",
-            "--list",
-            "-l",
-            "fused",
-            "-K",
-            "16,20,32",
-            "--arch",
-            "sm_90",
-            "--fix",
-            "threads=256",
-        ],
-        &temp("list-fix"),
-    );
+    let o = mra_bench(&["tune", "--list", "-l", "fused", "-K", "16,20,32", "--arch", "sm_90", "--fix", "threads=256"], &temp("list-fix"));
     let out = text(&o.stdout);
     assert!(o.status.success() && out.contains("sm_90    candidates with --fix threads=256  K=16: 130 of 390, K=20: 65 of 195, K=32: 0 of 0"), "{out}");
 }
@@ -117,161 +64,26 @@ fn refuses_levels_without_parameters_and_bad_flags_in_one_line() {
     let db = temp("errors");
     for (args, needle, code) in [
         // Exit 2: a malformed command line (README: exit status); 1: nothing tuned yet.
-        (
-            vec!["tune", "-l", "L3", "--list"],
-            "level L3-regblk declares no tunable parameters; levels that do: bound, L7-breg, fused",
-            2,
-        ),
-        (
-            vec![
-                "tune",
-                "--strategy",
-                "genetic",
-                "--arch",
-                "sm_90",
-                "--compile-only",
-            ],
-            "unknown --strategy `genetic`",
-            2,
-        ),
-        (
-            vec![
-                "tune",
-                "--budget",
-                "10 parsecs",
-                "--arch",
-                "sm_90",
-                "--compile-only",
-            ],
-            "--budget",
-            2,
-        ),
-        (
-            vec![
-                "tune",
-                "--budget",
-                "1e400h",
-                "--arch",
-                "sm_90",
-                "--compile-only",
-            ],
-            "--budget",
-            2,
-        ),
-        (
-            vec!["tune", "--compile-only", "-K", "8"],
-            "tune --compile-only needs --arch",
-            2,
-        ),
-        (
-            vec!["--arch", "sm_90", "-K", "8", "-l", "best", "--emit-src"],
-            "-l best: no tuned level at K=8",
-            1,
-        ),
-        (
-            vec![
-                "tune",
-                "-l",
-                "fused-cluster",
-                "--fix",
-                "bogus=1",
-                "--arch",
-                "sm_90",
-                "--compile-only",
-            ],
-            "--fix: level fused-cluster has no tunable parameter `bogus`",
-            2,
-        ),
-        (
-            vec![
-                "tune",
-                "-l",
-                "fused-cluster",
-                "--fix",
-                "async_exchange=2",
-                "--arch",
-                "sm_90",
-                "--compile-only",
-            ],
-            "async_exchange=2 is not among the declared choices [0, 1]",
-            2,
-        ),
-        (
-            vec![
-                "tune",
-                "-l",
-                "fused-cluster",
-                "--fix",
-                "cluster",
-                "--arch",
-                "sm_90",
-                "--compile-only",
-            ],
-            "--fix: `cluster` is not name=value",
-            2,
-        ),
-        (
-            vec!["tune", "-l", "fused-cluster", "--fix", "bogus=1", "--list"],
-            "--fix: level fused-cluster has no tunable parameter `bogus`",
-            2,
-        ),
+        (vec!["tune", "-l", "L3", "--list"], "level L3-regblk declares no tunable parameters; levels that do: bound, L7-breg, fused", 2),
+        (vec!["tune", "--strategy", "genetic", "--arch", "sm_90", "--compile-only"], "unknown --strategy `genetic`", 2),
+        (vec!["tune", "--budget", "10 parsecs", "--arch", "sm_90", "--compile-only"], "--budget", 2),
+        (vec!["tune", "--budget", "1e400h", "--arch", "sm_90", "--compile-only"], "--budget", 2),
+        (vec!["tune", "--compile-only", "-K", "8"], "tune --compile-only needs --arch", 2),
+        (vec!["--arch", "sm_90", "-K", "8", "-l", "best", "--emit-src"], "-l best: no tuned level at K=8", 1),
+        (vec!["tune", "-l", "fused-cluster", "--fix", "bogus=1", "--arch", "sm_90", "--compile-only"], "--fix: level fused-cluster has no tunable parameter `bogus`", 2),
+        (vec!["tune", "-l", "fused-cluster", "--fix", "async_exchange=2", "--arch", "sm_90", "--compile-only"], "async_exchange=2 is not among the declared choices [0, 1]", 2),
+        (vec!["tune", "-l", "fused-cluster", "--fix", "cluster", "--arch", "sm_90", "--compile-only"], "--fix: `cluster` is not name=value", 2),
+        (vec!["tune", "-l", "fused-cluster", "--fix", "bogus=1", "--list"], "--fix: level fused-cluster has no tunable parameter `bogus`", 2),
         // A name twice kept the last value silently; an empty --db failed after the work.
-        (
-            vec![
-                "tune",
-                "-l",
-                "fused",
-                "--fix",
-                "threads=128,threads=256",
-                "--list",
-            ],
-            "--fix: `threads` is given twice (128 and 256); give each parameter once",
-            2,
-        ),
-        (
-            vec![
-                "tune",
-                "-l",
-                "L7",
-                "-K",
-                "6",
-                "--arch",
-                "gfx90a",
-                "--compile-only",
-                "--db",
-                "",
-            ],
-            "--db: the path is empty",
-            2,
-        ),
-        (
-            vec![
-                "tune",
-                "-l",
-                "L7",
-                "--arch",
-                "gfx90a",
-                "--write-defaults",
-                "x.json",
-                "--db",
-                " ",
-            ],
-            "--db: the path is empty",
-            2,
-        ),
+        (vec!["tune", "-l", "fused", "--fix", "threads=128,threads=256", "--list"], "--fix: `threads` is given twice (128 and 256); give each parameter once", 2),
+        (vec!["tune", "-l", "L7", "-K", "6", "--arch", "gfx90a", "--compile-only", "--db", ""], "--db: the path is empty", 2),
+        (vec!["tune", "-l", "L7", "--arch", "gfx90a", "--write-defaults", "x.json", "--db", " "], "--db: the path is empty", 2),
     ] {
         let o = mra_bench(&args, &db);
         let err = text(&o.stderr);
         assert_eq!(o.status.code(), Some(code), "{args:?}: {}", text(&o.stderr));
-        assert!(
-            err.contains(needle) && !err.contains("panicked"),
-            "{args:?}: {err}"
-        );
-        assert_eq!(
-            err.lines().filter(|l| l.contains("error")).count(),
-            1,
-            "{err}"
-        );
+        assert!(err.contains(needle) && !err.contains("panicked"), "{args:?}: {err}");
+        assert_eq!(err.lines().filter(|l| l.contains("error")).count(), 1, "{err}");
     }
 }
 
@@ -296,64 +108,27 @@ fn emit_src_uses_the_tuned_configuration_for_the_arch_and_says_so() {
         record("fused", 16, json!({"threads": 128, "pad_a": 0, "min_blocks": 1, "unroll_k": 0}), 35.0),
     ]});
     std::fs::write(&db, serde_json::to_vec(&records).unwrap()).unwrap();
-    let tuned = mra_bench(
-        &["--arch", "sm_90", "-K", "16", "-l", "fused", "--emit-src"],
-        &db,
-    );
+    let tuned = mra_bench(&["--arch", "sm_90", "-K", "16", "-l", "fused", "--emit-src"], &db);
     assert!(tuned.status.success(), "{}", text(&tuned.stderr));
     let (src, err) = (text(&tuned.stdout), text(&tuned.stderr));
     assert!(err.contains("# fused K=16: tuned configuration min_blocks=2 pad_a=1 threads=512 unroll_k=1 (29.50 us/task when tuned on NVIDIA H200"), "{err}");
     assert!(src.contains("constexpr int THREADS = 512;"), "{src}");
     assert!(src.contains("__launch_bounds__(512, 2)"), "{src}");
     assert!(src.contains("constexpr int W_STRIDE = K2 + 1;"), "{src}");
-    assert!(
-        src.contains("#pragma unroll 1  // [levels/fused.rs"),
-        "{src}"
-    );
+    assert!(src.contains("#pragma unroll 1  // [levels/fused.rs"), "{src}");
 
-    let plain = mra_bench(
-        &[
-            "--arch",
-            "sm_90",
-            "-K",
-            "16",
-            "-l",
-            "fused",
-            "--emit-src",
-            "--untuned",
-        ],
-        &db,
-    );
+    let plain = mra_bench(&["--arch", "sm_90", "-K", "16", "-l", "fused", "--emit-src", "--untuned"], &db);
     let src = text(&plain.stdout);
     assert!(plain.status.success() && !text(&plain.stderr).contains("tuned configuration"));
-    assert!(
-        src.contains("constexpr int THREADS = 256;")
-            && src.contains("constexpr int W_STRIDE = K2 + 4;")
-            && !src.contains("__launch_bounds__"),
-        "{src}"
-    );
+    assert!(src.contains("constexpr int THREADS = 256;") && src.contains("constexpr int W_STRIDE = K2 + 4;") && !src.contains("__launch_bounds__"), "{src}");
 
     // Another K, another arch: nothing tuned there, the defaults without a word.
-    let other = mra_bench(
-        &["--arch", "sm_80", "-K", "16", "-l", "fused", "--emit-src"],
-        &db,
-    );
-    assert!(
-        other.status.success() && !text(&other.stderr).contains("tuned"),
-        "{}",
-        text(&other.stderr)
-    );
+    let other = mra_bench(&["--arch", "sm_80", "-K", "16", "-l", "fused", "--emit-src"], &db);
+    assert!(other.status.success() && !text(&other.stderr).contains("tuned"), "{}", text(&other.stderr));
 
-    let best = mra_bench(
-        &["--arch", "sm_90", "-K", "16", "-l", "best", "--emit-src"],
-        &db,
-    );
+    let best = mra_bench(&["--arch", "sm_90", "-K", "16", "-l", "best", "--emit-src"], &db);
     assert!(best.status.success(), "{}", text(&best.stderr));
-    assert!(
-        text(&best.stderr).contains("-l best at K=16: fused is the fastest tuned level"),
-        "{}",
-        text(&best.stderr)
-    );
+    assert!(text(&best.stderr).contains("-l best at K=16: fused is the fastest tuned level"), "{}", text(&best.stderr));
     assert!(text(&best.stdout).contains("mra_fused_k16_f64"));
 
     // Parameters the schedule declared after the record was tuned take their defaults, and the
@@ -361,37 +136,16 @@ fn emit_src_uses_the_tuned_configuration_for_the_arch_and_says_so() {
     // in a record without any of them).
     let old = json!({"version": 1, "records": [record("fused-pipe", 20, json!({"threads": 416, "pad_a": 4, "min_blocks": 1, "unroll_k": 0, "buffers": 3, "align_runs": 0, "pair_rows": 1, "fuse_k": 2, "bulk_copy": 1}), 77.0)]});
     std::fs::write(&db, serde_json::to_vec(&old).unwrap()).unwrap();
-    let o = mra_bench(
-        &[
-            "--arch",
-            "sm_90",
-            "-K",
-            "20",
-            "-l",
-            "fused-pipe",
-            "--emit-src",
-        ],
-        &db,
-    );
+    let o = mra_bench(&["--arch", "sm_90", "-K", "20", "-l", "fused-pipe", "--emit-src"], &db);
     let (src, err) = (text(&o.stdout), text(&o.stderr));
     assert!(o.status.success() && err.contains("; stack, persistent, swap_operands at their defaults (the record predates them); --untuned for the defaults"), "{err}");
-    assert!(
-        src.contains("persistent=1 stack=1 swap_operands=0 threads=416"),
-        "{src}"
-    );
+    assert!(src.contains("persistent=1 stack=1 swap_operands=0 threads=416"), "{src}");
 
     // A configuration the schedule no longer declares is an error, not a silent default.
     let stale = json!({"version": 1, "records": [record("fused", 16, json!({"threads": 96, "pad_a": 1, "min_blocks": 1, "unroll_k": 0}), 1.0)]});
     std::fs::write(&db, serde_json::to_vec(&stale).unwrap()).unwrap();
-    let o = mra_bench(
-        &["--arch", "sm_90", "-K", "16", "-l", "fused", "--emit-src"],
-        &db,
-    );
-    assert!(
-        !o.status.success() && text(&o.stderr).contains("no longer accepts"),
-        "{}",
-        text(&o.stderr)
-    );
+    let o = mra_bench(&["--arch", "sm_90", "-K", "16", "-l", "fused", "--emit-src"], &db);
+    assert!(!o.status.success() && text(&o.stderr).contains("no longer accepts"), "{}", text(&o.stderr));
     let _ = std::fs::remove_file(&db);
 }
 
@@ -414,173 +168,43 @@ fn write_defaults_turns_the_fastest_records_into_the_arch_file() {
     let records = json!({"version": 1, "records": [record("fused-pipe", 10, slow, 9.0), record("fused-pipe", 10, fast, 7.5), offline]});
     std::fs::write(&db, serde_json::to_vec(&records).unwrap()).unwrap();
     let db_arg = db.to_str().unwrap();
-    let o = mra_bench(
-        &[
-            "tune",
-            "--write-defaults",
-            out.to_str().unwrap(),
-            "--arch",
-            "sm_90",
-            "-l",
-            "fused-pipe",
-            "-K",
-            "10,12",
-            "--db",
-            db_arg,
-        ],
-        &db,
-    );
+    let o = mra_bench(&["tune", "--write-defaults", out.to_str().unwrap(), "--arch", "sm_90", "-l", "fused-pipe", "-K", "10,12", "--db", db_arg], &db);
     assert!(o.status.success(), "{}", text(&o.stderr));
-    assert!(
-        text(&o.stderr).contains("no timed f64 record on sm_90")
-            && text(&o.stderr).contains("fused-pipe K=12"),
-        "{}",
-        text(&o.stderr)
-    );
+    assert!(text(&o.stderr).contains("no timed f64 record on sm_90") && text(&o.stderr).contains("fused-pipe K=12"), "{}", text(&o.stderr));
     let file: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     assert_eq!(file["arch"], "sm_90");
     let entries = file["entries"].as_array().unwrap();
     assert_eq!(entries.len(), 1, "{file}");
     assert_eq!(entries[0]["k"], json!([10]));
-    assert_eq!(
-        entries[0]["config"],
-        json!({"threads": 256, "fuse_k": 2, "bulk_copy": 1, "swap_operands": 1}),
-        "the differences from the schedule's defaults"
-    );
-    assert!(
-        entries[0]["source"]
-            .as_str()
-            .unwrap()
-            .starts_with("NVIDIA H200: 7.50 us/task (copy 28.00)"),
-        "{file}"
-    );
-    assert!(
-        file["provenance"]["measured_on"]
-            .as_str()
-            .unwrap()
-            .contains("NVIDIA H200 (sm_90), harness -N 2048 -M 512 -s 4"),
-        "{file}"
-    );
+    assert_eq!(entries[0]["config"], json!({"threads": 256, "fuse_k": 2, "bulk_copy": 1, "swap_operands": 1}), "the differences from the schedule's defaults");
+    assert!(entries[0]["source"].as_str().unwrap().starts_with("NVIDIA H200: 7.50 us/task (copy 28.00)"), "{file}");
+    assert!(file["provenance"]["measured_on"].as_str().unwrap().contains("NVIDIA H200 (sm_90), harness -N 2048 -M 512 -s 4"), "{file}");
     // A second level, and fused-pipe timed in the API regime (one launch over a batch, µs per
     // launch): both merge in as entries of their regimes; the first entry and the file's
     // provenance stay.
     let provenance = file["provenance"].clone();
-    let mut api = record(
-        "fused-pipe",
-        10,
-        json!({"threads": 128, "pad_a": 4, "min_blocks": 1, "buffers": 3, "stack": 1, "unroll_k": 0, "align_runs": 0, "pair_rows": 0, "fuse_k": 1, "bulk_copy": 1, "persistent": 0, "swap_operands": 0}),
-        1080.0,
-    );
+    let mut api = record("fused-pipe", 10, json!({"threads": 128, "pad_a": 4, "min_blocks": 1, "buffers": 3, "stack": 1, "unroll_k": 0, "align_runs": 0, "pair_rows": 0, "fuse_k": 1, "bulk_copy": 1, "persistent": 0, "swap_operands": 0}), 1080.0);
     api["harness"] = json!({"nfuncs": 268435, "max_blocks": usize::MAX, "tasks": 1, "streams": 1, "reps": 3, "stream_data": "private"});
     let records = json!({"version": 1, "records": [record("fused", 12, json!({"threads": 128, "pad_a": 4, "min_blocks": 1, "unroll_k": 0, "align_runs": 0, "coalesce_c": 0, "pair_rows": 1, "swap_operands": 0}), 5.0), api]});
     std::fs::write(&db, serde_json::to_vec(&records).unwrap()).unwrap();
-    let o = mra_bench(
-        &[
-            "tune",
-            "--write-defaults",
-            out.to_str().unwrap(),
-            "--arch",
-            "sm_90",
-            "-l",
-            "fused,fused-pipe",
-            "-K",
-            "10,12",
-            "--db",
-            db_arg,
-        ],
-        &db,
-    );
+    let o = mra_bench(&["tune", "--write-defaults", out.to_str().unwrap(), "--arch", "sm_90", "-l", "fused,fused-pipe", "-K", "10,12", "--db", db_arg], &db);
     assert!(o.status.success(), "{}", text(&o.stderr));
     let file: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
-    let entries: Vec<(&str, &Value, &str)> = file["entries"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| {
-            (
-                e["level"].as_str().unwrap(),
-                &e["k"],
-                e["regime"].as_str().unwrap(),
-            )
-        })
-        .collect();
-    assert_eq!(
-        entries,
-        [
-            ("fused", &json!([12]), "harness"),
-            ("fused-pipe", &json!([10]), "harness"),
-            ("fused-pipe", &json!([10]), "api")
-        ],
-        "{file}"
-    );
+    let entries: Vec<(&str, &Value, &str)> = file["entries"].as_array().unwrap().iter().map(|e| (e["level"].as_str().unwrap(), &e["k"], e["regime"].as_str().unwrap())).collect();
+    assert_eq!(entries, [("fused", &json!([12]), "harness"), ("fused-pipe", &json!([10]), "harness"), ("fused-pipe", &json!([10]), "api")], "{file}");
     let api_entry = &file["entries"][2];
-    assert_eq!(
-        api_entry["config"],
-        json!({"buffers": 3, "bulk_copy": 1}),
-        "{file}"
-    );
-    assert!(
-        api_entry["source"]
-            .as_str()
-            .unwrap()
-            .contains("1080.00 us/task (copy 28.00), api: one launch over N = 268435"),
-        "{file}"
-    );
-    assert_eq!(
-        file["provenance"], provenance,
-        "the file's provenance stays"
-    );
+    assert_eq!(api_entry["config"], json!({"buffers": 3, "bulk_copy": 1}), "{file}");
+    assert!(api_entry["source"].as_str().unwrap().contains("1080.00 us/task (copy 28.00), api: one launch over N = 268435"), "{file}");
+    assert_eq!(file["provenance"], provenance, "the file's provenance stays");
     // Refusals: a file not named after its arch, no arch, nothing in the database.
     for (args, needle) in [
-        (
-            vec![
-                "tune",
-                "--write-defaults",
-                "x.json",
-                "--arch",
-                "sm_90",
-                "-l",
-                "fused",
-                "-K",
-                "12",
-            ],
-            "named after its arch (sm_90.json)",
-        ),
-        (
-            vec![
-                "tune",
-                "--write-defaults",
-                "sm_90.json",
-                "-l",
-                "fused",
-                "-K",
-                "12",
-            ],
-            "--write-defaults needs --arch",
-        ),
-        (
-            vec![
-                "tune",
-                "--write-defaults",
-                out.to_str().unwrap(),
-                "--arch",
-                "sm_90",
-                "-l",
-                "fused",
-                "-K",
-                "8",
-                "--db",
-                db_arg,
-            ],
-            "nothing written to",
-        ),
+        (vec!["tune", "--write-defaults", "x.json", "--arch", "sm_90", "-l", "fused", "-K", "12"], "named after its arch (sm_90.json)"),
+        (vec!["tune", "--write-defaults", "sm_90.json", "-l", "fused", "-K", "12"], "--write-defaults needs --arch"),
+        (vec!["tune", "--write-defaults", out.to_str().unwrap(), "--arch", "sm_90", "-l", "fused", "-K", "8", "--db", db_arg], "nothing written to"),
     ] {
         let o = mra_bench(&args, &db);
         let err = text(&o.stderr);
-        assert!(
-            !o.status.success() && err.contains(needle) && err.lines().count() <= 2,
-            "{args:?}: {err}"
-        );
+        assert!(!o.status.success() && err.contains(needle) && err.lines().count() <= 2, "{args:?}: {err}");
     }
     let _ = std::fs::remove_dir_all(&dir);
     let _ = std::fs::remove_file(&db);
@@ -597,69 +221,25 @@ fn export_uses_the_tuned_configuration_and_best_level_for_the_arch() {
     let dir = std::env::temp_dir().join(format!("mra-bench-tune-export-{}", std::process::id()));
     let run = |extra: &[&str]| {
         let _ = std::fs::remove_dir_all(&dir);
-        let mut args = vec![
-            "export",
-            "--arch",
-            "sm_90",
-            "-K",
-            "16",
-            "-o",
-            dir.to_str().unwrap(),
-        ];
+        let mut args = vec!["export", "--arch", "sm_90", "-K", "16", "-o", dir.to_str().unwrap()];
         args.extend_from_slice(extra);
         let o = mra_bench(&args, &db);
         assert!(o.status.success(), "{}", text(&o.stderr));
-        let src: String = std::fs::read_dir(&dir)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| {
-                p.extension()
-                    .is_some_and(|e| e == "cu" || e == "hip" || e == "cuh" || e == "h")
-            })
-            .map(|p| std::fs::read_to_string(p).unwrap())
-            .collect();
+        let src: String = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|e| e == "cu" || e == "hip" || e == "cuh" || e == "h")).map(|p| std::fs::read_to_string(p).unwrap()).collect();
         (text(&o.stderr), src)
     };
     let (err, src) = run(&["-l", "best"]);
     assert!(err.contains("-l best at K=16: fused is the fastest tuned level for sm_90 (min_blocks=2 pad_a=1 threads=512 unroll_k=1)"), "{err}");
-    assert!(
-        src.contains("constexpr int THREADS = 512;") && src.contains("__launch_bounds__(512, 2)"),
-        "{src}"
-    );
+    assert!(src.contains("constexpr int THREADS = 512;") && src.contains("__launch_bounds__(512, 2)"), "{src}");
     let (err, src) = run(&["-l", "fused"]);
-    assert!(
-        err.contains(
-            "# fused K=16: tuned configuration min_blocks=2 pad_a=1 threads=512 unroll_k=1"
-        ),
-        "{err}"
-    );
+    assert!(err.contains("# fused K=16: tuned configuration min_blocks=2 pad_a=1 threads=512 unroll_k=1"), "{err}");
     assert!(src.contains("constexpr int THREADS = 512;"), "{src}");
     let (err, src) = run(&["-l", "fused", "--untuned"]);
-    assert!(
-        !err.contains("tuned configuration") && src.contains("constexpr int THREADS = 256;"),
-        "{err}"
-    );
+    assert!(!err.contains("tuned configuration") && src.contains("constexpr int THREADS = 256;"), "{err}");
     // Nothing tuned at K=16 on sm_80: -l best says so in one line.
     let _ = std::fs::remove_dir_all(&dir);
-    let o = mra_bench(
-        &[
-            "export",
-            "--arch",
-            "sm_80",
-            "-K",
-            "16",
-            "-l",
-            "best",
-            "-o",
-            dir.to_str().unwrap(),
-        ],
-        &db,
-    );
-    assert!(
-        !o.status.success() && text(&o.stderr).contains("no tuned level at K=16 (f64) for sm_80"),
-        "{}",
-        text(&o.stderr)
-    );
+    let o = mra_bench(&["export", "--arch", "sm_80", "-K", "16", "-l", "best", "-o", dir.to_str().unwrap()], &db);
+    assert!(!o.status.success() && text(&o.stderr).contains("no tuned level at K=16 (f64) for sm_80"), "{}", text(&o.stderr));
     let _ = std::fs::remove_dir_all(&dir);
     let _ = std::fs::remove_file(&db);
 }
@@ -676,40 +256,15 @@ fn export_best_takes_a_multi_block_level_with_a_block_function_beside_it() {
         record("L7-breg", 32, json!({"threads": 256, "min_blocks": 1, "unroll_k": 0}), 900.0),
     ]});
     std::fs::write(&db, serde_json::to_vec(&records).unwrap()).unwrap();
-    let dir =
-        std::env::temp_dir().join(format!("mra-bench-tune-export-best-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("mra-bench-tune-export-best-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let o = mra_bench(
-        &[
-            "export",
-            "--arch",
-            "sm_90",
-            "-K",
-            "32",
-            "-l",
-            "best",
-            "-o",
-            dir.to_str().unwrap(),
-        ],
-        &db,
-    );
+    let o = mra_bench(&["export", "--arch", "sm_90", "-K", "32", "-l", "best", "-o", dir.to_str().unwrap()], &db);
     assert!(o.status.success(), "{}", text(&o.stderr));
     assert!(text(&o.stderr).contains("-l best at K=32: fused-split is the fastest tuned level for sm_90 (fuse_k=4 prefetch_l2=3)"), "{}", text(&o.stderr));
-    let manifest: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
-    assert_eq!(
-        (
-            manifest[0]["level"].as_str(),
-            manifest[0]["block"]["level"].as_str()
-        ),
-        (Some("fused-split"), Some("L7-breg")),
-        "{manifest}"
-    );
+    let manifest: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!((manifest[0]["level"].as_str(), manifest[0]["block"]["level"].as_str()), (Some("fused-split"), Some("L7-breg")), "{manifest}");
     let src = std::fs::read_to_string(dir.join("mra_fused_split_k32_f64.cu")).unwrap();
-    assert!(
-        src.contains("fuse_k=4 prefetch_l2=3"),
-        "the tuned configuration is exported"
-    );
+    assert!(src.contains("fuse_k=4 prefetch_l2=3"), "the tuned configuration is exported");
     let _ = std::fs::remove_dir_all(&dir);
     let _ = std::fs::remove_file(&db);
 }
@@ -718,88 +273,35 @@ fn export_best_takes_a_multi_block_level_with_a_block_function_beside_it() {
 /// and the --out file; a rerun compiles nothing again.
 #[test]
 fn compile_only_prunes_offline_and_resumes() {
-    let Some(_) = mra_tests::require("NVRTC", mra_runtime::cuda::nvrtc::Nvrtc::load()) else {
-        return;
-    };
+    let Some(_) = mra_tests::require("NVRTC", mra_runtime::cuda::nvrtc::Nvrtc::load()) else { return };
     let db = temp("offline");
     let out = temp("offline-out");
-    let args = [
-        "tune",
-        "--arch",
-        "sm_90",
-        "-K",
-        "6",
-        "-l",
-        "L7",
-        "--compile-only",
-        "--out",
-        out.to_str().unwrap(),
-    ];
+    let args = ["tune", "--arch", "sm_90", "-K", "6", "-l", "L7", "--compile-only", "--out", out.to_str().unwrap()];
     let o = mra_bench(&args, &db);
     assert!(o.status.success(), "{}", text(&o.stderr));
     let stdout = text(&o.stdout);
-    assert!(
-        stdout.contains("L7-breg K=6 on sm_90: 36 candidates (36 declared), 36 compiled"),
-        "{stdout}"
-    );
+    assert!(stdout.contains("L7-breg K=6 on sm_90: 36 candidates (36 declared), 36 compiled"), "{stdout}");
     let records: Value = serde_json::from_slice(&std::fs::read(&db).unwrap()).unwrap();
     let records = records["records"].as_array().unwrap();
     assert_eq!(records.len(), 36);
-    assert!(records.iter().all(|r| r["device"]["arch"] == "sm_90"
-        && r["device"]["gpu"] == ""
-        && r["harness"].is_null()));
+    assert!(records.iter().all(|r| r["device"]["arch"] == "sm_90" && r["device"]["gpu"] == "" && r["harness"].is_null()));
     // Launch bounds compile; the only compile failures are ptxas refusing a register cap too
     // low for the f64 mma fragments (512 threads x 4 blocks leaves 32 registers).
     for r in records {
         let why = r["outcome"]["why"].as_str().unwrap_or("");
-        assert!(
-            !why.contains("does not compile") || why.contains("register target constraints"),
-            "{r}"
-        );
+        assert!(!why.contains("does not compile") || why.contains("register target constraints"), "{r}");
     }
-    assert!(
-        records
-            .iter()
-            .any(|r| r["config"]["min_blocks"] == 4 && r["outcome"]["status"] == "compiled"),
-        "{records:?}"
-    );
+    assert!(records.iter().any(|r| r["config"]["min_blocks"] == 4 && r["outcome"]["status"] == "compiled"), "{records:?}");
     let survivors: Vec<Value> = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
     assert!(!survivors.is_empty());
-    assert!(survivors
-        .iter()
-        .all(|r| r["outcome"]["status"] == "compiled"
-            && r["outcome"]["resources"]["spill_bytes"] == 0));
+    assert!(survivors.iter().all(|r| r["outcome"]["status"] == "compiled" && r["outcome"]["resources"]["spill_bytes"] == 0));
     let again = mra_bench(&args, &db);
     assert!(again.status.success());
-    assert_eq!(
-        text(&again.stderr).matches("(database)").count(),
-        36,
-        "{}",
-        text(&again.stderr)
-    );
+    assert_eq!(text(&again.stderr).matches("(database)").count(), 36, "{}", text(&again.stderr));
     // --fix keeps the candidates with those values only: 36 / 4 thread counts = 9, 3 with unroll_k=0 too.
-    let fixed = mra_bench(
-        &[
-            "tune",
-            "--arch",
-            "sm_90",
-            "-K",
-            "6",
-            "-l",
-            "L7",
-            "--compile-only",
-            "--fix",
-            "threads=256,unroll_k=0",
-        ],
-        &temp("offline-fix"),
-    );
+    let fixed = mra_bench(&["tune", "--arch", "sm_90", "-K", "6", "-l", "L7", "--compile-only", "--fix", "threads=256,unroll_k=0"], &temp("offline-fix"));
     assert!(fixed.status.success(), "{}", text(&fixed.stderr));
-    assert!(
-        text(&fixed.stdout)
-            .contains("L7-breg K=6 on sm_90: 3 candidates (36 declared), 3 compiled"),
-        "{}",
-        text(&fixed.stdout)
-    );
+    assert!(text(&fixed.stdout).contains("L7-breg K=6 on sm_90: 3 candidates (36 declared), 3 compiled"), "{}", text(&fixed.stdout));
     let _ = std::fs::remove_file(&db);
     let _ = std::fs::remove_file(&out);
 }

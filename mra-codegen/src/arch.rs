@@ -144,13 +144,7 @@ pub const ARCHS: &[Arch] = &[
         // Full-rate shapes first: a tensorized level takes the first f64 shape listed.
         max_cluster_blocks: 8,
         bulk_async_copy: true,
-        matrix: &[
-            MmaSyncM16n8k4F64,
-            MmaSyncM16n8k8F64,
-            MmaSyncM16n8k16F64,
-            MmaSyncM8n8k4F64,
-            WmmaM8n8k4F64,
-        ],
+        matrix: &[MmaSyncM16n8k4F64, MmaSyncM16n8k8F64, MmaSyncM16n8k16F64, MmaSyncM8n8k4F64, WmmaM8n8k4F64],
     },
     Arch {
         name: "gfx90a",
@@ -249,9 +243,7 @@ pub fn find(name: &str) -> Result<&'static Arch, UnknownArch> {
     ARCHS
         .iter()
         .find(|a| a.name == normal)
-        .ok_or_else(|| UnknownArch {
-            given: crate::quote(name),
-        })
+        .ok_or_else(|| UnknownArch { given: crate::quote(name) })
 }
 
 /// The arch for an NVIDIA compute capability as the driver reports it (`9, 0` → sm_90).
@@ -289,21 +281,14 @@ mod tests {
     #[test]
     fn unknown_arch_lists_the_known_ones() {
         let e = find("gfx9000").unwrap_err().to_string();
-        assert!(
-            e.contains("gfx9000") && e.contains("sm_90") && e.contains("gfx1201"),
-            "{e}"
-        );
+        assert!(e.contains("gfx9000") && e.contains("sm_90") && e.contains("gfx1201"), "{e}");
         assert!(from_compute_capability(7, 0).is_err());
     }
 
     #[test]
     fn wave_sizes_follow_the_hardware() {
         for a in ARCHS {
-            let expect = if a.name == "gfx90a" || a.name == "gfx942" {
-                64
-            } else {
-                32
-            };
+            let expect = if a.name == "gfx90a" || a.name == "gfx942" { 64 } else { 32 };
             assert_eq!(a.wave_size, expect, "{}", a.name);
         }
     }

@@ -74,7 +74,7 @@ impl DType {
         match self {
             DType::F64 => f64::MIN_POSITIVE,
             DType::F32 => f32::MIN_POSITIVE as f64,
-            DType::F16 => 6.103515625e-5,            // 2^-14
+            DType::F16 => 6.103515625e-5, // 2^-14
             DType::Bf16 => f32::MIN_POSITIVE as f64, // bf16 has f32's exponent range
         }
     }

@@ -87,3 +87,4 @@ impl fmt::Display for Constraint {
         f.write_str(&self.text)
     }
 }
+

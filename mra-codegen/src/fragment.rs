@@ -58,34 +58,17 @@ pub struct Axis {
 
 impl Axis {
     const fn new(lane_div: u32, lane_mod: u32, lane_scale: u32, reg_scale: u32) -> Axis {
-        Axis {
-            lane_div,
-            lane_mod,
-            lane_scale,
-            reg_scale,
-            reg_div: 1,
-            reg_mod: 0,
-            reg_hi: None,
-        }
+        Axis { lane_div, lane_mod, lane_scale, reg_scale, reg_div: 1, reg_mod: 0, reg_hi: None }
     }
 
     /// The same lane part, the register part `((reg / reg_div) % reg_mod) · reg_scale`.
     const fn with_reg(self, reg_div: u32, reg_mod: u32, reg_scale: u32) -> Axis {
-        Axis {
-            reg_div,
-            reg_mod,
-            reg_scale,
-            ..self
-        }
+        Axis { reg_div, reg_mod, reg_scale, ..self }
     }
 
     /// The coordinate of register `reg` in lane `lane`.
     pub fn at(&self, lane: u32, reg: u32) -> u32 {
-        let reg_part = if self.reg_mod == 0 {
-            reg / self.reg_div
-        } else {
-            (reg / self.reg_div) % self.reg_mod
-        };
+        let reg_part = if self.reg_mod == 0 { reg / self.reg_div } else { (reg / self.reg_div) % self.reg_mod };
         let hi = self.reg_hi.map_or(0, |(div, scale)| (reg / div) * scale);
         ((lane / self.lane_div) % self.lane_mod) * self.lane_scale + reg_part * self.reg_scale + hi
     }
@@ -109,11 +92,7 @@ impl Axis {
             } else {
                 format!("({lane_part} % {})", self.lane_mod)
             };
-            terms.push(if self.lane_scale == 1 {
-                m
-            } else {
-                format!("{m} * {}", self.lane_scale)
-            });
+            terms.push(if self.lane_scale == 1 { m } else { format!("{m} * {}", self.lane_scale) });
         }
         if self.reg_scale > 0 && reg != "0" {
             let mut r = reg.to_string();
@@ -129,28 +108,16 @@ impl Axis {
                     false => format!("({r} % {})", self.reg_mod),
                 };
             }
-            terms.push(if self.reg_scale == 1 {
-                r
-            } else {
-                format!("{r} * {}", self.reg_scale)
-            });
+            terms.push(if self.reg_scale == 1 { r } else { format!("{r} * {}", self.reg_scale) });
         }
         if let (Some((div, scale)), false) = (self.reg_hi, reg == "0") {
             let r = match div.is_power_of_two() {
                 true => format!("({reg} >> {})", div.trailing_zeros()),
                 false => format!("({reg} / {div})"),
             };
-            terms.push(if scale == 1 {
-                r
-            } else {
-                format!("{r} * {scale}")
-            });
+            terms.push(if scale == 1 { r } else { format!("{r} * {scale}") });
         }
-        if terms.is_empty() {
-            "0".into()
-        } else {
-            terms.join(" + ")
-        }
+        if terms.is_empty() { "0".into() } else { terms.join(" + ") }
     }
 }
 
@@ -186,21 +153,9 @@ pub fn fragment(instr: MatrixInstr) -> Fragment {
             n: 8,
             k: 4,
             lanes: 32,
-            a: OperandLayout {
-                regs: 1,
-                row: Axis::new(4, 8, 1, 0),
-                col: Axis::new(1, 4, 1, 0),
-            },
-            b: OperandLayout {
-                regs: 1,
-                row: Axis::new(1, 4, 1, 0),
-                col: Axis::new(4, 8, 1, 0),
-            },
-            c: OperandLayout {
-                regs: 2,
-                row: Axis::new(4, 8, 1, 0),
-                col: Axis::new(1, 4, 2, 1),
-            },
+            a: OperandLayout { regs: 1, row: Axis::new(4, 8, 1, 0), col: Axis::new(1, 4, 1, 0) },
+            b: OperandLayout { regs: 1, row: Axis::new(1, 4, 1, 0), col: Axis::new(4, 8, 1, 0) },
+            c: OperandLayout { regs: 2, row: Axis::new(4, 8, 1, 0), col: Axis::new(1, 4, 2, 1) },
         },
         MmaSyncM16n8k4F64 => Fragment {
             instr,
@@ -208,21 +163,9 @@ pub fn fragment(instr: MatrixInstr) -> Fragment {
             n: 8,
             k: 4,
             lanes: 32,
-            a: OperandLayout {
-                regs: 2,
-                row: Axis::new(4, 8, 1, 8),
-                col: Axis::new(1, 4, 1, 0),
-            },
-            b: OperandLayout {
-                regs: 1,
-                row: Axis::new(1, 4, 1, 0),
-                col: Axis::new(4, 8, 1, 0),
-            },
-            c: OperandLayout {
-                regs: 4,
-                row: Axis::new(4, 8, 1, 0).with_reg(2, 0, 8),
-                col: Axis::new(1, 4, 2, 0).with_reg(1, 2, 1),
-            },
+            a: OperandLayout { regs: 2, row: Axis::new(4, 8, 1, 8), col: Axis::new(1, 4, 1, 0) },
+            b: OperandLayout { regs: 1, row: Axis::new(1, 4, 1, 0), col: Axis::new(4, 8, 1, 0) },
+            c: OperandLayout { regs: 4, row: Axis::new(4, 8, 1, 0).with_reg(2, 0, 8), col: Axis::new(1, 4, 2, 0).with_reg(1, 2, 1) },
         },
         MmaSyncM16n8k8F64 => Fragment {
             instr,
@@ -230,21 +173,9 @@ pub fn fragment(instr: MatrixInstr) -> Fragment {
             n: 8,
             k: 8,
             lanes: 32,
-            a: OperandLayout {
-                regs: 4,
-                row: Axis::new(4, 8, 1, 0).with_reg(1, 2, 8),
-                col: Axis::new(1, 4, 1, 0).with_reg(2, 0, 4),
-            },
-            b: OperandLayout {
-                regs: 2,
-                row: Axis::new(1, 4, 1, 4),
-                col: Axis::new(4, 8, 1, 0),
-            },
-            c: OperandLayout {
-                regs: 4,
-                row: Axis::new(4, 8, 1, 0).with_reg(2, 0, 8),
-                col: Axis::new(1, 4, 2, 0).with_reg(1, 2, 1),
-            },
+            a: OperandLayout { regs: 4, row: Axis::new(4, 8, 1, 0).with_reg(1, 2, 8), col: Axis::new(1, 4, 1, 0).with_reg(2, 0, 4) },
+            b: OperandLayout { regs: 2, row: Axis::new(1, 4, 1, 4), col: Axis::new(4, 8, 1, 0) },
+            c: OperandLayout { regs: 4, row: Axis::new(4, 8, 1, 0).with_reg(2, 0, 8), col: Axis::new(1, 4, 2, 0).with_reg(1, 2, 1) },
         },
         MmaSyncM16n8k16F64 => Fragment {
             instr,
@@ -252,21 +183,9 @@ pub fn fragment(instr: MatrixInstr) -> Fragment {
             n: 8,
             k: 16,
             lanes: 32,
-            a: OperandLayout {
-                regs: 8,
-                row: Axis::new(4, 8, 1, 0).with_reg(1, 2, 8),
-                col: Axis::new(1, 4, 1, 0).with_reg(2, 0, 4),
-            },
-            b: OperandLayout {
-                regs: 4,
-                row: Axis::new(1, 4, 1, 4),
-                col: Axis::new(4, 8, 1, 0),
-            },
-            c: OperandLayout {
-                regs: 4,
-                row: Axis::new(4, 8, 1, 0).with_reg(2, 0, 8),
-                col: Axis::new(1, 4, 2, 0).with_reg(1, 2, 1),
-            },
+            a: OperandLayout { regs: 8, row: Axis::new(4, 8, 1, 0).with_reg(1, 2, 8), col: Axis::new(1, 4, 1, 0).with_reg(2, 0, 4) },
+            b: OperandLayout { regs: 4, row: Axis::new(1, 4, 1, 4), col: Axis::new(4, 8, 1, 0) },
+            c: OperandLayout { regs: 4, row: Axis::new(4, 8, 1, 0).with_reg(2, 0, 8), col: Axis::new(1, 4, 2, 0).with_reg(1, 2, 1) },
         },
         MfmaF64_16x16x4 => Fragment {
             instr,
@@ -274,22 +193,10 @@ pub fn fragment(instr: MatrixInstr) -> Fragment {
             n: 16,
             k: 4,
             lanes: 64,
-            a: OperandLayout {
-                regs: 1,
-                row: Axis::new(1, 16, 1, 0),
-                col: Axis::new(16, 4, 1, 0),
-            },
-            b: OperandLayout {
-                regs: 1,
-                row: Axis::new(16, 4, 1, 0),
-                col: Axis::new(1, 16, 1, 0),
-            },
+            a: OperandLayout { regs: 1, row: Axis::new(1, 16, 1, 0), col: Axis::new(16, 4, 1, 0) },
+            b: OperandLayout { regs: 1, row: Axis::new(16, 4, 1, 0), col: Axis::new(1, 16, 1, 0) },
             // D[4r + lane/16][lane%16]: register r holds rows 4r .. 4r + 3, one per 16 lanes.
-            c: OperandLayout {
-                regs: 4,
-                row: Axis::new(16, 4, 1, 4),
-                col: Axis::new(1, 16, 1, 0),
-            },
+            c: OperandLayout { regs: 4, row: Axis::new(16, 4, 1, 4), col: Axis::new(1, 16, 1, 0) },
         },
         WmmaF32_16x16x16Gfx11 => Fragment {
             instr,
@@ -297,21 +204,9 @@ pub fn fragment(instr: MatrixInstr) -> Fragment {
             n: 16,
             k: 16,
             lanes: 32,
-            a: OperandLayout {
-                regs: 16,
-                row: Axis::new(1, 16, 1, 0),
-                col: Axis { reg_scale: 1, ..Z },
-            },
-            b: OperandLayout {
-                regs: 16,
-                row: Axis { reg_scale: 1, ..Z },
-                col: Axis::new(1, 16, 1, 0),
-            },
-            c: OperandLayout {
-                regs: 8,
-                row: Axis::new(16, 2, 1, 2),
-                col: Axis::new(1, 16, 1, 0),
-            },
+            a: OperandLayout { regs: 16, row: Axis::new(1, 16, 1, 0), col: Axis { reg_scale: 1, ..Z } },
+            b: OperandLayout { regs: 16, row: Axis { reg_scale: 1, ..Z }, col: Axis::new(1, 16, 1, 0) },
+            c: OperandLayout { regs: 8, row: Axis::new(16, 2, 1, 2), col: Axis::new(1, 16, 1, 0) },
         },
         WmmaF32_16x16x16Gfx12 => Fragment {
             instr,
@@ -320,27 +215,9 @@ pub fn fragment(instr: MatrixInstr) -> Fragment {
             k: 16,
             lanes: 32,
             // k = 8·(r / 4) + 4·(lane / 16) + r % 4: each half-wave holds two runs of 4 k.
-            a: OperandLayout {
-                regs: 8,
-                row: Axis::new(1, 16, 1, 0),
-                col: Axis {
-                    reg_hi: Some((4, 8)),
-                    ..Axis::new(16, 2, 4, 0).with_reg(1, 4, 1)
-                },
-            },
-            b: OperandLayout {
-                regs: 8,
-                row: Axis {
-                    reg_hi: Some((4, 8)),
-                    ..Axis::new(16, 2, 4, 0).with_reg(1, 4, 1)
-                },
-                col: Axis::new(1, 16, 1, 0),
-            },
-            c: OperandLayout {
-                regs: 8,
-                row: Axis::new(16, 2, 8, 1),
-                col: Axis::new(1, 16, 1, 0),
-            },
+            a: OperandLayout { regs: 8, row: Axis::new(1, 16, 1, 0), col: Axis { reg_hi: Some((4, 8)), ..Axis::new(16, 2, 4, 0).with_reg(1, 4, 1) } },
+            b: OperandLayout { regs: 8, row: Axis { reg_hi: Some((4, 8)), ..Axis::new(16, 2, 4, 0).with_reg(1, 4, 1) }, col: Axis::new(1, 16, 1, 0) },
+            c: OperandLayout { regs: 8, row: Axis::new(16, 2, 8, 1), col: Axis::new(1, 16, 1, 0) },
         },
     }
 }
@@ -355,36 +232,15 @@ impl Fragment {
     /// WMMA), which keep their rows.
     pub fn with_row_pairs(&self) -> Option<Fragment> {
         let paired = |axis: Axis, regs: u32| {
-            let g_plus_8x = axis.lane_div == 4
-                && axis.lane_mod == 8
-                && axis.lane_scale == 1
-                && axis.reg_scale == 8
-                && axis.reg_hi.is_none();
+            let g_plus_8x = axis.lane_div == 4 && axis.lane_mod == 8 && axis.lane_scale == 1 && axis.reg_scale == 8 && axis.reg_hi.is_none();
             let x = |r: u32| (axis.at(0, r)) / 8;
-            (g_plus_8x && (0..regs).all(|r| x(r) <= 1)).then_some(Axis {
-                lane_scale: 2,
-                reg_scale: 1,
-                ..axis
-            })
+            (g_plus_8x && (0..regs).all(|r| x(r) <= 1)).then_some(Axis { lane_scale: 2, reg_scale: 1, ..axis })
         };
         if self.m != 16 {
             return None;
         }
-        let (a_row, c_row) = (
-            paired(self.a.row, self.a.regs)?,
-            paired(self.c.row, self.c.regs)?,
-        );
-        Some(Fragment {
-            a: OperandLayout {
-                row: a_row,
-                ..self.a
-            },
-            c: OperandLayout {
-                row: c_row,
-                ..self.c
-            },
-            ..*self
-        })
+        let (a_row, c_row) = (paired(self.a.row, self.a.regs)?, paired(self.c.row, self.c.regs)?);
+        Some(Fragment { a: OperandLayout { row: a_row, ..self.a }, c: OperandLayout { row: c_row, ..self.c }, ..*self })
     }
 
     /// `fuse_k(N)`: how `deep`, an instruction N times as deep in k, takes the operands of N
@@ -395,37 +251,21 @@ impl Fragment {
     /// exactly what N chained instructions of this one compute from the same registers.
     pub fn step_operands(&self, deep: &Fragment) -> Option<StepOperands> {
         let depth = deep.k / self.k;
-        if deep.m != self.m
-            || deep.n != self.n
-            || deep.lanes != self.lanes
-            || deep.k != depth * self.k
-            || depth < 2
-            || deep.c != self.c
-        {
+        if deep.m != self.m || deep.n != self.n || deep.lanes != self.lanes || deep.k != depth * self.k || depth < 2 || deep.c != self.c {
             return None;
         }
         let lanes = self.lanes;
         let find = |deep_op: &OperandLayout, op: &OperandLayout, k_is_col: bool, r: u32| {
-            (0..depth)
-                .flat_map(|s| (0..op.regs).map(move |q| (s, q)))
-                .find(|&(s, q)| {
-                    (0..lanes).all(|l| {
-                        let (row, col) = (op.row.at(l, q), op.col.at(l, q));
-                        let shifted = if k_is_col {
-                            (row, col + s * self.k)
-                        } else {
-                            (row + s * self.k, col)
-                        };
-                        (deep_op.row.at(l, r), deep_op.col.at(l, r)) == shifted
-                    })
+            (0..depth).flat_map(|s| (0..op.regs).map(move |q| (s, q))).find(|&(s, q)| {
+                (0..lanes).all(|l| {
+                    let (row, col) = (op.row.at(l, q), op.col.at(l, q));
+                    let shifted = if k_is_col { (row, col + s * self.k) } else { (row + s * self.k, col) };
+                    (deep_op.row.at(l, r), deep_op.col.at(l, r)) == shifted
                 })
+            })
         };
-        let a = (0..deep.a.regs)
-            .map(|r| find(&deep.a, &self.a, true, r))
-            .collect::<Option<Vec<_>>>()?;
-        let b = (0..deep.b.regs)
-            .map(|r| find(&deep.b, &self.b, false, r))
-            .collect::<Option<Vec<_>>>()?;
+        let a = (0..deep.a.regs).map(|r| find(&deep.a, &self.a, true, r)).collect::<Option<Vec<_>>>()?;
+        let b = (0..deep.b.regs).map(|r| find(&deep.b, &self.b, false, r)).collect::<Option<Vec<_>>>()?;
         Some(StepOperands { depth, a, b })
     }
 }
@@ -458,37 +298,16 @@ pub type Registers = Vec<Vec<f64>>;
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ModelError {
     #[error("{operand}: lanes disagree on element ({row}, {col}): {first} vs {second} (replicated lanes must hold the same value)")]
-    ReplicaMismatch {
-        operand: char,
-        row: u32,
-        col: u32,
-        first: f64,
-        second: f64,
-    },
+    ReplicaMismatch { operand: char, row: u32, col: u32, first: f64, second: f64 },
     #[error("{operand}: element ({row}, {col}) is held by no lane")]
     Uncovered { operand: char, row: u32, col: u32 },
     #[error("{operand}: expected {lanes} lanes x {regs} registers")]
-    Shape {
-        operand: char,
-        lanes: u32,
-        regs: u32,
-    },
+    Shape { operand: char, lanes: u32, regs: u32 },
 }
 
-fn gather(
-    op: char,
-    layout: &OperandLayout,
-    rows: u32,
-    cols: u32,
-    lanes: u32,
-    regs: &Registers,
-) -> Result<Vec<f64>, ModelError> {
+fn gather(op: char, layout: &OperandLayout, rows: u32, cols: u32, lanes: u32, regs: &Registers) -> Result<Vec<f64>, ModelError> {
     if regs.len() != lanes as usize || regs.iter().any(|r| r.len() != layout.regs as usize) {
-        return Err(ModelError::Shape {
-            operand: op,
-            lanes,
-            regs: layout.regs,
-        });
+        return Err(ModelError::Shape { operand: op, lanes, regs: layout.regs });
     }
     let mut m: Vec<Option<f64>> = vec![None; (rows * cols) as usize];
     for lane in 0..lanes {
@@ -498,13 +317,7 @@ fn gather(
             let slot = &mut m[(i * cols + j) as usize];
             match *slot {
                 Some(first) if first.to_bits() != v.to_bits() => {
-                    return Err(ModelError::ReplicaMismatch {
-                        operand: op,
-                        row: i,
-                        col: j,
-                        first,
-                        second: v,
-                    })
+                    return Err(ModelError::ReplicaMismatch { operand: op, row: i, col: j, first, second: v })
                 }
                 _ => *slot = Some(v),
             }
@@ -512,24 +325,13 @@ fn gather(
     }
     m.iter()
         .enumerate()
-        .map(|(e, v)| {
-            v.ok_or(ModelError::Uncovered {
-                operand: op,
-                row: e as u32 / cols,
-                col: e as u32 % cols,
-            })
-        })
+        .map(|(e, v)| v.ok_or(ModelError::Uncovered { operand: op, row: e as u32 / cols, col: e as u32 % cols }))
         .collect()
 }
 
 /// Executes one instruction of one wave on the CPU: D = A·B + C, in f64 arithmetic.
 /// Inputs and output are per-lane registers laid out as the instruction expects.
-pub fn execute(
-    f: &Fragment,
-    a: &Registers,
-    b: &Registers,
-    c: &Registers,
-) -> Result<Registers, ModelError> {
+pub fn execute(f: &Fragment, a: &Registers, b: &Registers, c: &Registers) -> Result<Registers, ModelError> {
     let am = gather('A', &f.a, f.m, f.k, f.lanes, a)?;
     let bm = gather('B', &f.b, f.k, f.n, f.lanes, b)?;
     let cm = gather('C', &f.c, f.m, f.n, f.lanes, c)?;
@@ -550,11 +352,7 @@ pub fn execute(
 /// Per-lane registers holding `matrix` (row-major, rows × cols) as `layout` says.
 pub fn scatter(layout: &OperandLayout, lanes: u32, cols: u32, matrix: &[f64]) -> Registers {
     (0..lanes)
-        .map(|lane| {
-            (0..layout.regs)
-                .map(|r| matrix[(layout.row.at(lane, r) * cols + layout.col.at(lane, r)) as usize])
-                .collect()
-        })
+        .map(|lane| (0..layout.regs).map(|r| matrix[(layout.row.at(lane, r) * cols + layout.col.at(lane, r)) as usize]).collect())
         .collect()
 }
 
@@ -575,40 +373,24 @@ mod tests {
     ];
 
     fn matrix(rows: u32, cols: u32, seed: u32) -> Vec<f64> {
-        (0..rows * cols)
-            .map(|e| ((e * 7 + seed * 13) % 23) as f64 - 11.0)
-            .collect()
+        (0..rows * cols).map(|e| ((e * 7 + seed * 13) % 23) as f64 - 11.0).collect()
     }
 
     #[test]
     fn every_layout_covers_its_matrix_and_fits_the_wave() {
-        for f in ALL
-            .iter()
-            .flat_map(|&i| [Some(fragment(i)), fragment(i).with_row_pairs()])
-            .flatten()
-        {
+        for f in ALL.iter().flat_map(|&i| [Some(fragment(i)), fragment(i).with_row_pairs()]).flatten() {
             let instr = f.instr;
-            for (name, l, rows, cols) in [
-                ("A", f.a, f.m, f.k),
-                ("B", f.b, f.k, f.n),
-                ("C", f.c, f.m, f.n),
-            ] {
+            for (name, l, rows, cols) in [("A", f.a, f.m, f.k), ("B", f.b, f.k, f.n), ("C", f.c, f.m, f.n)] {
                 let mut seen = vec![0u32; (rows * cols) as usize];
                 for lane in 0..f.lanes {
                     for r in 0..l.regs {
                         let (i, j) = (l.row.at(lane, r), l.col.at(lane, r));
-                        assert!(
-                            i < rows && j < cols,
-                            "{instr:?} {name}: lane {lane} reg {r} -> ({i},{j})"
-                        );
+                        assert!(i < rows && j < cols, "{instr:?} {name}: lane {lane} reg {r} -> ({i},{j})");
                         seen[(i * cols + j) as usize] += 1;
                     }
                 }
                 let copies = f.lanes * l.regs / (rows * cols);
-                assert!(
-                    seen.iter().all(|&s| s == copies),
-                    "{instr:?} {name}: uneven coverage {seen:?}"
-                );
+                assert!(seen.iter().all(|&s| s == copies), "{instr:?} {name}: uneven coverage {seen:?}");
             }
         }
     }
@@ -617,29 +399,13 @@ mod tests {
     fn the_model_multiplies_like_a_plain_gemm() {
         for instr in ALL {
             let f = fragment(instr);
-            let (am, bm, cm) = (
-                matrix(f.m, f.k, 1),
-                matrix(f.k, f.n, 2),
-                matrix(f.m, f.n, 3),
-            );
-            let d = execute(
-                &f,
-                &scatter(&f.a, f.lanes, f.k, &am),
-                &scatter(&f.b, f.lanes, f.n, &bm),
-                &scatter(&f.c, f.lanes, f.n, &cm),
-            )
-            .unwrap();
+            let (am, bm, cm) = (matrix(f.m, f.k, 1), matrix(f.k, f.n, 2), matrix(f.m, f.n, 3));
+            let d = execute(&f, &scatter(&f.a, f.lanes, f.k, &am), &scatter(&f.b, f.lanes, f.n, &bm), &scatter(&f.c, f.lanes, f.n, &cm)).unwrap();
             for lane in 0..f.lanes {
                 for r in 0..f.c.regs {
                     let (i, j) = (f.c.row.at(lane, r), f.c.col.at(lane, r));
-                    let want: f64 = cm[(i * f.n + j) as usize]
-                        + (0..f.k)
-                            .map(|k| am[(i * f.k + k) as usize] * bm[(k * f.n + j) as usize])
-                            .sum::<f64>();
-                    assert_eq!(
-                        d[lane as usize][r as usize], want,
-                        "{instr:?} lane {lane} reg {r}"
-                    );
+                    let want: f64 = cm[(i * f.n + j) as usize] + (0..f.k).map(|k| am[(i * f.k + k) as usize] * bm[(k * f.n + j) as usize]).sum::<f64>();
+                    assert_eq!(d[lane as usize][r as usize], want, "{instr:?} lane {lane} reg {r}");
                 }
             }
         }
@@ -653,65 +419,27 @@ mod tests {
         for instr in [MmaSyncM16n8k4F64, MmaSyncM16n8k8F64, MmaSyncM16n8k16F64] {
             let f = fragment(instr);
             let p = f.with_row_pairs().unwrap();
-            let (am, bm, cm) = (
-                matrix(f.m, f.k, 4),
-                matrix(f.k, f.n, 5),
-                matrix(f.m, f.n, 6),
-            );
-            let (b, c) = (
-                scatter(&f.b, f.lanes, f.n, &bm),
-                scatter(&p.c, f.lanes, f.n, &cm),
-            );
+            let (am, bm, cm) = (matrix(f.m, f.k, 4), matrix(f.k, f.n, 5), matrix(f.m, f.n, 6));
+            let (b, c) = (scatter(&f.b, f.lanes, f.n, &bm), scatter(&p.c, f.lanes, f.n, &cm));
             let d = execute(&f, &scatter(&p.a, f.lanes, f.k, &am), &b, &c).unwrap();
-            let plain = |i: u32, j: u32| {
-                cm[(i * f.n + j) as usize]
-                    + (0..f.k)
-                        .map(|k| am[(i * f.k + k) as usize] * bm[(k * f.n + j) as usize])
-                        .sum::<f64>()
-            };
+            let plain = |i: u32, j: u32| cm[(i * f.n + j) as usize] + (0..f.k).map(|k| am[(i * f.k + k) as usize] * bm[(k * f.n + j) as usize]).sum::<f64>();
             for lane in 0..f.lanes {
                 for r in 0..f.c.regs {
                     let (i, j) = (p.c.row.at(lane, r), p.c.col.at(lane, r));
-                    assert_eq!(
-                        d[lane as usize][r as usize],
-                        plain(i, j),
-                        "{instr:?} lane {lane} reg {r}"
-                    );
+                    assert_eq!(d[lane as usize][r as usize], plain(i, j), "{instr:?} lane {lane} reg {r}");
                 }
                 for q in 0..f.a.regs / 2 {
                     let (r0, r1) = (2 * q, 2 * q + 1);
                     assert_eq!(p.a.row.at(lane, r0) % 2, 0, "{instr:?} lane {lane}");
-                    assert_eq!(
-                        (p.a.row.at(lane, r1), p.a.col.at(lane, r1)),
-                        (p.a.row.at(lane, r0) + 1, p.a.col.at(lane, r0)),
-                        "{instr:?} lane {lane}"
-                    );
+                    assert_eq!((p.a.row.at(lane, r1), p.a.col.at(lane, r1)), (p.a.row.at(lane, r0) + 1, p.a.col.at(lane, r0)), "{instr:?} lane {lane}");
                 }
             }
             // Only A permuted: some D element differs from the GEMM at the coordinates read.
-            let d = execute(
-                &f,
-                &scatter(&p.a, f.lanes, f.k, &am),
-                &b,
-                &scatter(&f.c, f.lanes, f.n, &cm),
-            )
-            .unwrap();
-            let wrong = (0..f.lanes).any(|l| {
-                (0..f.c.regs)
-                    .any(|r| d[l as usize][r as usize] != plain(f.c.row.at(l, r), f.c.col.at(l, r)))
-            });
-            assert!(
-                wrong,
-                "{instr:?}: A's rows permuted without D's went unnoticed"
-            );
+            let d = execute(&f, &scatter(&p.a, f.lanes, f.k, &am), &b, &scatter(&f.c, f.lanes, f.n, &cm)).unwrap();
+            let wrong = (0..f.lanes).any(|l| (0..f.c.regs).any(|r| d[l as usize][r as usize] != plain(f.c.row.at(l, r), f.c.col.at(l, r))));
+            assert!(wrong, "{instr:?}: A's rows permuted without D's went unnoticed");
         }
-        for instr in [
-            MmaSyncM8n8k4F64,
-            WmmaM8n8k4F64,
-            MfmaF64_16x16x4,
-            WmmaF32_16x16x16Gfx11,
-            WmmaF32_16x16x16Gfx12,
-        ] {
+        for instr in [MmaSyncM8n8k4F64, WmmaM8n8k4F64, MfmaF64_16x16x4, WmmaF32_16x16x16Gfx11, WmmaF32_16x16x16Gfx12] {
             assert!(fragment(instr).with_row_pairs().is_none(), "{instr:?}");
         }
     }
@@ -723,10 +451,7 @@ mod tests {
         a[20][3] += 1.0; // lane 20 must repeat lane 4
         let b = scatter(&f.b, f.lanes, f.n, &matrix(16, 16, 2));
         let c = scatter(&f.c, f.lanes, f.n, &matrix(16, 16, 3));
-        assert!(matches!(
-            execute(&f, &a, &b, &c),
-            Err(ModelError::ReplicaMismatch { operand: 'A', .. })
-        ));
+        assert!(matches!(execute(&f, &a, &b, &c), Err(ModelError::ReplicaMismatch { operand: 'A', .. })));
     }
 
     /// Evaluates the C++ index expressions the emitter prints (`lane`, `r`, integers, `+ * / %
@@ -808,22 +533,14 @@ mod tests {
     /// a plain GEMM in `simulate`).
     #[test]
     fn emitted_index_expressions_evaluate_to_the_layouts() {
-        for f in ALL
-            .iter()
-            .flat_map(|&i| [Some(fragment(i)), fragment(i).with_row_pairs()])
-            .flatten()
-        {
+        for f in ALL.iter().flat_map(|&i| [Some(fragment(i)), fragment(i).with_row_pairs()]).flatten() {
             let instr = f.instr;
             for (name, l) in [("A", f.a), ("B", f.b), ("C", f.c)] {
                 for axis in [l.row, l.col] {
                     let text = axis.cpp("lane", "r", f.lanes);
                     for lane in 0..f.lanes {
                         for r in 0..l.regs {
-                            assert_eq!(
-                                eval_cpp(&text, lane, r),
-                                axis.at(lane, r),
-                                "{instr:?} {name}: `{text}` at lane {lane}, reg {r}"
-                            );
+                            assert_eq!(eval_cpp(&text, lane, r), axis.at(lane, r), "{instr:?} {name}: `{text}` at lane {lane}, reg {r}");
                         }
                     }
                 }
@@ -837,29 +554,14 @@ mod tests {
     fn m16n8_layouts_follow_the_ptx_isa() {
         let f = fragment(MmaSyncM16n8k4F64);
         // lane 13: groupID 3, threadID_in_group 1.
-        assert_eq!(
-            [0, 1].map(|r| (f.a.row.at(13, r), f.a.col.at(13, r))),
-            [(3, 1), (11, 1)]
-        );
+        assert_eq!([0, 1].map(|r| (f.a.row.at(13, r), f.a.col.at(13, r))), [(3, 1), (11, 1)]);
         assert_eq!((f.b.row.at(13, 0), f.b.col.at(13, 0)), (1, 3));
-        assert_eq!(
-            [0, 1, 2, 3].map(|r| (f.c.row.at(13, r), f.c.col.at(13, r))),
-            [(3, 2), (3, 3), (11, 2), (11, 3)]
-        );
+        assert_eq!([0, 1, 2, 3].map(|r| (f.c.row.at(13, r), f.c.col.at(13, r))), [(3, 2), (3, 3), (11, 2), (11, 3)]);
         let g = fragment(MmaSyncM16n8k8F64);
         // lane 30: groupID 7, threadID_in_group 2.
-        assert_eq!(
-            [0, 1, 2, 3].map(|r| (g.a.row.at(30, r), g.a.col.at(30, r))),
-            [(7, 2), (15, 2), (7, 6), (15, 6)]
-        );
-        assert_eq!(
-            [0, 1].map(|r| (g.b.row.at(30, r), g.b.col.at(30, r))),
-            [(2, 7), (6, 7)]
-        );
-        assert_eq!(
-            [0, 1, 2, 3].map(|r| (g.c.row.at(30, r), g.c.col.at(30, r))),
-            [(7, 4), (7, 5), (15, 4), (15, 5)]
-        );
+        assert_eq!([0, 1, 2, 3].map(|r| (g.a.row.at(30, r), g.a.col.at(30, r))), [(7, 2), (15, 2), (7, 6), (15, 6)]);
+        assert_eq!([0, 1].map(|r| (g.b.row.at(30, r), g.b.col.at(30, r))), [(2, 7), (6, 7)]);
+        assert_eq!([0, 1, 2, 3].map(|r| (g.c.row.at(30, r), g.c.col.at(30, r))), [(7, 4), (7, 5), (15, 4), (15, 5)]);
     }
 
     /// The sm_90 f64 shapes against a second transcription: CUTLASS's CuTe MMA traits
@@ -868,42 +570,22 @@ mod tests {
     /// A ((4,8),(2,V)):((16,1),(8,64)), B ((4,8),V):((8,1),32), C ((4,8),(2,2)):((32,1),(16,8)).
     #[test]
     fn m16n8_f64_layouts_agree_with_cute() {
-        for (instr, k) in [
-            (MmaSyncM16n8k4F64, 4),
-            (MmaSyncM16n8k8F64, 8),
-            (MmaSyncM16n8k16F64, 16),
-        ] {
+        for (instr, k) in [(MmaSyncM16n8k4F64, 4), (MmaSyncM16n8k8F64, 8), (MmaSyncM16n8k16F64, 16)] {
             let f = fragment(instr);
-            assert_eq!(
-                (f.m, f.n, f.k, f.a.regs, f.b.regs, f.c.regs),
-                (16, 8, k, k / 2, k / 4, 4),
-                "{instr:?}"
-            );
+            assert_eq!((f.m, f.n, f.k, f.a.regs, f.b.regs, f.c.regs), (16, 8, k, k / 2, k / 4, 4), "{instr:?}");
             for t in 0..32 {
                 let thr = |s0: u32, s1: u32| (t % 4) * s0 + (t / 4) * s1;
                 for v in 0..f.a.regs {
                     let idx = thr(16, 1) + (v % 2) * 8 + (v / 2) * 64;
-                    assert_eq!(
-                        (f.a.row.at(t, v), f.a.col.at(t, v)),
-                        (idx % 16, idx / 16),
-                        "{instr:?} A thread {t} value {v}"
-                    );
+                    assert_eq!((f.a.row.at(t, v), f.a.col.at(t, v)), (idx % 16, idx / 16), "{instr:?} A thread {t} value {v}");
                 }
                 for v in 0..f.b.regs {
                     let idx = thr(8, 1) + v * 32;
-                    assert_eq!(
-                        (f.b.row.at(t, v), f.b.col.at(t, v)),
-                        (idx / 8, idx % 8),
-                        "{instr:?} B thread {t} value {v}"
-                    );
+                    assert_eq!((f.b.row.at(t, v), f.b.col.at(t, v)), (idx / 8, idx % 8), "{instr:?} B thread {t} value {v}");
                 }
                 for v in 0..4 {
                     let idx = thr(32, 1) + (v % 2) * 16 + (v / 2) * 8;
-                    assert_eq!(
-                        (f.c.row.at(t, v), f.c.col.at(t, v)),
-                        (idx % 16, idx / 16),
-                        "{instr:?} C thread {t} value {v}"
-                    );
+                    assert_eq!((f.c.row.at(t, v), f.c.col.at(t, v)), (idx % 16, idx / 16), "{instr:?} C thread {t} value {v}");
                 }
             }
         }
@@ -920,27 +602,14 @@ mod tests {
         for depth in [2u32, 4] {
             let deep = fragment(deeper(MmaSyncM16n8k4F64, depth).unwrap());
             let map = base.step_operands(&deep).unwrap();
-            assert_eq!(
-                map.a,
-                (0..2 * depth).map(|r| (r / 2, r % 2)).collect::<Vec<_>>()
-            );
+            assert_eq!(map.a, (0..2 * depth).map(|r| (r / 2, r % 2)).collect::<Vec<_>>());
             assert_eq!(map.b, (0..depth).map(|r| (r, 0)).collect::<Vec<_>>());
-            let (paired, deep_paired) = (
-                base.with_row_pairs().unwrap(),
-                deep.with_row_pairs().unwrap(),
-            );
+            let (paired, deep_paired) = (base.with_row_pairs().unwrap(), deep.with_row_pairs().unwrap());
             assert_eq!(paired.step_operands(&deep_paired), Some(map.clone()));
             // One deep instruction from the shallow fragments of `depth` k-steps = the chain.
-            let (am, bm, cm) = (
-                matrix(16, 4 * depth, 7),
-                matrix(4 * depth, 8, 8),
-                matrix(16, 8, 9),
-            );
+            let (am, bm, cm) = (matrix(16, 4 * depth, 7), matrix(4 * depth, 8, 8), matrix(16, 8, 9));
             let step = |s: u32| {
-                let a_s: Vec<f64> = (0..16)
-                    .flat_map(|i| (0..4).map(move |kk| (i, kk)))
-                    .map(|(i, kk)| am[(i * 4 * depth + 4 * s + kk) as usize])
-                    .collect();
+                let a_s: Vec<f64> = (0..16).flat_map(|i| (0..4).map(move |kk| (i, kk))).map(|(i, kk)| am[(i * 4 * depth + 4 * s + kk) as usize]).collect();
                 let b_s: Vec<f64> = bm[(32 * s) as usize..(32 * (s + 1)) as usize].to_vec();
                 (scatter(&base.a, 32, 4, &a_s), scatter(&base.b, 32, 8, &b_s))
             };
@@ -950,48 +619,16 @@ mod tests {
                 chain = execute(&base, &a, &b, &chain).unwrap();
             }
             let steps: Vec<_> = (0..depth).map(step).collect();
-            let a: Registers = (0..32)
-                .map(|l| {
-                    map.a
-                        .iter()
-                        .map(|&(s, q)| steps[s as usize].0[l][q as usize])
-                        .collect()
-                })
-                .collect();
-            let b: Registers = (0..32)
-                .map(|l| {
-                    map.b
-                        .iter()
-                        .map(|&(s, q)| steps[s as usize].1[l][q as usize])
-                        .collect()
-                })
-                .collect();
-            assert_eq!(
-                execute(&deep, &a, &b, &scatter(&base.c, 32, 8, &cm)).unwrap(),
-                chain,
-                "depth {depth}"
-            );
+            let a: Registers = (0..32).map(|l| map.a.iter().map(|&(s, q)| steps[s as usize].0[l][q as usize]).collect()).collect();
+            let b: Registers = (0..32).map(|l| map.b.iter().map(|&(s, q)| steps[s as usize].1[l][q as usize]).collect()).collect();
+            assert_eq!(execute(&deep, &a, &b, &scatter(&base.c, 32, 8, &cm)).unwrap(), chain, "depth {depth}");
         }
-        assert!(
-            deeper(MmaSyncM8n8k4F64, 2).is_none()
-                && deeper(MfmaF64_16x16x4, 2).is_none()
-                && deeper(MmaSyncM16n8k4F64, 3).is_none()
-        );
-        assert!(fragment(MmaSyncM16n8k8F64)
-            .step_operands(&fragment(MmaSyncM16n8k4F64))
-            .is_none());
-        assert!(fragment(MmaSyncM8n8k4F64)
-            .step_operands(&fragment(MmaSyncM16n8k8F64))
-            .is_none());
+        assert!(deeper(MmaSyncM8n8k4F64, 2).is_none() && deeper(MfmaF64_16x16x4, 2).is_none() && deeper(MmaSyncM16n8k4F64, 3).is_none());
+        assert!(fragment(MmaSyncM16n8k8F64).step_operands(&fragment(MmaSyncM16n8k4F64)).is_none());
+        assert!(fragment(MmaSyncM8n8k4F64).step_operands(&fragment(MmaSyncM16n8k8F64)).is_none());
         // A deep layout with two of its A registers swapped is no side-by-side copy's map.
         let deep = fragment(MmaSyncM16n8k8F64);
-        let swapped = Fragment {
-            a: OperandLayout {
-                col: Axis::new(1, 4, 1, 0).with_reg(1, 2, 4),
-                ..deep.a
-            },
-            ..deep
-        };
+        let swapped = Fragment { a: OperandLayout { col: Axis::new(1, 4, 1, 0).with_reg(1, 2, 4), ..deep.a }, ..deep };
         let map = base.step_operands(&swapped);
         assert_ne!(map.map(|m| m.a), Some(vec![(0, 0), (0, 1), (1, 0), (1, 1)]));
     }
@@ -1005,10 +642,7 @@ mod tests {
         let g = fragment(MfmaF64_16x16x4);
         assert_eq!(g.c.row.cpp("lane", "r", 64), "(lane >> 4) + r * 4");
         let h = fragment(WmmaF32_16x16x16Gfx12);
-        assert_eq!(
-            h.a.col.cpp("lane", "r", 32),
-            "(lane >> 4) * 4 + (r & 3) + (r >> 2) * 8"
-        );
+        assert_eq!(h.a.col.cpp("lane", "r", 32), "(lane >> 4) * 4 + (r & 3) + (r >> 2) * 8");
         assert_eq!(h.a.col.cpp("lane", "0", 32), "(lane >> 4) * 4");
         assert_eq!(g.a.row.cpp("lane", "0", 64), "(lane & 15)");
     }

@@ -179,20 +179,12 @@ pub enum Step {
     Bind(ThreadMap),
     /// `cache_read(B, shared, pad = P)`: stage an operand in faster memory before use.
     /// `pad` extra elements per row avoid bank conflicts.
-    CacheRead {
-        operand: Operand,
-        into: Memory,
-        pad: Value,
-    },
+    CacheRead { operand: Operand, into: Memory, pad: Value },
     /// `tensorize(mma)`: each warp computes its tile with matrix-core instructions.
     Tensorize(MatrixCore),
     /// `cache_write(C, shared, pad = P)`: output rows pass through shared memory so the block
     /// stores them to device memory coalesced. `pad` extra elements per staged row.
-    CacheWrite {
-        operand: Operand,
-        into: Memory,
-        pad: Value,
-    },
+    CacheWrite { operand: Operand, into: Memory, pad: Value },
     /// `register_tile(cols)`: the thread keeps the whole output row in registers (acc[K]).
     RegisterTile(Loop),
     /// `unroll(k|cols)` / `unroll(k, by = N)`: unroll a loop by N (0: fully; K is a
@@ -360,37 +352,12 @@ pub enum Step {
 macro_rules! step_value {
     ($step:expr) => {
         match $step {
-            Step::Threads(v)
-            | Step::Unroll(_, v)
-            | Step::Buffers(v)
-            | Step::Pipeline(v)
-            | Step::Tensors(v)
-            | Step::Cluster(v)
-            | Step::SplitCols(v) => Some(v),
-            Step::AsyncExchange(v)
-            | Step::AlignRuns(v)
-            | Step::PairRows(v)
-            | Step::SwapOperands(v)
-            | Step::FuseK(v)
-            | Step::BulkCopy(v)
-            | Step::FmaTail(v)
-            | Step::Persistent(v)
-            | Step::LateWait(v)
-            | Step::Stack(v)
-            | Step::ShadowMma(v)
-            | Step::CoalesceC(v) => Some(v),
-            Step::SplitOutput(v) | Step::Chain(v) | Step::PrefetchL2(v) | Step::CoSchedule(v) => {
-                Some(v)
-            }
+            Step::Threads(v) | Step::Unroll(_, v) | Step::Buffers(v) | Step::Pipeline(v) | Step::Tensors(v) | Step::Cluster(v) | Step::SplitCols(v) => Some(v),
+            Step::AsyncExchange(v) | Step::AlignRuns(v) | Step::PairRows(v) | Step::SwapOperands(v) | Step::FuseK(v) | Step::BulkCopy(v) | Step::FmaTail(v) | Step::Persistent(v) | Step::LateWait(v) | Step::Stack(v) | Step::ShadowMma(v) | Step::CoalesceC(v) => Some(v),
+            Step::SplitOutput(v) | Step::Chain(v) | Step::PrefetchL2(v) | Step::CoSchedule(v) => Some(v),
             Step::CacheRead { pad, .. } | Step::CacheWrite { pad, .. } => Some(pad),
             Step::LaunchBounds { min_blocks } => Some(min_blocks),
-            Step::Bind(_)
-            | Step::Tensorize(_)
-            | Step::RegisterTile(_)
-            | Step::Workspace(_)
-            | Step::Library(_)
-            | Step::Copy { .. }
-            | Step::Constraint(_) => None,
+            Step::Bind(_) | Step::Tensorize(_) | Step::RegisterTile(_) | Step::Workspace(_) | Step::Library(_) | Step::Copy { .. } | Step::Constraint(_) => None,
         }
     };
 }
@@ -495,19 +462,9 @@ impl fmt::Display for Value {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Value::Fixed(v) => write!(f, "{v}"),
-            Value::Tunable {
-                choices,
-                default,
-                default_when,
-                ..
-            } => {
+            Value::Tunable { choices, default, default_when, .. } => {
                 let c: Vec<String> = choices.iter().map(u32::to_string).collect();
-                write!(
-                    f,
-                    "tune([{}], default = {})",
-                    c.join(", "),
-                    DefaultText(*default, default_when)
-                )
+                write!(f, "tune([{}], default = {})", c.join(", "), DefaultText(*default, default_when))
             }
         }
     }
@@ -519,20 +476,9 @@ struct Arg<'a>(&'a Value, String);
 impl fmt::Display for Arg<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.0 {
-            Value::Tunable {
-                name,
-                choices,
-                default,
-                default_when,
-                ..
-            } if *name != self.1 => {
+            Value::Tunable { name, choices, default, default_when, .. } if *name != self.1 => {
                 let c: Vec<String> = choices.iter().map(u32::to_string).collect();
-                write!(
-                    f,
-                    "tune([{}], default = {}, name = {name})",
-                    c.join(", "),
-                    DefaultText(*default, default_when)
-                )
+                write!(f, "tune([{}], default = {}, name = {name})", c.join(", "), DefaultText(*default, default_when))
             }
             v => write!(f, "{v}"),
         }
@@ -547,13 +493,7 @@ fn lower(x: impl fmt::Display) -> String {
 impl fmt::Display for Step {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Step::Threads(Value::Tunable {
-                name,
-                choices,
-                default,
-                default_when,
-                ..
-            }) if name == "threads" && default_when.is_empty() => {
+            Step::Threads(Value::Tunable { name, choices, default, default_when, .. }) if name == "threads" && default_when.is_empty() => {
                 let c: Vec<String> = choices.iter().map(u32::to_string).collect();
                 write!(f, "threads(tune = [{}], default = {default})", c.join(", "))
             }
@@ -562,40 +502,18 @@ impl fmt::Display for Step {
             Step::Bind(m) => write!(f, "bind(threads, {m})"),
             Step::Tensorize(MatrixCore::Mma) => write!(f, "tensorize(mma)"),
             Step::Tensorize(MatrixCore::Wmma) => write!(f, "tensorize(wmma)"),
-            Step::CacheRead {
-                operand,
-                into,
-                pad: Value::Fixed(0),
-            } => write!(f, "cache_read({operand}, {into})"),
+            Step::CacheRead { operand, into, pad: Value::Fixed(0) } => write!(f, "cache_read({operand}, {into})"),
             Step::CacheRead { operand, into, pad } => {
-                write!(
-                    f,
-                    "cache_read({operand}, {into}, pad = {})",
-                    Arg(pad, format!("pad_{}", lower(operand)))
-                )
+                write!(f, "cache_read({operand}, {into}, pad = {})", Arg(pad, format!("pad_{}", lower(operand))))
             }
-            Step::CacheWrite {
-                operand,
-                into,
-                pad: Value::Fixed(0),
-            } => write!(f, "cache_write({operand}, {into})"),
+            Step::CacheWrite { operand, into, pad: Value::Fixed(0) } => write!(f, "cache_write({operand}, {into})"),
             Step::CacheWrite { operand, into, pad } => {
-                write!(
-                    f,
-                    "cache_write({operand}, {into}, pad = {})",
-                    Arg(pad, format!("pad_{}", lower(operand)))
-                )
+                write!(f, "cache_write({operand}, {into}, pad = {})", Arg(pad, format!("pad_{}", lower(operand))))
             }
             Step::RegisterTile(l) => write!(f, "register_tile({l})"),
             Step::Unroll(l, Value::Fixed(0)) => write!(f, "unroll({l})"),
-            Step::Unroll(l, by) => {
-                write!(f, "unroll({l}, by = {})", Arg(by, format!("unroll_{l}")))
-            }
-            Step::LaunchBounds { min_blocks } => write!(
-                f,
-                "launch_bounds(min_blocks = {})",
-                Arg(min_blocks, "min_blocks".into())
-            ),
+            Step::Unroll(l, by) => write!(f, "unroll({l}, by = {})", Arg(by, format!("unroll_{l}"))),
+            Step::LaunchBounds { min_blocks } => write!(f, "launch_bounds(min_blocks = {})", Arg(min_blocks, "min_blocks".into())),
             Step::Constraint(c) => write!(f, "constraint({})", c.text),
             Step::Workspace(m) => write!(f, "workspace({m})"),
             Step::Copy { vector } => write!(f, "copy(vector = {vector})"),
@@ -642,10 +560,7 @@ impl Schedule {
     /// What the level measures: the floor (`copy`), the bound (`copy` with `shadow_mma`), or
     /// a transform.
     pub fn role(&self) -> Role {
-        match (
-            self.iter_steps().any(|s| matches!(s, Step::Copy { .. })),
-            self.iter_steps().any(|s| matches!(s, Step::ShadowMma(_))),
-        ) {
+        match (self.iter_steps().any(|s| matches!(s, Step::Copy { .. })), self.iter_steps().any(|s| matches!(s, Step::ShadowMma(_)))) {
             (false, _) => Role::Transform,
             (true, false) => Role::Floor,
             (true, true) => Role::Bound,

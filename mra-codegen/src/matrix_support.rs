@@ -24,23 +24,9 @@ pub fn hardware_has(arch: &Arch, dtype: DType) -> bool {
 /// The message of [`crate::PlanError::NoMatrixCore`]. `wmma`: the level tensorizes onto
 /// NVIDIA's `nvcuda::wmma` API rather than onto the matrix instructions directly.
 pub fn explain(level: &str, arch: &'static Arch, dtype: DType, k: u32, wmma: bool) -> String {
-    let lowers_to = |a: &Arch| {
-        if wmma {
-            wmma_instr(a, dtype)
-        } else {
-            matrix_instr(a, dtype)
-        }
-    };
-    let archs_with_lowering: Vec<&str> = ARCHS
-        .iter()
-        .filter(|a| lowers_to(a).is_some())
-        .map(|a| a.name)
-        .collect();
-    let onto = if wmma {
-        "NVIDIA's nvcuda::wmma f64 fragments"
-    } else {
-        "f64 DMMA/MFMA and RDNA f16/bf16 WMMA instructions"
-    };
+    let lowers_to = |a: &Arch| if wmma { wmma_instr(a, dtype) } else { matrix_instr(a, dtype) };
+    let archs_with_lowering: Vec<&str> = ARCHS.iter().filter(|a| lowers_to(a).is_some()).map(|a| a.name).collect();
+    let onto = if wmma { "NVIDIA's nvcuda::wmma f64 fragments" } else { "f64 DMMA/MFMA and RDNA f16/bf16 WMMA instructions" };
     let reason = if archs_with_lowering.is_empty() {
         // Nowhere: the tool's limit first, whatever the hardware.
         format!("level {level} has no {dtype} lowering in this tool on any arch (it is written for {onto})")
@@ -66,18 +52,10 @@ fn instead(arch: &'static Arch, dtype: DType, k: u32) -> String {
     if runs.is_empty() {
         let other: Vec<&str> = DType::ALL
             .iter()
-            .filter(|&&d| {
-                crate::levels::all()
-                    .iter()
-                    .any(|s| s.is_transform() && s.plan(Request { k, arch, dtype: d }).is_ok())
-            })
+            .filter(|&&d| crate::levels::all().iter().any(|s| s.is_transform() && s.plan(Request { k, arch, dtype: d }).is_ok()))
             .map(|d| d.name())
             .collect();
-        format!(
-            "no level runs {dtype} on {} at K={k} (types that run there: {})",
-            arch.name,
-            other.join(", ")
-        )
+        format!("no level runs {dtype} on {} at K={k} (types that run there: {})", arch.name, other.join(", "))
     } else {
         format!("use {} for {dtype} on {}", runs.join(", "), arch.name)
     }
@@ -89,55 +67,28 @@ mod tests {
 
     fn refusal(level: &str, arch_name: &str, dtype: crate::DType) -> String {
         let a = arch::find(arch_name).unwrap();
-        levels::find(level)
-            .unwrap()
-            .plan(Request {
-                k: 16,
-                arch: a,
-                dtype,
-            })
-            .unwrap_err()
-            .to_string()
+        levels::find(level).unwrap().plan(Request { k: 16, arch: a, dtype }).unwrap_err().to_string()
     }
 
     #[test]
     fn blames_the_tool_where_the_hardware_has_the_cores() {
         let e = refusal("wmma", "gfx90a", crate::DType::F64);
-        assert!(
-            e.contains("gfx90a has f64 matrix cores, but level wmma has no f64 lowering"),
-            "{e}"
-        );
-        assert!(
-            e.contains("use ") && e.contains("L4-mma") && e.ends_with("for f64 on gfx90a"),
-            "{e}"
-        );
+        assert!(e.contains("gfx90a has f64 matrix cores, but level wmma has no f64 lowering"), "{e}");
+        assert!(e.contains("use ") && e.contains("L4-mma") && e.ends_with("for f64 on gfx90a"), "{e}");
         let e = refusal("wmma", "gfx1100", crate::DType::F16);
-        assert!(
-            e.contains("level wmma has no f16 lowering in this tool on any arch")
-                && !e.contains("does not have"),
-            "{e}"
-        );
+        assert!(e.contains("level wmma has no f16 lowering in this tool on any arch") && !e.contains("does not have"), "{e}");
         assert!(e.contains("use L4-mma"), "{e}");
         // gfx90a's MFMA takes f16 (v_mfma_f32_16x16x16f16), which L4 does not lower to.
         let e = refusal("L4", "gfx90a", crate::DType::F16);
-        assert!(
-            e.contains("gfx90a has f16 matrix cores, but level L4-mma has no f16 lowering"),
-            "{e}"
-        );
+        assert!(e.contains("gfx90a has f16 matrix cores, but level L4-mma has no f16 lowering"), "{e}");
     }
 
     #[test]
     fn blames_the_hardware_where_it_lacks_the_cores_and_never_ends_in_an_empty_list() {
         let e = refusal("L4", "gfx1100", crate::DType::F64);
-        assert!(
-            e.contains("needs f64 matrix cores, which gfx1100 does not have"),
-            "{e}"
-        );
+        assert!(e.contains("needs f64 matrix cores, which gfx1100 does not have"), "{e}");
         let e = refusal("L4", "sm_90", crate::DType::F32);
-        assert!(
-            e.contains("level L4-mma has no f32 lowering in this tool on any arch"),
-            "{e}"
-        );
+        assert!(e.contains("level L4-mma has no f32 lowering in this tool on any arch"), "{e}");
         assert!(e.contains("use L1-global"), "{e}");
         assert!(!e.contains(": ;") && !e.trim_end().ends_with(':'), "{e}");
     }
@@ -153,10 +104,7 @@ mod tests {
                             for empty in [": ;", ": )", "()", ", ;", "on ;", "use  for"] {
                                 assert!(!e.contains(empty), "{e}");
                             }
-                            assert!(
-                                !e.trim_end().ends_with(':') && !e.trim_end().ends_with("on"),
-                                "{e}"
-                            );
+                            assert!(!e.trim_end().ends_with(':') && !e.trim_end().ends_with("on"), "{e}");
                         }
                     }
                 }

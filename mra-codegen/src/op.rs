@@ -43,11 +43,7 @@ pub struct Operation {
 
 impl Operation {
     /// The seed's operation: one B, contiguous tensors, C = T(A).
-    pub const SEED: Operation = Operation {
-        matrices: Matrices::One,
-        layout: Layout::Contiguous,
-        scaled: false,
-    };
+    pub const SEED: Operation = Operation { matrices: Matrices::One, layout: Layout::Contiguous, scaled: false };
 
     pub fn is_seed(&self) -> bool {
         *self == Self::SEED
@@ -56,11 +52,7 @@ impl Operation {
     /// Matrices per dimension, α and β, strided tensors: what MADNESS's `general_transform`
     /// over a tree's separately allocated nodes needs, in one kernel.
     pub fn general(layout: Layout) -> Operation {
-        Operation {
-            matrices: Matrices::PerDim,
-            layout,
-            scaled: true,
-        }
+        Operation { matrices: Matrices::PerDim, layout, scaled: true }
     }
 
     /// Elements of `b` a launch reads: K² or 3·K².
@@ -123,14 +115,7 @@ mod tests {
         for matrices in [Matrices::One, Matrices::PerDim] {
             for layout in [Layout::Contiguous, Layout::Strided, Layout::Pointers] {
                 for scaled in [false, true] {
-                    assert!(seen.insert(
-                        Operation {
-                            matrices,
-                            layout,
-                            scaled
-                        }
-                        .suffix()
-                    ));
+                    assert!(seen.insert(Operation { matrices, layout, scaled }.suffix()));
                 }
             }
         }

@@ -17,6 +17,7 @@ use serde::Serialize;
 pub use crate::config::{describe, parse_config, Config};
 pub use crate::expr::{BinOp, CmpOp, Constraint, Expr};
 
+
 /// One tunable parameter of a schedule.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Param {
@@ -37,18 +38,9 @@ pub struct Param {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ConfigError {
     #[error("level {level} has no tunable parameter `{name}`; it has: {have}")]
-    Unknown {
-        level: String,
-        name: String,
-        have: String,
-    },
+    Unknown { level: String, name: String, have: String },
     #[error("level {level}: {name}={value} is not among the declared choices {choices:?}")]
-    NotAChoice {
-        level: String,
-        name: String,
-        value: u32,
-        choices: Vec<u32>,
-    },
+    NotAChoice { level: String, name: String, value: u32, choices: Vec<u32> },
 }
 
 impl Schedule {
@@ -56,22 +48,8 @@ impl Schedule {
     pub fn params(&self) -> Vec<Param> {
         let mut out = Vec::new();
         for s in &self.steps {
-            if let Some(Value::Tunable {
-                name,
-                choices,
-                default,
-                default_when,
-                ..
-            }) = s.item.value()
-            {
-                out.push(Param {
-                    name: name.clone(),
-                    choices: choices.clone(),
-                    default: *default,
-                    default_when: default_when.clone(),
-                    step: s.item.to_string(),
-                    line: s.line,
-                });
+            if let Some(Value::Tunable { name, choices, default, default_when, .. }) = s.item.value() {
+                out.push(Param { name: name.clone(), choices: choices.clone(), default: *default, default_when: default_when.clone(), step: s.item.to_string(), line: s.line });
             }
         }
         out
@@ -81,18 +59,7 @@ impl Schedule {
     /// printed step, for the paths that run once per candidate of a tuning space.
     fn tunables(&self) -> impl Iterator<Item = (&str, &[u32], u32, &[DefaultWhen])> {
         self.steps.iter().filter_map(|s| match s.item.value() {
-            Some(Value::Tunable {
-                name,
-                choices,
-                default,
-                default_when,
-                ..
-            }) => Some((
-                name.as_str(),
-                choices.as_slice(),
-                *default,
-                default_when.as_slice(),
-            )),
+            Some(Value::Tunable { name, choices, default, default_when, .. }) => Some((name.as_str(), choices.as_slice(), *default, default_when.as_slice())),
             _ => None,
         })
     }
@@ -100,9 +67,7 @@ impl Schedule {
     /// Every parameter at its default: the schedule's own, or the request's where [`Schedule::at`]
     /// has resolved them.
     pub fn defaults(&self) -> Config {
-        self.tunables()
-            .map(|(name, _, default, _)| (name.to_string(), default))
-            .collect()
+        self.tunables().map(|(name, _, default, _)| (name.to_string(), default)).collect()
     }
 
     /// This schedule with `cfg`'s values as the defaults of its parameters (the others keep
@@ -114,49 +79,28 @@ impl Schedule {
                 return Err(ConfigError::Unknown {
                     level: self.name.clone(),
                     name: name.clone(),
-                    have: if have.is_empty() {
-                        "none".into()
-                    } else {
-                        have.join(", ")
-                    },
+                    have: if have.is_empty() { "none".into() } else { have.join(", ") },
                 });
             };
             if !choices.contains(&value) {
-                return Err(ConfigError::NotAChoice {
-                    level: self.name.clone(),
-                    name: name.clone(),
-                    value,
-                    choices: choices.to_vec(),
-                });
+                return Err(ConfigError::NotAChoice { level: self.name.clone(), name: name.clone(), value, choices: choices.to_vec() });
             }
         }
-        Ok(
-            self.rewrite_defaults(|name, default, default_when, chosen| {
-                let Some(&value) = cfg.get(name) else { return };
-                // A chosen value replaces the whole default, conditions and tuned data included.
-                *default = value;
-                default_when.clear();
-                *chosen = true;
-            }),
-        )
+        Ok(self.rewrite_defaults(|name, default, default_when, chosen| {
+            let Some(&value) = cfg.get(name) else { return };
+            // A chosen value replaces the whole default, conditions and tuned data included.
+            *default = value;
+            default_when.clear();
+            *chosen = true;
+        }))
     }
 
     /// This schedule with `f` applied to every tunable parameter (its name, default,
     /// conditional default and whether it was chosen); only the default may change.
-    fn rewrite_defaults(
-        &self,
-        mut f: impl FnMut(&str, &mut u32, &mut Vec<DefaultWhen>, &mut bool),
-    ) -> Schedule {
+    fn rewrite_defaults(&self, mut f: impl FnMut(&str, &mut u32, &mut Vec<DefaultWhen>, &mut bool)) -> Schedule {
         let mut out = self.clone();
         for s in &mut out.steps {
-            if let Some(Value::Tunable {
-                name,
-                default,
-                default_when,
-                chosen,
-                ..
-            }) = s.item.value_mut()
-            {
+            if let Some(Value::Tunable { name, default, default_when, chosen, .. }) = s.item.value_mut() {
                 f(name, default, default_when, chosen);
             }
         }
@@ -166,9 +110,7 @@ impl Schedule {
     /// Whether some parameter's value for a request is still open: neither chosen by a
     /// configuration nor resolved by [`Schedule::at`].
     pub fn has_open_defaults(&self) -> bool {
-        self.steps
-            .iter()
-            .any(|s| matches!(s.item.value(), Some(Value::Tunable { chosen: false, .. })))
+        self.steps.iter().any(|s| matches!(s.item.value(), Some(Value::Tunable { chosen: false, .. })))
     }
 
     /// This schedule with each parameter's default resolved for `req`: a value chosen by a
@@ -194,10 +136,7 @@ impl Schedule {
             }
             if let Some(&v) = tuned.and_then(|c| c.get(name)) {
                 *default = v;
-            } else if let Some(b) = default_when
-                .iter()
-                .find(|b| b.when.holds(&env) == Some(true))
-            {
+            } else if let Some(b) = default_when.iter().find(|b| b.when.holds(&env) == Some(true)) {
                 *default = b.value;
             }
             default_when.clear();
@@ -230,12 +169,7 @@ impl Schedule {
 
     /// The constraints that `plan` checks, with the values they see for `arch` and `dtype`
     /// at order `k`: `Err` names the first one broken.
-    pub fn check_constraints(
-        &self,
-        k: u32,
-        arch: &'static Arch,
-        dtype: DType,
-    ) -> Result<(), String> {
+    pub fn check_constraints(&self, k: u32, arch: &'static Arch, dtype: DType) -> Result<(), String> {
         let constraints: Vec<&Constraint> = self
             .iter_steps()
             .filter_map(|s| match s {
@@ -247,9 +181,7 @@ impl Schedule {
             return Ok(());
         }
         let params = self.at(Request { k, arch, dtype }).defaults();
-        let env = |n: &str| -> Option<i64> {
-            builtin(n, k, arch, dtype).or_else(|| params.get(n).map(|&v| v as i64))
-        };
+        let env = |n: &str| -> Option<i64> { builtin(n, k, arch, dtype).or_else(|| params.get(n).map(|&v| v as i64)) };
         for c in constraints {
             match c.holds(&env) {
                 Some(true) => {}
@@ -317,18 +249,10 @@ mod tests {
     #[test]
     fn params_are_found_in_any_step() {
         let s = synth();
-        let names: Vec<(String, Vec<u32>, u32)> = s
-            .params()
-            .into_iter()
-            .map(|p| (p.name, p.choices, p.default))
-            .collect();
+        let names: Vec<(String, Vec<u32>, u32)> = s.params().into_iter().map(|p| (p.name, p.choices, p.default)).collect();
         assert_eq!(
             names,
-            [
-                ("threads".to_string(), vec![64, 128, 256], 128),
-                ("min_blocks".into(), vec![1, 2], 1),
-                ("pad_b".into(), vec![0, 1], 1)
-            ]
+            [("threads".to_string(), vec![64, 128, 256], 128), ("min_blocks".into(), vec![1, 2], 1), ("pad_b".into(), vec![0, 1], 1)]
         );
         assert_eq!(s.space().len(), 3 * 2 * 2);
         assert_eq!(s.space()[0], s.defaults(), "the defaults come first");
@@ -339,77 +263,31 @@ mod tests {
         let s = synth();
         let cfg = parse_config("threads=256,pad_b=0").unwrap();
         let t = s.with_config(&cfg).unwrap();
-        assert_eq!(
-            t.defaults(),
-            parse_config("threads=256 min_blocks=1 pad_b=0").unwrap()
-        );
-        assert_eq!(
-            t.params()
-                .iter()
-                .map(|p| p.choices.clone())
-                .collect::<Vec<_>>(),
-            s.params()
-                .iter()
-                .map(|p| p.choices.clone())
-                .collect::<Vec<_>>()
-        );
-        let plan = t
-            .plan(crate::Request {
-                k: 8,
-                arch: arch::find("sm_90").unwrap(),
-                dtype: DType::F64,
-            })
-            .unwrap();
+        assert_eq!(t.defaults(), parse_config("threads=256 min_blocks=1 pad_b=0").unwrap());
+        assert_eq!(t.params().iter().map(|p| p.choices.clone()).collect::<Vec<_>>(), s.params().iter().map(|p| p.choices.clone()).collect::<Vec<_>>());
+        let plan = t.plan(crate::Request { k: 8, arch: arch::find("sm_90").unwrap(), dtype: DType::F64 }).unwrap();
         assert_eq!(plan.threads, 256);
-        let crate::plan::Body::Transform(tp) = plan.body else {
-            panic!()
-        };
+        let crate::plan::Body::Transform(tp) = plan.body else { panic!() };
         assert_eq!(tp.b.pad, 0);
-        assert!(matches!(
-            s.with_config(&parse_config("warps=2").unwrap()),
-            Err(ConfigError::Unknown { .. })
-        ));
-        assert!(matches!(
-            s.with_config(&parse_config("threads=96").unwrap()),
-            Err(ConfigError::NotAChoice { .. })
-        ));
+        assert!(matches!(s.with_config(&parse_config("warps=2").unwrap()), Err(ConfigError::Unknown { .. })));
+        assert!(matches!(s.with_config(&parse_config("threads=96").unwrap()), Err(ConfigError::NotAChoice { .. })));
     }
 
     #[test]
     fn constraints_filter_the_space_at_plan_time() {
         let s = synth();
-        let req = crate::Request {
-            k: 8,
-            arch: arch::find("sm_90").unwrap(),
-            dtype: DType::F64,
-        };
-        let ok: Vec<Config> = s
-            .space()
-            .into_iter()
-            .filter(|c| s.with_config(c).unwrap().plan(req).is_ok())
-            .collect();
+        let req = crate::Request { k: 8, arch: arch::find("sm_90").unwrap(), dtype: DType::F64 };
+        let ok: Vec<Config> = s.space().into_iter().filter(|c| s.with_config(c).unwrap().plan(req).is_ok()).collect();
         // threads * min_blocks <= 256, counted by hand: (64,1) (64,2) (128,1) (128,2) (256,1), times two pads.
         assert_eq!(ok.len(), 10, "{ok:?}");
         assert!(ok.iter().all(|c| c["threads"] * c["min_blocks"] <= 256));
-        let bad = s
-            .with_config(&parse_config("threads=256,min_blocks=2").unwrap())
-            .unwrap()
-            .plan(req)
-            .unwrap_err();
-        assert!(
-            bad.to_string()
-                .contains("constraint(threads * min_blocks <= 256) does not hold"),
-            "{bad}"
-        );
+        let bad = s.with_config(&parse_config("threads=256,min_blocks=2").unwrap()).unwrap().plan(req).unwrap_err();
+        assert!(bad.to_string().contains("constraint(threads * min_blocks <= 256) does not hold"), "{bad}");
     }
 
     #[test]
     fn expressions_follow_arithmetic_rules() {
-        let e = Expr::Bin(
-            Box::new(Expr::Name("K".into())),
-            BinOp::Pow,
-            Box::new(Expr::Int(3)),
-        );
+        let e = Expr::Bin(Box::new(Expr::Name("K".into())), BinOp::Pow, Box::new(Expr::Int(3)));
         assert_eq!(e.eval(&|n| (n == "K").then_some(5)), Some(125));
         let div0 = Expr::Bin(Box::new(Expr::Int(1)), BinOp::Div, Box::new(Expr::Int(0)));
         assert_eq!(div0.eval(&|_| None), None);
@@ -423,11 +301,7 @@ mod tests {
             assert_eq!(d.defaults(), l.defaults(), "{}", l.name);
             assert!(!d.has_open_defaults());
             for k in [1, 8, 16, 17, 32] {
-                let r = l.at(crate::Request {
-                    k,
-                    arch: sm90,
-                    dtype: DType::F64,
-                });
+                let r = l.at(crate::Request { k, arch: sm90, dtype: DType::F64 });
                 assert!(!r.has_open_defaults());
                 assert_eq!(r.with_config(&r.defaults()).unwrap(), r, "{} K={k}", l.name);
             }
@@ -459,65 +333,27 @@ mod tests {
             (32, DType::F32, gfx90a, 256, 0),
         ] {
             let r = s.at(crate::Request { k, arch, dtype });
-            assert_eq!(
-                r.defaults(),
-                Config::from([("threads".into(), threads), ("pad_b".into(), pad)]),
-                "K={k} {dtype} {}",
-                arch.name
-            );
+            assert_eq!(r.defaults(), Config::from([("threads".into(), threads), ("pad_b".into(), pad)]), "K={k} {dtype} {}", arch.name);
             // Planning and code generation see the same values without resolving first.
             let req = crate::Request { k, arch, dtype };
             assert_eq!(s.plan(req).unwrap().threads, threads);
             let src = crate::generate(&s, req).unwrap().source;
-            assert!(
-                src.contains(&format!("constexpr int THREADS = {threads};")),
-                "K={k}"
-            );
-            assert!(
-                src.contains(&format!("pad_b={pad} threads={threads}")),
-                "K={k}"
-            );
+            assert!(src.contains(&format!("constexpr int THREADS = {threads};")), "K={k}");
+            assert!(src.contains(&format!("pad_b={pad} threads={threads}")), "K={k}");
         }
         // A chosen value replaces the whole default, conditions included.
-        let t = s
-            .with_config(&parse_config("threads=128").unwrap())
-            .unwrap();
-        assert_eq!(
-            t.at(crate::Request {
-                k: 4,
-                arch: sm90,
-                dtype: DType::F64
-            })
-            .defaults()["threads"],
-            128
-        );
-        assert_eq!(
-            t.plan(crate::Request {
-                k: 4,
-                arch: sm90,
-                dtype: DType::F64
-            })
-            .unwrap()
-            .threads,
-            128
-        );
+        let t = s.with_config(&parse_config("threads=128").unwrap()).unwrap();
+        assert_eq!(t.at(crate::Request { k: 4, arch: sm90, dtype: DType::F64 }).defaults()["threads"], 128);
+        assert_eq!(t.plan(crate::Request { k: 4, arch: sm90, dtype: DType::F64 }).unwrap().threads, 128);
         // Printed as written; the IR round-trips through serde.
         let printed = s.to_string();
         assert!(printed.contains("threads(tune([64, 128, 256], default = if K <= 8 { 64 } else if K * bytes >= 128 { 256 } else { 128 }))"), "{printed}");
-        assert!(
-            printed.contains("pad = tune([0, 1], default = if wave == 64 { 0 } else { 1 })"),
-            "{printed}"
-        );
+        assert!(printed.contains("pad = tune([0, 1], default = if wave == 64 { 0 } else { 1 })"), "{printed}");
         let json = serde_json::to_string(&s).unwrap();
         assert_eq!(serde_json::from_str::<Schedule>(&json).unwrap(), s);
         // A schedule without conditions serializes as before (no empty `default_when`).
-        assert!(!serde_json::to_string(&synth())
-            .unwrap()
-            .contains("default_when"));
+        assert!(!serde_json::to_string(&synth()).unwrap().contains("default_when"));
         let p = &s.params()[0];
-        assert_eq!(
-            default_text(p),
-            "if K <= 8 { 64 } else if K * bytes >= 128 { 256 } else { 128 }"
-        );
+        assert_eq!(default_text(p), "if K <= 8 { 64 } else if K * bytes >= 128 { 256 } else { 128 }");
     }
 }

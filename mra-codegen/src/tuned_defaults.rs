@@ -8,9 +8,9 @@
 //! (both applied by the caller with [`Schedule::with_config`](crate::Schedule::with_config)).
 //! An arch without a file runs the schedules' own defaults.
 
-use crate::config::Config;
 use crate::dtype::DType;
 use crate::request::Request;
+use crate::config::Config;
 use serde::{Deserialize, Serialize};
 use std::sync::OnceLock;
 
@@ -81,11 +81,7 @@ impl DefaultsFile {
     /// has none, the one timed in the seed's harness (a value measured there is a better guess
     /// than none), never the other way round.
     pub fn lookup(&self, level: &str, k: u32, dtype: DType, regime: Regime) -> Option<&Entry> {
-        let find = |r: Regime| {
-            self.entries.iter().find(|e| {
-                e.level == level && e.dtype == dtype.name() && e.k.contains(&k) && e.regime == r
-            })
-        };
+        let find = |r: Regime| self.entries.iter().find(|e| e.level == level && e.dtype == dtype.name() && e.k.contains(&k) && e.regime == r);
         match regime {
             Regime::Harness => find(Regime::Harness),
             Regime::Api => find(Regime::Api).or_else(|| find(Regime::Harness)),
@@ -101,44 +97,18 @@ impl DefaultsFile {
 impl DefaultsFile {
     /// A file for `arch` with no entries yet.
     pub fn new(arch: &str, provenance: Provenance) -> DefaultsFile {
-        DefaultsFile {
-            arch: arch.to_string(),
-            about: ABOUT.to_string(),
-            provenance,
-            entries: Vec::new(),
-        }
+        DefaultsFile { arch: arch.to_string(), about: ABOUT.to_string(), provenance, entries: Vec::new() }
     }
 
     /// Sets the values of `level` at `k` in `dtype` timed in `regime` to `config` (the parameters
     /// that differ from the schedule's defaults), replacing what the file said of that case.
-    pub fn set(
-        &mut self,
-        level: &str,
-        dtype: DType,
-        k: u32,
-        regime: Regime,
-        config: Config,
-        source: String,
-    ) {
-        for e in self
-            .entries
-            .iter_mut()
-            .filter(|e| e.level == level && e.dtype == dtype.name() && e.regime == regime)
-        {
+    pub fn set(&mut self, level: &str, dtype: DType, k: u32, regime: Regime, config: Config, source: String) {
+        for e in self.entries.iter_mut().filter(|e| e.level == level && e.dtype == dtype.name() && e.regime == regime) {
             e.k.retain(|&x| x != k);
         }
         self.entries.retain(|e| !e.k.is_empty());
-        self.entries.push(Entry {
-            level: level.to_string(),
-            dtype: dtype.name().to_string(),
-            k: vec![k],
-            config,
-            regime,
-            source,
-        });
-        self.entries.sort_by(|a, b| {
-            (&a.level, &a.dtype, a.k.first()).cmp(&(&b.level, &b.dtype, b.k.first()))
-        });
+        self.entries.push(Entry { level: level.to_string(), dtype: dtype.name().to_string(), k: vec![k], config, regime, source });
+        self.entries.sort_by(|a, b| (&a.level, &a.dtype, a.k.first()).cmp(&(&b.level, &b.dtype, b.k.first())));
     }
 
     /// The file's text: the head pretty-printed, one entry per line (a diff shows which changed).
@@ -156,9 +126,7 @@ impl DefaultsFile {
                 format!("    {{\"level\": {}, \"dtype\": {}, \"k\": [{ks}], \"config\": {{{config}}}, \"regime\": {}{source}}}", line(&e.level), line(&e.dtype), line(&e.regime))
             })
             .collect();
-        let provenance = serde_json::to_string_pretty(&self.provenance)
-            .expect("plain data serializes")
-            .replace('\n', "\n  ");
+        let provenance = serde_json::to_string_pretty(&self.provenance).expect("plain data serializes").replace('\n', "\n  ");
         format!(
             "{{\n  \"arch\": {},\n  \"about\": {},\n  \"provenance\": {provenance},\n  \"entries\": [\n{}\n  ]\n}}\n",
             line(&self.arch),
@@ -178,10 +146,7 @@ pub fn shipped() -> &'static [DefaultsFile] {
     PARSED.get_or_init(|| {
         FILES
             .iter()
-            .map(|(name, text)| {
-                serde_json::from_str(text)
-                    .unwrap_or_else(|e| panic!("mra-codegen/tuned/{name} is malformed: {e}"))
-            })
+            .map(|(name, text)| serde_json::from_str(text).unwrap_or_else(|e| panic!("mra-codegen/tuned/{name} is malformed: {e}")))
             .collect()
     })
 }
@@ -217,33 +182,18 @@ mod tests {
         assert_eq!(shipped().len(), FILES.len());
         assert!(!FILES.is_empty(), "at least the measured arch ships a file");
         for (file, (name, _)) in shipped().iter().zip(FILES) {
-            assert_eq!(
-                *name,
-                format!("{}.json", file.arch),
-                "a file is named after its arch"
-            );
+            assert_eq!(*name, format!("{}.json", file.arch), "a file is named after its arch");
             let arch = arch::find(&file.arch).unwrap_or_else(|_| panic!("{name}: unknown arch"));
             let mut seen = std::collections::HashSet::new();
             for e in &file.entries {
-                let level = levels::find(&e.level)
-                    .unwrap_or_else(|_| panic!("{name}: no level {}", e.level));
-                let dtype = DType::parse(&e.dtype)
-                    .unwrap_or_else(|| panic!("{name}: no dtype {}", e.dtype));
-                let tuned = level
-                    .with_config(&e.config)
-                    .unwrap_or_else(|err| panic!("{name}: {err}"));
+                let level = levels::find(&e.level).unwrap_or_else(|_| panic!("{name}: no level {}", e.level));
+                let dtype = DType::parse(&e.dtype).unwrap_or_else(|| panic!("{name}: no dtype {}", e.dtype));
+                let tuned = level.with_config(&e.config).unwrap_or_else(|err| panic!("{name}: {err}"));
                 for &k in &e.k {
                     assert!((1..=crate::K_MAX).contains(&k), "{name}: K={k}");
-                    assert!(
-                        seen.insert((e.level.clone(), e.dtype.clone(), k, e.regime)),
-                        "{name}: {} K={k} listed twice",
-                        e.level
-                    );
+                    assert!(seen.insert((e.level.clone(), e.dtype.clone(), k, e.regime)), "{name}: {} K={k} listed twice", e.level);
                     if let Err(err) = tuned.plan(Request { k, arch, dtype }) {
-                        panic!(
-                            "{name}: {} K={k} does not plan with its tuned values: {err}",
-                            e.level
-                        );
+                        panic!("{name}: {} K={k} does not plan with its tuned values: {err}", e.level);
                     }
                 }
             }
@@ -255,56 +205,18 @@ mod tests {
     #[test]
     fn a_file_round_trips_and_set_replaces_one_case() {
         for (f, (name, text)) in shipped().iter().zip(FILES) {
-            assert_eq!(
-                &serde_json::from_str::<DefaultsFile>(&f.to_text()).unwrap(),
-                f,
-                "{name}"
-            );
-            assert_eq!(
-                f.to_text(),
-                *text,
-                "{name} is written as `tune --write-defaults` writes it"
-            );
+            assert_eq!(&serde_json::from_str::<DefaultsFile>(&f.to_text()).unwrap(), f, "{name}");
+            assert_eq!(f.to_text(), *text, "{name} is written as `tune --write-defaults` writes it");
         }
         let mut f = for_arch("sm_90").unwrap().clone();
-        let before = f
-            .lookup("fused-pipe", 12, DType::F64, Regime::Harness)
-            .unwrap()
-            .clone();
-        let shared = f
-            .entries
-            .iter()
-            .find(|e| e.level == "fused-pipe" && e.k.contains(&12))
-            .unwrap()
-            .k
-            .clone();
-        f.set(
-            "fused-pipe",
-            DType::F64,
-            12,
-            Regime::Harness,
-            Config::from([("threads".into(), 256)]),
-            "test".into(),
-        );
-        assert_eq!(
-            f.lookup("fused-pipe", 12, DType::F64, Regime::Harness)
-                .unwrap()
-                .config,
-            Config::from([("threads".into(), 256)])
-        );
+        let before = f.lookup("fused-pipe", 12, DType::F64, Regime::Harness).unwrap().clone();
+        let shared = f.entries.iter().find(|e| e.level == "fused-pipe" && e.k.contains(&12)).unwrap().k.clone();
+        f.set("fused-pipe", DType::F64, 12, Regime::Harness, Config::from([("threads".into(), 256)]), "test".into());
+        assert_eq!(f.lookup("fused-pipe", 12, DType::F64, Regime::Harness).unwrap().config, Config::from([("threads".into(), 256)]));
         for k in shared.into_iter().filter(|&k| k != 12) {
-            assert_eq!(
-                f.lookup("fused-pipe", k, DType::F64, Regime::Harness)
-                    .unwrap()
-                    .config,
-                before.config,
-                "K={k} kept"
-            );
+            assert_eq!(f.lookup("fused-pipe", k, DType::F64, Regime::Harness).unwrap().config, before.config, "K={k} kept");
         }
-        assert_eq!(
-            serde_json::from_str::<DefaultsFile>(&f.to_text()).unwrap(),
-            f
-        );
+        assert_eq!(serde_json::from_str::<DefaultsFile>(&f.to_text()).unwrap(), f);
     }
 
     /// An entry changes only the parameters it names; a request without an entry keeps the
@@ -313,49 +225,21 @@ mod tests {
     fn the_data_applies_to_its_request_only_and_a_chosen_value_wins() {
         let pipe = levels::find("fused-pipe").unwrap();
         let sm90 = arch::find("sm_90").unwrap();
-        let req = |k| Request {
-            k,
-            arch: sm90,
-            dtype: DType::F64,
-        };
-        let entry = lookup("fused-pipe", req(10), Regime::Harness)
-            .expect("sm_90 ships fused-pipe at K = 10");
+        let req = |k| Request { k, arch: sm90, dtype: DType::F64 };
+        let entry = lookup("fused-pipe", req(10), Regime::Harness).expect("sm_90 ships fused-pipe at K = 10");
         let at = pipe.at(req(10)).defaults();
         for (name, value) in pipe.defaults() {
-            assert_eq!(
-                at[&name],
-                *entry.config.get(&name).unwrap_or(&value),
-                "{name}"
-            );
+            assert_eq!(at[&name], *entry.config.get(&name).unwrap_or(&value), "{name}");
         }
-        let chosen = pipe
-            .with_config(&Config::from([("swap_operands".to_string(), 0)]))
-            .unwrap();
+        let chosen = pipe.with_config(&Config::from([("swap_operands".to_string(), 0)])).unwrap();
         assert_eq!(chosen.at(req(10)).defaults()["swap_operands"], 0);
         // A value timed in one launch never stands in for the seed's harness; the other way
         // round it does (K = 8: only an api entry; K = 20: only a harness one).
-        assert!(
-            lookup("fused-pipe", req(8), Regime::Harness).is_none()
-                && lookup("fused-pipe", req(8), Regime::Api).is_some()
-        );
-        assert_eq!(
-            pipe.at(req(8)).defaults(),
-            pipe.defaults(),
-            "the harness plan at K = 8 is the schedule's"
-        );
-        assert_eq!(
-            lookup("fused-pipe", req(20), Regime::Api).map(|e| e.regime),
-            Some(Regime::Harness)
-        );
-        let gfx = Request {
-            k: 10,
-            arch: arch::find("gfx90a").unwrap(),
-            dtype: DType::F64,
-        };
+        assert!(lookup("fused-pipe", req(8), Regime::Harness).is_none() && lookup("fused-pipe", req(8), Regime::Api).is_some());
+        assert_eq!(pipe.at(req(8)).defaults(), pipe.defaults(), "the harness plan at K = 8 is the schedule's");
+        assert_eq!(lookup("fused-pipe", req(20), Regime::Api).map(|e| e.regime), Some(Regime::Harness));
+        let gfx = Request { k: 10, arch: arch::find("gfx90a").unwrap(), dtype: DType::F64 };
         assert!(for_arch("gfx90a").is_none());
-        assert_eq!(
-            levels::find("fused").unwrap().at(gfx).defaults(),
-            levels::find("fused").unwrap().defaults()
-        );
+        assert_eq!(levels::find("fused").unwrap().at(gfx).defaults(), levels::find("fused").unwrap().defaults());
     }
 }

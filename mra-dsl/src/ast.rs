@@ -62,16 +62,7 @@ impl Prim {
         let mut out = Vec::new();
         match &self.kind {
             PrimKind::Threads(v) => out.push((named("threads".into(), v), v)),
-            PrimKind::CacheRead {
-                operand,
-                pad: Some((_, v)),
-                ..
-            }
-            | PrimKind::CacheWrite {
-                operand,
-                pad: Some((_, v)),
-                ..
-            } => {
+            PrimKind::CacheRead { operand, pad: Some((_, v)), .. } | PrimKind::CacheWrite { operand, pad: Some((_, v)), .. } => {
                 let o = match operand.value {
                     Operand::A => "a",
                     Operand::B => "b",
@@ -79,10 +70,7 @@ impl Prim {
                 };
                 out.push((named(format!("pad_{o}"), v), v))
             }
-            PrimKind::Unroll {
-                loop_,
-                by: Some((_, v)),
-            } => {
+            PrimKind::Unroll { loop_, by: Some((_, v)) } => {
                 let l = match loop_.value {
                     Loop::K => "k",
                     Loop::Cols => "cols",
@@ -90,9 +78,7 @@ impl Prim {
                 };
                 out.push((named(format!("unroll_{l}"), v), v))
             }
-            PrimKind::LaunchBounds { min_blocks } => {
-                out.push((named("min_blocks".into(), min_blocks), min_blocks))
-            }
+            PrimKind::LaunchBounds { min_blocks } => out.push((named("min_blocks".into(), min_blocks), min_blocks)),
             PrimKind::Buffers(v) => out.push((named("buffers".into(), v), v)),
             PrimKind::Pipeline(v) => out.push((named("pipeline".into(), v), v)),
             PrimKind::Tensors(v) => out.push((named("tensors".into(), v), v)),

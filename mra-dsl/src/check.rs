@@ -3,9 +3,7 @@
 //!
 //! All violations are collected (not just the first) and each one points at the token to fix.
 
-use crate::ast::{
-    BinOp, CmpOp, Cond, Level, Levels, Memory, Prim, PrimKind, Sp, Term, ThreadMap, Val,
-};
+use crate::ast::{BinOp, CmpOp, Cond, Level, Levels, Memory, Prim, PrimKind, Sp, Term, ThreadMap, Val};
 use crate::words;
 use proc_macro2::Span;
 use std::collections::HashMap;
@@ -74,16 +72,12 @@ fn check_duplicates(level: &Level, errors: &mut Errors) {
             // Each constraint is its own condition.
             PrimKind::Constraint(_) => continue,
             // A and B are staged independently: one cache_read each.
-            PrimKind::CacheRead { operand, .. } => {
-                format!("cache_read({})", operand_word(operand.value))
-            }
+            PrimKind::CacheRead { operand, .. } => format!("cache_read({})", operand_word(operand.value)),
             _ => prim.name().to_string(),
         };
         if let Some(first) = seen.get(&key) {
             let what = match prim.kind {
-                PrimKind::Unroll { .. } | PrimKind::CacheRead { .. } => {
-                    format!("`{key}` appears twice")
-                }
+                PrimKind::Unroll { .. } | PrimKind::CacheRead { .. } => format!("`{key}` appears twice"),
                 _ => format!("`{key}` appears twice; a level sets each primitive once"),
             };
             errors.push(
@@ -103,13 +97,7 @@ fn check_values(prim: &Prim, errors: &mut Errors) {
     }
     match &prim.kind {
         PrimKind::Threads(v) => for_each_value(v, |n| thread_count(n, errors)),
-        PrimKind::Buffers(v)
-        | PrimKind::Pipeline(v)
-        | PrimKind::Tensors(v)
-        | PrimKind::Cluster(v)
-        | PrimKind::SplitCols(v)
-        | PrimKind::Stack(v)
-        | PrimKind::SplitOutput(v) => {
+        PrimKind::Buffers(v) | PrimKind::Pipeline(v) | PrimKind::Tensors(v) | PrimKind::Cluster(v) | PrimKind::SplitCols(v) | PrimKind::Stack(v) | PrimKind::SplitOutput(v) => {
             let what = prim.name();
             let max = match what {
                 "buffers" => 9,
@@ -134,49 +122,19 @@ fn check_values(prim: &Prim, errors: &mut Errors) {
         }
         PrimKind::PrefetchL2(v) => for_each_value(v, |n| {
             if n.value > 4 {
-                errors.push(
-                    n.span,
-                    format!(
-                        "prefetch_l2({}): takes 0 to 4 (slices ahead; 0: none)",
-                        n.value
-                    ),
-                );
+                errors.push(n.span, format!("prefetch_l2({}): takes 0 to 4 (slices ahead; 0: none)", n.value));
             }
         }),
         PrimKind::FuseK(v) => for_each_value(v, |n| {
             if ![1, 2, 4].contains(&n.value) {
-                errors.push(
-                    n.span,
-                    format!(
-                        "fuse_k({}): takes 1, 2 or 4 (k-steps per instruction)",
-                        n.value
-                    ),
-                );
+                errors.push(n.span, format!("fuse_k({}): takes 1, 2 or 4 (k-steps per instruction)", n.value));
             }
         }),
-        PrimKind::AsyncExchange(v)
-        | PrimKind::AlignRuns(v)
-        | PrimKind::LateWait(v)
-        | PrimKind::PairRows(v)
-        | PrimKind::SwapOperands(v)
-        | PrimKind::BulkCopy(v)
-        | PrimKind::FmaTail(v)
-        | PrimKind::Persistent(v)
-        | PrimKind::CoalesceC(v)
-        | PrimKind::ShadowMma(v)
-        | PrimKind::Chain(v)
-        | PrimKind::CoSchedule(v) => {
+        PrimKind::AsyncExchange(v) | PrimKind::AlignRuns(v) | PrimKind::LateWait(v) | PrimKind::PairRows(v) | PrimKind::SwapOperands(v) | PrimKind::BulkCopy(v) | PrimKind::FmaTail(v) | PrimKind::Persistent(v) | PrimKind::CoalesceC(v) | PrimKind::ShadowMma(v) | PrimKind::Chain(v) | PrimKind::CoSchedule(v) => {
             let what = prim.name();
             for_each_value(v, |n| {
                 if n.value > 1 {
-                    errors.push(
-                        n.span,
-                        format!(
-                            "{what}({}): takes {}",
-                            n.value,
-                            crate::words::switch_meaning(what)
-                        ),
-                    );
+                    errors.push(n.span, format!("{what}({}): takes {}", n.value, crate::words::switch_meaning(what)));
                 }
             });
         }
@@ -189,9 +147,7 @@ fn check_values(prim: &Prim, errors: &mut Errors) {
             into,
             pad: Some((word, pad)),
             ..
-        } if into.value != Memory::Shared
-            && (pad.default_value() != 0 || matches!(pad, Val::Tune { .. })) =>
-        {
+        } if into.value != Memory::Shared && (pad.default_value() != 0 || matches!(pad, Val::Tune { .. })) => {
             errors.push(
                 *word,
                 "`pad` only applies to cache_read into shared memory (it avoids bank conflicts)",
@@ -203,28 +159,14 @@ fn check_values(prim: &Prim, errors: &mut Errors) {
             }
         }),
         PrimKind::Unroll { loop_, by: None } if loop_.value == crate::ast::Loop::Rows => {
-            errors.push(
-                loop_.span,
-                "unroll(rows) needs `by = N` (1..=4): the row tiles a wave computes at once",
-            );
+            errors.push(loop_.span, "unroll(rows) needs `by = N` (1..=4): the row tiles a wave computes at once");
         }
-        PrimKind::Unroll {
-            loop_,
-            by: Some((_, by)),
-        } if loop_.value == crate::ast::Loop::Rows => for_each_value(by, |n| {
+        PrimKind::Unroll { loop_, by: Some((_, by)) } if loop_.value == crate::ast::Loop::Rows => for_each_value(by, |n| {
             if !(1..=4).contains(&n.value) {
-                errors.push(
-                    n.span,
-                    format!(
-                        "unroll(rows, by = {}): a wave computes 1 to 4 row tiles at once",
-                        n.value
-                    ),
-                );
+                errors.push(n.span, format!("unroll(rows, by = {}): a wave computes 1 to 4 row tiles at once", n.value));
             }
         }),
-        PrimKind::Unroll {
-            by: Some((_, by)), ..
-        } => for_each_value(by, |n| {
+        PrimKind::Unroll { by: Some((_, by)), .. } => for_each_value(by, |n| {
             if n.value > 64 {
                 errors.push(n.span, format!("unroll factor {} is above 64 (the loops run at most K <= 32 times; 0 unrolls fully)", n.value));
             }
@@ -246,12 +188,7 @@ fn check_values(prim: &Prim, errors: &mut Errors) {
 fn for_each_value(v: &Val, mut f: impl FnMut(Sp<u32>)) {
     match v {
         Val::Fixed(n) => f(*n),
-        Val::Tune {
-            choices,
-            default,
-            default_when,
-            ..
-        } => {
+        Val::Tune { choices, default, default_when, .. } => {
             for c in choices {
                 f(*c);
             }
@@ -267,16 +204,7 @@ fn for_each_value(v: &Val, mut f: impl FnMut(Sp<u32>)) {
 /// A tuning declaration: a non-empty list without repeats that contains the default (every
 /// value of a conditional default), whose conditions name only built-ins.
 fn check_tune(v: &Val, errors: &mut Errors) {
-    let Val::Tune {
-        list,
-        choices,
-        default,
-        default_when,
-        ..
-    } = v
-    else {
-        return;
-    };
+    let Val::Tune { list, choices, default, default_when, .. } = v else { return };
     for (cond, value) in default_when {
         let mut names = Vec::new();
         visit_names(&cond.lhs, &mut |id| names.push(id.clone()));
@@ -289,21 +217,11 @@ fn check_tune(v: &Val, errors: &mut Errors) {
         }
         if !choices.is_empty() && !choices.iter().any(|c| c.value == value.value) {
             let list: Vec<String> = choices.iter().map(|c| c.value.to_string()).collect();
-            errors.push(
-                value.span,
-                format!(
-                    "the default {} is not among the choices [{}]",
-                    value.value,
-                    list.join(", ")
-                ),
-            );
+            errors.push(value.span, format!("the default {} is not among the choices [{}]", value.value, list.join(", ")));
         }
     }
     if choices.is_empty() {
-        errors.push(
-            *list,
-            "the list of values to tune over is empty; e.g. `[64, 128, 256]`",
-        );
+        errors.push(*list, "the list of values to tune over is empty; e.g. `[64, 128, 256]`");
     }
     for (i, c) in choices.iter().enumerate() {
         if choices[..i].iter().any(|p| p.value == c.value) {
@@ -312,14 +230,7 @@ fn check_tune(v: &Val, errors: &mut Errors) {
     }
     if !choices.is_empty() && !choices.iter().any(|c| c.value == default.value) {
         let list: Vec<String> = choices.iter().map(|c| c.value.to_string()).collect();
-        errors.push(
-            default.span,
-            format!(
-                "the default {} is not among the choices [{}]",
-                default.value,
-                list.join(", ")
-            ),
-        );
+        errors.push(default.span, format!("the default {} is not among the choices [{}]", default.value, list.join(", ")));
     }
 }
 
@@ -366,16 +277,10 @@ fn check_params(level: &Level, errors: &mut Errors) {
         }
     }
     for prim in &level.prims {
-        let PrimKind::Constraint(cond) = &prim.kind else {
-            continue;
-        };
+        let PrimKind::Constraint(cond) = &prim.kind else { continue };
         let mut unknown = false;
-        visit_names(&cond.lhs, &mut |id| {
-            unknown |= !known_name(id, &names, errors)
-        });
-        visit_names(&cond.rhs, &mut |id| {
-            unknown |= !known_name(id, &names, errors)
-        });
+        visit_names(&cond.lhs, &mut |id| unknown |= !known_name(id, &names, errors));
+        visit_names(&cond.rhs, &mut |id| unknown |= !known_name(id, &names, errors));
         if unknown {
             continue;
         }
@@ -390,10 +295,7 @@ fn check_params(level: &Level, errors: &mut Errors) {
                             _ => BUILTINS.iter().find(|(b, _)| *b == n).map(|(_, v)| v[0]),
                         }
                     };
-                    let env = |n: &str| -> Option<i64> {
-                        builtin(n)
-                            .or_else(|| names.get(n).map(|(_, v)| default_at(v, &builtin) as i64))
-                    };
+                    let env = |n: &str| -> Option<i64> { builtin(n).or_else(|| names.get(n).map(|(_, v)| default_at(v, &builtin) as i64)) };
                     holds(cond, &env) == Some(true)
                 })
             })
@@ -408,19 +310,12 @@ fn check_params(level: &Level, errors: &mut Errors) {
 /// branch whose condition holds, else the plain default).
 fn default_at(v: &Val, builtin: &dyn Fn(&str) -> Option<i64>) -> u32 {
     match v {
-        Val::Tune { default_when, .. } => default_when
-            .iter()
-            .find(|(c, _)| holds(c, builtin) == Some(true))
-            .map_or(v.default_value(), |(_, d)| d.value),
+        Val::Tune { default_when, .. } => default_when.iter().find(|(c, _)| holds(c, builtin) == Some(true)).map_or(v.default_value(), |(_, d)| d.value),
         Val::Fixed(_) => v.default_value(),
     }
 }
 
-fn known_name(
-    id: &proc_macro2::Ident,
-    names: &HashMap<String, (Span, &Val)>,
-    errors: &mut Errors,
-) -> bool {
+fn known_name(id: &proc_macro2::Ident, names: &HashMap<String, (Span, &Val)>, errors: &mut Errors) -> bool {
     let n = id.to_string();
     if n == "K" || BUILTINS.iter().any(|(b, _)| *b == n) || names.contains_key(&n) {
         return true;
@@ -584,10 +479,7 @@ fn check_combination(level: &Level, errors: &mut Errors) {
         if let PrimKind::CacheRead { operand, into, .. } = &p.kind {
             if into.value == Memory::Registers {
                 if operand.value != crate::ast::Operand::B {
-                    errors.push(
-                        operand.span,
-                        "only B can be held in registers (its fragments are reused by every tile)",
-                    );
+                    errors.push(operand.span, "only B can be held in registers (its fragments are reused by every tile)");
                 } else if tensorize.is_none() {
                     errors.push(into.span, "cache_read(B, registers) keeps B's matrix fragments in registers: it needs tensorize(mma)");
                 }
@@ -618,42 +510,14 @@ fn check_combination(level: &Level, errors: &mut Errors) {
     }
     for x in ["chain", "prefetch_l2"].into_iter().filter_map(&find) {
         if find("split_output").is_none() {
-            errors.push(
-                x.ident.span(),
-                format!(
-                    "{}(..) shapes the passes of split_output(N): add split_output(2)",
-                    x.name()
-                ),
-            );
+            errors.push(x.ident.span(), format!("{}(..) shapes the passes of split_output(N): add split_output(2)", x.name()));
         }
     }
     if let (Some(x), None) = (find("co_schedule"), find("split_output")) {
-        errors.push(
-            x.ident.span(),
-            "co_schedule(..) launches the blocks of split_output(N) together: add split_output(2)",
-        );
+        errors.push(x.ident.span(), "co_schedule(..) launches the blocks of split_output(N) together: add split_output(2)");
     }
-    for b in [
-        "buffers",
-        "pipeline",
-        "tensors",
-        "cluster",
-        "split_cols",
-        "align_runs",
-        "pair_rows",
-        "swap_operands",
-        "bulk_copy",
-        "stack",
-        "split_output",
-        "coalesce_c",
-    ]
-    .into_iter()
-    .filter_map(&find)
-    {
-        let shared_workspace = level
-            .prims
-            .iter()
-            .any(|p| matches!(&p.kind, PrimKind::Workspace(m) if m.value == Memory::Shared));
+    for b in ["buffers", "pipeline", "tensors", "cluster", "split_cols", "align_runs", "pair_rows", "swap_operands", "bulk_copy", "stack", "split_output", "coalesce_c"].into_iter().filter_map(&find) {
+        let shared_workspace = level.prims.iter().any(|p| matches!(&p.kind, PrimKind::Workspace(m) if m.value == Memory::Shared));
         let staged_a = level.prims.iter().any(|p| matches!(&p.kind, PrimKind::CacheRead { operand, into, .. } if operand.value == crate::ast::Operand::A && into.value == Memory::Shared));
         if tensorize.is_none() || !shared_workspace || !staged_a {
             errors.push(
@@ -663,10 +527,7 @@ fn check_combination(level: &Level, errors: &mut Errors) {
         }
     }
     if let (Some(x), None) = (find("late_wait"), find("cluster")) {
-        errors.push(
-            x.ident.span(),
-            "late_wait(..) places the cluster barrier wait of cluster(N)'s pass 0: add cluster(N)",
-        );
+        errors.push(x.ident.span(), "late_wait(..) places the cluster barrier wait of cluster(N)'s pass 0: add cluster(N)");
     }
     if let (Some(x), None) = (find("async_exchange"), find("cluster")) {
         errors.push(x.ident.span(), "async_exchange(..) chooses how the blocks of cluster(N) exchange pass 0's output: add cluster(N)");

@@ -3,13 +3,10 @@
 //! Every path is absolute (`::mra_codegen`, `::core`, `::std`) so the output works in any module,
 //! including mra-codegen itself (it has `extern crate self as mra_codegen;`).
 
-use crate::ast::{
-    BinOp, CmpOp, Cond, Level, Levels, LibraryCall, Loop, MatrixCore, Memory, Operand, Prim,
-    PrimKind, Term, ThreadMap, Val,
-};
+use crate::ast::{BinOp, CmpOp, Cond, Level, Levels, LibraryCall, Loop, MatrixCore, Memory, Operand, Prim, PrimKind, Term, ThreadMap, Val};
+use std::collections::HashMap;
 use proc_macro2::{Ident, TokenStream};
 use quote::quote;
-use std::collections::HashMap;
 
 pub fn expand(levels: &Levels) -> TokenStream {
     levels.0.iter().map(level).collect()
@@ -64,12 +61,7 @@ fn value(name: &str, v: &Val) -> TokenStream {
             let n = n.value;
             quote!(#ir::Value::Fixed(#n))
         }
-        Val::Tune {
-            choices,
-            default,
-            default_when,
-            ..
-        } => {
+        Val::Tune { choices, default, default_when, .. } => {
             let choices = choices.iter().map(|c| c.value);
             let default = default.value;
             // Conditions name built-ins only (check.rs), so no fixed values to substitute.
@@ -188,11 +180,7 @@ fn step(prim: &Prim, fixed: &HashMap<String, u32>) -> TokenStream {
         PrimKind::CacheRead { operand, into, pad } => {
             let operand = operand_variant(operand.value);
             let into = memory(into.value);
-            let pad = if pad.is_some() {
-                nth_value(prim, 0)
-            } else {
-                fixed0
-            };
+            let pad = if pad.is_some() { nth_value(prim, 0) } else { fixed0 };
             quote!(#ir::Step::CacheRead {
                 operand: #ir::Operand::#operand,
                 into: #ir::Memory::#into,
@@ -202,11 +190,7 @@ fn step(prim: &Prim, fixed: &HashMap<String, u32>) -> TokenStream {
         PrimKind::CacheWrite { operand, into, pad } => {
             let operand = operand_variant(operand.value);
             let into = memory(into.value);
-            let pad = if pad.is_some() {
-                nth_value(prim, 0)
-            } else {
-                fixed0
-            };
+            let pad = if pad.is_some() { nth_value(prim, 0) } else { fixed0 };
             quote!(#ir::Step::CacheWrite {
                 operand: #ir::Operand::#operand,
                 into: #ir::Memory::#into,
@@ -219,11 +203,7 @@ fn step(prim: &Prim, fixed: &HashMap<String, u32>) -> TokenStream {
         }
         PrimKind::Unroll { loop_, by } => {
             let l = loop_variant(loop_.value);
-            let by = if by.is_some() {
-                nth_value(prim, 0)
-            } else {
-                fixed0
-            };
+            let by = if by.is_some() { nth_value(prim, 0) } else { fixed0 };
             quote!(#ir::Step::Unroll(#ir::Loop::#l, #by))
         }
         PrimKind::Workspace(m) => {

@@ -62,8 +62,8 @@ use crate::words::{self, Table};
 use proc_macro2::{Ident, Span, TokenTree};
 use syn::parse::{Parse, ParseStream, Parser};
 use syn::{
-    braced, bracketed, parenthesized, token, Attribute, Error, Expr, Lit, LitInt, LitStr, Meta,
-    Result, Token,
+    braced, bracketed, parenthesized, token, Attribute, Error, Expr, Lit, LitInt, LitStr, Meta, Result,
+    Token,
 };
 
 mod kw {
@@ -217,9 +217,7 @@ fn parse_prim(input: ParseStream) -> Result<Prim> {
         "prefetch_l2" => PrimKind::PrefetchL2(numeric(&mut args, "slices ahead")?),
         "chain" => PrimKind::Chain(numeric(&mut args, words::switch_meaning(prim))?),
         "co_schedule" => PrimKind::CoSchedule(numeric(&mut args, words::switch_meaning(prim))?),
-        "async_exchange" => {
-            PrimKind::AsyncExchange(numeric(&mut args, words::switch_meaning(prim))?)
-        }
+        "async_exchange" => PrimKind::AsyncExchange(numeric(&mut args, words::switch_meaning(prim))?),
         "align_runs" => PrimKind::AlignRuns(numeric(&mut args, words::switch_meaning(prim))?),
         "late_wait" => PrimKind::LateWait(numeric(&mut args, words::switch_meaning(prim))?),
         "pair_rows" => PrimKind::PairRows(numeric(&mut args, words::switch_meaning(prim))?),
@@ -286,9 +284,7 @@ fn parse_prim(input: ParseStream) -> Result<Prim> {
         }
         "launch_bounds" => {
             args.key("min_blocks")?;
-            PrimKind::LaunchBounds {
-                min_blocks: args.value("minimum blocks per multiprocessor")?,
-            }
+            PrimKind::LaunchBounds { min_blocks: args.value("minimum blocks per multiprocessor")? }
         }
         "constraint" => {
             args.separator()?;
@@ -344,22 +340,9 @@ fn numeric(args: &mut Args, what: &str) -> Result<Val> {
 fn condition(input: ParseStream) -> Result<Cond> {
     // One line whatever its length: the compiler's token printer breaks long streams, and the
     // text is printed in one-line comments of the generated C++.
-    let text = input
-        .fork()
-        .parse::<proc_macro2::TokenStream>()?
-        .to_string()
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ");
+    let text = input.fork().parse::<proc_macro2::TokenStream>()?.to_string().split_whitespace().collect::<Vec<_>>().join(" ");
     let lhs = sum(input)?;
-    let ops: [(&str, CmpOp); 6] = [
-        ("<=", CmpOp::Le),
-        (">=", CmpOp::Ge),
-        ("==", CmpOp::Eq),
-        ("!=", CmpOp::Ne),
-        ("<", CmpOp::Lt),
-        (">", CmpOp::Gt),
-    ];
+    let ops: [(&str, CmpOp); 6] = [("<=", CmpOp::Le), (">=", CmpOp::Ge), ("==", CmpOp::Eq), ("!=", CmpOp::Ne), ("<", CmpOp::Lt), (">", CmpOp::Gt)];
     let span = input.span();
     let op = if input.peek(Token![<=]) {
         input.parse::<Token![<=]>()?;
@@ -381,18 +364,10 @@ fn condition(input: ParseStream) -> Result<Cond> {
         CmpOp::Gt
     } else {
         let list: Vec<&str> = ops.iter().map(|(w, _)| *w).collect();
-        return Err(input.error(format!(
-            "expected a comparison ({}) in the condition",
-            list.join(" ")
-        )));
+        return Err(input.error(format!("expected a comparison ({}) in the condition", list.join(" "))));
     };
     let rhs = sum(input)?;
-    Ok(Cond {
-        lhs,
-        op: Sp { value: op, span },
-        rhs,
-        text,
-    })
+    Ok(Cond { lhs, op: Sp { value: op, span }, rhs, text })
 }
 
 /// `term (("+" | "-") term)*`.
@@ -409,11 +384,7 @@ fn sum(input: ParseStream) -> Result<Term> {
         } else {
             return Ok(lhs);
         };
-        lhs = Term::Bin(
-            Box::new(lhs),
-            Sp { value: op, span },
-            Box::new(product(input)?),
-        );
+        lhs = Term::Bin(Box::new(lhs), Sp { value: op, span }, Box::new(product(input)?));
     }
 }
 
@@ -434,11 +405,7 @@ fn product(input: ParseStream) -> Result<Term> {
         } else {
             return Ok(lhs);
         };
-        lhs = Term::Bin(
-            Box::new(lhs),
-            Sp { value: op, span },
-            Box::new(power(input)?),
-        );
+        lhs = Term::Bin(Box::new(lhs), Sp { value: op, span }, Box::new(power(input)?));
     }
 }
 
@@ -448,14 +415,7 @@ fn power(input: ParseStream) -> Result<Term> {
     if input.peek(Token![^]) {
         let span = input.span();
         input.parse::<Token![^]>()?;
-        return Ok(Term::Bin(
-            Box::new(base),
-            Sp {
-                value: BinOp::Pow,
-                span,
-            },
-            Box::new(power(input)?),
-        ));
+        return Ok(Term::Bin(Box::new(base), Sp { value: BinOp::Pow, span }, Box::new(power(input)?)));
     }
     Ok(base)
 }
@@ -480,10 +440,7 @@ fn atom(input: ParseStream) -> Result<Term> {
         return Err(input.error("the condition ends too early: expected a number, a name or `(`"));
     }
     let tt: TokenTree = input.parse()?;
-    Err(Error::new(
-        tt.span(),
-        format!("expected a number, a parameter name or `(` in the condition, found `{tt}`"),
-    ))
+    Err(Error::new(tt.span(), format!("expected a number, a parameter name or `(` in the condition, found `{tt}`")))
 }
 
 /// Reads the comma-separated arguments of one primitive, with messages that name it.
@@ -635,19 +592,11 @@ impl Args<'_> {
             ));
         }
         if !self.input.peek(token::Paren) {
-            return Err(self
-                .input
-                .error("expected `(` after `tune`: write tune([N, ...], default = N)"));
+            return Err(self.input.error("expected `(` after `tune`: write tune([N, ...], default = N)"));
         }
         let content;
         let parens = parenthesized!(content in self.input);
-        let mut inner = Args {
-            input: &content,
-            prim: "tune",
-            parens: parens.span.join(),
-            count: 0,
-            after_key: false,
-        };
+        let mut inner = Args { input: &content, prim: "tune", parens: parens.span.join(), count: 0, after_key: false };
         let (list, choices) = inner.int_list(what)?;
         inner.key("default")?;
         let (default_when, default) = inner.default(&format!("default {what}"))?;
@@ -657,21 +606,12 @@ impl Args<'_> {
             inner.key("name")?;
             inner.separator()?;
             if !inner.input.peek(syn::Ident) {
-                return Err(inner
-                    .input
-                    .error("expected the parameter's name, an identifier"));
+                return Err(inner.input.error("expected the parameter's name, an identifier"));
             }
             Some(inner.input.parse::<Ident>()?)
         };
         inner.finish()?;
-        Ok(Val::Tune {
-            word: word.span(),
-            list,
-            choices,
-            default,
-            default_when,
-            name,
-        })
+        Ok(Val::Tune { word: word.span(), list, choices, default, default_when, name })
     }
 
     /// The next argument as a default: `N`, or `if COND { N } else ... { N }` (the branches,
@@ -689,17 +629,11 @@ impl Args<'_> {
             let word = self.input.parse::<Token![if]>()?;
             // The condition is every token up to the `{ N }` block.
             let mut tokens = proc_macro2::TokenStream::new();
-            while !self.input.is_empty()
-                && !self.input.peek(token::Brace)
-                && !self.input.peek(Token![,])
-            {
+            while !self.input.is_empty() && !self.input.peek(token::Brace) && !self.input.peek(Token![,]) {
                 tokens.extend([self.input.parse::<TokenTree>()?]);
             }
             if tokens.is_empty() {
-                return Err(Error::new(
-                    word.span,
-                    "expected a condition after `if`, e.g. `if K <= 16 { 128 } else { 256 }`",
-                ));
+                return Err(Error::new(word.span, "expected a condition after `if`, e.g. `if K <= 16 { 128 } else { 256 }`"));
             }
             let cond = (|input: ParseStream| {
                 let cond = condition(input)?;

@@ -111,9 +111,7 @@ fn parses_levels() {
         }
         _ => panic!("cache_read"),
     }
-    assert!(
-        matches!(l3.prims[5].kind, PrimKind::Unroll { loop_: l, by: None } if l.value == Loop::Cols)
-    );
+    assert!(matches!(l3.prims[5].kind, PrimKind::Unroll { loop_: l, by: None } if l.value == Loop::Cols));
 
     let copy = &levels.0[1];
     assert_eq!(
@@ -183,10 +181,7 @@ fn with(extra: &str) -> String {
 
 #[test]
 fn unknown_words() {
-    let expected = format!(
-        "unknown schedule primitive `tile`; expected one of: {}",
-        crate::words::PRIMITIVES.join(", ")
-    );
+    let expected = format!("unknown schedule primitive `tile`; expected one of: {}", crate::words::PRIMITIVES.join(", "));
     assert_error(&with("    tile(cols);"), &expected, 4, "tile");
     assert_error(
         &with("    unroll(planes);"),
@@ -517,12 +512,7 @@ fn tunable_values_anywhere() {
     constraint(pad_b + unroll_k ^ 2 < K * 100);
 }";
     let levels = parse(src);
-    let names: Vec<String> = levels.0[0]
-        .prims
-        .iter()
-        .flat_map(|p| p.values())
-        .map(|(n, _)| n)
-        .collect();
+    let names: Vec<String> = levels.0[0].prims.iter().flat_map(|p| p.values()).map(|(n, _)| n).collect();
     assert_eq!(names, ["threads", "occupancy", "pad_b", "unroll_k"]);
     let out = crate::expand::expand(&levels).to_string();
     assert!(out.contains("Step :: LaunchBounds { min_blocks : :: mra_codegen :: ir :: Value :: Tunable { name : :: std :: string :: String :: from (\"occupancy\")"), "{out}");
@@ -532,58 +522,16 @@ fn tunable_values_anywhere() {
 
 #[test]
 fn malformed_tuning_declarations() {
-    let lvl = |body: &str| {
-        format!("level L1 \"L1\" {{\n    threads(128);\n    bind(threads, rows);\n{body}\n}}")
-    };
-    assert_error(
-        &lvl("    cache_read(B, shared, pad = tune([], default = 0));"),
-        "is empty",
-        4,
-        "[]",
-    );
-    assert_error(
-        &lvl("    cache_read(B, shared, pad = tune([0, 1], default = 2));"),
-        "the default 2 is not among the choices [0, 1]",
-        4,
-        "2)",
-    );
-    assert_error(
-        &lvl("    cache_read(B, shared, pad = tune([1, 1], default = 1));"),
-        "listed twice",
-        4,
-        "1]",
-    );
-    assert_error(
-        &lvl("    cache_read(B, shared, pad = tune([0, 1], default = 1, name = threads));"),
-        "parameter `threads` is declared twice",
-        4,
-        "threads)",
-    );
-    assert_error(
-        &lvl("    constraint(threads * warps <= 256);"),
-        "unknown name `warps` in constraint",
-        4,
-        "warps",
-    );
+    let lvl = |body: &str| format!("level L1 \"L1\" {{\n    threads(128);\n    bind(threads, rows);\n{body}\n}}");
+    assert_error(&lvl("    cache_read(B, shared, pad = tune([], default = 0));"), "is empty", 4, "[]");
+    assert_error(&lvl("    cache_read(B, shared, pad = tune([0, 1], default = 2));"), "the default 2 is not among the choices [0, 1]", 4, "2)");
+    assert_error(&lvl("    cache_read(B, shared, pad = tune([1, 1], default = 1));"), "listed twice", 4, "1]");
+    assert_error(&lvl("    cache_read(B, shared, pad = tune([0, 1], default = 1, name = threads));"), "parameter `threads` is declared twice", 4, "threads)");
+    assert_error(&lvl("    constraint(threads * warps <= 256);"), "unknown name `warps` in constraint", 4, "warps");
     assert_error(&lvl("    launch_bounds(min_blocks = tune([2, 4], default = 4));\n    constraint(threads * min_blocks <= 256);"), "is false for the schedule's defaults", 5, "<=");
-    assert_error(
-        &lvl("    constraint(threads 256);"),
-        "expected a comparison",
-        4,
-        "256",
-    );
-    assert_error(
-        &lvl("    launch_bounds(min_blocks = 0);"),
-        "min_blocks is the number of blocks",
-        4,
-        "0",
-    );
-    assert_error(
-        &lvl("    unroll(k, by = tune([1, 2], default = 2, name = K));"),
-        "taken by a built-in",
-        4,
-        "K)",
-    );
+    assert_error(&lvl("    constraint(threads 256);"), "expected a comparison", 4, "256");
+    assert_error(&lvl("    launch_bounds(min_blocks = 0);"), "min_blocks is the number of blocks", 4, "0");
+    assert_error(&lvl("    unroll(k, by = tune([1, 2], default = 2, name = K));"), "taken by a built-in", 4, "K)");
 }
 
 #[test]
@@ -591,40 +539,14 @@ fn buffers_and_pipeline() {
     let fused = "level f \"f\" {\n threads(256);\n bind(warps, tiles);\n tensorize(mma);\n cache_read(A, shared);\n workspace(shared);\n";
     // Accepted, with the value forms of `threads`.
     parse(&format!("{fused} buffers(1);\n}}"));
-    parse(&format!(
-        "{fused} buffers(tune = [2, 3], default = 2);\n pipeline(2);\n}}"
-    ));
-    assert_error(
-        &format!("{fused} buffers(0);\n}}"),
-        "buffers(0): takes 1 to 9",
-        7,
-        "0",
-    );
-    assert_error(
-        &format!("{fused} pipeline(tune = [1, 2], default = 3);\n}}"),
-        "the default 3 is not among the choices [1, 2]",
-        7,
-        "3)",
-    );
-    parse(&format!(
-        "{fused} pipeline(2);\n tensors(tune = [2, 4], default = 2);\n}}"
-    ));
-    parse(&format!(
-        "{fused} pipeline(2);\n tensors(tune([1, 2, 4], default = 2));\n}}"
-    ));
+    parse(&format!("{fused} buffers(tune = [2, 3], default = 2);\n pipeline(2);\n}}"));
+    assert_error(&format!("{fused} buffers(0);\n}}"), "buffers(0): takes 1 to 9", 7, "0");
+    assert_error(&format!("{fused} pipeline(tune = [1, 2], default = 3);\n}}"), "the default 3 is not among the choices [1, 2]", 7, "3)");
+    parse(&format!("{fused} pipeline(2);\n tensors(tune = [2, 4], default = 2);\n}}"));
+    parse(&format!("{fused} pipeline(2);\n tensors(tune([1, 2, 4], default = 2));\n}}"));
     // Named barriers 1..=N: at most 4 groups.
-    assert_error(
-        &format!("{fused} pipeline(2);\n tensors(5);\n}}"),
-        "tensors(5): takes 1 to 4",
-        8,
-        "5",
-    );
-    assert_error(
-        &format!("{fused} pipeline(2);\n tensors(tune([2, 8], default = 2));\n}}"),
-        "tensors(8): takes 1 to 4",
-        8,
-        "8",
-    );
+    assert_error(&format!("{fused} pipeline(2);\n tensors(5);\n}}"), "tensors(5): takes 1 to 4", 8, "5");
+    assert_error(&format!("{fused} pipeline(2);\n tensors(tune([2, 8], default = 2));\n}}"), "tensors(8): takes 1 to 4", 8, "8");
     assert_error(
         "level f \"f\" {\n threads(256);\n bind(warps, tiles);\n tensorize(mma);\n buffers(1);\n}",
         "`buffers` shapes the fused passes: it needs tensorize(mma), cache_read(A, shared) and workspace(shared)",
@@ -636,71 +558,33 @@ fn buffers_and_pipeline() {
 #[test]
 fn cluster_and_unroll_rows() {
     let fused = "level f \"f\" {\n threads(256);\n bind(warps, tiles);\n tensorize(mma);\n cache_read(A, shared);\n workspace(shared);\n";
-    parse(&format!(
-        "{fused} pipeline(2);\n cluster(tune([2, 4, 8], default = 4));\n unroll(rows, by = 2);\n}}"
-    ));
+    parse(&format!("{fused} pipeline(2);\n cluster(tune([2, 4, 8], default = 4));\n unroll(rows, by = 2);\n}}"));
     // The portable cluster size: at most 8 blocks.
-    assert_error(
-        &format!("{fused} pipeline(2);\n cluster(16);\n}}"),
-        "cluster(16): takes 1 to 8",
-        8,
-        "16",
-    );
+    assert_error(&format!("{fused} pipeline(2);\n cluster(16);\n}}"), "cluster(16): takes 1 to 8", 8, "16");
     assert_error(
         "level f \"f\" {\n threads(256);\n bind(warps, tiles);\n tensorize(mma);\n cluster(2);\n}",
         "`cluster` shapes the fused passes: it needs tensorize(mma), cache_read(A, shared) and workspace(shared)",
         5,
         "cluster",
     );
-    parse(&format!(
-        "{fused} split_cols(tune([1, 2, 4], default = 2));\n}}"
-    ));
-    assert_error(
-        &format!("{fused} split_cols(8);\n}}"),
-        "split_cols(8): takes 1 to 4",
-        7,
-        "8",
-    );
+    parse(&format!("{fused} split_cols(tune([1, 2, 4], default = 2));\n}}"));
+    assert_error(&format!("{fused} split_cols(8);\n}}"), "split_cols(8): takes 1 to 4", 7, "8");
     // async_exchange(0|1) chooses cluster(N)'s exchange: a boolean, and only with cluster(N).
-    parse(&format!(
-        "{fused} pipeline(2);\n cluster(4);\n async_exchange(tune([0, 1], default = 0));\n}}"
-    ));
-    assert_error(
-        &format!("{fused} pipeline(2);\n cluster(4);\n async_exchange(2);\n}}"),
-        "async_exchange(2): takes 0",
-        9,
-        "2",
-    );
-    assert_error(
-        &format!("{fused} async_exchange(1);\n}}"),
-        "async_exchange(..) chooses how the blocks of cluster(N) exchange",
-        7,
-        "async_exchange",
-    );
+    parse(&format!("{fused} pipeline(2);\n cluster(4);\n async_exchange(tune([0, 1], default = 0));\n}}"));
+    assert_error(&format!("{fused} pipeline(2);\n cluster(4);\n async_exchange(2);\n}}"), "async_exchange(2): takes 0", 9, "2");
+    assert_error(&format!("{fused} async_exchange(1);\n}}"), "async_exchange(..) chooses how the blocks of cluster(N) exchange", 7, "async_exchange");
     // align_runs(0|1) lays out the fused intermediates: a boolean, with the fused steps, without cluster(N).
     parse(&format!("{fused} align_runs(tune([0, 1], default = if K % 2 == 1 {{ 1 }} else {{ 0 }}));\n constraint(align_runs <= K % 2);\n}}"));
-    assert_error(
-        &format!("{fused} align_runs(2);\n}}"),
-        "align_runs(2): takes 0 (runs at stride K) or 1",
-        7,
-        "2",
-    );
+    assert_error(&format!("{fused} align_runs(2);\n}}"), "align_runs(2): takes 0 (runs at stride K) or 1", 7, "2");
     assert_error(
         "level f \"f\" {\n threads(256);\n bind(warps, tiles);\n tensorize(mma);\n align_runs(1);\n}",
         "`align_runs` shapes the fused passes: it needs tensorize(mma), cache_read(A, shared) and workspace(shared)",
         5,
         "align_runs",
     );
-    assert_error(
-        &format!("{fused} pipeline(2);\n cluster(4);\n align_runs(1);\n}}"),
-        "align_runs(..) pads the runs of whole-tensor intermediates; cluster(N) (line 8) keeps",
-        9,
-        "align_runs",
-    );
+    assert_error(&format!("{fused} pipeline(2);\n cluster(4);\n align_runs(1);\n}}"), "align_runs(..) pads the runs of whole-tensor intermediates; cluster(N) (line 8) keeps", 9, "align_runs");
     // fma_tail(0|1): a boolean; the tail column of B lives in registers, so it needs them.
-    parse(&format!(
-        "{fused} cache_read(B, registers);\n fma_tail(tune([0, 1], default = 0));\n}}"
-    ));
+    parse(&format!("{fused} cache_read(B, registers);\n fma_tail(tune([0, 1], default = 0));\n}}"));
     assert_error(&format!("{fused} cache_read(B, registers);\n fma_tail(2);\n}}"), "fma_tail(2): takes 0 (a zero-padded last column fragment) or 1 (the last K mod FN columns by FMA)", 8, "2");
     assert_error(
         "level f \"f\" {\n threads(256);\n bind(warps, tiles);\n tensorize(mma);\n fma_tail(1);\n}",
@@ -714,24 +598,12 @@ fn cluster_and_unroll_rows() {
     assert_error("level b \"b\" {\n threads(128);\n copy(vector = 2);\n tensorize(mma);\n shadow_mma(2);\n}", "shadow_mma(2): takes 0 (every warp copies and multiplies) or 1 (half the warps copy, half multiply)", 5, "2");
     assert_error("level b \"b\" {\n threads(128);\n copy(vector = 2);\n shadow_mma(1);\n}", "shadow_mma(..) issues matrix instructions beside a copy: it needs copy(..) and tensorize(mma)", 4, "shadow_mma");
     assert_error(&format!("{fused} shadow_mma(1);\n}}"), "shadow_mma(..) issues matrix instructions beside a copy: it needs copy(..) and tensorize(mma)", 7, "shadow_mma");
-    assert_error(
-        "level b \"b\" {\n threads(128);\n copy(vector = 2);\n tensorize(mma);\n}",
-        "`tensorize` cannot be combined with copy(..) (line 3)",
-        4,
-        "tensorize",
-    );
+    assert_error("level b \"b\" {\n threads(128);\n copy(vector = 2);\n tensorize(mma);\n}", "`tensorize` cannot be combined with copy(..) (line 3)", 4, "tensorize");
     assert_error("level b \"b\" {\n threads(128);\n copy(vector = 2);\n tensorize(mma);\n shadow_mma(1);\n unroll(k);\n}", "`unroll` cannot be combined with copy(..) (line 3)", 6, "unroll");
     // persistent(0|1): a boolean launch decision for any kernel level, not with clusters.
-    parse(&format!(
-        "{fused} pipeline(2);\n persistent(tune([0, 1], default = 1));\n}}"
-    ));
+    parse(&format!("{fused} pipeline(2);\n persistent(tune([0, 1], default = 1));\n}}"));
     parse("level f \"f\" {\n threads(128);\n bind(threads, elements);\n persistent(1);\n}");
-    assert_error(
-        &format!("{fused} persistent(2);\n}}"),
-        "persistent(2): takes 0 (min(N, M) blocks) or 1 (at most the blocks the GPU holds at once)",
-        7,
-        "2",
-    );
+    assert_error(&format!("{fused} persistent(2);\n}}"), "persistent(2): takes 0 (min(N, M) blocks) or 1 (at most the blocks the GPU holds at once)", 7, "2");
     assert_error(
         &format!("{fused} pipeline(2);\n cluster(4);\n persistent(1);\n}}"),
         "persistent(..) counts resident blocks per SM; cluster(N) (line 8) places its blocks by cluster: use one or the other",
@@ -739,9 +611,7 @@ fn cluster_and_unroll_rows() {
         "persistent",
     );
     // coalesce_c(0|1): how the fused passes' last pass stores C; a boolean, with the fused steps.
-    parse(&format!(
-        "{fused} coalesce_c(tune([0, 1], default = 0));\n}}"
-    ));
+    parse(&format!("{fused} coalesce_c(tune([0, 1], default = 0));\n}}"));
     assert_error(&format!("{fused} coalesce_c(2);\n}}"), "coalesce_c(2): takes 0 (C stored from the fragments) or 1 (C staged in shared memory, stored in whole lines)", 7, "2");
     assert_error(
         "level f \"f\" {\n threads(256);\n bind(warps, tiles);\n tensorize(mma);\n coalesce_c(1);\n}",
@@ -750,18 +620,9 @@ fn cluster_and_unroll_rows() {
         "coalesce_c",
     );
     // pair_rows(0|1) permutes the fused passes' tile rows: a boolean, with the fused steps (cluster(N) too).
-    parse(&format!(
-        "{fused} pair_rows(tune([0, 1], default = 0));\n}}"
-    ));
-    parse(&format!(
-        "{fused} pipeline(2);\n cluster(4);\n pair_rows(1);\n}}"
-    ));
-    assert_error(
-        &format!("{fused} pair_rows(2);\n}}"),
-        "pair_rows(2): takes 0 (rows as the instruction lays them) or 1 (row pairs per lane)",
-        7,
-        "2",
-    );
+    parse(&format!("{fused} pair_rows(tune([0, 1], default = 0));\n}}"));
+    parse(&format!("{fused} pipeline(2);\n cluster(4);\n pair_rows(1);\n}}"));
+    assert_error(&format!("{fused} pair_rows(2);\n}}"), "pair_rows(2): takes 0 (rows as the instruction lays them) or 1 (row pairs per lane)", 7, "2");
     assert_error(
         "level f \"f\" {\n threads(256);\n bind(warps, tiles);\n tensorize(mma);\n pair_rows(1);\n}",
         "`pair_rows` shapes the fused passes: it needs tensorize(mma), cache_read(A, shared) and workspace(shared)",
@@ -780,85 +641,29 @@ fn cluster_and_unroll_rows() {
     // fuse_k(1|2|4): k-steps per matrix instruction, on any tensorize(mma) level; a default may
     // name the arch's fuse_k_max.
     parse(&format!("{fused} fuse_k(tune([1, 2, 4], default = if fuse_k_max == 1 {{ 1 }} else {{ 2 }}));\n constraint(fuse_k <= fuse_k_max);\n}}"));
-    parse(
-        "level f \"f\" {\n threads(128);\n bind(warps, tiles);\n tensorize(mma);\n fuse_k(2);\n}",
-    );
-    assert_error(
-        &format!("{fused} fuse_k(3);\n}}"),
-        "fuse_k(3): takes 1, 2 or 4 (k-steps per instruction)",
-        7,
-        "3",
-    );
-    assert_error(
-        &format!("{fused} fuse_k(tune([1, 8], default = 1));\n}}"),
-        "fuse_k(8): takes 1, 2 or 4",
-        7,
-        "8",
-    );
+    parse("level f \"f\" {\n threads(128);\n bind(warps, tiles);\n tensorize(mma);\n fuse_k(2);\n}");
+    assert_error(&format!("{fused} fuse_k(3);\n}}"), "fuse_k(3): takes 1, 2 or 4 (k-steps per instruction)", 7, "3");
+    assert_error(&format!("{fused} fuse_k(tune([1, 8], default = 1));\n}}"), "fuse_k(8): takes 1, 2 or 4", 7, "8");
     assert_error(
         "level f \"f\" {\n threads(128);\n bind(warps, tiles);\n tensorize(wmma);\n fuse_k(2);\n}",
         "fuse_k(N) issues N k-steps of the matrix instruction as one: it needs tensorize(mma)",
         5,
         "fuse_k",
     );
-    assert_error(
-        "level f \"f\" {\n threads(128);\n bind(threads, rows);\n fuse_k(2);\n}",
-        "it needs tensorize(mma)",
-        4,
-        "fuse_k",
-    );
+    assert_error("level f \"f\" {\n threads(128);\n bind(threads, rows);\n fuse_k(2);\n}", "it needs tensorize(mma)", 4, "fuse_k");
     // late_wait(0|1) places cluster(N)'s pass-0 wait: a boolean, only with cluster(N).
-    parse(&format!(
-        "{fused} pipeline(2);\n cluster(4);\n late_wait(tune([0, 1], default = 1));\n}}"
-    ));
-    assert_error(
-        &format!("{fused} pipeline(2);\n cluster(4);\n late_wait(2);\n}}"),
-        "late_wait(2): takes 0 (the block waits before pass 0) or 1",
-        9,
-        "2",
-    );
-    assert_error(
-        &format!("{fused} late_wait(1);\n}}"),
-        "late_wait(..) places the cluster barrier wait of cluster(N)'s pass 0: add cluster(N)",
-        7,
-        "late_wait",
-    );
+    parse(&format!("{fused} pipeline(2);\n cluster(4);\n late_wait(tune([0, 1], default = 1));\n}}"));
+    assert_error(&format!("{fused} pipeline(2);\n cluster(4);\n late_wait(2);\n}}"), "late_wait(2): takes 0 (the block waits before pass 0) or 1", 9, "2");
+    assert_error(&format!("{fused} late_wait(1);\n}}"), "late_wait(..) places the cluster barrier wait of cluster(N)'s pass 0: add cluster(N)", 7, "late_wait");
     // unroll(rows) names how many tiles a wave jams: `by` is required, 1..=4.
-    assert_error(
-        &format!("{fused} unroll(rows);\n}}"),
-        "unroll(rows) needs `by = N`",
-        7,
-        "rows",
-    );
-    assert_error(
-        &format!("{fused} unroll(rows, by = 8);\n}}"),
-        "unroll(rows, by = 8): a wave computes 1 to 4 row tiles at once",
-        7,
-        "8",
-    );
-    assert_error(
-        "level f \"f\" {\n threads(256);\n bind(threads, rows);\n unroll(rows, by = 2);\n}",
-        "it needs bind(warps, tiles) and tensorize(mma)",
-        4,
-        "rows",
-    );
+    assert_error(&format!("{fused} unroll(rows);\n}}"), "unroll(rows) needs `by = N`", 7, "rows");
+    assert_error(&format!("{fused} unroll(rows, by = 8);\n}}"), "unroll(rows, by = 8): a wave computes 1 to 4 row tiles at once", 7, "8");
+    assert_error("level f \"f\" {\n threads(256);\n bind(threads, rows);\n unroll(rows, by = 2);\n}", "it needs bind(warps, tiles) and tensorize(mma)", 4, "rows");
     // stack(N): 1..=4 tensors per pass, in pipeline(N)'s batch loop, not with cluster(N) or tensors(N).
-    parse(&format!(
-        "{fused} pipeline(2);\n stack(tune([1, 2, 3, 4], default = 1));\n}}"
-    ));
+    parse(&format!("{fused} pipeline(2);\n stack(tune([1, 2, 3, 4], default = 1));\n}}"));
     parse(&format!("{fused} pipeline(2);\n stack(2);\n}}"));
-    assert_error(
-        &format!("{fused} pipeline(2);\n stack(5);\n}}"),
-        "stack(5): takes 1 to 4",
-        8,
-        "5",
-    );
-    assert_error(
-        &format!("{fused} pipeline(2);\n stack(tune([1, 8], default = 1));\n}}"),
-        "stack(8): takes 1 to 4",
-        8,
-        "8",
-    );
+    assert_error(&format!("{fused} pipeline(2);\n stack(5);\n}}"), "stack(5): takes 1 to 4", 8, "5");
+    assert_error(&format!("{fused} pipeline(2);\n stack(tune([1, 8], default = 1));\n}}"), "stack(8): takes 1 to 4", 8, "8");
     assert_error(&format!("{fused} stack(2);\n}}"), "stack(..) widens the passes of pipeline(N)'s batch loop to groups of tensors: add pipeline(2)", 7, "stack");
     assert_error(
         &format!("{fused} pipeline(2);\n cluster(4);\n stack(2);\n}}"),
@@ -866,66 +671,19 @@ fn cluster_and_unroll_rows() {
         9,
         "stack",
     );
-    assert_error(
-        &format!("{fused} pipeline(2);\n tensors(2);\n stack(2);\n}}"),
-        "tensors(N) (line 8) splits the block's work another way",
-        9,
-        "stack",
-    );
+    assert_error(&format!("{fused} pipeline(2);\n tensors(2);\n stack(2);\n}}"), "tensors(N) (line 8) splits the block's work another way", 9, "stack");
     // split_output(N): 1..=2 blocks per tensor; chain and prefetch_l2 shape its passes only.
     parse(&format!("{fused} split_output(2);\n chain(1);\n bulk_copy(1);\n prefetch_l2(tune([2, 3], default = 2));\n}}"));
-    assert_error(
-        &format!("{fused} split_output(3);\n}}"),
-        "split_output(3): takes 1 to 2",
-        7,
-        "3",
-    );
-    assert_error(
-        &format!("{fused} split_output(2);\n prefetch_l2(5);\n}}"),
-        "prefetch_l2(5): takes 0 to 4 (slices ahead; 0: none)",
-        8,
-        "5",
-    );
-    assert_error(
-        &format!("{fused} split_output(2);\n chain(2);\n}}"),
-        "chain(2): takes 0 (pass 0's output stored) or 1",
-        8,
-        "2",
-    );
-    assert_error(
-        &format!("{fused} chain(1);\n}}"),
-        "chain(..) shapes the passes of split_output(N): add split_output(2)",
-        7,
-        "chain",
-    );
-    assert_error(
-        &format!("{fused} prefetch_l2(2);\n}}"),
-        "prefetch_l2(..) shapes the passes of split_output(N): add split_output(2)",
-        7,
-        "prefetch_l2",
-    );
+    assert_error(&format!("{fused} split_output(3);\n}}"), "split_output(3): takes 1 to 2", 7, "3");
+    assert_error(&format!("{fused} split_output(2);\n prefetch_l2(5);\n}}"), "prefetch_l2(5): takes 0 to 4 (slices ahead; 0: none)", 8, "5");
+    assert_error(&format!("{fused} split_output(2);\n chain(2);\n}}"), "chain(2): takes 0 (pass 0's output stored) or 1", 8, "2");
+    assert_error(&format!("{fused} chain(1);\n}}"), "chain(..) shapes the passes of split_output(N): add split_output(2)", 7, "chain");
+    assert_error(&format!("{fused} prefetch_l2(2);\n}}"), "prefetch_l2(..) shapes the passes of split_output(N): add split_output(2)", 7, "prefetch_l2");
     // co_schedule(0|1): launches split_output(N)'s blocks together; nothing without it.
-    parse(&format!(
-        "{fused} split_output(2);\n co_schedule(tune([0, 1], default = 1));\n}}"
-    ));
-    assert_error(
-        &format!("{fused} split_output(2);\n co_schedule(2);\n}}"),
-        "co_schedule(2): takes 0 (a tensor's blocks launch independently) or 1",
-        8,
-        "2",
-    );
-    assert_error(
-        &format!("{fused} co_schedule(1);\n}}"),
-        "co_schedule(..) launches the blocks of split_output(N) together: add split_output(2)",
-        7,
-        "co_schedule",
-    );
-    assert_error(
-        "level f \"f\" {\n threads(256);\n bind(threads, rows);\n split_output(2);\n}",
-        "`split_output` shapes the fused passes: it needs tensorize(mma)",
-        4,
-        "split_output",
-    );
+    parse(&format!("{fused} split_output(2);\n co_schedule(tune([0, 1], default = 1));\n}}"));
+    assert_error(&format!("{fused} split_output(2);\n co_schedule(2);\n}}"), "co_schedule(2): takes 0 (a tensor's blocks launch independently) or 1", 8, "2");
+    assert_error(&format!("{fused} co_schedule(1);\n}}"), "co_schedule(..) launches the blocks of split_output(N) together: add split_output(2)", 7, "co_schedule");
+    assert_error("level f \"f\" {\n threads(256);\n bind(threads, rows);\n split_output(2);\n}", "`split_output` shapes the fused passes: it needs tensorize(mma)", 4, "split_output");
     assert_error(
         "level f \"f\" {\n threads(256);\n bind(warps, tiles);\n tensorize(mma);\n stack(2);\n}",
         "`stack` shapes the fused passes: it needs tensorize(mma), cache_read(A, shared) and workspace(shared)",
@@ -943,64 +701,21 @@ fn defaults_that_depend_on_k() {
     constraint(threads <= max_threads);
 }";
     let levels = parse(src);
-    let Val::Tune {
-        default,
-        default_when,
-        ..
-    } = &levels.0[0].prims[0].values()[0].1
-    else {
-        panic!("threads is tuned")
-    };
-    let branches: Vec<(String, u32)> = default_when
-        .iter()
-        .map(|(c, v)| (c.text.clone(), v.value))
-        .collect();
-    assert_eq!(
-        branches,
-        [
-            ("K <= 8".to_string(), 64),
-            ("K * bytes > 100".to_string(), 256)
-        ]
-    );
+    let Val::Tune { default, default_when, .. } = &levels.0[0].prims[0].values()[0].1 else { panic!("threads is tuned") };
+    let branches: Vec<(String, u32)> = default_when.iter().map(|(c, v)| (c.text.clone(), v.value)).collect();
+    assert_eq!(branches, [("K <= 8".to_string(), 64), ("K * bytes > 100".to_string(), 256)]);
     assert_eq!(default.value, 128);
     let out = crate::expand::expand(&levels).to_string();
     assert!(out.contains("default_when : :: std :: vec ! [:: mra_codegen :: ir :: DefaultWhen { when : :: mra_codegen :: tune :: Constraint"), "{out}");
 
-    let lvl = |d: &str| {
-        format!("level L1 \"L1\" {{\n    threads(tune([64, 128], default = {d}));\n    bind(threads, rows);\n}}")
-    };
+    let lvl = |d: &str| format!("level L1 \"L1\" {{\n    threads(tune([64, 128], default = {d}));\n    bind(threads, rows);\n}}");
     assert_error(&lvl("if K <= 8 { 64 }"), "expected `else`", 2, "))");
-    assert_error(
-        &lvl("if K <= 8 { 96 } else { 64 }"),
-        "the default 96 is not among the choices [64, 128]",
-        2,
-        "96",
-    );
-    assert_error(
-        &lvl("if K <= 8 { 64 } else { 96 }"),
-        "the default 96 is not among the choices [64, 128]",
-        2,
-        "96",
-    );
+    assert_error(&lvl("if K <= 8 { 96 } else { 64 }"), "the default 96 is not among the choices [64, 128]", 2, "96");
+    assert_error(&lvl("if K <= 8 { 64 } else { 96 }"), "the default 96 is not among the choices [64, 128]", 2, "96");
     assert_error(&lvl("if threads <= 8 { 64 } else { 128 }"), "may name K, bytes, wave, shared, max_threads, registers, fuse_k_max, bulk_copies and row_pairs only, not `threads`", 2, "threads <=");
-    assert_error(
-        &lvl("if K <= 8 64 else { 128 }"),
-        "expected `{ N }` after the condition",
-        2,
-        "64 else",
-    );
-    assert_error(
-        &lvl("if { 64 } else { 128 }"),
-        "expected a condition after `if`",
-        2,
-        "if {",
-    );
-    assert_error(
-        &lvl("if K <= 8 { 64 } else 128"),
-        "expected `{ N }`",
-        2,
-        "128))",
-    );
+    assert_error(&lvl("if K <= 8 64 else { 128 }"), "expected `{ N }` after the condition", 2, "64 else");
+    assert_error(&lvl("if { 64 } else { 128 }"), "expected a condition after `if`", 2, "if {");
+    assert_error(&lvl("if K <= 8 { 64 } else 128"), "expected `{ N }`", 2, "128))");
     // A constraint sees the default at each K: 256 threads above K = 8 breaks it, 64 at K <= 8 meets it.
     parse("level L1 \"L1\" {\n    threads(tune([64, 256], default = if K <= 8 { 64 } else { 256 }));\n    bind(threads, rows);\n    constraint(threads * K <= 512);\n}");
     assert_error(

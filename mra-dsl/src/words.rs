@@ -101,11 +101,7 @@ pub const SWITCHES: Table<&str> = &[
 
 /// What `0` and `1` mean for the 0|1 step `prim`.
 pub fn switch_meaning(prim: &str) -> &'static str {
-    SWITCHES
-        .iter()
-        .find(|(name, _)| *name == prim)
-        .map(|(_, meaning)| *meaning)
-        .unwrap_or_else(|| unreachable!("not a 0|1 step: {prim}"))
+    SWITCHES.iter().find(|(name, _)| *name == prim).map(|(_, meaning)| *meaning).unwrap_or_else(|| unreachable!("not a 0|1 step: {prim}"))
 }
 
 /// The most threads a block may have on every supported GPU.
@@ -119,18 +115,14 @@ pub const COPY_VECTORS: &[u32] = &[1, 2, 4];
 pub type Table<T> = &'static [(&'static str, T)];
 
 /// `bind(<unit>, ..)`. Later issues add `warps`.
-pub const BIND_UNITS: Table<BindUnit> =
-    &[("threads", BindUnit::Threads), ("warps", BindUnit::Warps)];
+pub const BIND_UNITS: Table<BindUnit> = &[("threads", BindUnit::Threads), ("warps", BindUnit::Warps)];
 /// `bind(threads, <map>)`.
 pub const THREAD_MAPS: Table<ThreadMap> =
     &[("elements", ThreadMap::Elements), ("rows", ThreadMap::Rows)];
 /// `bind(warps, <map>)`: warps own tiles of the matrix fragment's rows.
 pub const WARP_MAPS: Table<ThreadMap> = &[("tiles", ThreadMap::Tiles)];
 /// `library(<call>)`: the transform as vendor BLAS calls.
-pub const LIBRARY_CALLS: Table<LibraryCall> = &[
-    ("kronecker", LibraryCall::Kronecker),
-    ("three_gemm", LibraryCall::ThreeGemm),
-];
+pub const LIBRARY_CALLS: Table<LibraryCall> = &[("kronecker", LibraryCall::Kronecker), ("three_gemm", LibraryCall::ThreeGemm)];
 /// `tensorize(<core>)`.
 pub const MATRIX_CORES: Table<MatrixCore> = &[("mma", MatrixCore::Mma), ("wmma", MatrixCore::Wmma)];
 /// `cache_read(<operand>, ..)`.

@@ -42,13 +42,7 @@ pub struct OpParams {
 
 impl OpParams {
     pub fn new(a_stride: i64, c_stride: i64, alpha: f64, beta: f64) -> OpParams {
-        OpParams {
-            a_stride,
-            c_stride,
-            alpha_bits: alpha.to_bits(),
-            beta_bits: beta.to_bits(),
-            pointers: false,
-        }
+        OpParams { a_stride, c_stride, alpha_bits: alpha.to_bits(), beta_bits: beta.to_bits(), pointers: false }
     }
     pub fn alpha(&self) -> f64 {
         f64::from_bits(self.alpha_bits)
@@ -66,8 +60,7 @@ impl LaunchArgs {
         let (mut a, mut b, mut c, mut w) = (self.a, self.b, self.c, self.workspace);
         let (mut n, mut nb) = (self.nfuncs, self.nblocks);
         let op = self.op.unwrap_or(OpParams::new(0, 0, 1.0, 0.0));
-        let (mut sa, mut sc, mut alpha, mut beta) =
-            (op.a_stride, op.c_stride, op.alpha(), op.beta());
+        let (mut sa, mut sc, mut alpha, mut beta) = (op.a_stride, op.c_stride, op.alpha(), op.beta());
         let mut params: [*mut c_void; 10] = [
             &mut a as *mut _ as *mut c_void,
             &mut b as *mut _ as *mut c_void,
@@ -162,15 +155,7 @@ pub trait Backend: Sized {
     /// Queues a device-to-device copy of `bytes` bytes from `src` at byte `src_at` to `dst` at
     /// byte `dst_at` on `stream`: the floor of the API regime (what `cudaMemcpyAsync` of the
     /// same bytes costs), and how a large batch is filled from a small one.
-    fn copy_device(
-        &self,
-        dst: &Self::Buffer,
-        dst_at: usize,
-        src: &Self::Buffer,
-        src_at: usize,
-        bytes: usize,
-        stream: &Self::Stream,
-    ) -> Result<()>;
+    fn copy_device(&self, dst: &Self::Buffer, dst_at: usize, src: &Self::Buffer, src_at: usize, bytes: usize, stream: &Self::Stream) -> Result<()>;
 
     fn stream(&self) -> Result<Self::Stream>;
     fn synchronize(&self, stream: &Self::Stream) -> Result<()>;
@@ -182,31 +167,14 @@ pub trait Backend: Sized {
     fn elapsed_ms(&self, start: &Self::Event, end: &Self::Event) -> Result<f32>;
 
     /// Compiles `source` for this device's arch, through the kernel cache.
-    fn compile(
-        &self,
-        compiler: &Self::Compiler,
-        source: &str,
-        entry: &str,
-        cache: &KernelCache,
-    ) -> Result<Self::Compiled>;
+    fn compile(&self, compiler: &Self::Compiler, source: &str, entry: &str, cache: &KernelCache) -> Result<Self::Compiled>;
     /// How it was compiled, for the run's log: `compiled with NVRTC 13.0 in 180.2 ms: 40
     /// registers, 0 B spilled, 2048 B shared`.
     fn compile_note(compiler: &Self::Compiler, compiled: &Self::Compiled) -> String;
     /// Loads `entry` from a compiled image; it launches with `dynamic_shared_bytes`.
-    fn load(
-        &self,
-        compiled: &Self::Compiled,
-        entry: &str,
-        dynamic_shared_bytes: u32,
-    ) -> Result<Self::Function>;
+    fn load(&self, compiled: &Self::Compiled, entry: &str, dynamic_shared_bytes: u32) -> Result<Self::Function>;
     /// Enqueues `args.nblocks × threads` on `stream`. The hot path: no allocation.
-    fn launch(
-        &self,
-        f: &Self::Function,
-        stream: &Self::Stream,
-        threads: u32,
-        args: &LaunchArgs,
-    ) -> Result<()>;
+    fn launch(&self, f: &Self::Function, stream: &Self::Stream, threads: u32, args: &LaunchArgs) -> Result<()>;
 
     /// A new BLAS handle.
     fn blas(&self) -> Result<Self::Blas>;
@@ -223,12 +191,7 @@ pub trait Backend: Sized {
     /// `threads` threads) the whole device holds at once, where the backend can tell (`None`:
     /// no clusters on this backend, or the driver cannot say). A cluster's blocks must share one
     /// GPC, so this can be fewer than [`Backend::resident_blocks`] / `cluster_blocks`.
-    fn resident_clusters(
-        &self,
-        _f: &Self::Function,
-        _threads: u32,
-        _cluster_blocks: u32,
-    ) -> Result<Option<usize>> {
+    fn resident_clusters(&self, _f: &Self::Function, _threads: u32, _cluster_blocks: u32) -> Result<Option<usize>> {
         Ok(None)
     }
 
@@ -247,9 +210,7 @@ pub trait Backend: Sized {
     }
     /// What reads this device's SM clock while levels are timed ([`crate::clocks`]), or why
     /// nothing can (one line, for the report).
-    fn clock_source(
-        &self,
-    ) -> std::result::Result<std::sync::Arc<dyn crate::clocks::ClockSource>, String> {
+    fn clock_source(&self) -> std::result::Result<std::sync::Arc<dyn crate::clocks::ClockSource>, String> {
         Err("no clock source for this backend".into())
     }
     /// Enqueues `g` (strided-batched) on `stream` in `dtype` (f64 or f32).
@@ -292,15 +253,7 @@ macro_rules! forward_to_handles {
         fn poison(&self, buf: &DeviceBuffer<u8>) -> $crate::error::Result<()> {
             $crate::backend::lift(buf.poison())
         }
-        fn copy_device(
-            &self,
-            dst: &DeviceBuffer<u8>,
-            dst_at: usize,
-            src: &DeviceBuffer<u8>,
-            src_at: usize,
-            bytes: usize,
-            stream: &Stream,
-        ) -> $crate::error::Result<()> {
+        fn copy_device(&self, dst: &DeviceBuffer<u8>, dst_at: usize, src: &DeviceBuffer<u8>, src_at: usize, bytes: usize, stream: &Stream) -> $crate::error::Result<()> {
             $crate::backend::lift(dst.copy_from(dst_at, src, src_at, bytes, stream))
         }
         fn stream(&self) -> $crate::error::Result<Stream> {
@@ -322,23 +275,11 @@ macro_rules! forward_to_handles {
             $crate::backend::lift(start.elapsed_ms(end))
         }
         #[inline]
-        fn launch(
-            &self,
-            f: &Function,
-            stream: &Stream,
-            threads: u32,
-            args: &$crate::backend::LaunchArgs,
-        ) -> $crate::error::Result<()> {
+        fn launch(&self, f: &Function, stream: &Stream, threads: u32, args: &$crate::backend::LaunchArgs) -> $crate::error::Result<()> {
             $crate::backend::lift(f.launch(stream, threads, args))
         }
         #[inline]
-        fn gemm(
-            &self,
-            blas: &Self::Blas,
-            stream: &Stream,
-            dtype: mra_codegen::DType,
-            g: &$crate::backend::Gemm,
-        ) -> $crate::error::Result<()> {
+        fn gemm(&self, blas: &Self::Blas, stream: &Stream, dtype: mra_codegen::DType, g: &$crate::backend::Gemm) -> $crate::error::Result<()> {
             $crate::backend::lift(blas.gemm(stream, dtype, g))
         }
     };

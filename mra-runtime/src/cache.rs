@@ -43,25 +43,16 @@ impl KernelCache {
         match std::env::var_os(CACHE_ENV) {
             Some(v) if v == "off" => KernelCache::disabled(),
             Some(v) if !v.is_empty() => KernelCache::at(PathBuf::from(v)),
-            _ => KernelCache {
-                dir: default_dir(),
-                state: Arc::default(),
-            },
+            _ => KernelCache { dir: default_dir(), state: Arc::default() },
         }
     }
 
     pub fn at(dir: impl Into<PathBuf>) -> KernelCache {
-        KernelCache {
-            dir: Some(dir.into()),
-            state: Arc::default(),
-        }
+        KernelCache { dir: Some(dir.into()), state: Arc::default() }
     }
 
     pub fn disabled() -> KernelCache {
-        KernelCache {
-            dir: None,
-            state: Arc::default(),
-        }
+        KernelCache { dir: None, state: Arc::default() }
     }
 
     pub fn dir(&self) -> Option<&Path> {
@@ -70,20 +61,12 @@ impl KernelCache {
 
     /// The warnings this cache printed so far (one line each).
     pub fn warnings(&self) -> Vec<String> {
-        self.state
-            .warnings
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
+        self.state.warnings.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     fn warn(&self, text: String) {
         eprintln!("warning: {text}");
-        self.state
-            .warnings
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(text);
+        self.state.warnings.lock().unwrap_or_else(|e| e.into_inner()).push(text);
     }
 
     /// The key for a code object: SHA-256 over the parts, each length-prefixed so that
@@ -140,18 +123,14 @@ impl KernelCache {
             Ok(None) => format!("its .{sum_ext} is missing"),
             Err(why) => format!("its .{sum_ext}: {why}"),
             Ok(Some(_)) if !meta.is_file() => "it is not a regular file".to_string(),
-            Ok(Some(_)) if meta.permissions().mode() & 0o100 == 0 => {
-                "it is not executable".to_string()
-            }
-            Ok(Some(sum)) => {
-                match crate::read_file::read_bounded(&path, crate::read_file::MAX_DATA) {
-                    Err(e) => e.to_string(),
-                    Ok(bytes) => match check_sum(&sum, &bytes) {
-                        Ok(()) => return Some(path),
-                        Err(why) => why,
-                    },
-                }
-            }
+            Ok(Some(_)) if meta.permissions().mode() & 0o100 == 0 => "it is not executable".to_string(),
+            Ok(Some(sum)) => match crate::read_file::read_bounded(&path, crate::read_file::MAX_DATA) {
+                Err(e) => e.to_string(),
+                Ok(bytes) => match check_sum(&sum, &bytes) {
+                    Ok(()) => return Some(path),
+                    Err(why) => why,
+                },
+            },
         };
         self.evict(key, &[ext, &sum_ext], &why)
     }
@@ -159,9 +138,7 @@ impl KernelCache {
     /// Moves the finished file `built` (in the cache directory) to the entry `<key>.<ext>`, after
     /// storing its `.sum`: a reader that finds the file finds its sum. The path it now has.
     pub fn store_file(&self, key: &str, ext: &str, built: &Path) -> std::io::Result<PathBuf> {
-        let path = self
-            .path(key, ext)
-            .ok_or_else(|| std::io::Error::other("the kernel cache is off"))?;
+        let path = self.path(key, ext).ok_or_else(|| std::io::Error::other("the kernel cache is off"))?;
         let bytes = crate::read_file::read_bounded(built, crate::read_file::MAX_DATA)?;
         if !self.put(key, &format!("{ext}.sum"), sum_of(&bytes).as_bytes()) {
             return Err(std::io::Error::other("its .sum entry could not be written"));
@@ -174,19 +151,10 @@ impl KernelCache {
     /// cache, a cache path that is no directory), as before; else why it is damaged: not a
     /// regular file, too large, or failing its header's check.
     fn check(&self, key: &str, ext: &str) -> std::result::Result<Option<Vec<u8>>, String> {
-        let Some(path) = self.path(key, ext) else {
-            return Ok(None);
-        };
+        let Some(path) = self.path(key, ext) else { return Ok(None) };
         match crate::read_file::read_bounded(&path, crate::read_file::MAX_DATA) {
             Ok(file) => unwrap_entry(&file).map(|p| Some(p.to_vec())),
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::InvalidInput | std::io::ErrorKind::FileTooLarge
-                ) =>
-            {
-                Err(e.to_string())
-            }
+            Err(e) if matches!(e.kind(), std::io::ErrorKind::InvalidInput | std::io::ErrorKind::FileTooLarge) => Err(e.to_string()),
             Err(_) => Ok(None),
         }
     }
@@ -199,17 +167,9 @@ impl KernelCache {
         for ext in exts {
             let p = self.path(key, ext)?;
             // A directory where an entry should be is damage too.
-            let removed = std::fs::remove_file(&p).or_else(|e| {
-                if p.is_dir() {
-                    std::fs::remove_dir_all(&p)
-                } else {
-                    Err(e)
-                }
-            });
+            let removed = std::fs::remove_file(&p).or_else(|e| if p.is_dir() { std::fs::remove_dir_all(&p) } else { Err(e) });
             match removed {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                    failed.push(format!("{}: {e}", p.display()))
-                }
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => failed.push(format!("{}: {e}", p.display())),
                 _ => {}
             }
         }
@@ -219,10 +179,7 @@ impl KernelCache {
             (true, false) => format!("removed it and its {}", siblings.join(", ")),
             (false, _) => format!("could not remove {}", failed.join(", ")),
         };
-        self.warn(format!(
-            "kernel cache entry {} is damaged ({why}); {removed}, compiling again",
-            path.display()
-        ));
+        self.warn(format!("kernel cache entry {} is damaged ({why}); {removed}, compiling again", path.display()));
         None
     }
 
@@ -286,11 +243,7 @@ fn sum_of(bytes: &[u8]) -> String {
 /// Whether `bytes` are what the `.sum` payload `sum` describes, or why not.
 fn check_sum(sum: &[u8], bytes: &[u8]) -> std::result::Result<(), String> {
     let sum = std::str::from_utf8(sum).map_err(|_| "its .sum is not text")?;
-    let len: usize = sum
-        .split_whitespace()
-        .next()
-        .and_then(|w| w.parse().ok())
-        .ok_or("no length in its .sum")?;
+    let len: usize = sum.split_whitespace().next().and_then(|w| w.parse().ok()).ok_or("no length in its .sum")?;
     if bytes.len() != len {
         return Err(format!("{} bytes where its .sum says {len}", bytes.len()));
     }
@@ -306,17 +259,11 @@ fn unwrap_entry(file: &[u8]) -> std::result::Result<&[u8], String> {
     let header = std::str::from_utf8(&file[..nl]).map_err(|_| "no header")?;
     let rest = header.strip_prefix(MAGIC).ok_or("no header")?;
     let mut words = rest.split_whitespace();
-    let len: usize = words
-        .next()
-        .and_then(|w| w.parse().ok())
-        .ok_or("no length in the header")?;
+    let len: usize = words.next().and_then(|w| w.parse().ok()).ok_or("no length in the header")?;
     let digest = words.next().ok_or("no digest in the header")?;
     let payload = &file[nl + 1..];
     if payload.len() != len {
-        return Err(format!(
-            "{} bytes where the header says {len}",
-            payload.len()
-        ));
+        return Err(format!("{} bytes where the header says {len}", payload.len()));
     }
     if hex(&Sha256::digest(payload)) != digest {
         return Err("its SHA-256 digest does not match".into());
@@ -331,14 +278,9 @@ fn default_dir() -> Option<PathBuf> {
     default_dir_in(std::env::var_os("XDG_CACHE_HOME"), std::env::var_os("HOME"))
 }
 
-fn default_dir_in(
-    xdg_cache_home: Option<std::ffi::OsString>,
-    home: Option<std::ffi::OsString>,
-) -> Option<PathBuf> {
+fn default_dir_in(xdg_cache_home: Option<std::ffi::OsString>, home: Option<std::ffi::OsString>) -> Option<PathBuf> {
     let absolute = |v: std::ffi::OsString| Some(PathBuf::from(v)).filter(|p| p.is_absolute());
-    let base = xdg_cache_home
-        .and_then(absolute)
-        .or_else(|| home.and_then(absolute).map(|h| h.join(".cache")))?;
+    let base = xdg_cache_home.and_then(absolute).or_else(|| home.and_then(absolute).map(|h| h.join(".cache")))?;
     Some(base.join("mra-dsl").join("kernels"))
 }
 
@@ -349,29 +291,16 @@ mod tests {
     #[test]
     fn an_empty_or_relative_home_is_no_cache_location() {
         let some = |s: &str| Some(std::ffi::OsString::from(s));
-        assert_eq!(
-            default_dir_in(None, some("")),
-            None,
-            "HOME= would put the cache in ./.cache"
-        );
+        assert_eq!(default_dir_in(None, some("")), None, "HOME= would put the cache in ./.cache");
         assert_eq!(default_dir_in(some(""), some(".")), None);
-        assert_eq!(
-            default_dir_in(some("cache"), some("/home/u")),
-            Some(PathBuf::from("/home/u/.cache/mra-dsl/kernels"))
-        );
-        assert_eq!(
-            default_dir_in(some("/xdg"), some("/home/u")),
-            Some(PathBuf::from("/xdg/mra-dsl/kernels"))
-        );
+        assert_eq!(default_dir_in(some("cache"), some("/home/u")), Some(PathBuf::from("/home/u/.cache/mra-dsl/kernels")));
+        assert_eq!(default_dir_in(some("/xdg"), some("/home/u")), Some(PathBuf::from("/xdg/mra-dsl/kernels")));
         assert_eq!(default_dir_in(None, None), None);
     }
 
     #[test]
     fn keys_separate_their_parts() {
-        assert_ne!(
-            KernelCache::key(&[b"ab", b"c"]),
-            KernelCache::key(&[b"a", b"bc"])
-        );
+        assert_ne!(KernelCache::key(&[b"ab", b"c"]), KernelCache::key(&[b"a", b"bc"]));
         assert_eq!(KernelCache::key(&[b"x"]).len(), 64);
     }
 
@@ -408,10 +337,7 @@ mod tests {
             assert!(!file.exists(), "the damaged entry is evicted");
         }
         assert_eq!(c.warnings().len(), 3);
-        assert!(c
-            .warnings()
-            .iter()
-            .all(|w| w.contains(&file.display().to_string()) && !w.contains('\n')));
+        assert!(c.warnings().iter().all(|w| w.contains(&file.display().to_string()) && !w.contains('\n')));
         std::fs::remove_dir_all(dir).unwrap();
     }
 
@@ -419,17 +345,9 @@ mod tests {
     /// place, and removed.
     fn damages() -> [(&'static str, fn(&Path)); 5] {
         [
-            ("truncated", |p| {
-                std::fs::write(
-                    p,
-                    &std::fs::read(p).unwrap()[..std::fs::read(p).unwrap().len() - 1],
-                )
-                .unwrap()
-            }),
+            ("truncated", |p| std::fs::write(p, &std::fs::read(p).unwrap()[..std::fs::read(p).unwrap().len() - 1]).unwrap()),
             ("empty", |p| std::fs::write(p, b"").unwrap()),
-            ("garbage", |p| {
-                std::fs::write(p, vec![b'#'; std::fs::read(p).unwrap().len()]).unwrap()
-            }),
+            ("garbage", |p| std::fs::write(p, vec![b'#'; std::fs::read(p).unwrap().len()]).unwrap()),
             ("a directory", |p| {
                 std::fs::remove_file(p).unwrap();
                 std::fs::create_dir(p).unwrap()
@@ -449,42 +367,21 @@ mod tests {
         for (which, file) in [("log", &log), ("cubin", &cubin)] {
             for (how, damage) in damages() {
                 // Stored as a compile stores them: the log, then the cubin.
-                assert!(
-                    c.put(&k, "log", b"ptxas info: Used 40 registers")
-                        && c.put(&k, "cubin", b"\x7fELF...")
-                );
-                assert_eq!(
-                    c.get_all(&k, &["cubin", "log"]).unwrap(),
-                    [
-                        b"\x7fELF...".to_vec(),
-                        b"ptxas info: Used 40 registers".to_vec()
-                    ]
-                );
+                assert!(c.put(&k, "log", b"ptxas info: Used 40 registers") && c.put(&k, "cubin", b"\x7fELF..."));
+                assert_eq!(c.get_all(&k, &["cubin", "log"]).unwrap(), [b"\x7fELF...".to_vec(), b"ptxas info: Used 40 registers".to_vec()]);
                 damage(file);
                 let got = c.get_all(&k, &["cubin", "log"]);
                 if which == "cubin" && how == "missing" {
                     // Nothing stored yet (or being stored now): a plain miss.
-                    assert!(
-                        got.is_none() && c.warnings().len() == warned,
-                        "{which} {how}: {:?}",
-                        c.warnings()
-                    );
+                    assert!(got.is_none() && c.warnings().len() == warned, "{which} {how}: {:?}", c.warnings());
                     continue;
                 }
                 warned += 1;
                 assert!(got.is_none(), "{which} {how}: used");
-                assert!(
-                    !cubin.exists() && !log.exists(),
-                    "{which} {how}: both evicted"
-                );
+                assert!(!cubin.exists() && !log.exists(), "{which} {how}: both evicted");
                 let w = c.warnings();
                 assert_eq!(w.len(), warned, "{which} {how}: one warning: {w:?}");
-                assert!(
-                    w[warned - 1].contains(&cubin.display().to_string())
-                        && w[warned - 1].contains("its .log")
-                        && !w[warned - 1].contains('\n'),
-                    "{which} {how}: {w:?}"
-                );
+                assert!(w[warned - 1].contains(&cubin.display().to_string()) && w[warned - 1].contains("its .log") && !w[warned - 1].contains('\n'), "{which} {how}: {w:?}");
             }
         }
         std::fs::remove_dir_all(&dir).unwrap();
@@ -498,10 +395,7 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let c = KernelCache::at(&dir);
         let k = KernelCache::key(&[b"exe"]);
-        let (exe, sum) = (
-            dir.join(format!("{k}.emu")),
-            dir.join(format!("{k}.emu.sum")),
-        );
+        let (exe, sum) = (dir.join(format!("{k}.emu")), dir.join(format!("{k}.emu.sum")));
         let store = || {
             let tmp = dir.join("built.tmp");
             std::fs::write(&tmp, b"#!/bin/sh\necho emulated\n").unwrap();
@@ -509,13 +403,9 @@ mod tests {
             assert_eq!(c.store_file(&k, "emu", &tmp).unwrap(), exe);
             assert_eq!(c.get_file(&k, "emu").unwrap(), exe);
         };
-        let not_executable: fn(&Path) =
-            |p| std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let not_executable: fn(&Path) = |p| std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o644)).unwrap();
         let mut warned = 0;
-        for (how, damage) in damages()
-            .into_iter()
-            .chain([("not executable", not_executable)])
-        {
+        for (how, damage) in damages().into_iter().chain([("not executable", not_executable)]) {
             for file in [&exe, &sum] {
                 if how == "not executable" && file == &sum {
                     continue;
@@ -524,41 +414,18 @@ mod tests {
                 damage(file);
                 let got = c.get_file(&k, "emu");
                 if file == &exe && how == "missing" {
-                    assert!(
-                        got.is_none() && c.warnings().len() == warned,
-                        "a missing executable is a plain miss: {:?}",
-                        c.warnings()
-                    );
+                    assert!(got.is_none() && c.warnings().len() == warned, "a missing executable is a plain miss: {:?}", c.warnings());
                     continue;
                 }
                 warned += 1;
                 assert!(got.is_none(), "{} {how}: used", file.display());
-                assert!(
-                    !exe.exists() && !sum.exists(),
-                    "{} {how}: both evicted",
-                    file.display()
-                );
+                assert!(!exe.exists() && !sum.exists(), "{} {how}: both evicted", file.display());
                 let w = c.warnings();
-                assert_eq!(
-                    w.len(),
-                    warned,
-                    "{} {how}: one warning: {w:?}",
-                    file.display()
-                );
-                assert!(
-                    w[warned - 1].contains(&exe.display().to_string())
-                        && !w[warned - 1].contains('\n'),
-                    "{w:?}"
-                );
+                assert_eq!(w.len(), warned, "{} {how}: one warning: {w:?}", file.display());
+                assert!(w[warned - 1].contains(&exe.display().to_string()) && !w[warned - 1].contains('\n'), "{w:?}");
             }
         }
-        assert!(
-            c.warnings()
-                .iter()
-                .any(|w| w.contains("it is not executable")),
-            "{:?}",
-            c.warnings()
-        );
+        assert!(c.warnings().iter().any(|w| w.contains("it is not executable")), "{:?}", c.warnings());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
@@ -568,9 +435,6 @@ mod tests {
         assert!(!c.put("a", "cubin", b"x"));
         assert!(!c.put("b", "cubin", b"y"));
         assert_eq!(c.warnings().len(), 1, "{:?}", c.warnings());
-        assert!(
-            c.warnings()[0].contains("/proc/mra-kernel-cache")
-                && c.warnings()[0].contains("going on without caching")
-        );
+        assert!(c.warnings()[0].contains("/proc/mra-kernel-cache") && c.warnings()[0].contains("going on without caching"));
     }
 }

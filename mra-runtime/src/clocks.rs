@@ -116,14 +116,8 @@ impl ClockStats {
         match (self.sm_mhz_min == self.sm_mhz_max, why.is_empty()) {
             (true, true) => format!("{} MHz", self.sm_mhz_max),
             (true, false) => format!("{} MHz ({why})", self.sm_mhz_max),
-            (false, true) => format!(
-                "{}-{} MHz (median {})",
-                self.sm_mhz_min, self.sm_mhz_max, self.sm_mhz_median
-            ),
-            (false, false) => format!(
-                "{}-{} MHz (median {}; {why})",
-                self.sm_mhz_min, self.sm_mhz_max, self.sm_mhz_median
-            ),
+            (false, true) => format!("{}-{} MHz (median {})", self.sm_mhz_min, self.sm_mhz_max, self.sm_mhz_median),
+            (false, false) => format!("{}-{} MHz (median {}; {why})", self.sm_mhz_min, self.sm_mhz_max, self.sm_mhz_median),
         }
     }
 }
@@ -147,11 +141,7 @@ const REASONS: [(u64, &str); 9] = [
 /// The names of the set bits of `bits`, in nvml.h's order; a bit nvml.h (as of CUDA 13) does not
 /// define is named by its value.
 pub fn reason_names(bits: u64) -> Vec<String> {
-    let mut out: Vec<String> = REASONS
-        .iter()
-        .filter(|(b, _)| bits & b != 0)
-        .map(|(_, n)| n.to_string())
-        .collect();
+    let mut out: Vec<String> = REASONS.iter().filter(|(b, _)| bits & b != 0).map(|(_, n)| n.to_string()).collect();
     let known = REASONS.iter().fold(0, |acc, (b, _)| acc | b);
     if bits & !known != 0 {
         out.push(format!("reason bits {:#x}", bits & !known));
@@ -194,104 +184,47 @@ mod tests {
     use std::sync::Mutex;
 
     fn s(sm_mhz: u32, reasons: u64) -> ClockSample {
-        ClockSample {
-            sm_mhz,
-            reasons,
-            power_mw: None,
-        }
+        ClockSample { sm_mhz, reasons, power_mw: None }
     }
 
     fn p(sm_mhz: u32, power_mw: Option<u32>) -> ClockSample {
-        ClockSample {
-            sm_mhz,
-            reasons: 0,
-            power_mw,
-        }
+        ClockSample { sm_mhz, reasons: 0, power_mw }
     }
 
     #[test]
     fn a_level_is_above_the_limit_only_when_its_median_power_is() {
         let at = |mw: u32| ClockStats::from_samples(&[p(1905, Some(mw))]).unwrap();
         assert_eq!(above_limit(&at(771_000), Some(700.0)), Some(771.0));
-        assert_eq!(
-            above_limit(&at(715_000), Some(700.0)),
-            Some(715.0),
-            "2% is 714 W"
-        );
-        assert_eq!(
-            above_limit(&at(714_000), Some(700.0)),
-            None,
-            "within 2% of the limit is at it"
-        );
-        assert_eq!(
-            above_limit(&at(700_000), Some(700.0)),
-            None,
-            "at the limit is not above it"
-        );
-        assert_eq!(
-            above_limit(&at(771_000), None),
-            None,
-            "no limit read: nothing said"
-        );
-        assert_eq!(
-            above_limit(
-                &ClockStats::from_samples(&[p(1905, None)]).unwrap(),
-                Some(700.0)
-            ),
-            None
-        );
+        assert_eq!(above_limit(&at(715_000), Some(700.0)), Some(715.0), "2% is 714 W");
+        assert_eq!(above_limit(&at(714_000), Some(700.0)), None, "within 2% of the limit is at it");
+        assert_eq!(above_limit(&at(700_000), Some(700.0)), None, "at the limit is not above it");
+        assert_eq!(above_limit(&at(771_000), None), None, "no limit read: nothing said");
+        assert_eq!(above_limit(&ClockStats::from_samples(&[p(1905, None)]).unwrap(), Some(700.0)), None);
     }
 
     #[test]
     fn power_is_the_median_of_the_readings_that_have_it() {
         // By hand: 697 500, 560 000, 698 900 mW sorted 560.0, 697.5, 698.9 W -> lower middle 697.5 W;
         // the reading without power is not a zero.
-        let st = ClockStats::from_samples(&[
-            p(1680, Some(697_500)),
-            p(1980, Some(560_000)),
-            p(1680, None),
-            p(1665, Some(698_900)),
-        ])
-        .unwrap();
+        let st = ClockStats::from_samples(&[p(1680, Some(697_500)), p(1980, Some(560_000)), p(1680, None), p(1665, Some(698_900))]).unwrap();
         assert_eq!(st.power_w_median, Some(697.5));
-        assert_eq!(
-            st.describe_with_power(),
-            "1665-1980 MHz (median 1680), 698 W"
-        );
+        assert_eq!(st.describe_with_power(), "1665-1980 MHz (median 1680), 698 W");
         // Two readings: the lower middle, a reading that was there.
-        assert_eq!(
-            ClockStats::from_samples(&[p(1980, Some(560_000)), p(1980, Some(600_000))])
-                .unwrap()
-                .power_w_median,
-            Some(560.0)
-        );
+        assert_eq!(ClockStats::from_samples(&[p(1980, Some(560_000)), p(1980, Some(600_000))]).unwrap().power_w_median, Some(560.0));
         let none = ClockStats::from_samples(&[p(1980, None)]).unwrap();
-        assert_eq!(
-            (none.power_w_median, none.describe_with_power()),
-            (None, "1980 MHz".to_string())
-        );
+        assert_eq!((none.power_w_median, none.describe_with_power()), (None, "1980 MHz".to_string()));
         // Records written before power was read have no key and still parse; none is written when unread.
         let old: ClockStats = serde_json::from_str(r#"{"samples":3,"sm_mhz_min":1470,"sm_mhz_median":1500,"sm_mhz_max":1980,"reasons":["sw power cap"]}"#).unwrap();
         assert_eq!(old.power_w_median, None);
-        assert!(!serde_json::to_string(&old)
-            .unwrap()
-            .contains("power_w_median"));
+        assert!(!serde_json::to_string(&old).unwrap().contains("power_w_median"));
     }
 
     #[test]
     fn stats_are_the_order_statistics_of_the_readings() {
         // Expected values by hand: sorted 1470, 1905, 1980, 1980 -> min 1470, lower middle 1905, max 1980.
-        let st = ClockStats::from_samples(&[s(1980, 0), s(1470, 0x4), s(1980, 0x1), s(1905, 0x4)])
-            .unwrap();
-        assert_eq!(
-            (st.samples, st.sm_mhz_min, st.sm_mhz_median, st.sm_mhz_max),
-            (4, 1470, 1905, 1980)
-        );
-        assert_eq!(
-            st.reasons,
-            vec!["sw power cap"],
-            "idle is not a reason worth reporting while timing"
-        );
+        let st = ClockStats::from_samples(&[s(1980, 0), s(1470, 0x4), s(1980, 0x1), s(1905, 0x4)]).unwrap();
+        assert_eq!((st.samples, st.sm_mhz_min, st.sm_mhz_median, st.sm_mhz_max), (4, 1470, 1905, 1980));
+        assert_eq!(st.reasons, vec!["sw power cap"], "idle is not a reason worth reporting while timing");
         assert_eq!(st.describe(), "1470-1980 MHz (median 1905; sw power cap)");
         let steady = ClockStats::from_samples(&[s(1980, 0), s(1980, 0x1)]).unwrap();
         assert_eq!(steady.describe(), "1980 MHz");
@@ -309,23 +242,10 @@ mod tests {
         // ...SwThermalSlowdown 0x20, ...HwThermalSlowdown 0x40, ...HwPowerBrakeSlowdown 0x80,
         // ...DisplayClockSetting 0x100.
         assert_eq!(reason_names(0x4), vec!["sw power cap"]);
-        assert_eq!(
-            reason_names(0x48),
-            vec!["hw slowdown", "hw thermal slowdown"]
-        );
-        assert_eq!(
-            reason_names(0x1a0),
-            vec![
-                "sw thermal slowdown",
-                "hw power brake",
-                "display clock setting"
-            ]
-        );
+        assert_eq!(reason_names(0x48), vec!["hw slowdown", "hw thermal slowdown"]);
+        assert_eq!(reason_names(0x1a0), vec!["sw thermal slowdown", "hw power brake", "display clock setting"]);
         assert_eq!(reason_names(0x2), vec!["application clocks setting"]);
-        assert_eq!(
-            reason_names(0x10 | 0x1000),
-            vec!["sync boost", "reason bits 0x1000"]
-        );
+        assert_eq!(reason_names(0x10 | 0x1000), vec!["sync boost", "reason bits 0x1000"]);
         assert!(reason_names(0).is_empty());
     }
 
@@ -347,11 +267,7 @@ mod tests {
         std::thread::sleep(Duration::from_millis(5));
         let st = sampler.finish().unwrap();
         assert_eq!((st.samples, st.sm_mhz_min, st.sm_mhz_max), (2, 1755, 1980));
-        let none = Sampler::start(
-            Arc::new(Scripted(Mutex::new(vec![]))),
-            Duration::from_millis(1),
-        )
-        .finish();
+        let none = Sampler::start(Arc::new(Scripted(Mutex::new(vec![]))), Duration::from_millis(1)).finish();
         assert_eq!(none, None);
     }
 }

@@ -34,11 +34,7 @@ pub struct Configured {
 
 impl Configured {
     fn defaults(schedule: &Schedule) -> Configured {
-        Configured {
-            schedule: schedule.clone(),
-            record: None,
-            note: None,
-        }
+        Configured { schedule: schedule.clone(), record: None, note: None }
     }
 }
 
@@ -47,11 +43,7 @@ impl Tuning {
     /// read at all, so a broken one cannot stop the defaults, unless `needs_db` (`-l best`).
     pub fn open(path: Option<&str>, untuned: bool, needs_db: bool) -> Result<Tuning> {
         if untuned && !needs_db {
-            return Ok(Tuning {
-                db: None,
-                untuned,
-                regime: Regime::Harness,
-            });
+            return Ok(Tuning { db: None, untuned, regime: Regime::Harness });
         }
         let path = match path {
             Some(p) => Some(std::path::PathBuf::from(p)),
@@ -61,20 +53,12 @@ impl Tuning {
             Some(p) if p.exists() => Some(Db::open(p)?),
             _ => None,
         };
-        Ok(Tuning {
-            db,
-            untuned,
-            regime: Regime::Harness,
-        })
+        Ok(Tuning { db, untuned, regime: Regime::Harness })
     }
 
     /// No database: every level at its defaults.
     pub fn none() -> Tuning {
-        Tuning {
-            db: None,
-            untuned: true,
-            regime: Regime::Harness,
-        }
+        Tuning { db: None, untuned: true, regime: Regime::Harness }
     }
 
     /// Records of `regime` answer (the harness's by default): a command that launches once over
@@ -86,19 +70,11 @@ impl Tuning {
 
     /// `schedule` in its tuned configuration for `device` at `k` where the database has one
     /// (a `device` with an empty `gpu` means any GPU of its arch), else at its defaults.
-    pub fn configure(
-        &self,
-        schedule: &Schedule,
-        device: &Device,
-        k: u32,
-        dtype: DType,
-    ) -> Result<Configured> {
+    pub fn configure(&self, schedule: &Schedule, device: &Device, k: u32, dtype: DType) -> Result<Configured> {
         if self.untuned || schedule.params().is_empty() {
             return Ok(Configured::defaults(schedule));
         }
-        let Some(db) = &self.db else {
-            return Ok(Configured::defaults(schedule));
-        };
+        let Some(db) = &self.db else { return Ok(Configured::defaults(schedule)) };
         match tuning::lookup_in(db, device, &schedule.name, k, dtype, None, self.regime) {
             Some(r) => with_record(schedule, r, db),
             None => Ok(Configured::defaults(schedule)),
@@ -107,18 +83,8 @@ impl Tuning {
 
     /// `-l best`: of the transform levels `keep` accepts, the fastest tuned at `k` on `device`,
     /// in its tuned configuration.
-    pub fn best(
-        &self,
-        device: &Device,
-        k: u32,
-        dtype: DType,
-        keep: impl Fn(&Schedule) -> bool,
-    ) -> Result<Configured> {
-        let on = if device.gpu.is_empty() {
-            device.arch.clone()
-        } else {
-            device.gpu.clone()
-        };
+    pub fn best(&self, device: &Device, k: u32, dtype: DType, keep: impl Fn(&Schedule) -> bool) -> Result<Configured> {
+        let on = if device.gpu.is_empty() { device.arch.clone() } else { device.gpu.clone() };
         let Some(db) = &self.db else {
             return Err(RuntimeError::Invalid(format!(
                 "-l best: no tuned level at K={k} ({dtype}) for {on}: no tuning database ({}); run `mra-bench tune -K {k}` on a GPU first, or name a level with -l",
@@ -129,30 +95,16 @@ impl Tuning {
             .iter()
             .filter(|s| s.is_transform() && keep(s))
             .filter_map(|s| tuning::lookup_in(db, device, &s.name, k, dtype, None, self.regime))
-            .min_by(|a, b| {
-                a.outcome
-                    .us()
-                    .unwrap_or(f64::INFINITY)
-                    .total_cmp(&b.outcome.us().unwrap_or(f64::INFINITY))
-            });
+            .min_by(|a, b| a.outcome.us().unwrap_or(f64::INFINITY).total_cmp(&b.outcome.us().unwrap_or(f64::INFINITY)));
         let Some(r) = best else {
             return Err(RuntimeError::Invalid(format!(
                 "-l best: no tuned level at K={k} ({dtype}) for {on} in the tuning database {}; run `mra-bench tune -K {k}` on such a GPU first",
                 db.path().display()
             )));
         };
-        let schedule = levels::find(&r.level).map_err(|e| {
-            RuntimeError::Invalid(format!(
-                "the tuning database {} names a level this build lacks: {e}",
-                db.path().display()
-            ))
-        })?;
+        let schedule = levels::find(&r.level).map_err(|e| RuntimeError::Invalid(format!("the tuning database {} names a level this build lacks: {e}", db.path().display())))?;
         let mut c = with_record(&schedule, r, db)?;
-        c.note = Some(format!(
-            "# -l best at K={k}: {} is the fastest tuned level for {on} ({})",
-            schedule.name,
-            tune::describe(&c.record.as_ref().unwrap().config)
-        ));
+        c.note = Some(format!("# -l best at K={k}: {} is the fastest tuned level for {on} ({})", schedule.name, tune::describe(&c.record.as_ref().unwrap().config)));
         Ok(c)
     }
 }
@@ -166,25 +118,13 @@ fn with_record(schedule: &Schedule, r: Record, db: &Db) -> Result<Configured> {
             schedule.name
         ))
     })?;
-    let on = if r.device.gpu.is_empty() {
-        r.device.arch.clone()
-    } else {
-        r.device.gpu.clone()
-    };
+    let on = if r.device.gpu.is_empty() { r.device.arch.clone() } else { r.device.gpu.clone() };
     // A parameter declared after the record was tuned takes the default: say which.
-    let missing: Vec<String> = schedule
-        .params()
-        .into_iter()
-        .map(|p| p.name)
-        .filter(|n| !r.config.contains_key(n))
-        .collect();
+    let missing: Vec<String> = schedule.params().into_iter().map(|p| p.name).filter(|n| !r.config.contains_key(n)).collect();
     let missing = match missing.len() {
         0 => String::new(),
         1 => format!("; {} at its default (the record predates it)", missing[0]),
-        _ => format!(
-            "; {} at their defaults (the record predates them)",
-            missing.join(", ")
-        ),
+        _ => format!("; {} at their defaults (the record predates them)", missing.join(", ")),
     };
     let note = format!(
         "# {} K={}: tuned configuration {} ({:.2} us/task when tuned on {on}; {}){missing}; --untuned for the defaults",
@@ -194,33 +134,19 @@ fn with_record(schedule: &Schedule, r: Record, db: &Db) -> Result<Configured> {
         r.outcome.us().unwrap_or(f64::NAN),
         db.path().display()
     );
-    Ok(Configured {
-        schedule: tuned,
-        record: Some(r),
-        note: Some(note),
-    })
+    Ok(Configured { schedule: tuned, record: Some(r), note: Some(note) })
 }
 
 /// The key of results measured on this session's GPU with its driver and compiler.
 pub fn device_of<B: Backend>(session: &Session<B>) -> Device {
     let gpu = &session.gpu;
-    Device {
-        gpu: gpu.device_name().to_string(),
-        arch: gpu.arch().name.to_string(),
-        driver: gpu.driver_version(),
-        compiler: B::compiler_version(&session.compiler),
-    }
+    Device { gpu: gpu.device_name().to_string(), arch: gpu.arch().name.to_string(), driver: gpu.driver_version(), compiler: B::compiler_version(&session.compiler) }
 }
 
 /// Any GPU of `arch`: the key that answers with the fastest record of the arch (the GPU-free
 /// commands: `--emit-src`, `export`).
 pub fn any_gpu_of(arch: &Arch) -> Device {
-    Device {
-        gpu: String::new(),
-        arch: arch.name.to_string(),
-        driver: String::new(),
-        compiler: String::new(),
-    }
+    Device { gpu: String::new(), arch: arch.name.to_string(), driver: String::new(), compiler: String::new() }
 }
 
 /// Whether a `-l` value asks for the best tuned level.

@@ -52,10 +52,7 @@ pub fn check() -> Result<()> {
 /// [`check`] for code that returns `std::io::Error` (kind `Interrupted`).
 pub fn check_io() -> std::io::Result<()> {
     match pending() {
-        Some(_) => Err(std::io::Error::new(
-            std::io::ErrorKind::Interrupted,
-            "interrupted",
-        )),
+        Some(_) => Err(std::io::Error::new(std::io::ErrorKind::Interrupted, "interrupted")),
         None => Ok(()),
     }
 }
@@ -73,22 +70,13 @@ mod tests {
     /// the flag is global, and other tests of this process must not see it.
     #[test]
     fn child_interrupt() {
-        let Ok(second) = std::env::var("MRA_TEST_INTERRUPT_CHILD") else {
-            return;
-        };
+        let Ok(second) = std::env::var("MRA_TEST_INTERRUPT_CHILD") else { return };
         install().unwrap();
         assert!(check().is_ok());
         signal_hook::low_level::raise(SIGTERM).unwrap();
-        assert_eq!(
-            (pending(), exit_status()),
-            (Some(SIGTERM), Some(143)),
-            "recorded, the process goes on"
-        );
+        assert_eq!((pending(), exit_status()), (Some(SIGTERM), Some(143)), "recorded, the process goes on");
         assert!(matches!(check(), Err(RuntimeError::Interrupted)));
-        assert_eq!(
-            check_io().unwrap_err().kind(),
-            std::io::ErrorKind::Interrupted
-        );
+        assert_eq!(check_io().unwrap_err().kind(), std::io::ErrorKind::Interrupted);
         if second == "1" {
             signal_hook::low_level::raise(SIGINT).unwrap();
             unreachable!("a second signal ends the process");
@@ -100,21 +88,11 @@ mod tests {
     fn a_signal_is_recorded_and_a_second_one_ends_the_process() {
         for (second, code) in [("0", 7), ("1", 130)] {
             let o = std::process::Command::new(std::env::current_exe().unwrap())
-                .args([
-                    "--exact",
-                    "interrupt::tests::child_interrupt",
-                    "--nocapture",
-                    "--test-threads=1",
-                ])
+                .args(["--exact", "interrupt::tests::child_interrupt", "--nocapture", "--test-threads=1"])
                 .env("MRA_TEST_INTERRUPT_CHILD", second)
                 .output()
                 .unwrap();
-            assert_eq!(
-                o.status.code(),
-                Some(code),
-                "{}",
-                String::from_utf8_lossy(&o.stderr)
-            );
+            assert_eq!(o.status.code(), Some(code), "{}", String::from_utf8_lossy(&o.stderr));
         }
     }
 }

@@ -24,13 +24,7 @@ pub fn limit() -> Result<Option<Duration>> {
         Ok(v) => match v.trim().parse::<u64>() {
             Ok(0) => Ok(None),
             Ok(s) => Ok(Some(Duration::from_secs(s))),
-            Err(_) => Err(Error::new(
-                ErrorKind::InvalidInput,
-                format!(
-                    "{TIMEOUT_ENV}=`{}` is not a number of seconds (0 for no limit)",
-                    v.chars().take(40).collect::<String>()
-                ),
-            )),
+            Err(_) => Err(Error::new(ErrorKind::InvalidInput, format!("{TIMEOUT_ENV}=`{}` is not a number of seconds (0 for no limit)", v.chars().take(40).collect::<String>()))),
         },
     }
 }
@@ -57,12 +51,7 @@ pub fn timeouts() -> u64 {
 pub fn output_within(cmd: &mut Command, limit: Option<Duration>) -> Result<Output> {
     // Nothing new starts once interrupted.
     crate::interrupt::check_io()?;
-    let mut child = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .spawn()?;
+    let mut child = cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0).spawn()?;
     // Both pipes drained while the tool runs: a tool that fills one pipe must not block on it.
     let stdout = drain(child.stdout.take());
     let stderr = drain(child.stderr.take());
@@ -85,11 +74,7 @@ pub fn output_within(cmd: &mut Command, limit: Option<Duration>) -> Result<Outpu
         std::thread::sleep(pause);
         pause = (pause * 2).min(Duration::from_millis(50));
     };
-    Ok(Output {
-        status,
-        stdout: stdout.join().unwrap_or_default(),
-        stderr: stderr.join().unwrap_or_default(),
-    })
+    Ok(Output { status, stdout: stdout.join().unwrap_or_default(), stderr: stderr.join().unwrap_or_default() })
 }
 
 /// Stops a tool and whatever it started (its process group): SIGTERM first, so that clang
@@ -126,35 +111,19 @@ mod tests {
     #[test]
     fn a_tool_past_its_limit_is_stopped_with_an_error_that_says_so() {
         let start = Instant::now();
-        let e = output_within(
-            Command::new("sleep").arg("30"),
-            Some(Duration::from_secs(1)),
-        )
-        .unwrap_err();
+        let e = output_within(Command::new("sleep").arg("30"), Some(Duration::from_secs(1))).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::TimedOut);
-        assert!(
-            e.to_string().contains("within 1 s") && e.to_string().contains(TIMEOUT_ENV),
-            "{e}"
-        );
-        assert!(
-            start.elapsed() < Duration::from_secs(10),
-            "took {:?}",
-            start.elapsed()
-        );
+        assert!(e.to_string().contains("within 1 s") && e.to_string().contains(TIMEOUT_ENV), "{e}");
+        assert!(start.elapsed() < Duration::from_secs(10), "took {:?}", start.elapsed());
     }
 
     #[test]
     fn a_tool_past_its_limit_is_stopped_with_what_it_started_and_counted() {
         let before = timeouts();
         // A tool that starts a process of its own and waits for it, as clang waits for lld.
-        let pid_file =
-            std::env::temp_dir().join(format!("mra-process-test-{}", std::process::id()));
+        let pid_file = std::env::temp_dir().join(format!("mra-process-test-{}", std::process::id()));
         let script = format!("sleep 30 & echo $! > {}; wait", pid_file.display());
-        let e = output_within(
-            Command::new("sh").args(["-c", &script]),
-            Some(Duration::from_millis(300)),
-        )
-        .unwrap_err();
+        let e = output_within(Command::new("sh").args(["-c", &script]), Some(Duration::from_millis(300))).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::TimedOut);
         assert_eq!(timeouts(), before + 1);
         let pid = std::fs::read_to_string(&pid_file).unwrap();
@@ -162,11 +131,7 @@ mod tests {
         // Killed; reaped by init soon after (a zombie has no command line).
         let start = Instant::now();
         while std::fs::read(format!("/proc/{}/cmdline", pid.trim())).is_ok_and(|c| !c.is_empty()) {
-            assert!(
-                start.elapsed() < Duration::from_secs(5),
-                "the tool's own child {} is still running",
-                pid.trim()
-            );
+            assert!(start.elapsed() < Duration::from_secs(5), "the tool's own child {} is still running", pid.trim());
             std::thread::sleep(Duration::from_millis(10));
         }
     }
@@ -174,15 +139,8 @@ mod tests {
     #[test]
     fn a_tool_within_its_limit_gives_its_output_and_status() {
         // More than a pipe's buffer on stdout, some on stderr, a failing status.
-        let o = output_within(
-            Command::new("sh").args(["-c", "head -c 200000 /dev/zero; echo oops >&2; exit 3"]),
-            Some(Duration::from_secs(30)),
-        )
-        .unwrap();
-        assert_eq!(
-            (o.stdout.len(), o.stderr.as_slice(), o.status.code()),
-            (200_000, &b"oops\n"[..], Some(3))
-        );
+        let o = output_within(Command::new("sh").args(["-c", "head -c 200000 /dev/zero; echo oops >&2; exit 3"]), Some(Duration::from_secs(30))).unwrap();
+        assert_eq!((o.stdout.len(), o.stderr.as_slice(), o.status.code()), (200_000, &b"oops\n"[..], Some(3)));
         let o = output_within(Command::new("true").arg("x"), None).unwrap();
         assert!(o.status.success());
     }

@@ -86,10 +86,7 @@ mod tests {
             transform_one(k, &a, &b, &mut c);
             let d = transform_direct(k, &a, &b);
             for (x, y) in c.iter().zip(&d) {
-                assert!(
-                    (x - y).abs() <= 1e-12 * (1.0 + y.abs()),
-                    "K={k}: {x} vs {y}"
-                );
+                assert!((x - y).abs() <= 1e-12 * (1.0 + y.abs()), "K={k}: {x} vs {y}");
             }
         }
     }

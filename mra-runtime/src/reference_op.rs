@@ -52,10 +52,7 @@ pub fn scale(alpha: f64, t: &[f64], beta: f64, c0: &[f64]) -> Vec<f64> {
     if beta == 0.0 {
         return t.iter().map(|v| alpha * v).collect();
     }
-    t.iter()
-        .zip(c0)
-        .map(|(v, c)| alpha * v + beta * c)
-        .collect()
+    t.iter().zip(c0).map(|(v, c)| alpha * v + beta * c).collect()
 }
 
 /// The K×K identity, row-major.
@@ -72,9 +69,7 @@ pub fn identity(k: usize) -> Vec<f64> {
 /// pass the tensor through unchanged).
 pub fn dir_matrices(k: usize, m: &[f64], d: usize) -> Vec<f64> {
     let id = identity(k);
-    (0..3)
-        .flat_map(|p| if p == d { m.to_vec() } else { id.clone() })
-        .collect()
+    (0..3).flat_map(|p| if p == d { m.to_vec() } else { id.clone() }).collect()
 }
 
 #[cfg(test)]
@@ -96,10 +91,7 @@ mod tests {
                     for p in 0..k {
                         for q in 0..k {
                             for r in 0..k {
-                                s += a[(p * k + q) * k + r]
-                                    * x[p * k + i]
-                                    * y[q * k + j]
-                                    * z[r * k + l];
+                                s += a[(p * k + q) * k + r] * x[p * k + i] * y[q * k + j] * z[r * k + l];
                             }
                         }
                     }
@@ -111,9 +103,7 @@ mod tests {
     }
 
     fn close(x: &[f64], y: &[f64]) -> bool {
-        x.iter()
-            .zip(y)
-            .all(|(p, q)| (p - q).abs() <= 1e-12 * (1.0 + q.abs()))
+        x.iter().zip(y).all(|(p, q)| (p - q).abs() <= 1e-12 * (1.0 + q.abs()))
     }
 
     #[test]
@@ -121,27 +111,11 @@ mod tests {
         let mut rng = rand::rngs::StdRng::seed_from_u64(3);
         for k in [1, 2, 3, 5] {
             let a = random(k * k * k, &mut rng);
-            let (x, y, z) = (
-                random(k * k, &mut rng),
-                random(k * k, &mut rng),
-                random(k * k, &mut rng),
-            );
-            assert!(
-                close(
-                    &general_one(k, &a, &x, &y, &z),
-                    &general_direct(k, &a, &x, &y, &z)
-                ),
-                "K={k}"
-            );
+            let (x, y, z) = (random(k * k, &mut rng), random(k * k, &mut rng), random(k * k, &mut rng));
+            assert!(close(&general_one(k, &a, &x, &y, &z), &general_direct(k, &a, &x, &y, &z)), "K={k}");
             // Distinct matrices matter: Y and Z swapped is another result.
             if k > 1 {
-                assert!(
-                    !close(
-                        &general_one(k, &a, &x, &z, &y),
-                        &general_direct(k, &a, &x, &y, &z)
-                    ),
-                    "K={k}"
-                );
+                assert!(!close(&general_one(k, &a, &x, &z, &y), &general_direct(k, &a, &x, &y, &z)), "K={k}");
             }
             let mut seed = vec![0.0; a.len()];
             crate::reference::transform_one(k, &a, &x, &mut seed);
@@ -172,21 +146,10 @@ mod tests {
         let mut rng = rand::rngs::StdRng::seed_from_u64(8);
         let (k, r) = (3, 4);
         let a = random(27, &mut rng);
-        let (xs, ys, zs, s) = (
-            random(r * 9, &mut rng),
-            random(r * 9, &mut rng),
-            random(r * 9, &mut rng),
-            random(r, &mut rng),
-        );
+        let (xs, ys, zs, s) = (random(r * 9, &mut rng), random(r * 9, &mut rng), random(r * 9, &mut rng), random(r, &mut rng));
         let mut want = vec![0.0; 27];
         for mu in 0..r {
-            let t = general_direct(
-                k,
-                &a,
-                &xs[mu * 9..][..9],
-                &ys[mu * 9..][..9],
-                &zs[mu * 9..][..9],
-            );
+            let t = general_direct(k, &a, &xs[mu * 9..][..9], &ys[mu * 9..][..9], &zs[mu * 9..][..9]);
             want.iter_mut().zip(&t).for_each(|(w, v)| *w += s[mu] * v);
         }
         assert!(close(&ranksum_one(k, &a, &xs, &ys, &zs, &s), &want));

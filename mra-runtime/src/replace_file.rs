@@ -22,11 +22,7 @@ pub fn replace(path: &Path, bytes: &[u8]) -> Result<()> {
 
 /// Like [`replace`] for a writer that takes a path: `write` creates the temporary file, whose name
 /// ends in `suffix` (e.g. `.svg`, for writers that choose a format by the extension).
-pub fn replace_with(
-    path: &Path,
-    suffix: &str,
-    write: impl FnOnce(&Path) -> Result<()>,
-) -> Result<()> {
+pub fn replace_with(path: &Path, suffix: &str, write: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
     // Through the name given: /dev/stdout is a link to /proc/self/fd/1, whose own "target" is
     // no path (`pipe:[1234]`), but opening the name reaches the pipe.
     if is_special(path) {
@@ -63,9 +59,7 @@ pub fn replaceable(path: &Path) -> Result<PathBuf> {
     let target = follow_links(path)?;
     match std::fs::metadata(&target) {
         Ok(m) if m.is_dir() => Err(Error::new(ErrorKind::IsADirectory, "is a directory")),
-        Ok(m) if m.is_file() && m.permissions().readonly() => {
-            Err(Error::new(ErrorKind::PermissionDenied, "is read-only"))
-        }
+        Ok(m) if m.is_file() && m.permissions().readonly() => Err(Error::new(ErrorKind::PermissionDenied, "is read-only")),
         _ => Ok(target),
     }
 }
@@ -78,27 +72,17 @@ pub fn follow_links(path: &Path) -> Result<PathBuf> {
         match std::fs::symlink_metadata(&current) {
             Ok(m) if m.file_type().is_symlink() => {
                 let to = std::fs::read_link(&current)?;
-                current = if to.is_absolute() {
-                    to
-                } else {
-                    parent(&current).join(to)
-                };
+                current = if to.is_absolute() { to } else { parent(&current).join(to) };
             }
             _ => return Ok(current),
         }
     }
-    Err(Error::new(
-        ErrorKind::InvalidInput,
-        "too many levels of symbolic links",
-    ))
+    Err(Error::new(ErrorKind::InvalidInput, "too many levels of symbolic links"))
 }
 
 /// The temporary file that [`replace`] writes beside `target` (hidden, named by the process).
 pub fn temp_path(target: &Path, suffix: &str) -> PathBuf {
-    let name = target
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
+    let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     parent(target).join(format!(".{name}.{}.tmp{suffix}", std::process::id()))
 }
 
@@ -128,15 +112,7 @@ mod tests {
         let (mut reader, writer) = std::io::pipe().unwrap();
         let fd = std::os::fd::AsRawFd::as_raw_fd(&writer);
         let path = PathBuf::from(format!("/proc/self/fd/{fd}"));
-        assert!(
-            is_special(&path)
-                && follow_links(&path)
-                    .unwrap()
-                    .to_string_lossy()
-                    .contains("pipe:["),
-            "{}",
-            path.display()
-        );
+        assert!(is_special(&path) && follow_links(&path).unwrap().to_string_lossy().contains("pipe:["), "{}", path.display());
         replace(&path, b"through the pipe").unwrap();
         drop(writer);
         let mut got = String::new();
@@ -150,13 +126,7 @@ mod tests {
         std::fs::write(dir.join("real.json"), b"old").unwrap();
         std::os::unix::fs::symlink("real.json", dir.join("link.json")).unwrap();
         replace(&dir.join("link.json"), b"new").unwrap();
-        assert!(
-            std::fs::symlink_metadata(dir.join("link.json"))
-                .unwrap()
-                .file_type()
-                .is_symlink(),
-            "the link was replaced"
-        );
+        assert!(std::fs::symlink_metadata(dir.join("link.json")).unwrap().file_type().is_symlink(), "the link was replaced");
         assert_eq!(std::fs::read(dir.join("real.json")).unwrap(), b"new");
         // A dangling link is written through, as the shell's `>` does.
         std::os::unix::fs::symlink("sub/absent.json", dir.join("dangling.json")).unwrap();
@@ -179,16 +149,10 @@ mod tests {
         std::fs::write(&private, b"a").unwrap();
         std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o600)).unwrap();
         replace(&private, b"b").unwrap();
-        assert_eq!(
-            std::fs::metadata(&private).unwrap().permissions().mode() & 0o777,
-            0o600
-        );
+        assert_eq!(std::fs::metadata(&private).unwrap().permissions().mode() & 0o777, 0o600);
         assert_eq!(std::fs::read(&private).unwrap(), b"b");
         // No temporary file left behind by either.
-        let left: Vec<_> = std::fs::read_dir(&dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name())
-            .collect();
+        let left: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
         assert_eq!(left.len(), 2, "{left:?}");
         let _ = std::fs::remove_dir_all(&dir);
     }

@@ -13,10 +13,7 @@ static LIVE: Mutex<Option<Vec<PathBuf>>> = Mutex::new(Some(Vec::new()));
 pub(crate) fn create(path: &Path) -> std::io::Result<()> {
     let mut live = LIVE.lock().unwrap_or_else(|e| e.into_inner());
     let Some(dirs) = live.as_mut() else {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::Interrupted,
-            "the process is being interrupted",
-        ));
+        return Err(std::io::Error::new(std::io::ErrorKind::Interrupted, "the process is being interrupted"));
     };
     std::fs::create_dir(path)?;
     dirs.push(path.to_path_buf());
@@ -32,11 +29,7 @@ pub(crate) fn unregister(path: &Path) {
 /// Removes every registered scratch directory, and any registered later; called by `main` on
 /// an interrupt, just before the process exits (a thread's compile may still own one).
 pub fn remove_all() {
-    let dirs = LIVE
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .take()
-        .unwrap_or_default();
+    let dirs = LIVE.lock().unwrap_or_else(|e| e.into_inner()).take().unwrap_or_default();
     for d in dirs {
         remove_while_written(&d);
     }

@@ -47,8 +47,8 @@
 //! # Ok::<(), mra_runtime::RuntimeError>(())
 //! ```
 
-use crate::emulate::Emulator;
 use crate::error::{Result, RuntimeError};
+use crate::emulate::Emulator;
 use crate::harness::{self, Backend, EmulatorSession, HarnessConfig, Prepared, Session};
 use crate::{reference, KernelCache};
 use mra_codegen::plan::Body;
@@ -127,18 +127,13 @@ impl Transformer {
     pub fn with_options(k: u32, level: &str, dtype: DType, target: Target) -> Result<Transformer> {
         check_k(k)?;
         if !matches!(dtype, DType::F64 | DType::F32) {
-            return Err(invalid(format!(
-                "dtype {dtype}: the transform of host data is f64 or f32"
-            )));
+            return Err(invalid(format!("dtype {dtype}: the transform of host data is f64 or f32")));
         }
         let cache = KernelCache::from_env();
         let (engine, level) = match target {
             Target::Reference => {
                 // A level would be ignored here: refuse it rather than compute something else.
-                if !matches!(
-                    level.trim().to_ascii_lowercase().as_str(),
-                    "default" | "reference"
-                ) {
+                if !matches!(level.trim().to_ascii_lowercase().as_str(), "default" | "reference") {
                     return Err(invalid(format!(
                         "level `{level}` runs on a GPU; the reference target computes with the FP64 CPU reference (omit the level)"
                     )));
@@ -178,13 +173,7 @@ impl Transformer {
                 }
             },
         };
-        Ok(Transformer {
-            k,
-            dtype,
-            level,
-            max_blocks: crate::harness::AUTO_BLOCKS,
-            engine,
-        })
+        Ok(Transformer { k, dtype, level, max_blocks: crate::harness::AUTO_BLOCKS, engine })
     }
 
     /// At most `m` blocks per launch. By default ([`crate::harness::AUTO_BLOCKS`]) a launch has
@@ -217,11 +206,7 @@ impl Transformer {
     /// `C_n(i,j,k) = Σ A_n(a,b,c) B(a,i) B(b,j) B(c,k)`, in `a`'s layout.
     pub fn apply<T: Element>(&self, a: &[T], b: &[T]) -> Result<Vec<T>> {
         if T::DTYPE != self.dtype {
-            return Err(invalid(format!(
-                "this transformer computes in {}, but the data is {}",
-                self.dtype,
-                T::DTYPE
-            )));
+            return Err(invalid(format!("this transformer computes in {}, but the data is {}", self.dtype, T::DTYPE)));
         }
         let nfuncs = check_shapes(self.k, a.len(), b.len())?;
         // Host copies as large as the data: allocated fallibly (one error, not an abort).
@@ -252,21 +237,14 @@ pub fn check_k(k: u32) -> Result<()> {
 pub fn check_shapes(k: u32, a_len: usize, b_len: usize) -> Result<usize> {
     let (k2, k3) = ((k as usize).pow(2), (k as usize).pow(3));
     if b_len != k2 {
-        return Err(invalid(format!(
-            "B has {b_len} elements; a K x K matrix for K = {k} has {k2}"
-        )));
+        return Err(invalid(format!("B has {b_len} elements; a K x K matrix for K = {k} has {k2}")));
     }
     if a_len == 0 || !a_len.is_multiple_of(k3) {
-        return Err(invalid(format!(
-            "A has {a_len} elements, not a multiple of K^3 = {k3} (N >= 1 tensors of K x K x K)"
-        )));
+        return Err(invalid(format!("A has {a_len} elements, not a multiple of K^3 = {k3} (N >= 1 tensors of K x K x K)")));
     }
     let n = a_len / k3;
     if n > i32::MAX as usize {
-        return Err(invalid(format!(
-            "A holds {n} tensors; a launch takes at most {}",
-            i32::MAX
-        )));
+        return Err(invalid(format!("A holds {n} tensors; a launch takes at most {}", i32::MAX)));
     }
     Ok(n)
 }
@@ -274,13 +252,8 @@ pub fn check_shapes(k: u32, a_len: usize, b_len: usize) -> Result<usize> {
 /// The level `sel` names for `k` on `arch`: `default`, `best`, or a number or name.
 pub fn resolve_level(sel: &str, k: u32, arch: &'static Arch, dtype: DType) -> Result<Schedule> {
     match sel.trim().to_ascii_lowercase().as_str() {
-        "default" => {
-            mra_codegen::export::default_level(k, arch, dtype).map_err(|e| invalid(e.to_string()))
-        }
-        "best" => crate::configure::Tuning::open(None, false, true)?
-            .in_regime(mra_codegen::tuned_defaults::Regime::Api)
-            .best(&crate::configure::any_gpu_of(arch), k, dtype, |_| true)
-            .map(|c| c.schedule),
+        "default" => mra_codegen::export::default_level(k, arch, dtype).map_err(|e| invalid(e.to_string())),
+        "best" => crate::configure::Tuning::open(None, false, true)?.in_regime(mra_codegen::tuned_defaults::Regime::Api).best(&crate::configure::any_gpu_of(arch), k, dtype, |_| true).map(|c| c.schedule),
         _ => mra_codegen::levels::find(sel).map_err(|e| invalid(e.to_string())),
     }
 }
@@ -299,11 +272,7 @@ fn open_gpu(cache: KernelCache) -> Result<Opened> {
     match crate::cuda::probe_driver() {
         Ok(()) => Ok(Opened::Cuda(harness::CudaSession::open(cache)?)),
         Err(no_nvidia) => match crate::hip::runtime::Gpu::open(0) {
-            Ok(gpu) => Ok(Opened::Hip(harness::HipSession::open(
-                gpu,
-                crate::hip::compile::Choice::Auto,
-                cache,
-            )?)),
+            Ok(gpu) => Ok(Opened::Hip(harness::HipSession::open(gpu, crate::hip::compile::Choice::Auto, cache)?)),
             Err(hip) => Err(invalid(format!("no GPU found: {no_nvidia}; {hip}"))),
         },
     }
@@ -313,18 +282,9 @@ fn prepare<B: Backend>(s: &Session<B>, k: u32, level: &str, dtype: DType) -> Res
     prepare_schedule(s, &resolve_level(level, k, s.gpu.arch(), dtype)?, k, dtype)
 }
 
-fn prepare_schedule<B: Backend>(
-    s: &Session<B>,
-    schedule: &Schedule,
-    k: u32,
-    dtype: DType,
-) -> Result<Prepared<B>> {
+fn prepare_schedule<B: Backend>(s: &Session<B>, schedule: &Schedule, k: u32, dtype: DType) -> Result<Prepared<B>> {
     // One launch over the caller's batch: the tuned defaults timed that way, where there are.
-    let req = mra_codegen::Request {
-        k,
-        arch: s.gpu.arch(),
-        dtype,
-    };
+    let req = mra_codegen::Request { k, arch: s.gpu.arch(), dtype };
     let schedule = schedule.at_in(req, mra_codegen::tuned_defaults::Regime::Api);
     let p = s.prepare(&schedule, k, dtype)?;
     if p.kernel.plan.is_copy() {
@@ -336,41 +296,19 @@ fn prepare_schedule<B: Backend>(
 /// The copy and bound levels only copy A: they have kernels, but are no transform to apply.
 fn copy_is_no_transform(level: &Schedule) -> RuntimeError {
     let what = match level.role() {
-        mra_codegen::ir::Role::Bound => {
-            "a measured bound (the floor's copy and discarded matrix instructions)"
-        }
+        mra_codegen::ir::Role::Bound => "a measured bound (the floor's copy and discarded matrix instructions)",
         _ => "the benchmark's floor",
     };
-    invalid(format!(
-        "level {} is {what}: it copies A; choose a transform level",
-        level.name
-    ))
+    invalid(format!("level {} is {what}: it copies A; choose a transform level", level.name))
 }
 
 /// One launch over all tensors on poisoned outputs; C as f64.
-fn run<B: Backend>(
-    s: &Session<B>,
-    p: &Prepared<B>,
-    nfuncs: usize,
-    max_blocks: usize,
-    a: &[f64],
-    b: &[f64],
-) -> Result<Vec<f64>> {
-    let cfg = HarnessConfig {
-        nfuncs,
-        max_blocks,
-        tasks: 1,
-        streams: 1,
-        reps: 1,
-        warmup: Default::default(),
-        stream_data: Default::default(),
-    };
+fn run<B: Backend>(s: &Session<B>, p: &Prepared<B>, nfuncs: usize, max_blocks: usize, a: &[f64], b: &[f64]) -> Result<Vec<f64>> {
+    let cfg = HarnessConfig { nfuncs, max_blocks, tasks: 1, streams: 1, reps: 1, warmup: Default::default(), stream_data: Default::default() };
     cfg.check()?;
     // -M auto: waves of what the device holds of the kernel at once (Prepared::auto_grid).
     let cfg = cfg.with_grid(p.auto_grid(), 512);
-    let bufs = s
-        .allocate(&cfg, &p.kernel.plan)
-        .map_err(|e| too_many_at_once(e, nfuncs, p.kernel.plan.request.k))?;
+    let bufs = s.allocate(&cfg, &p.kernel.plan).map_err(|e| too_many_at_once(e, nfuncs, p.kernel.plan.request.k))?;
     let gpu = &s.gpu;
     gpu.upload(&bufs.a, &harness::to_device_bytes(bufs.dtype, a)?)?;
     gpu.upload(&bufs.b, &harness::to_device_bytes(bufs.dtype, b)?)?;
@@ -395,21 +333,10 @@ mod tests {
 
     #[test]
     fn too_little_device_memory_says_what_a_transform_can_do() {
-        let e = too_many_at_once(
-            RuntimeError::OutOfMemory {
-                what: "N=9 tensors".into(),
-                need_mib: 100.0,
-                free_mib: 64.0,
-            },
-            9,
-            16,
-        )
-        .to_string();
+        let e = too_many_at_once(RuntimeError::OutOfMemory { what: "N=9 tensors".into(), need_mib: 100.0, free_mib: 64.0 }, 9, 16).to_string();
         assert_eq!(e, "transforming 9 tensors of K=16 at once needs 100.0 MiB of device memory but only 64.0 MiB are free; transform fewer tensors at a time, or with fewer blocks (`mra-bench transform`: split the --input file, or lower -M)");
         assert!(!e.contains("-N") && !e.contains("-s"), "{e}");
-        assert!(
-            matches!(too_many_at_once(invalid("x".into()), 9, 16), RuntimeError::Invalid(m) if m == "x")
-        );
+        assert!(matches!(too_many_at_once(invalid("x".into()), 9, 16), RuntimeError::Invalid(m) if m == "x"));
     }
 
     #[test]
@@ -417,10 +344,7 @@ mod tests {
         assert_eq!(check_shapes(3, 54, 9).unwrap(), 2);
         let e = check_shapes(3, 53, 9).unwrap_err().to_string();
         assert!(e.contains("53 elements") && e.contains("K^3 = 27"), "{e}");
-        assert!(check_shapes(3, 0, 9)
-            .unwrap_err()
-            .to_string()
-            .contains("N >= 1"));
+        assert!(check_shapes(3, 0, 9).unwrap_err().to_string().contains("N >= 1"));
         let e = check_shapes(3, 27, 8).unwrap_err().to_string();
         assert!(e.contains("B has 8 elements") && e.contains("has 9"), "{e}");
         assert!(check_k(0).is_err() && check_k(33).is_err() && check_k(32).is_ok());
@@ -434,16 +358,10 @@ mod tests {
         // B = identity: the transform is the identity.
         let a: Vec<f32> = (0..16).map(|x| x as f32 - 7.5).collect();
         assert_eq!(t.apply(&a, &[1.0f32, 0.0, 0.0, 1.0]).unwrap(), a);
-        let e = Transformer::with_target(2, "L3", Target::Reference)
-            .err()
-            .unwrap()
-            .to_string();
+        let e = Transformer::with_target(2, "L3", Target::Reference).err().unwrap().to_string();
         assert!(e.contains("runs on a GPU"), "{e}");
         let sm90 = mra_codegen::arch::find("sm_90").unwrap();
-        let e = Transformer::with_target(2, "default", Target::Emulate { arch: sm90 })
-            .err()
-            .unwrap()
-            .to_string();
+        let e = Transformer::with_target(2, "default", Target::Emulate { arch: sm90 }).err().unwrap().to_string();
         assert!(e.contains("sm_90 is NVIDIA"), "{e}");
         assert!(Transformer::with_options(2, "default", DType::F16, Target::Reference).is_err());
     }
@@ -457,33 +375,14 @@ mod tests {
             .into_iter()
             .find(|s| matches!(s.plan(Request { k: 5, arch: gfx90a, dtype: DType::F64 }), Ok(p) if matches!(p.body, Body::Library(_))))
             .expect("a library level");
-        let e = Transformer::with_target(5, &library.name, emulate)
-            .err()
-            .unwrap()
-            .to_string();
-        assert!(
-            e.contains("library level") && e.contains(&library.name),
-            "{e}"
-        );
+        let e = Transformer::with_target(5, &library.name, emulate).err().unwrap().to_string();
+        assert!(e.contains("library level") && e.contains(&library.name), "{e}");
         // A level/dtype the arch has no instruction for: the plan's own sentence, one line.
         let unrunnable = mra_codegen::levels::all()
             .into_iter()
-            .find(|s| {
-                s.plan(Request {
-                    k: 5,
-                    arch: gfx90a,
-                    dtype: DType::F32,
-                })
-                .is_err()
-            })
+            .find(|s| s.plan(Request { k: 5, arch: gfx90a, dtype: DType::F32 }).is_err())
             .expect("a level gfx90a cannot run in f32");
-        let e = Transformer::with_options(5, &unrunnable.name, DType::F32, emulate)
-            .err()
-            .unwrap()
-            .to_string();
-        assert!(
-            !e.is_empty() && e.lines().count() == 1 && !e.contains("clang"),
-            "{e}"
-        );
+        let e = Transformer::with_options(5, &unrunnable.name, DType::F32, emulate).err().unwrap().to_string();
+        assert!(!e.is_empty() && e.lines().count() == 1 && !e.contains("clang"), "{e}");
     }
 }

@@ -23,11 +23,7 @@ impl Comparison {
     /// (f16 at K = 1 with a small B: C = a·b³ below 6.1e-5) has only a few significant bits;
     /// its error is judged against the dtype's normal range, not against itself.
     pub fn of_in(got: &[f64], want: &[f64], dtype: mra_codegen::DType) -> Comparison {
-        assert_eq!(
-            got.len(),
-            want.len(),
-            "result and reference differ in length"
-        );
+        assert_eq!(got.len(), want.len(), "result and reference differ in length");
         let mut max_abs = 0.0f64;
         let mut max_ref = 0.0f64;
         let mut non_finite = 0;
@@ -39,17 +35,8 @@ impl Comparison {
             max_abs = max_abs.max((g - w).abs());
             max_ref = max_ref.max(w.abs());
         }
-        let max_rel = if max_ref > 0.0 {
-            max_abs / max_ref.max(dtype.min_normal())
-        } else {
-            max_abs
-        };
-        Comparison {
-            max_abs,
-            max_rel,
-            non_finite,
-            elements: got.len(),
-        }
+        let max_rel = if max_ref > 0.0 { max_abs / max_ref.max(dtype.min_normal()) } else { max_abs };
+        Comparison { max_abs, max_rel, non_finite, elements: got.len() }
     }
 
     pub fn passes(&self, tolerance: f64) -> bool {
@@ -82,14 +69,10 @@ mod tests {
         use mra_codegen::DType;
         let want = [2.7e-6, -1.3e-6, 0.4e-6];
         let got = [2.7e-6 + 1.9e-8, -1.3e-6, 0.4e-6];
-        assert!(
-            !Comparison::of(&got, &want).passes(DType::F16.tolerance()),
-            "relative to itself: 0.7% > 0.3%"
-        );
+        assert!(!Comparison::of(&got, &want).passes(DType::F16.tolerance()), "relative to itself: 0.7% > 0.3%");
         assert!(Comparison::of_in(&got, &want, DType::F16).passes(DType::F16.tolerance()));
         // In the normal range nothing changes: a 1% error still fails in f16 ...
-        assert!(!Comparison::of_in(&[1.01, 0.5], &[1.0, 0.5], DType::F16)
-            .passes(DType::F16.tolerance()));
+        assert!(!Comparison::of_in(&[1.01, 0.5], &[1.0, 0.5], DType::F16).passes(DType::F16.tolerance()));
         // ... and in f64 the same tiny values are held to 1e-10.
         assert!(!Comparison::of_in(&got, &want, DType::F64).passes(DType::F64.tolerance()));
     }

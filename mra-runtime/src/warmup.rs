@@ -56,13 +56,8 @@ impl Warmup {
         if t.eq_ignore_ascii_case("settle") {
             return Ok(Warmup::Settle);
         }
-        let expected = || {
-            "expected a duration (200ms, 3s, 1m) or `settle` (until the SM clock stops moving)"
-                .to_string()
-        };
-        let at = t
-            .find(|c: char| !c.is_ascii_digit() && c != '.')
-            .unwrap_or(t.len());
+        let expected = || "expected a duration (200ms, 3s, 1m) or `settle` (until the SM clock stops moving)".to_string();
+        let at = t.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(t.len());
         let (num, unit) = t.split_at(at);
         let n: f64 = num.parse().map_err(|_| expected())?;
         let secs = match unit.trim() {
@@ -71,8 +66,7 @@ impl Warmup {
             "m" | "min" => n * 60.0,
             _ => return Err(expected()),
         };
-        let d = Duration::try_from_secs_f64(secs)
-            .map_err(|_| format!("`{t}` is too long a warm-up"))?;
+        let d = Duration::try_from_secs_f64(secs).map_err(|_| format!("`{t}` is too long a warm-up"))?;
         if d > Duration::from_secs(3600) {
             return Err(format!("`{t}` is too long a warm-up (at most an hour)"));
         }
@@ -108,9 +102,7 @@ impl WarmupDone {
         let s = self.ms / 1000.0;
         match (self.settled, self.sm_mhz) {
             (Some(true), Some(m)) => format!("{s:.1} s until the SM clock settled at {m} MHz"),
-            (Some(false), Some(m)) => {
-                format!("{s:.1} s: the SM clock had not settled (last {m} MHz)")
-            }
+            (Some(false), Some(m)) => format!("{s:.1} s: the SM clock had not settled (last {m} MHz)"),
             _ => format!("{s:.1} s ({} repetitions)", self.reps),
         }
     }
@@ -118,17 +110,8 @@ impl WarmupDone {
 
 /// Runs untimed repetitions (`rep` runs one and returns its device milliseconds) as `spec`
 /// asks; `clocks` is read for `settle`.
-pub fn run(
-    spec: Warmup,
-    clocks: Option<&Arc<dyn ClockSource>>,
-    mut rep: impl FnMut() -> Result<f64>,
-) -> Result<WarmupDone> {
-    let mut done = WarmupDone {
-        ms: 0.0,
-        reps: 0,
-        settled: None,
-        sm_mhz: None,
-    };
+pub fn run(spec: Warmup, clocks: Option<&Arc<dyn ClockSource>>, mut rep: impl FnMut() -> Result<f64>) -> Result<WarmupDone> {
+    let mut done = WarmupDone { ms: 0.0, reps: 0, settled: None, sm_mhz: None };
     let mut one = |done: &mut WarmupDone| -> Result<()> {
         done.ms += rep()?;
         done.reps += 1;
@@ -178,11 +161,7 @@ pub fn run(
 }
 
 /// Repetitions until at least one has run and `ms` of device time have passed.
-fn until(
-    done: &mut WarmupDone,
-    ms: f64,
-    one: &mut impl FnMut(&mut WarmupDone) -> Result<()>,
-) -> Result<()> {
+fn until(done: &mut WarmupDone, ms: f64, one: &mut impl FnMut(&mut WarmupDone) -> Result<()>) -> Result<()> {
     while done.reps == 0 || done.ms < ms {
         one(done)?;
     }
@@ -205,14 +184,9 @@ mod tests {
     impl ClockSource for Scripted {
         fn sample(&self) -> Option<ClockSample> {
             let mut n = self.reads.lock().unwrap();
-            let (sm_mhz, power_mw) =
-                self.windows[(*n / self.per_window).min(self.windows.len() - 1)];
+            let (sm_mhz, power_mw) = self.windows[(*n / self.per_window).min(self.windows.len() - 1)];
             *n += 1;
-            Some(ClockSample {
-                sm_mhz,
-                reasons: 0x4,
-                power_mw,
-            })
+            Some(ClockSample { sm_mhz, reasons: 0x4, power_mw })
         }
         fn power_limit_mw(&self) -> Option<u32> {
             self.limit_mw
@@ -220,21 +194,11 @@ mod tests {
     }
     /// The clock falling through `mhz`, no power read.
     fn falling(mhz: Vec<u32>, per_window: usize) -> Scripted {
-        Scripted {
-            windows: mhz.into_iter().map(|m| (m, None)).collect(),
-            per_window,
-            limit_mw: None,
-            reads: Mutex::new(0),
-        }
+        Scripted { windows: mhz.into_iter().map(|m| (m, None)).collect(), per_window, limit_mw: None, reads: Mutex::new(0) }
     }
     /// A steady clock and a board power falling through `mw`, under a 700 W limit.
     fn cooling(mw: Vec<u32>, per_window: usize) -> Scripted {
-        Scripted {
-            windows: mw.into_iter().map(|w| (1770, Some(w))).collect(),
-            per_window,
-            limit_mw: Some(700_000),
-            reads: Mutex::new(0),
-        }
+        Scripted { windows: mw.into_iter().map(|w| (1770, Some(w))).collect(), per_window, limit_mw: Some(700_000), reads: Mutex::new(0) }
     }
     struct Silent;
     impl ClockSource for Silent {
@@ -249,19 +213,10 @@ mod tests {
 
     #[test]
     fn durations_and_settle_parse_and_bad_words_are_refused() {
-        assert_eq!(
-            Warmup::parse("200ms"),
-            Ok(Warmup::For(Duration::from_millis(200)))
-        );
+        assert_eq!(Warmup::parse("200ms"), Ok(Warmup::For(Duration::from_millis(200))));
         assert_eq!(Warmup::parse("3s"), Ok(Warmup::For(Duration::from_secs(3))));
-        assert_eq!(
-            Warmup::parse("1.5"),
-            Ok(Warmup::For(Duration::from_millis(1500)))
-        );
-        assert_eq!(
-            Warmup::parse("2m"),
-            Ok(Warmup::For(Duration::from_secs(120)))
-        );
+        assert_eq!(Warmup::parse("1.5"), Ok(Warmup::For(Duration::from_millis(1500))));
+        assert_eq!(Warmup::parse("2m"), Ok(Warmup::For(Duration::from_secs(120))));
         assert_eq!(Warmup::parse("0"), Ok(Warmup::For(Duration::ZERO)));
         assert_eq!(Warmup::parse(" Settle "), Ok(Warmup::Settle));
         for bad in ["", "fast", "3x", "-1s", "1e999s", "2h", "ms"] {
@@ -275,17 +230,9 @@ mod tests {
     #[test]
     fn a_fixed_warm_up_runs_at_least_one_repetition_and_at_least_its_duration() {
         // Expected counts by hand: ceil(200 / 60) = 4; one 500 ms repetition; zero still runs one.
-        for (spec, rep_ms, reps) in [
-            (Warmup::default(), 60.0, 4),
-            (Warmup::default(), 500.0, 1),
-            (Warmup::For(Duration::ZERO), 1.0, 1),
-        ] {
+        for (spec, rep_ms, reps) in [(Warmup::default(), 60.0, 4), (Warmup::default(), 500.0, 1), (Warmup::For(Duration::ZERO), 1.0, 1)] {
             let done = run(spec, Some(&source(Silent)), || Ok(rep_ms)).unwrap();
-            assert_eq!(
-                (done.reps, done.settled, done.sm_mhz),
-                (reps, None, None),
-                "{spec:?} at {rep_ms} ms"
-            );
+            assert_eq!((done.reps, done.settled, done.sm_mhz), (reps, None, None), "{spec:?} at {rep_ms} ms");
         }
     }
 
@@ -295,21 +242,10 @@ mod tests {
         // -> 1710 and stays: windows 1980, 1800, 1710, 1710 -> settled after the fourth (40 reps).
         let src = source(falling(vec![1980, 1800, 1710], 10));
         let done = run(Warmup::Settle, Some(&src), || Ok(100.0)).unwrap();
-        assert_eq!(
-            (done.reps, done.settled, done.sm_mhz),
-            (40, Some(true), Some(1710))
-        );
-        assert_eq!(
-            done.describe(),
-            "4.0 s until the SM clock settled at 1710 MHz"
-        );
+        assert_eq!((done.reps, done.settled, done.sm_mhz), (40, Some(true), Some(1710)));
+        assert_eq!(done.describe(), "4.0 s until the SM clock settled at 1710 MHz");
         // A steady clock settles after two windows.
-        let steady = run(
-            Warmup::Settle,
-            Some(&source(falling(vec![1980], 1))),
-            || Ok(100.0),
-        )
-        .unwrap();
+        let steady = run(Warmup::Settle, Some(&source(falling(vec![1980], 1))), || Ok(100.0)).unwrap();
         assert_eq!((steady.reps, steady.settled), (20, Some(true)));
     }
 
@@ -320,17 +256,9 @@ mod tests {
         // fourth window -> settled after 40 repetitions.
         let src = source(cooling(vec![780_000, 739_000, 716_000, 702_000], 10));
         let done = run(Warmup::Settle, Some(&src), || Ok(100.0)).unwrap();
-        assert_eq!(
-            (done.reps, done.settled, done.sm_mhz),
-            (40, Some(true), Some(1770))
-        );
+        assert_eq!((done.reps, done.settled, done.sm_mhz), (40, Some(true), Some(1770)));
         // Power that never comes down: timed as it is after the limit, and said so.
-        let hot = run(
-            Warmup::Settle,
-            Some(&source(cooling(vec![760_000], 10))),
-            || Ok(100.0),
-        )
-        .unwrap();
+        let hot = run(Warmup::Settle, Some(&source(cooling(vec![760_000], 10))), || Ok(100.0)).unwrap();
         assert_eq!((hot.reps, hot.settled), (300, Some(false)));
     }
 
@@ -338,19 +266,9 @@ mod tests {
     fn settle_gives_up_after_its_limit_and_falls_back_without_readings() {
         // Down 30 MHz per window for longer than 30 windows: not settled at the limit (300 reps).
         let mhz: Vec<u32> = (0..40).map(|w| 1980 - 30 * w).collect();
-        let done = run(Warmup::Settle, Some(&source(falling(mhz, 10))), || {
-            Ok(100.0)
-        })
-        .unwrap();
-        assert_eq!(
-            (done.reps, done.settled, done.sm_mhz),
-            (300, Some(false), Some(1980 - 30 * 29))
-        );
-        assert!(
-            done.describe().contains("had not settled"),
-            "{}",
-            done.describe()
-        );
+        let done = run(Warmup::Settle, Some(&source(falling(mhz, 10))), || Ok(100.0)).unwrap();
+        assert_eq!((done.reps, done.settled, done.sm_mhz), (300, Some(false), Some(1980 - 30 * 29)));
+        assert!(done.describe().contains("had not settled"), "{}", done.describe());
         // No clock at all, or a clock that never answers: the fixed fallback (5 s = 50 reps).
         for clocks in [None, Some(source(Silent))] {
             let done = run(Warmup::Settle, clocks.as_ref(), || Ok(100.0)).unwrap();
@@ -363,11 +281,7 @@ mod tests {
         let mut n = 0;
         let e = run(Warmup::Settle, None, || {
             n += 1;
-            if n == 3 {
-                Err(crate::error::RuntimeError::Invalid("launch failed".into()))
-            } else {
-                Ok(100.0)
-            }
+            if n == 3 { Err(crate::error::RuntimeError::Invalid("launch failed".into())) } else { Ok(100.0) }
         });
         assert!(e.is_err());
         assert_eq!(n, 3);

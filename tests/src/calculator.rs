@@ -47,16 +47,10 @@ pub fn data_dir() -> Result<PathBuf, String> {
 /// The `.txt` files of `dir`, sorted.
 pub fn table_files(dir: &Path) -> Result<Vec<PathBuf>, String> {
     let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let mut files: Vec<PathBuf> = entries
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|e| e == "txt"))
-        .collect();
+    let mut files: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|e| e == "txt")).collect();
     files.sort();
     if files.is_empty() {
-        return Err(format!(
-            "{} holds no calculator tables (*.txt)",
-            dir.display()
-        ));
+        return Err(format!("{} holds no calculator tables (*.txt)", dir.display()));
     }
     Ok(files)
 }
@@ -92,9 +86,7 @@ pub struct InstructionTables {
 
 /// Parses one cell such as `A[12][3]` (the letter must be `letter`).
 fn parse_cell(cell: &str, letter: char) -> Result<(u32, u32), String> {
-    let rest = cell
-        .strip_prefix(letter)
-        .ok_or_else(|| format!("cell `{cell}` is not an element of {letter}"))?;
+    let rest = cell.strip_prefix(letter).ok_or_else(|| format!("cell `{cell}` is not an element of {letter}"))?;
     let nums: Vec<u32> = rest
         .split(['[', ']'])
         .filter(|s| !s.is_empty())
@@ -119,65 +111,32 @@ pub fn parse(file: &str, text: &str) -> Result<InstructionTables, String> {
     let mut current: Option<char> = None;
     for line in text.lines() {
         if line.starts_with("## ") {
-            current = ['A', 'B', 'D']
-                .into_iter()
-                .find(|m| line.contains(&format!("--{m}-matrix")));
+            current = ['A', 'B', 'D'].into_iter().find(|m| line.contains(&format!("--{m}-matrix")));
             if let Some(m) = current {
-                if tables
-                    .insert(m, OperandTable { cells: Vec::new() })
-                    .is_some()
-                {
+                if tables.insert(m, OperandTable { cells: Vec::new() }).is_some() {
                     return Err(format!("{file}: two {m} tables"));
                 }
             }
             continue;
         }
         let Some(m) = current else { continue };
-        let Some(body) = line.strip_prefix('|') else {
-            continue;
-        };
-        let cols: Vec<&str> = body
-            .trim_end_matches('|')
-            .split('|')
-            .map(str::trim)
-            .collect();
-        let Ok(lane) = cols[0].parse::<usize>() else {
-            continue;
-        }; // the header row
+        let Some(body) = line.strip_prefix('|') else { continue };
+        let cols: Vec<&str> = body.trim_end_matches('|').split('|').map(str::trim).collect();
+        let Ok(lane) = cols[0].parse::<usize>() else { continue }; // the header row
         let table = tables.get_mut(&m).unwrap();
         if lane != table.cells.len() {
             return Err(format!("{file}: {m} table: lane {lane} out of order"));
         }
-        let row = cols[1..]
-            .iter()
-            .map(|c| parse_cell(c, m))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| format!("{file}: {e}"))?;
+        let row = cols[1..].iter().map(|c| parse_cell(c, m)).collect::<Result<Vec<_>, _>>().map_err(|e| format!("{file}: {e}"))?;
         if let Some(first) = table.cells.first() {
             if first.len() != row.len() {
-                return Err(format!(
-                    "{file}: {m} table: lane {lane} has {} registers, lane 0 {}",
-                    row.len(),
-                    first.len()
-                ));
+                return Err(format!("{file}: {m} table: lane {lane} has {} registers, lane 0 {}", row.len(), first.len()));
             }
         }
         table.cells.push(row);
     }
-    let mut take = |m: char| {
-        tables
-            .remove(&m)
-            .filter(|t| t.lanes() > 0)
-            .ok_or_else(|| format!("{file}: no {m} table"))
-    };
-    Ok(InstructionTables {
-        file: file.to_string(),
-        architecture,
-        instruction,
-        a: take('A')?,
-        b: take('B')?,
-        d: take('D')?,
-    })
+    let mut take = |m: char| tables.remove(&m).filter(|t| t.lanes() > 0).ok_or_else(|| format!("{file}: no {m} table"));
+    Ok(InstructionTables { file: file.to_string(), architecture, instruction, a: take('A')?, b: take('B')?, d: take('D')? })
 }
 
 /// Every calculator file in [`data_dir`], parsed, in file-name order; `Err` when the
@@ -188,8 +147,7 @@ pub fn load_all() -> Result<Vec<InstructionTables>, String> {
         .iter()
         .map(|p| {
             let name = p.file_name().unwrap().to_string_lossy().to_string();
-            let text =
-                std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+            let text = std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
             parse(&name, &text).unwrap_or_else(|e| panic!("{e}"))
         })
         .collect())
@@ -198,10 +156,7 @@ pub fn load_all() -> Result<Vec<InstructionTables>, String> {
 /// [`load_all`] through [`crate::require`]: `None` (the test skips, saying why) when the tables
 /// are not there, unless `MRA_REQUIRE_TOOLCHAINS=1` makes that a failure.
 pub fn require_all() -> Option<Vec<InstructionTables>> {
-    crate::require(
-        "the directory of AMD's Matrix Instruction Calculator tables",
-        load_all(),
-    )
+    crate::require("the directory of AMD's Matrix Instruction Calculator tables", load_all())
 }
 
 #[cfg(test)]

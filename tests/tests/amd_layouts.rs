@@ -18,20 +18,10 @@ fn instr_of(t: &InstructionTables) -> MatrixInstr {
 }
 
 /// Every (lane, register) where `layout` and the calculator's table disagree, as text.
-fn differences(
-    name: &str,
-    layout: &OperandLayout,
-    lanes: u32,
-    table: &OperandTable,
-) -> Vec<String> {
+fn differences(name: &str, layout: &OperandLayout, lanes: u32, table: &OperandTable) -> Vec<String> {
     let mut out = Vec::new();
     if table.lanes() != lanes as usize || table.regs() != layout.regs as usize {
-        out.push(format!(
-            "{name}: calculator has {} lanes x {} registers, fragment.rs {lanes} x {}",
-            table.lanes(),
-            table.regs(),
-            layout.regs
-        ));
+        out.push(format!("{name}: calculator has {} lanes x {} registers, fragment.rs {lanes} x {}", table.lanes(), table.regs(), layout.regs));
         return out;
     }
     for lane in 0..lanes {
@@ -39,10 +29,7 @@ fn differences(
             let want = table.cells[lane as usize][r as usize];
             let got = (layout.row.at(lane, r), layout.col.at(lane, r));
             if got != want {
-                out.push(format!(
-                    "{name}: lane {lane} reg {r}: fragment.rs {name}[{}][{}], AMD {name}[{}][{}]",
-                    got.0, got.1, want.0, want.1
-                ));
+                out.push(format!("{name}: lane {lane} reg {r}: fragment.rs {name}[{}][{}], AMD {name}[{}][{}]", got.0, got.1, want.0, want.1));
             }
         }
     }
@@ -55,11 +42,7 @@ fn the_calculator_data_is_all_there() {
     let names: Vec<&str> = all.iter().map(|t| t.file.as_str()).collect();
     assert_eq!(names.len(), 6, "{names:?}");
     for t in &all {
-        let lanes = if t.architecture.starts_with("cdna") {
-            64
-        } else {
-            32
-        };
+        let lanes = if t.architecture.starts_with("cdna") { 64 } else { 32 };
         for (m, table) in [('A', &t.a), ('B', &t.b), ('D', &t.d)] {
             assert_eq!(table.lanes(), lanes, "{} {m}", t.file);
         }
@@ -76,19 +59,10 @@ fn fragment_tables_match_amds_calculator_for_every_lane_and_register() {
         diffs.extend(differences("B", &f.b, f.lanes, &t.b));
         diffs.extend(differences("D", &f.c, f.lanes, &t.d));
         if !diffs.is_empty() {
-            all_diffs.push(format!(
-                "{} ({} differences), first: {}",
-                t.file,
-                diffs.len(),
-                diffs[..diffs.len().min(4)].join("; ")
-            ));
+            all_diffs.push(format!("{} ({} differences), first: {}", t.file, diffs.len(), diffs[..diffs.len().min(4)].join("; ")));
         }
     }
-    assert!(
-        all_diffs.is_empty(),
-        "fragment.rs disagrees with AMD's calculator:\n{}",
-        all_diffs.join("\n")
-    );
+    assert!(all_diffs.is_empty(), "fragment.rs disagrees with AMD's calculator:\n{}", all_diffs.join("\n"));
 }
 
 /// The emulator's own layouts (`mra-runtime/src/emulate/layouts.rs`, written from the
@@ -107,38 +81,20 @@ fn emulator_layouts_match_amds_calculator_for_every_lane_and_register() {
         };
         for (op, table) in [(Operand::A, &t.a), (Operand::B, &t.b), (Operand::D, &t.d)] {
             if table.lanes() != instr.lanes() as usize || table.regs() != instr.regs(op) as usize {
-                all_diffs.push(format!(
-                    "{} {op:?}: calculator {} x {}, emulator {} x {}",
-                    t.file,
-                    table.lanes(),
-                    table.regs(),
-                    instr.lanes(),
-                    instr.regs(op)
-                ));
+                all_diffs.push(format!("{} {op:?}: calculator {} x {}, emulator {} x {}", t.file, table.lanes(), table.regs(), instr.lanes(), instr.regs(op)));
                 continue;
             }
             for lane in 0..instr.lanes() {
                 for r in 0..instr.regs(op) {
-                    let (got, want) = (
-                        instr.element(op, lane, r),
-                        table.cells[lane as usize][r as usize],
-                    );
+                    let (got, want) = (instr.element(op, lane, r), table.cells[lane as usize][r as usize]);
                     if got != want {
-                        all_diffs.push(format!(
-                            "{} {op:?} lane {lane} reg {r}: emulator {got:?}, AMD {want:?}",
-                            t.file
-                        ));
+                        all_diffs.push(format!("{} {op:?} lane {lane} reg {r}: emulator {got:?}, AMD {want:?}", t.file));
                     }
                 }
             }
         }
     }
-    assert!(
-        all_diffs.is_empty(),
-        "the emulator disagrees with AMD's calculator ({}):\n{}",
-        all_diffs.len(),
-        all_diffs[..all_diffs.len().min(8)].join("\n")
-    );
+    assert!(all_diffs.is_empty(), "the emulator disagrees with AMD's calculator ({}):\n{}", all_diffs.len(), all_diffs[..all_diffs.len().min(8)].join("\n"));
 }
 
 /// The deliberately wrong layout the failure tests use really is wrong by AMD's data.
@@ -149,15 +105,9 @@ fn the_sabotaged_f64_d_layout_disagrees_with_the_calculator() {
     let t = all.into_iter().find(|t| t.architecture == "cdna2").unwrap();
     let wrong = (0..64u32)
         .flat_map(|l| (0..4u32).map(move |r| (l, r)))
-        .filter(|&(l, r)| {
-            Sabotage::SwapF64DRows.element(Instruction::MfmaF64_16x16x4, Operand::D, l, r)
-                != t.d.cells[l as usize][r as usize]
-        })
+        .filter(|&(l, r)| Sabotage::SwapF64DRows.element(Instruction::MfmaF64_16x16x4, Operand::D, l, r) != t.d.cells[l as usize][r as usize])
         .count();
-    assert_eq!(
-        wrong, 192,
-        "rows 0, 5, 10, 15 of each tile agree; the other 192 (lane, reg) must not"
-    );
+    assert_eq!(wrong, 192, "rows 0, 5, 10, 15 of each tile agree; the other 192 (lane, reg) must not");
 }
 
 /// The repository's copy (`tests/data/amd-matrix-layouts/`, what CI reads on a clone without
@@ -166,38 +116,17 @@ fn the_sabotaged_f64_d_layout_disagrees_with_the_calculator() {
 #[test]
 fn the_copy_in_tests_data_is_the_shared_reference() {
     let reference = calculator::reference_dir();
-    let found = if reference.is_dir() {
-        Ok(reference.clone())
-    } else {
-        Err(format!("{} is not a directory", reference.display()))
-    };
-    let Some(reference) = mra_tests::require(
-        "the shared reference ../shared/reference/amd-matrix-layouts",
-        found,
-    ) else {
-        return;
-    };
+    let found = if reference.is_dir() { Ok(reference.clone()) } else { Err(format!("{} is not a directory", reference.display())) };
+    let Some(reference) = mra_tests::require("the shared reference ../shared/reference/amd-matrix-layouts", found) else { return };
     let names = |dir: &std::path::Path| -> Vec<String> {
-        let mut v: Vec<String> = std::fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
+        let mut v: Vec<String> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
         v.sort();
         v
     };
     let copy = calculator::copy_dir();
-    assert_eq!(
-        names(&copy),
-        names(&reference),
-        "{} and {} hold different files",
-        copy.display(),
-        reference.display()
-    );
+    assert_eq!(names(&copy), names(&reference), "{} and {} hold different files", copy.display(), reference.display());
     for name in names(&reference) {
-        let (a, b) = (
-            std::fs::read(copy.join(&name)).unwrap(),
-            std::fs::read(reference.join(&name)).unwrap(),
-        );
+        let (a, b) = (std::fs::read(copy.join(&name)).unwrap(), std::fs::read(reference.join(&name)).unwrap());
         assert!(a == b, "{name}: the copy in {} differs from the shared reference {}; copy the reference over it", copy.display(), reference.display());
     }
 }

@@ -36,8 +36,7 @@ fn implied_per_pass(kernel: &mra_codegen::Kernel) -> u32 {
     match kernel.plan.body {
         mra_codegen::plan::Body::Transform(t) => t.fragment.map_or(0, |f| {
             let k = kernel.plan.request.k;
-            mra_codegen::plan::TransformPlan::padded(k, f.k) / f.k
-                * (mra_codegen::plan::TransformPlan::padded(k, f.n) / f.n)
+            mra_codegen::plan::TransformPlan::padded(k, f.k) / f.k * (mra_codegen::plan::TransformPlan::padded(k, f.n) / f.n)
         }),
         _ => 0,
     }
@@ -60,12 +59,8 @@ fn coverage(arch: &str) -> (&'static [u32], &'static [DType]) {
 #[test]
 #[ignore = "needs clang with the AMDGPU target (run with --include-ignored; .ci/run does)"]
 fn every_level_compiles_with_clang_for_every_amd_arch() {
-    let Some(clang) = require("clang with the AMDGPU target", Clang::find()) else {
-        return;
-    };
-    let Some(objdump) = require("llvm-objdump", Objdump::find()) else {
-        return;
-    };
+    let Some(clang) = require("clang with the AMDGPU target", Clang::find()) else { return };
+    let Some(objdump) = require("llvm-objdump", Objdump::find()) else { return };
 
     // Every (level, K, arch, dtype) the planner accepts; a level that cannot plan is skipped.
     let mut jobs = Vec::new();
@@ -92,22 +87,16 @@ fn every_level_compiles_with_clang_for_every_amd_arch() {
     let next = AtomicUsize::new(0);
     let rows = Mutex::new(Vec::new());
     let failures = Mutex::new(Vec::new());
-    let workers = std::thread::available_parallelism()
-        .map_or(2, |n| n.get())
-        .min(jobs.len().max(1));
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get()).min(jobs.len().max(1));
     std::thread::scope(|s| {
         for _ in 0..workers {
             s.spawn(|| loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some((arch_name, k, dtype, kernel)) = jobs.get(i) else {
-                    break;
-                };
+                let Some((arch_name, k, dtype, kernel)) = jobs.get(i) else { break };
                 let what = format!("{} K={k} {dtype} {arch_name}", kernel.level);
                 let result = clang.compile(&kernel.source, arch_name).and_then(|co| {
                     if !is_amdgpu_elf(&co.bytes) {
-                        return Err(HipError::BadCodeObject(
-                            "clang wrote no AMDGPU ELF code object".into(),
-                        ));
+                        return Err(HipError::BadCodeObject("clang wrote no AMDGPU ELF code object".into()));
                     }
                     let r = report::report(&co, &objdump)?;
                     Ok((co.seconds, r))
@@ -115,17 +104,12 @@ fn every_level_compiles_with_clang_for_every_amd_arch() {
                 match result {
                     Err(e) => failures.lock().unwrap().push(format!("{what}: {e}")),
                     Ok((seconds, r)) => match r.kernel(&kernel.entry) {
-                        None => failures.lock().unwrap().push(format!(
-                            "{what}: no kernel {} in the code object metadata",
-                            kernel.entry
-                        )),
+                        None => failures.lock().unwrap().push(format!("{what}: no kernel {} in the code object metadata", kernel.entry)),
                         Some(res) => rows.lock().unwrap().push(Row {
                             level: kernel.level.clone(),
                             implied_per_pass: implied_per_pass(kernel),
                             shadow: match kernel.plan.body {
-                                mra_codegen::plan::Body::Copy {
-                                    shadow: Some(sh), ..
-                                } => Some(if sh.split { 3 } else { 6 }),
+                                mra_codegen::plan::Body::Copy { shadow: Some(sh), .. } => Some(if sh.split { 3 } else { 6 }),
                                 _ => None,
                             },
                             k: *k,
@@ -142,22 +126,9 @@ fn every_level_compiles_with_clang_for_every_amd_arch() {
     });
     let wall = start.elapsed().as_secs_f64();
     let failures = failures.into_inner().unwrap();
-    assert!(
-        failures.is_empty(),
-        "{} of {} kernels failed to compile:\n{}",
-        failures.len(),
-        jobs.len(),
-        failures.join("\n\n")
-    );
+    assert!(failures.is_empty(), "{} of {} kernels failed to compile:\n{}", failures.len(), jobs.len(), failures.join("\n\n"));
     let mut rows = rows.into_inner().unwrap();
-    rows.sort_by_key(|r| {
-        (
-            r.level.clone(),
-            r.k,
-            AMD_ARCHS.iter().position(|a| *a == r.arch),
-            r.dtype.name(),
-        )
-    });
+    rows.sort_by_key(|r| (r.level.clone(), r.k, AMD_ARCHS.iter().position(|a| *a == r.arch), r.dtype.name()));
 
     print_table(&rows);
     let compile_seconds: f64 = rows.iter().map(|r| r.seconds).sum();
@@ -182,15 +153,11 @@ fn every_level_compiles_with_clang_for_every_amd_arch() {
         let held = r.matrix.mfma + r.matrix.wmma;
         if let Some(want) = r.shadow {
             if held != want {
-                problems.push(format!(
-                    "{what} holds {held} matrix instructions; its shadow_mma loop has {want}"
-                ));
+                problems.push(format!("{what} holds {held} matrix instructions; its shadow_mma loop has {want}"));
             }
         } else if r.implied_per_pass == 0 {
             if held != 0 {
-                problems.push(format!(
-                    "{what} holds {held} matrix instructions but its schedule has no tensorize"
-                ));
+                problems.push(format!("{what} holds {held} matrix instructions but its schedule has no tensorize"));
             }
         } else if held < 3 * r.implied_per_pass || held % r.implied_per_pass != 0 {
             problems.push(format!(
@@ -200,19 +167,12 @@ fn every_level_compiles_with_clang_for_every_amd_arch() {
         }
         let wave = arch::find(r.arch).unwrap().wave_size;
         if r.res.wavefront_size != wave {
-            problems.push(format!(
-                "{what}: compiled for wave{}, the arch table says wave{wave}",
-                r.res.wavefront_size
-            ));
+            problems.push(format!("{what}: compiled for wave{}, the arch table says wave{wave}", r.res.wavefront_size));
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
     let expected_at_least: usize = AMD_ARCHS.iter().map(|a| coverage(a).0.len()).sum::<usize>() * 4;
-    assert!(
-        rows.len() >= expected_at_least,
-        "too few kernels compiled: {} (expected at least {expected_at_least})",
-        rows.len()
-    );
+    assert!(rows.len() >= expected_at_least, "too few kernels compiled: {} (expected at least {expected_at_least})", rows.len());
 }
 
 /// One line per (level, K) for f64 at the K of interest, one column group per arch:
@@ -231,18 +191,8 @@ fn print_table(rows: &[Row]) {
             for a in AMD_ARCHS {
                 let cell = rows
                     .iter()
-                    .find(|r| {
-                        r.level == *level && r.k == k && r.arch == *a && r.dtype == DType::F64
-                    })
-                    .map(|r| {
-                        format!(
-                            "{}/{} {} {}",
-                            r.res.vgpr_count,
-                            r.res.sgpr_count,
-                            r.res.lds_bytes,
-                            r.res.scratch_bytes
-                        )
-                    })
+                    .find(|r| r.level == *level && r.k == k && r.arch == *a && r.dtype == DType::F64)
+                    .map(|r| format!("{}/{} {} {}", r.res.vgpr_count, r.res.sgpr_count, r.res.lds_bytes, r.res.scratch_bytes))
                     .unwrap_or_else(|| "-".into());
                 line += &format!(" | {cell:<22}");
             }
@@ -252,13 +202,7 @@ fn print_table(rows: &[Row]) {
     println!("largest over every K and dtype compiled (gfx90a, gfx942, gfx1100: K in {K_SPREAD:?}, f64 and f32; gfx1151, gfx1201: K in {TABLE_KS:?}, f64):");
     for level in &levels {
         for a in AMD_ARCHS {
-            let of = |f: fn(&Row) -> u32| {
-                rows.iter()
-                    .filter(|r| r.level == *level && r.arch == *a)
-                    .map(f)
-                    .max()
-                    .unwrap_or(0)
-            };
+            let of = |f: fn(&Row) -> u32| rows.iter().filter(|r| r.level == *level && r.arch == *a).map(f).max().unwrap_or(0);
             println!(
                 "  {level:<14} {a:<8} vgpr {:>3}  agpr {:>3}  sgpr {:>3}  lds {:>5}  scratch {:>4}  vgpr spills {:>3}  sgpr spills {:>3}",
                 of(|r| r.res.vgpr_count),
@@ -276,61 +220,28 @@ fn print_table(rows: &[Row]) {
 #[test]
 #[ignore = "needs hiprtc (run with --include-ignored; .ci/run does)"]
 fn every_level_compiles_with_hiprtc_for_gfx90a() {
-    let Some(hiprtc) = require("hiprtc (libhiprtc or libamdhip64)", Hiprtc::load()) else {
-        return;
-    };
+    let Some(hiprtc) = require("hiprtc (libhiprtc or libamdhip64)", Hiprtc::load()) else { return };
     let gfx90a = arch::find("gfx90a").unwrap();
     let start = Instant::now();
     let mut compiled = 0;
     for level in levels::all() {
         for k in [1, 7, 16, 32] {
-            let Ok(kernel) = mra_codegen::generate(
-                &level,
-                Request {
-                    k,
-                    arch: gfx90a,
-                    dtype: DType::F64,
-                },
-            ) else {
-                continue;
-            };
+            let Ok(kernel) = mra_codegen::generate(&level, Request { k, arch: gfx90a, dtype: DType::F64 }) else { continue };
             if kernel.entry.is_empty() {
                 continue; // a library level without a kernel of its own
             }
             let co = hiprtc
                 .compile(&kernel.source, &kernel.entry, "gfx90a")
                 .unwrap_or_else(|e| panic!("{} K={k} f64 gfx90a: {e}", level.name));
-            assert!(
-                co.is_amdgpu_elf(),
-                "{} K={k}: hiprtc returned no AMDGPU ELF code object",
-                level.name
-            );
-            let meta = report::read_metadata(&co.bytes)
-                .unwrap_or_else(|e| panic!("{} K={k}: {e}", level.name));
-            assert!(
-                meta.target.ends_with("gfx90a"),
-                "{} K={k}: target {}",
-                level.name,
-                meta.target
-            );
-            let r = meta.kernel(&kernel.entry).unwrap_or_else(|| {
-                panic!(
-                    "{} K={k}: no kernel {} in the metadata",
-                    level.name, kernel.entry
-                )
-            });
-            println!(
-                "hiprtc {:<14} K={k:<2} vgpr {:>3} sgpr {:>3} lds {:>5} scratch {:>4}",
-                level.name, r.vgpr_count, r.sgpr_count, r.lds_bytes, r.scratch_bytes
-            );
+            assert!(co.is_amdgpu_elf(), "{} K={k}: hiprtc returned no AMDGPU ELF code object", level.name);
+            let meta = report::read_metadata(&co.bytes).unwrap_or_else(|e| panic!("{} K={k}: {e}", level.name));
+            assert!(meta.target.ends_with("gfx90a"), "{} K={k}: target {}", level.name, meta.target);
+            let r = meta.kernel(&kernel.entry).unwrap_or_else(|| panic!("{} K={k}: no kernel {} in the metadata", level.name, kernel.entry));
+            println!("hiprtc {:<14} K={k:<2} vgpr {:>3} sgpr {:>3} lds {:>5} scratch {:>4}", level.name, r.vgpr_count, r.sgpr_count, r.lds_bytes, r.scratch_bytes);
             compiled += 1;
         }
     }
-    println!(
-        "compiled {compiled} kernels with hiprtc {} in {:.1} s",
-        hiprtc.version_string(),
-        start.elapsed().as_secs_f64()
-    );
+    println!("compiled {compiled} kernels with hiprtc {} in {:.1} s", hiprtc.version_string(), start.elapsed().as_secs_f64());
     assert!(compiled >= 4 * 4, "too few kernels compiled: {compiled}");
 
     // An arch this hiprtc would abort on is refused with a pointer to clang, never attempted.
@@ -347,9 +258,7 @@ fn every_level_compiles_with_hiprtc_for_gfx90a() {
 #[test]
 #[ignore = "needs clang with the AMDGPU target (run with --include-ignored; .ci/run does)"]
 fn generated_hip_compiles_without_warnings_under_wall_wextra() {
-    let Some(clang) = require("clang with the AMDGPU target", Clang::find()) else {
-        return;
-    };
+    let Some(clang) = require("clang with the AMDGPU target", Clang::find()) else { return };
     let dir = std::env::temp_dir().join(format!("mra-wall-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let mut jobs = Vec::new();
@@ -357,16 +266,7 @@ fn generated_hip_compiles_without_warnings_under_wall_wextra() {
         let arch = arch::find(arch_name).unwrap();
         for level in levels::all() {
             for &k in K_SPREAD {
-                let Ok(kernel) = mra_codegen::generate(
-                    &level,
-                    Request {
-                        k,
-                        arch,
-                        dtype: DType::F64,
-                    },
-                ) else {
-                    continue;
-                };
+                let Ok(kernel) = mra_codegen::generate(&level, Request { k, arch, dtype: DType::F64 }) else { continue };
                 if kernel.entry.is_empty() {
                     continue;
                 }
@@ -381,33 +281,16 @@ fn generated_hip_compiles_without_warnings_under_wall_wextra() {
     std::thread::scope(|s| {
         for _ in 0..std::thread::available_parallelism().map_or(2, |n| n.get()) {
             s.spawn(|| loop {
-                let Some((what, arch_name, path)) = jobs.get(next.fetch_add(1, Ordering::Relaxed))
-                else {
-                    break;
-                };
+                let Some((what, arch_name, path)) = jobs.get(next.fetch_add(1, Ordering::Relaxed)) else { break };
                 let out = std::process::Command::new(&clang.path)
-                    .args([
-                        "-x",
-                        "hip",
-                        "--cuda-device-only",
-                        "-nogpulib",
-                        "-nogpuinc",
-                        "-std=c++17",
-                        "-fsyntax-only",
-                        "-Wall",
-                        "-Wextra",
-                    ])
+                    .args(["-x", "hip", "--cuda-device-only", "-nogpulib", "-nogpuinc", "-std=c++17", "-fsyntax-only", "-Wall", "-Wextra"])
                     .arg(format!("--offload-arch={arch_name}"))
                     .arg(path)
                     .output()
                     .expect("run clang");
                 let stderr = String::from_utf8_lossy(&out.stderr);
                 if !out.status.success() || stderr.contains("warning:") {
-                    let first: Vec<&str> = stderr
-                        .lines()
-                        .filter(|l| l.contains("warning:") || l.contains("error:"))
-                        .take(3)
-                        .collect();
+                    let first: Vec<&str> = stderr.lines().filter(|l| l.contains("warning:") || l.contains("error:")).take(3).collect();
                     found.lock().unwrap().push(format!("{what}: {first:?}"));
                 }
             });
@@ -415,11 +298,5 @@ fn generated_hip_compiles_without_warnings_under_wall_wextra() {
     });
     let _ = std::fs::remove_dir_all(&dir);
     let found = found.into_inner().unwrap();
-    assert!(
-        found.is_empty(),
-        "{} of {} kernels warn under -Wall -Wextra:\n{}",
-        found.len(),
-        jobs.len(),
-        found.join("\n")
-    );
+    assert!(found.is_empty(), "{} of {} kernels warn under -Wall -Wextra:\n{}", found.len(), jobs.len(), found.join("\n"));
 }

@@ -21,16 +21,6 @@ pub fn npy_raw(dict: &str, data: &[u8]) -> Vec<u8> {
 /// A .npy file (format 1.0) of `descr` (`<f8`), `shape`, C or Fortran order, with `data` bytes.
 pub fn npy_bytes(descr: &str, fortran: bool, shape: &[usize], data: &[u8]) -> Vec<u8> {
     let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
-    let shape = if dims.len() == 1 {
-        format!("({},)", dims[0])
-    } else {
-        format!("({})", dims.join(", "))
-    };
-    npy_raw(
-        &format!(
-            "{{'descr': '{descr}', 'fortran_order': {}, 'shape': {shape}, }}",
-            if fortran { "True" } else { "False" }
-        ),
-        data,
-    )
+    let shape = if dims.len() == 1 { format!("({},)", dims[0]) } else { format!("({})", dims.join(", ")) };
+    npy_raw(&format!("{{'descr': '{descr}', 'fortran_order': {}, 'shape': {shape}, }}", if fortran { "True" } else { "False" }), data)
 }

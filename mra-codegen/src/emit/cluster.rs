@@ -56,28 +56,17 @@ impl Emitter<'_> {
         let k = self.plan.request.k;
         let note = self.step_comment(|s| matches!(s, Step::Cluster(_)));
         let cl = tp.cluster_slice_width(k);
-        self.w.line(format!(
-            "constexpr int CLUSTER = {};  {note}: blocks sharing one tensor",
-            tp.cluster
-        ));
-        self.w.line(format!(
-            "constexpr int CL = {cl};  // values of b (then of x) per block: ceil(K / CLUSTER)"
-        ));
-        self.w.line(format!(
-            "constexpr int SLICE_STRIDE = K * CL + {};  // row stride of every buffer",
-            tp.shared_row_pad()
-        ));
-        self.w
-            .line("constexpr int SLICE_ROWS = K * CL;  // output rows of every pass");
-        self.w
-            .line("constexpr int SLICE_TILES = (SLICE_ROWS + FM - 1) / FM;");
+        self.w.line(format!("constexpr int CLUSTER = {};  {note}: blocks sharing one tensor", tp.cluster));
+        self.w.line(format!("constexpr int CL = {cl};  // values of b (then of x) per block: ceil(K / CLUSTER)"));
+        self.w.line(format!("constexpr int SLICE_STRIDE = K * CL + {};  // row stride of every buffer", tp.shared_row_pad()));
+        self.w.line("constexpr int SLICE_ROWS = K * CL;  // output rows of every pass");
+        self.w.line("constexpr int SLICE_TILES = (SLICE_ROWS + FM - 1) / FM;");
         if self.slice_shifted(tp) {
             let bulk = self.step_comment(|s| matches!(s, Step::BulkCopy(_)));
             self.w.line(format!("constexpr int WS_STRIDE = SLICE_STRIDE + 1;  {bulk}: pass 0's input rows, odd (odd K: see the slice copies)"));
             self.w.line("constexpr int SLICE = K * WS_STRIDE + 1;  // elements of one buffer: K rows and the shift (even: buffers stay 16-byte aligned)");
         } else {
-            self.w
-                .line("constexpr int SLICE = K * SLICE_STRIDE;  // elements of one buffer: K rows");
+            self.w.line("constexpr int SLICE = K * SLICE_STRIDE;  // elements of one buffer: K rows");
         }
         self.w.line("");
         let helpers = self.cluster_helpers(tp);
@@ -113,10 +102,7 @@ impl Emitter<'_> {
                 s += &format!("{}: bulk asynchronous copies (PTX cp.async.bulk, the TMA unit of sm_90) that\n", if bulk.is_empty() { pipe } else { bulk });
                 s += "// complete on an mbarrier in shared memory: one phase per tensor.\n";
             } else {
-                s += &format!(
-                    "{}: mbarriers in shared memory, one phase per tensor.\n",
-                    self.step_comment(|s| matches!(s, Step::AsyncExchange(_)))
-                );
+                s += &format!("{}: mbarriers in shared memory, one phase per tensor.\n", self.step_comment(|s| matches!(s, Step::AsyncExchange(_))));
             }
             s += &super::tma::mbarrier_helpers();
         }
@@ -134,9 +120,7 @@ impl Emitter<'_> {
             s += "__device__ __forceinline__ void mra_bulk_wait() { asm volatile(\"cp.async.bulk.wait_group 0;\" ::: \"memory\"); }\n";
             if self.slice_shifted(tp) {
                 let bulk = self.step_comment(|s| matches!(s, Step::BulkCopy(_)));
-                s += &format!(
-                    "{bulk}: at odd K a row's values off the 16-byte grid, by 8-byte cp.async.\n"
-                );
+                s += &format!("{bulk}: at odd K a row's values off the 16-byte grid, by 8-byte cp.async.\n");
                 s += &super::pipeline::cp_async_helpers("mra_cp_async8", 8);
             }
         } else {
@@ -148,9 +132,7 @@ impl Emitter<'_> {
     /// `async_exchange(1)`: pass 0's asynchronous stores into other blocks (PTX ISA 8.1, sm_90).
     fn async_exchange_helpers(&self) -> String {
         let note = self.step_comment(|s| matches!(s, Step::AsyncExchange(_)));
-        let mut s = format!(
-            "{note}: pass 0 sends with st.async; each store performs a complete-tx of its\n"
-        );
+        let mut s = format!("{note}: pass 0 sends with st.async; each store performs a complete-tx of its\n");
         s += "// bytes (with release semantics at cluster scope) on the receiving block's gather mbarrier,\n";
         s += "// whose phase completes once the block has armed it (arrive.expect_tx of all the bytes it\n";
         s += "// receives) and every byte has landed; early stores take its tx-count below zero, which the\n";
@@ -177,19 +159,12 @@ impl Emitter<'_> {
     /// The three pass functions; returns the calls, as `tile_gemm_passes` does.
     pub(super) fn cluster_passes(&mut self, tp: &TransformPlan, f: &Fragment) -> [String; 3] {
         let t = self.t();
-        let b = if tp.b.memory == Memory::Registers {
-            "b_frag"
-        } else {
-            "bm"
-        };
+        let b = if tp.b.memory == Memory::Registers { "b_frag" } else { "bm" };
         let b_param = self.pass_b_param(tp, f);
         let bind = self.step_comment(|s| matches!(s, Step::Bind(_)));
         let inline = self.d.inline_device();
         let (first, step) = tile_walk(tp);
-        let (k, cl) = (
-            self.plan.request.k,
-            tp.cluster_slice_width(self.plan.request.k),
-        );
+        let (k, cl) = (self.plan.request.k, tp.cluster_slice_width(self.plan.request.k));
         let passes = [
             (SlicePass::First, "// Pass 0: the slice of A, rows a, columns (b - b0, c), to T1(b, c, x), each element stored\n// into the gather buffer `out` (the same offset in every block) of the block owning x.", "int b0"),
             (SlicePass::Second, "// Pass 1: the gather buffer, rows b, columns (c, x - x0), to T2: rows c, columns (x - x0, y).", "int"),
@@ -197,11 +172,7 @@ impl Emitter<'_> {
         ];
         let send = tp.async_exchange;
         for (pass, doc, tail) in passes {
-            let tail = if send && pass == SlicePass::First {
-                "int b0, void* bar"
-            } else {
-                tail
-            };
+            let tail = if send && pass == SlicePass::First { "int b0, void* bar" } else { tail };
             let v = Variant::slice(pass);
             let body = self.tile_body(tp, f, v, TileMode::Whole);
             self.w.line("");
@@ -230,19 +201,9 @@ impl Emitter<'_> {
             });
         }
         [
-            format!(
-                "{}({{in}}, {b}, {{out}}, lane, wave, b0{});",
-                Variant::slice(SlicePass::First).name(),
-                if send { ", gather_bar" } else { "" }
-            ),
-            format!(
-                "{}({{in}}, {b}, {{out}}, lane, wave, 0);",
-                Variant::slice(SlicePass::Second).name()
-            ),
-            format!(
-                "{}({{in}}, {b}, {{out}}, lane, wave, x0);",
-                Variant::slice(SlicePass::Third).name()
-            ),
+            format!("{}({{in}}, {b}, {{out}}, lane, wave, b0{});", Variant::slice(SlicePass::First).name(), if send { ", gather_bar" } else { "" }),
+            format!("{}({{in}}, {b}, {{out}}, lane, wave, 0);", Variant::slice(SlicePass::Second).name()),
+            format!("{}({{in}}, {b}, {{out}}, lane, wave, x0);", Variant::slice(SlicePass::Third).name()),
         ]
     }
 
@@ -264,9 +225,7 @@ impl Emitter<'_> {
             // 16-byte copies where K is even (CL and the pad are even: every vector lies in one
             // row of both memories), else one element each.
             let width = self.async_width(tp);
-            s += &format!(
-                "for (int e = tid * {width}; e < K * SLICE_ROWS; e += THREADS * {width}) {{\n"
-            );
+            s += &format!("for (int e = tid * {width}; e < K * SLICE_ROWS; e += THREADS * {width}) {{\n");
             s += "    const int r = e / SLICE_ROWS, i = e % SLICE_ROWS;  // row a, column (b - b0, c)\n";
             s += &format!("    if (b0 + i / K < K) mra_cp_async({dst} + r * SLICE_STRIDE + i, {src} + (long long)r * K2 + b0 * K + i);\n");
             s += "}\nmra_cp_async_commit();\n";
@@ -289,8 +248,7 @@ impl Emitter<'_> {
         s += &format!("    if (lane == 0) mra_mbar_expect(mbar, (unsigned)(((K - off_rows) * (len & ~1) + off_rows * ((len - 1) & ~1)) * sizeof({t})));\n");
         s += "    __syncwarp();\n";
         s += "    for (int r = lane; r < K; r += LANES) {\n";
-        s +=
-            "        const int head = (ws_sh + r) & 1;  // the row's first value is off the grid\n";
+        s += "        const int head = (ws_sh + r) & 1;  // the row's first value is off the grid\n";
         s += "        const int body = (len - head) & ~1;  // values in whole 16-byte units\n";
         s += &format!("        {t}* to = {dst} + ws_sh + r * WS_STRIDE;\n");
         s += &format!("        const {t}* from = {src} + (long long)r * K2 + b0 * K;\n");
@@ -308,10 +266,7 @@ impl Emitter<'_> {
         if self.bulk(tp) {
             "mra_mbar_wait(mbar, phase);  // the bulk copies of this phase have landed\nphase ^= 1;\n".into()
         } else {
-            format!(
-                "mra_cp_async_wait_all();\n{}  // the slice is in shared memory for every thread\n",
-                self.d.barrier()
-            )
+            format!("mra_cp_async_wait_all();\n{}  // the slice is in shared memory for every thread\n", self.d.barrier())
         }
     }
 
@@ -323,9 +278,7 @@ impl Emitter<'_> {
         let pipe = self.step_comment(|s| matches!(s, Step::Pipeline(_)));
         let buffers = self.step_comment(|s| matches!(s, Step::Buffers(_)));
         let exchange = self.step_comment(|s| matches!(s, Step::AsyncExchange(_)));
-        let call = |i: usize, input: &str, out: &str| {
-            passes[i].replace("{in}", input).replace("{out}", out)
-        };
+        let call = |i: usize, input: &str, out: &str| passes[i].replace("{in}", input).replace("{out}", out);
         let bulk = self.bulk(tp);
         // bulk_copy(1) at odd K: ws holds the slice from element ws_sh on, the gather buffer C's
         // rows from element c_sh on (TransformPlan::cluster_shifted).
@@ -350,29 +303,19 @@ impl Emitter<'_> {
         let wait_first = waits_in_pass0(tp);
         let mut s = String::new();
         s += "const int lane = tid % LANES;\nconst int wave = tid / LANES;\n";
-        s += &format!(
-            "{note}: block `rank` of the cluster holds b (and later x) in b0 .. b0 + CL.\n"
-        );
+        s += &format!("{note}: block `rank` of the cluster holds b (and later x) in b0 .. b0 + CL.\n");
         s += "const int rank = (int)mra_cluster_rank();\nconst int b0 = rank * CL, x0 = rank * CL;\n";
         s += "// Clusters walk the batch: cluster q transforms tensors q, q + clusters, ...\n";
         s += "const int first = (int)mra_cluster_id();\nconst int stride = (int)mra_cluster_count();\n";
-        s += &format!(
-            "{buffers}: {} buffers.\n",
-            if double { "four" } else { "three" }
-        );
+        s += &format!("{buffers}: {} buffers.\n", if double { "four" } else { "three" });
         s += &format!("{t}* ws = w0;  // this tensor's slice of A, from the end of pass 0 on the next tensor's\n");
         s += &format!("{t}* wt = w0 + SLICE;  // the second intermediate\n");
         s += &format!("{t}* wg = w0 + 2 * SLICE;  // the gather buffer: every block's pass 0 stores into it\n");
         if double {
-            s += &format!(
-                "{t}* wg_next = w0 + 3 * SLICE;  // the gather buffer of the next tensor\n"
-            );
+            s += &format!("{t}* wg_next = w0 + 3 * SLICE;  // the gather buffer of the next tensor\n");
         }
         if bulk && !send {
-            s += &format!(
-                "void* mbar = w0 + {} * SLICE;  // the mbarrier of the bulk copies\n",
-                tp.shared_buffers
-            );
+            s += &format!("void* mbar = w0 + {} * SLICE;  // the mbarrier of the bulk copies\n", tp.shared_buffers);
             s += "unsigned phase = 0;\n";
             s += "if (tid == 0) mra_mbar_init(mbar);\n";
             s += &format!("{barrier}  // the mbarrier is initialised\n");
@@ -413,10 +356,7 @@ impl Emitter<'_> {
         }
         s += &format!("{pipe}: the first slice.\n");
         s += "if (first < nfuncs) {\n";
-        s += &indent(
-            &self.slice_copies(tp, "(a + (long long)first * K3)", "ws"),
-            4,
-        );
+        s += &indent(&self.slice_copies(tp, "(a + (long long)first * K3)", "ws"), 4);
         s += "}\n";
         if shifted {
             s += &format!("mra_cp_async_wait_all();\n{barrier}  {bulk_note}: the first slice's 8-byte copies are visible to every thread\n");
@@ -429,17 +369,9 @@ impl Emitter<'_> {
         s += "for (int n = first; n < nfuncs; n += stride) {\n";
         s += &indent(&self.slice_wait(tp), 4);
         let late_note = self.step_comment(|s| matches!(s, Step::LateWait(_)));
-        let late_note = if late_note.is_empty() {
-            "//".to_string()
-        } else {
-            late_note
-        };
+        let late_note = if late_note.is_empty() { "//".to_string() } else { late_note };
         if wait_first {
-            let what = if double {
-                "is done with wg, two tensors back"
-            } else {
-                "is done reading its gather buffer"
-            };
+            let what = if double { "is done with wg, two tensors back" } else { "is done reading its gather buffer" };
             if waits_late(tp) {
                 s += &format!("    {late_note}: pass 0 waits until every block of the cluster {what}, before each wave's first store.\n");
             } else {
@@ -450,10 +382,7 @@ impl Emitter<'_> {
         }
         if send {
             s += &format!("    if (tid == 0) mra_mbar_expect(gather_bar, gather_bytes);  {exchange}: this tensor's phase of wg's mbarrier\n");
-            s += &format!(
-                "    {}  // pass 0: ws -> the gather buffers of the cluster (st.async)\n",
-                call(0, ws_in, "wg")
-            );
+            s += &format!("    {}  // pass 0: ws -> the gather buffers of the cluster (st.async)\n", call(0, ws_in, "wg"));
             if double && bulk {
                 s += "    if (tid == 0) mra_bulk_wait_read();  // the bulk store from wg_next (previous tensor) has read it\n";
             }
@@ -462,10 +391,7 @@ impl Emitter<'_> {
                 s += "    mra_cluster_arrive_relaxed();  // this block is done with wg_next (previous tensor): the next pass 0 may write it\n";
             }
         } else {
-            s += &format!(
-                "    {}  // pass 0: ws -> the gather buffers of the cluster\n",
-                call(0, ws_in, "wg")
-            );
+            s += &format!("    {}  // pass 0: ws -> the gather buffers of the cluster\n", call(0, ws_in, "wg"));
             if !exchange.is_empty() {
                 s += &format!("    {exchange}: pass 0 stored into the other blocks; the cluster barrier publishes it.\n");
             }
@@ -476,16 +402,11 @@ impl Emitter<'_> {
             s += "    mra_cluster_wait();  // every gather buffer is complete; every thread is done with ws\n";
         }
         s += "    if (n + stride < nfuncs) {\n";
-        s += &format!(
-            "        {pipe}: the next tensor's slice arrives in ws during passes 1 and 2.\n"
-        );
+        s += &format!("        {pipe}: the next tensor's slice arrives in ws during passes 1 and 2.\n");
         if bulk {
             s += "        if (wave == 0) mra_fence_proxy_async();  // pass 0's reads of ws before the copies' writes\n";
         }
-        s += &indent(
-            &self.slice_copies(tp, "(a + (long long)(n + stride) * K3)", "ws"),
-            8,
-        );
+        s += &indent(&self.slice_copies(tp, "(a + (long long)(n + stride) * K3)", "ws"), 8);
         s += "    }\n";
         if send {
             s += "    mra_mbar_wait_cluster(gather_bar, gather_phase);  // every byte of wg has landed\n";
@@ -493,15 +414,10 @@ impl Emitter<'_> {
         }
         s += &format!("    {}  // pass 1: wg -> wt\n", call(1, "wg", "wt"));
         // The relaxed "done reading" arrival at the end of a tensor (one gather buffer).
-        let done =
-            "    mra_cluster_arrive_relaxed();  // this block's gather buffer may be overwritten\n";
+        let done = "    mra_cluster_arrive_relaxed();  // this block's gather buffer may be overwritten\n";
         if bulk && shifted {
-            s += &format!(
-                "    {barrier}  // pass 2 reads what every wave of pass 1 wrote; wg is free\n"
-            );
-            s += &format!(
-                "    {t}* c_rows = c + (long long)n * K3 + x0 * K2;  // this block's rows of C\n"
-            );
+            s += &format!("    {barrier}  // pass 2 reads what every wave of pass 1 wrote; wg is free\n");
+            s += &format!("    {t}* c_rows = c + (long long)n * K3 + x0 * K2;  // this block's rows of C\n");
             s += &format!("    const int c_sh = (int)((reinterpret_cast<unsigned long long>(c_rows) >> 3) & 1);  {bulk_note}: 1: they start off the 16-byte grid\n");
             s += &format!("    {}  // pass 2: wt -> this block's rows of C, staged in wg from element c_sh on\n", call(2, "wt", "wg + c_sh"));
             s += "    mra_fence_proxy_async();  // this thread's writes of wg before the bulk store reads them\n";
@@ -514,13 +430,8 @@ impl Emitter<'_> {
             s += "        if (c_sh) c_rows[0] = wg[c_sh];  // the value before the grid\n";
             s += "        if (c_sh + body < len) c_rows[len - 1] = wg[c_sh + len - 1];  // the value after it\n";
         } else if bulk {
-            s += &format!(
-                "    {barrier}  // pass 2 reads what every wave of pass 1 wrote; wg is free\n"
-            );
-            s += &format!(
-                "    {}  // pass 2: wt -> this block's rows of C, staged in wg\n",
-                call(2, "wt", "wg")
-            );
+            s += &format!("    {barrier}  // pass 2 reads what every wave of pass 1 wrote; wg is free\n");
+            s += &format!("    {}  // pass 2: wt -> this block's rows of C, staged in wg\n", call(2, "wt", "wg"));
             s += "    mra_fence_proxy_async();  // this thread's writes of wg before the bulk store reads them\n";
             s += &format!("    {barrier}\n");
             s += "    if (tid == 0) {\n";
@@ -540,10 +451,7 @@ impl Emitter<'_> {
                 s += done;
             }
             s += &format!("    {barrier}  // pass 2 reads what every wave of pass 1 wrote\n");
-            s += &format!(
-                "    {}  // pass 2: wt -> this block's rows of C\n",
-                call(2, "wt", "(c + (long long)n * K3 + x0 * K2)")
-            );
+            s += &format!("    {}  // pass 2: wt -> this block's rows of C\n", call(2, "wt", "(c + (long long)n * K3 + x0 * K2)"));
         }
         if double {
             s += &format!("    {t}* used = wg;\n    wg = wg_next;\n    wg_next = used;\n");
@@ -568,14 +476,7 @@ impl Emitter<'_> {
     pub(super) fn cluster_kernel(&mut self, entry: &str, tp: &TransformPlan, passes: &[String; 3]) {
         let body = self.cluster_batch_loop(tp, passes);
         let (tid, shared) = (self.d.thread_index(), self.shared_declarations(tp));
-        let b_setup = self.b_setup_call(
-            tp,
-            if tp.b.memory == Memory::Shared {
-                "b_shared"
-            } else {
-                "nullptr"
-            },
-        );
+        let b_setup = self.b_setup_call(tp, if tp.b.memory == Memory::Shared { "b_shared" } else { "nullptr" });
         let ws_note = self.step_comment(|s| matches!(s, Step::Workspace(_)));
         let t = self.t();
         let using = self.begin_kernel();
@@ -584,9 +485,7 @@ impl Emitter<'_> {
             w.line(format!("const int tid = {tid};"));
             w.lines(&shared);
             w.lines(&b_setup);
-            w.line(format!(
-                "{ws_note}: the slice buffers are in shared memory."
-            ));
+            w.line(format!("{ws_note}: the slice buffers are in shared memory."));
             w.line(format!("{t}* w0 = w_shared;"));
             w.lines(&body);
         });
@@ -595,7 +494,5 @@ impl Emitter<'_> {
 
 /// `text` with every line indented by `spaces`.
 fn indent(text: &str, spaces: usize) -> String {
-    text.lines()
-        .map(|l| format!("{}{l}\n", " ".repeat(spaces)))
-        .collect()
+    text.lines().map(|l| format!("{}{l}\n", " ".repeat(spaces))).collect()
 }

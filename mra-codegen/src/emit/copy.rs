@@ -18,8 +18,7 @@ impl Emitter<'_> {
             Some(_) => {
                 self.w.line("// The bound: the copy level's reads and writes, and beside them the fewest matrix instructions");
                 self.w.line("// the transform needs, whose results are discarded. C receives a copy of A (validated as the");
-                self.w
-                    .line("// copy level is); `b` and `workspace` are unused.");
+                self.w.line("// copy level is); `b` and `workspace` are unused.");
             }
         }
         let (vec_t, decl) = self.d.vector_type(self.plan.request.dtype, vector);
@@ -29,11 +28,7 @@ impl Emitter<'_> {
             }
             self.w.line(format!("constexpr int VEC = {vector};"));
         }
-        let copy = CopyLoops {
-            vector,
-            vec_t,
-            dtype: self.plan.request.dtype,
-        };
+        let copy = CopyLoops { vector, vec_t, dtype: self.plan.request.dtype };
         if let Some(sh) = shadow {
             self.bound_kernel(entry, &sh, &copy);
             return;
@@ -42,14 +37,10 @@ impl Emitter<'_> {
         let (tid, bid) = (self.d.thread_index(), self.d.block_index());
         self.w.block(self.kernel_signature(entry), "", |w| {
             w.line(using);
-            w.line(format!(
-                "{note}: the batch is one flat array, walked by all blocks together."
-            ));
+            w.line(format!("{note}: the batch is one flat array, walked by all blocks together."));
             w.line("const long long total = (long long)nfuncs * K3;");
             w.line("const long long stride = (long long)nblocks * THREADS;");
-            w.line(format!(
-                "const long long first = (long long){bid} * THREADS + {tid};"
-            ));
+            w.line(format!("const long long first = (long long){bid} * THREADS + {tid};"));
             copy.write(w, None);
         });
     }
@@ -70,20 +61,12 @@ impl CopyLoops {
     pub(super) fn write(&self, w: &mut Writer, each: Option<&str>) {
         let (vector, vec_t) = (self.vector, &self.vec_t);
         if vector == 1 {
-            w.line(format!(
-                "for (long long e = first; e < total; e += stride) c[e] = a[e];  // {}",
-                self.dtype.cpp()
-            ));
+            w.line(format!("for (long long e = first; e < total; e += stride) c[e] = a[e];  // {}", self.dtype.cpp()));
             return;
         }
-        w.line(format!(
-            "// {}-byte accesses for all but the last total % VEC elements.",
-            vector * self.dtype.bytes()
-        ));
+        w.line(format!("// {}-byte accesses for all but the last total % VEC elements.", vector * self.dtype.bytes()));
         w.line("const long long nvec = total / VEC;");
-        w.line(format!(
-            "const {vec_t}* a_vec = reinterpret_cast<const {vec_t}*>(a);"
-        ));
+        w.line(format!("const {vec_t}* a_vec = reinterpret_cast<const {vec_t}*>(a);"));
         w.line(format!("{vec_t}* c_vec = reinterpret_cast<{vec_t}*>(c);"));
         match each {
             None => {

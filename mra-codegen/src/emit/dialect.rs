@@ -43,12 +43,7 @@ pub trait Dialect {
     /// Launch bounds that also promise `min_blocks` resident blocks per multiprocessor, so the
     /// compiler caps registers to what that occupancy leaves (in-place passes hold whole
     /// output tiles in registers and would otherwise take more than a block may have).
-    fn launch_bounds_min_blocks(
-        &self,
-        threads: u32,
-        min_blocks: u32,
-        arch: &Arch,
-    ) -> Option<String> {
+    fn launch_bounds_min_blocks(&self, threads: u32, min_blocks: u32, arch: &Arch) -> Option<String> {
         let _ = min_blocks;
         self.launch_bounds(threads, None, arch)
     }
@@ -73,13 +68,7 @@ pub trait Dialect {
     /// `fuse_k(N)`: the helper running `deep` on the A and B fragments of `map.depth`
     /// consecutive k-steps of `base` (arrays `a[s]`, `b[s]`), its registers taken as `map` says,
     /// and its name. Planned only where the arch has such instructions (NVIDIA sm_90).
-    fn mma_steps_prelude(
-        &self,
-        base: &Fragment,
-        deep: &Fragment,
-        map: &StepOperands,
-        note: &str,
-    ) -> (String, String) {
+    fn mma_steps_prelude(&self, base: &Fragment, deep: &Fragment, map: &StepOperands, note: &str) -> (String, String) {
         let _ = (base, deep, map, note);
         unreachable!("fuse_k(N > 1) is planned only for NVIDIA sm_90 f64")
     }
@@ -145,18 +134,11 @@ impl Dialect for Cuda {
             // does not bind (fused-cluster K = 28: local-memory loads, 46% slower). Where the
             // cap does not bind, `__maxnreg__` leaves ptxas's choices alone, so the capped
             // default kernels time as the uncapped ones do.
-            None if max_registers_for_one_block(threads) < arch.max_registers_per_thread => Some(
-                format!("__maxnreg__({})", max_registers_for_one_block(threads)),
-            ),
+            None if max_registers_for_one_block(threads) < arch.max_registers_per_thread => Some(format!("__maxnreg__({})", max_registers_for_one_block(threads))),
             None => None,
         }
     }
-    fn launch_bounds_min_blocks(
-        &self,
-        threads: u32,
-        min_blocks: u32,
-        _arch: &Arch,
-    ) -> Option<String> {
+    fn launch_bounds_min_blocks(&self, threads: u32, min_blocks: u32, _arch: &Arch) -> Option<String> {
         Some(format!("__launch_bounds__({threads}, {min_blocks})"))
     }
     fn inline_device(&self) -> &'static str {
@@ -166,9 +148,7 @@ impl Dialect for Cuda {
         match dtype {
             DType::F64 => "fma",
             DType::F32 => "fmaf",
-            DType::F16 | DType::Bf16 => {
-                unreachable!("the planner gives {dtype} to matrix-core levels only")
-            }
+            DType::F16 | DType::Bf16 => unreachable!("the planner gives {dtype} to matrix-core levels only"),
         }
     }
     fn vector_type(&self, dtype: DType, width: u32) -> (String, Option<String>) {
@@ -196,35 +176,13 @@ impl Dialect for Cuda {
         format!("mma_m{}n{}k{}({acc}, {a}, {b});", f.m, f.n, f.k)
     }
     fn mma_operand_type(&self, _f: &Fragment, dtype: DType, regs: u32) -> String {
-        if regs == 1 {
-            dtype.cpp().to_string()
-        } else {
-            format!("mra_f64x{regs}")
-        }
+        if regs == 1 { dtype.cpp().to_string() } else { format!("mra_f64x{regs}") }
     }
-    fn mma_steps_prelude(
-        &self,
-        base: &Fragment,
-        deep: &Fragment,
-        map: &StepOperands,
-        note: &str,
-    ) -> (String, String) {
+    fn mma_steps_prelude(&self, base: &Fragment, deep: &Fragment, map: &StepOperands, note: &str) -> (String, String) {
         let name = format!("mma_m{}n{}k{}_steps", deep.m, deep.n, deep.k);
         let d = map.depth;
-        let ty = |regs: u32| {
-            if regs == 1 {
-                "double".to_string()
-            } else {
-                format!("mra_f64x{regs}")
-            }
-        };
-        let reg = |op: &str, regs: u32, (s, q): (u32, u32)| {
-            if regs == 1 {
-                format!("\"d\"({op}[{s}])")
-            } else {
-                format!("\"d\"({op}[{s}][{q}])")
-            }
-        };
+        let ty = |regs: u32| if regs == 1 { "double".to_string() } else { format!("mra_f64x{regs}") };
+        let reg = |op: &str, regs: u32, (s, q): (u32, u32)| if regs == 1 { format!("\"d\"({op}[{s}])") } else { format!("\"d\"({op}[{s}][{q}])") };
         let mut n = 0;
         let mut ops = |regs: u32| {
             let v: Vec<String> = (0..regs).map(|i| format!("%{}", n + i)).collect();
@@ -232,15 +190,8 @@ impl Dialect for Cuda {
             format!("{{{}}}", v.join(", "))
         };
         let (d_ops, a_ops, b_ops) = (ops(deep.c.regs), ops(deep.a.regs), ops(deep.b.regs));
-        let ins: Vec<String> = map
-            .a
-            .iter()
-            .map(|&at| reg("a", base.a.regs, at))
-            .chain(map.b.iter().map(|&at| reg("b", base.b.regs, at)))
-            .collect();
-        let outs: Vec<String> = (0..deep.c.regs)
-            .map(|i| format!("\"+d\"(d[{i}])"))
-            .collect();
+        let ins: Vec<String> = map.a.iter().map(|&at| reg("a", base.a.regs, at)).chain(map.b.iter().map(|&at| reg("b", base.b.regs, at))).collect();
+        let outs: Vec<String> = (0..deep.c.regs).map(|i| format!("\"+d\"(d[{i}])")).collect();
         let text = format!(
             "{note}: {d} k-steps as one mma.sync.aligned.m{m}n{nn}k{k}, whose A and B\n\
              // registers are the {d} steps' m{m}n{nn}k{bk} fragments side by side (PTX ISA, m{m}n{nn}k{k} .f64\n\
@@ -286,13 +237,7 @@ fn nvidia_m16n8_prelude(f: &Fragment) -> String {
             );
         }
     }
-    let ty = |regs: u32| {
-        if regs == 1 {
-            "double".to_string()
-        } else {
-            format!("const mra_f64x{regs}&")
-        }
-    };
+    let ty = |regs: u32| if regs == 1 { "double".to_string() } else { format!("const mra_f64x{regs}&") };
     let mut n = 0;
     let mut ops = |regs: u32| {
         let v: Vec<String> = (0..regs).map(|i| format!("%{}", n + i)).collect();
@@ -301,15 +246,7 @@ fn nvidia_m16n8_prelude(f: &Fragment) -> String {
     };
     let (d_ops, a_ops, b_ops) = (ops(cr), ops(ar), ops(br));
     let elems = |name: &str, regs: u32, c: &str| -> Vec<String> {
-        (0..regs)
-            .map(|i| {
-                if regs == 1 {
-                    format!("\"{c}\"({name})")
-                } else {
-                    format!("\"{c}\"({name}[{i}])")
-                }
-            })
-            .collect()
+        (0..regs).map(|i| if regs == 1 { format!("\"{c}\"({name})") } else { format!("\"{c}\"({name}[{i}])") }).collect()
     };
     s += &format!(
         "__device__ __forceinline__ void mma_m{m}n{nn}k{k}(double (&d)[{cr}], {at} a, {bt} b) {{\n\
@@ -377,18 +314,9 @@ __device__ __attribute__((always_inline)) inline void mra_sync_block() {
         let ty = matrix_types(f, dtype);
         let (name, params) = (matrix_function(f, dtype), matrix_params(f, dtype));
         let (acc_t, builtin) = match f.instr {
-            MatrixInstr::MfmaF64_16x16x4 => (
-                "mra_double4",
-                "__builtin_amdgcn_mfma_f64_16x16x4f64(a, b, acc, 0, 0, 0)".to_string(),
-            ),
-            MatrixInstr::WmmaF32_16x16x16Gfx11 => (
-                "mra_float8",
-                format!("__builtin_amdgcn_wmma_f32_16x16x16_{dtype}_w32(a, b, acc)"),
-            ),
-            MatrixInstr::WmmaF32_16x16x16Gfx12 => (
-                "mra_float8",
-                format!("__builtin_amdgcn_wmma_f32_16x16x16_{dtype}_w32_gfx12(a, b, acc)"),
-            ),
+            MatrixInstr::MfmaF64_16x16x4 => ("mra_double4", "__builtin_amdgcn_mfma_f64_16x16x4f64(a, b, acc, 0, 0, 0)".to_string()),
+            MatrixInstr::WmmaF32_16x16x16Gfx11 => ("mra_float8", format!("__builtin_amdgcn_wmma_f32_16x16x16_{dtype}_w32(a, b, acc)")),
+            MatrixInstr::WmmaF32_16x16x16Gfx12 => ("mra_float8", format!("__builtin_amdgcn_wmma_f32_16x16x16_{dtype}_w32_gfx12(a, b, acc)")),
             other => unreachable!("{other:?} is not an AMD matrix instruction"),
         };
         // Guarded like mra_sync_block: several kernels may share a translation unit.
@@ -432,25 +360,16 @@ __device__ __attribute__((always_inline)) inline void mra_sync_block() {
         match dtype {
             DType::F64 => "__builtin_fma",
             DType::F32 => "__builtin_fmaf",
-            DType::F16 | DType::Bf16 => {
-                unreachable!("the planner gives {dtype} to matrix-core levels only")
-            }
+            DType::F16 | DType::Bf16 => unreachable!("the planner gives {dtype} to matrix-core levels only"),
         }
     }
     fn vector_type(&self, dtype: DType, width: u32) -> (String, Option<String>) {
         let name = format!("mra_{}{width}", dtype.name());
-        let decl = format!(
-            "typedef {} {name} __attribute__((ext_vector_type({width})));",
-            dtype.cpp()
-        );
+        let decl = format!("typedef {} {name} __attribute__((ext_vector_type({width})));", dtype.cpp());
         (name, Some(decl))
     }
     fn mma_prelude(&self, f: &Fragment, dtype: DType) -> String {
-        let mut s = format!(
-            "// The matrix instruction is {}(...) of the prelude ({}).",
-            matrix_function(f, dtype),
-            f.instr.name()
-        );
+        let mut s = format!("// The matrix instruction is {}(...) of the prelude ({}).", matrix_function(f, dtype), f.instr.name());
         if dtype == DType::Bf16 && f.instr != MatrixInstr::MfmaF64_16x16x4 {
             s += "\n// f32 -> bf16 bits, rounding to nearest even.\n\
                   __device__ __attribute__((always_inline)) inline unsigned short mra_f32_to_bf16(float x) {\n\
@@ -470,18 +389,10 @@ __device__ __attribute__((always_inline)) inline void mra_sync_block() {
         format!("{acc} = {}({a}, {b}, {acc});", matrix_function(f, dtype))
     }
     fn mma_operand_type(&self, _f: &Fragment, dtype: DType, regs: u32) -> String {
-        if regs == 1 {
-            dtype.cpp().to_string()
-        } else {
-            format!("mra_{dtype}x{regs}")
-        }
+        if regs == 1 { dtype.cpp().to_string() } else { format!("mra_{dtype}x{regs}") }
     }
     fn mma_operand_elem(&self, dtype: DType, expr: &str) -> String {
-        if dtype == DType::Bf16 {
-            format!("(short){expr}")
-        } else {
-            expr.to_string()
-        }
+        if dtype == DType::Bf16 { format!("(short){expr}") } else { expr.to_string() }
     }
     fn mma_store_value(&self, dtype: DType, expr: &str) -> String {
         match dtype {
@@ -515,10 +426,7 @@ pub fn matrix_function(f: &Fragment, dtype: DType) -> String {
 pub fn matrix_params(f: &Fragment, dtype: DType) -> String {
     match f.instr {
         MatrixInstr::MfmaF64_16x16x4 => "double a, double b, mra_double4 acc".to_string(),
-        _ => format!(
-            "mra_{dtype}x{r} a, mra_{dtype}x{r} b, mra_float8 acc",
-            r = f.a.regs
-        ),
+        _ => format!("mra_{dtype}x{r} a, mra_{dtype}x{r} b, mra_float8 acc", r = f.a.regs),
     }
 }
 
@@ -526,9 +434,7 @@ pub fn matrix_params(f: &Fragment, dtype: DType) -> String {
 /// CPU emulator's prelude: clang's `ext_vector_type` exists for both).
 pub fn matrix_types(f: &Fragment, dtype: DType) -> String {
     match f.instr {
-        MatrixInstr::MfmaF64_16x16x4 => {
-            "typedef double mra_double4 __attribute__((ext_vector_type(4)));".to_string()
-        }
+        MatrixInstr::MfmaF64_16x16x4 => "typedef double mra_double4 __attribute__((ext_vector_type(4)));".to_string(),
         _ => {
             let regs = f.a.regs;
             format!(
@@ -562,35 +468,14 @@ mod tests {
         assert_eq!(Cuda.launch_bounds(256, None, sm90), None);
         assert_eq!(Cuda.launch_bounds(128, None, sm90), None);
         // 9 and 12 warps are checked as 12: 65536 / 384 = 170, down to 168.
-        assert_eq!(
-            Cuda.launch_bounds(288, None, sm90).as_deref(),
-            Some("__maxnreg__(168)")
-        );
-        assert_eq!(
-            Cuda.launch_bounds(384, None, sm90).as_deref(),
-            Some("__maxnreg__(168)")
-        );
+        assert_eq!(Cuda.launch_bounds(288, None, sm90).as_deref(), Some("__maxnreg__(168)"));
+        assert_eq!(Cuda.launch_bounds(384, None, sm90).as_deref(), Some("__maxnreg__(168)"));
         // 13 warps (fused-pipe K = 20) are checked as 16: 65536 / 512 = 128, not 65536 / 416 = 157.
-        assert_eq!(
-            Cuda.launch_bounds(416, None, sm90).as_deref(),
-            Some("__maxnreg__(128)")
-        );
-        assert_eq!(
-            Cuda.launch_bounds(512, None, sm90).as_deref(),
-            Some("__maxnreg__(128)")
-        );
-        assert_eq!(
-            Cuda.launch_bounds(1024, None, sm90).as_deref(),
-            Some("__maxnreg__(64)")
-        );
+        assert_eq!(Cuda.launch_bounds(416, None, sm90).as_deref(), Some("__maxnreg__(128)"));
+        assert_eq!(Cuda.launch_bounds(512, None, sm90).as_deref(), Some("__maxnreg__(128)"));
+        assert_eq!(Cuda.launch_bounds(1024, None, sm90).as_deref(), Some("__maxnreg__(64)"));
         // A minimum of blocks named by the schedule is the launch bound, as before.
-        assert_eq!(
-            Cuda.launch_bounds(512, Some(1), sm90).as_deref(),
-            Some("__launch_bounds__(512, 1)")
-        );
-        assert_eq!(
-            Cuda.launch_bounds(256, Some(2), sm90).as_deref(),
-            Some("__launch_bounds__(256, 2)")
-        );
+        assert_eq!(Cuda.launch_bounds(512, Some(1), sm90).as_deref(), Some("__launch_bounds__(512, 1)"));
+        assert_eq!(Cuda.launch_bounds(256, Some(2), sm90).as_deref(), Some("__launch_bounds__(256, 2)"));
     }
 }

@@ -15,16 +15,7 @@ impl Emitter<'_> {
     /// (`b_tail`); stores go to `out_at` (of `i` and `j`). With `pairs`, two adjacent rows of
     /// one input row are one 16-byte load. `mode` as the tile's: an in-place pass computes into
     /// the held `tail_all[t]` and stores it after the block barrier.
-    pub(super) fn fma_tail_code(
-        &self,
-        tp: &TransformPlan,
-        f: &Fragment,
-        in_at: &str,
-        out_at: &str,
-        rows_pad: bool,
-        pairs: bool,
-        mode: TileMode,
-    ) -> String {
+    pub(super) fn fma_tail_code(&self, tp: &TransformPlan, f: &Fragment, in_at: &str, out_at: &str, rows_pad: bool, pairs: bool, mode: TileMode) -> String {
         let k = self.k();
         let t = self.t();
         let zero = self.plan.request.dtype.zero();
@@ -36,10 +27,7 @@ impl Emitter<'_> {
         // tile (TAIL_LANES · TAIL_ROWS > FM), rows past the pass's last (K² not whole tiles).
         let idle = !f.lanes.is_multiple_of(tail);
         let over = lanes_per_col * rows > f.m;
-        let pairs = pairs
-            && rows.is_multiple_of(2)
-            && self.plan.request.dtype == crate::DType::F64
-            && self.d.vendor() == crate::Vendor::Nvidia;
+        let pairs = pairs && rows.is_multiple_of(2) && self.plan.request.dtype == crate::DType::F64 && self.d.vendor() == crate::Vendor::Nvidia;
         let guard = |row: &str, i: &str| {
             let mut g = Vec::new();
             if over {
@@ -59,18 +47,12 @@ impl Emitter<'_> {
             } else {
                 b += "auto& tail_acc = tail_all[t];  // held until the block barrier\n";
             }
-            b += &format!(
-                "#pragma unroll\nfor (int s = 0; s < TAIL_ROWS; ++s) tail_acc[s] = {zero};\n"
-            );
+            b += &format!("#pragma unroll\nfor (int s = 0; s < TAIL_ROWS; ++s) tail_acc[s] = {zero};\n");
             b += "#pragma unroll\nfor (int a_k = 0; a_k < K; ++a_k) {\n";
             if pairs {
                 let g = guard("2 * q", "a_i");
                 let load = format!("*reinterpret_cast<const double2*>(&{in_at})");
-                let load = if g.is_empty() {
-                    load
-                } else {
-                    format!("({g}) ? {load} : make_double2(0, 0)")
-                };
+                let load = if g.is_empty() { load } else { format!("({g}) ? {load} : make_double2(0, 0)") };
                 b += "    // rows r0 + 2q and the next: adjacent in the input row, one 16-byte load\n";
                 b += "    #pragma unroll\n    for (int q = 0; q < TAIL_ROWS / 2; ++q) {\n";
                 b += "        const int a_i = i0 + r0 + 2 * q;\n";
@@ -80,11 +62,7 @@ impl Emitter<'_> {
                 b += "    }\n";
             } else {
                 let g = guard("s", "a_i");
-                let load = if g.is_empty() {
-                    in_at.to_string()
-                } else {
-                    format!("({g}) ? {in_at} : {zero}")
-                };
+                let load = if g.is_empty() { in_at.to_string() } else { format!("({g}) ? {in_at} : {zero}") };
                 b += "    #pragma unroll\n    for (int s = 0; s < TAIL_ROWS; ++s) {\n";
                 b += "        const int a_i = i0 + r0 + s;\n";
                 b += &format!("        tail_acc[s] += ({load}) * b_tail[a_k];\n");
@@ -100,9 +78,7 @@ impl Emitter<'_> {
             b += "    const int i = i0 + r0 + s;\n";
             b += "    const int j = NP + jt;\n";
             let g = guard("s", "i");
-            let store = self
-                .d
-                .mma_store_value(self.plan.request.dtype, "tail_acc[s]");
+            let store = self.d.mma_store_value(self.plan.request.dtype, "tail_acc[s]");
             if g.is_empty() {
                 b += &format!("    {out_at} = {store};\n");
             } else {

@@ -22,55 +22,33 @@ impl Emitter<'_> {
             if tp.swap_operands {
                 let note = self.step_comment(|s| matches!(s, Step::SwapOperands(_)));
                 self.w.line(format!("// B^T fragments in registers ({}): one set per lane, for every pass of every tensor.", note.trim_start_matches("// ")));
-                self.w.line(format!(
-                    "typedef {} BFrags[K_STEPS][M_FRAGS];",
-                    self.swapped_b_type(&f)
-                ));
+                self.w.line(format!("typedef {} BFrags[K_STEPS][M_FRAGS];", self.swapped_b_type(&f)));
             } else {
-                let b_ty = self
-                    .d
-                    .mma_operand_type(&f, self.plan.request.dtype, f.b.regs);
+                let b_ty = self.d.mma_operand_type(&f, self.plan.request.dtype, f.b.regs);
                 self.w.line("// B fragments in registers: one set per lane, for every pass of every tensor.");
-                self.w.line(format!(
-                    "typedef {b_ty} BFrags[K_STEPS][{}];",
-                    if tp.col_split > 1 {
-                        "WARP_FRAGS"
-                    } else {
-                        "N_FRAGS"
-                    }
-                ));
+                self.w.line(format!("typedef {b_ty} BFrags[K_STEPS][{}];", if tp.col_split > 1 { "WARP_FRAGS" } else { "N_FRAGS" }));
             }
             let tail = if tp.fma_tail {
                 let note = self.step_comment(|s| matches!(s, Step::FmaTail(_)));
-                self.w.line(format!(
-                    "typedef {t} BTail[K];  {note}: this lane's tail column of B, every row k"
-                ));
+                self.w.line(format!("typedef {t} BTail[K];  {note}: this lane's tail column of B, every row k"));
                 ", BTail& b_tail"
             } else {
                 ""
             };
-            self.w.block(
-                format!("{inline} void load_b(const {t}* b, int tid, BFrags& b_frag{tail})"),
-                "",
-                |w| {
-                    w.line("const int lane = tid % LANES;");
-                    w.lines(&body);
-                },
-            );
+            self.w.block(format!("{inline} void load_b(const {t}* b, int tid, BFrags& b_frag{tail})"), "", |w| {
+                w.line("const int lane = tid % LANES;");
+                w.lines(&body);
+            });
         } else {
             self.w.line("// B as the passes read it; `b_shared` is used only when B is staged in shared memory.");
-            self.w.block(
-                format!("{inline} const {t}* load_b(const {t}* b, {t}* b_shared, int tid)"),
-                "",
-                |w| {
-                    if tp.b.memory != Memory::Shared {
-                        w.line("(void)b_shared;");
-                        w.line("(void)tid;");
-                    }
-                    w.lines(&body);
-                    w.line("return bm;");
-                },
-            );
+            self.w.block(format!("{inline} const {t}* load_b(const {t}* b, {t}* b_shared, int tid)"), "", |w| {
+                if tp.b.memory != Memory::Shared {
+                    w.line("(void)b_shared;");
+                    w.line("(void)tid;");
+                }
+                w.lines(&body);
+                w.line("return bm;");
+            });
         }
     }
 
@@ -98,32 +76,18 @@ impl Emitter<'_> {
     fn per_dim_b_setup(&self, tp: &TransformPlan, b_shared: &str) -> String {
         let t = self.t();
         let mut s = String::from("// A matrix per dimension: pass p contracts dimension p with matrix p, at b + p * K2.\n");
-        let at = |p: usize| {
-            if p == 0 {
-                "b".to_string()
-            } else {
-                format!("b + {p} * K2")
-            }
-        };
+        let at = |p: usize| if p == 0 { "b".to_string() } else { format!("b + {p} * K2") };
         if tp.b.memory == Memory::Registers {
             s += "BFrags b_frag0, b_frag1, b_frag2;\n";
             if tp.fma_tail {
                 s += "BTail b_tail0, b_tail1, b_tail2;\n";
             }
             for p in 0..3 {
-                let tail = if tp.fma_tail {
-                    format!(", b_tail{p}")
-                } else {
-                    String::new()
-                };
+                let tail = if tp.fma_tail { format!(", b_tail{p}") } else { String::new() };
                 s += &format!("load_b({}, tid, b_frag{p}{tail});\n", at(p));
             }
         } else {
-            let region = if tp.fragment.is_some() {
-                "KP * B_STRIDE"
-            } else {
-                "K * B_STRIDE"
-            };
+            let region = if tp.fragment.is_some() { "KP * B_STRIDE" } else { "K * B_STRIDE" };
             for p in 0..3 {
                 let shared = match (b_shared, p) {
                     ("nullptr", _) => "nullptr".to_string(),

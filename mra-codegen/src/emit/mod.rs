@@ -63,8 +63,7 @@ impl Kernel {
 /// The line before a dialect's prelude in generated source: what lies between it and
 /// [`PRELUDE_END`] is all a CPU emulator replaces (the kernel body calls the hardware only
 /// through functions defined there).
-pub const PRELUDE_BEGIN: &str =
-    "// ---- prelude: the hardware interface (an emulator replaces this part only) ----";
+pub const PRELUDE_BEGIN: &str = "// ---- prelude: the hardware interface (an emulator replaces this part only) ----";
 /// The line after a dialect's prelude.
 pub const PRELUDE_END: &str = "// ---- end of prelude ----";
 
@@ -78,22 +77,11 @@ pub fn generate(schedule: &Schedule, req: Request) -> Result<Kernel, PlanError> 
 }
 
 /// Generates the kernel for `schedule` at `req` computing `op` ([`Schedule::plan_op`]).
-pub fn generate_op(
-    schedule: &Schedule,
-    req: Request,
-    op: crate::op::Operation,
-) -> Result<Kernel, PlanError> {
+pub fn generate_op(schedule: &Schedule, req: Request, op: crate::op::Operation) -> Result<Kernel, PlanError> {
     let plan = schedule.plan_op(req, op)?;
     let dialect = dialect::for_vendor(req.arch.vendor);
     let entry = entry_name(schedule, &req) + &op.suffix();
-    let mut e = Emitter {
-        s: schedule,
-        plan: &plan,
-        d: dialect,
-        w: Writer::default(),
-        namespace: namespace_name(schedule, &req) + &op.suffix(),
-        namespace_open: true,
-    };
+    let mut e = Emitter { s: schedule, plan: &plan, d: dialect, w: Writer::default(), namespace: namespace_name(schedule, &req) + &op.suffix(), namespace_open: true };
     e.header();
     let entry = match plan.body {
         Body::Copy { vector, shadow } => {
@@ -108,15 +96,7 @@ pub fn generate_op(
     };
     e.close_namespace();
     let bounds = e.kernel_bounds();
-    Ok(Kernel {
-        level: schedule.name.clone(),
-        entry,
-        source: unused::mark_unused_kernel_parameters(&unused::mark_unused_constants(
-            &e.w.finish(),
-        )),
-        plan,
-        bounds,
-    })
+    Ok(Kernel { level: schedule.name.clone(), entry, source: unused::mark_unused_kernel_parameters(&unused::mark_unused_constants(&e.w.finish())), plan, bounds })
 }
 
 /// `mra_l3_regblk_k16_f64`: level name, K and dtype, so one module may hold several kernels.
@@ -124,13 +104,7 @@ pub fn entry_name(schedule: &Schedule, req: &Request) -> String {
     let level: String = schedule
         .name
         .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_lowercase()
-            } else {
-                '_'
-            }
-        })
+        .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '_' })
         .collect();
     format!("mra_{level}_k{}_{}", req.k, req.dtype)
 }
@@ -163,12 +137,7 @@ impl Emitter<'_> {
     /// `// [l3.rs:12] cache_read(B, shared)` for the first step matching `pred`.
     fn step_comment(&self, pred: impl Fn(&Step) -> bool) -> String {
         match self.s.find(pred) {
-            Some(step) => format!(
-                "// [{}:{}] {}",
-                short_file(&self.s.file),
-                step.line,
-                step.item
-            ),
+            Some(step) => format!("// [{}:{}] {}", short_file(&self.s.file), step.line, step.item),
             None => String::new(),
         }
     }
@@ -206,12 +175,8 @@ impl Emitter<'_> {
         self.w.line("");
         if !self.d.prelude().is_empty() {
             let matrix = match self.plan.body {
-                Body::Transform(TransformPlan {
-                    fragment: Some(f), ..
-                }) => self.d.matrix_prelude(&f, req.dtype),
-                Body::Copy {
-                    shadow: Some(sh), ..
-                } => self.d.matrix_prelude(&sh.fragment, req.dtype),
+                Body::Transform(TransformPlan { fragment: Some(f), .. }) => self.d.matrix_prelude(&f, req.dtype),
+                Body::Copy { shadow: Some(sh), .. } => self.d.matrix_prelude(&sh.fragment, req.dtype),
                 _ => String::new(),
             };
             self.w.line(PRELUDE_BEGIN);
@@ -221,25 +186,15 @@ impl Emitter<'_> {
             self.w.line("");
         }
         let (outer, inner) = self.namespace.split_once("::").expect("mra::name");
-        self.w
-            .line(format!("namespace {outer} {{ namespace {inner} {{"));
+        self.w.line(format!("namespace {outer} {{ namespace {inner} {{"));
         self.w.line("");
         let threads_note = self.step_comment(|s| matches!(s, Step::Threads(_)));
-        self.w.line(format!(
-            "constexpr int K = {};  // transform order: every loop bound below is a constant",
-            req.k
-        ));
+        self.w.line(format!("constexpr int K = {};  // transform order: every loop bound below is a constant", req.k));
         self.w.line("constexpr int K2 = K * K;");
         self.w.line("constexpr int K3 = K * K * K;");
-        self.w.line(format!(
-            "constexpr int THREADS = {};  {threads_note}",
-            self.plan.threads
-        ));
+        self.w.line(format!("constexpr int THREADS = {};  {threads_note}", self.plan.threads));
         if !self.plan.parameters.is_empty() {
-            self.w.line(format!(
-                "// tunable parameters of this kernel: {}",
-                crate::tune::describe(&self.plan.parameters)
-            ));
+            self.w.line(format!("// tunable parameters of this kernel: {}", crate::tune::describe(&self.plan.parameters)));
         }
         for s in &self.s.steps {
             match &s.item {
@@ -252,20 +207,10 @@ impl Emitter<'_> {
                         Some(m) => format!("at least {m} blocks per multiprocessor ({attribute})"),
                         None => format!("1 block per multiprocessor: {attribute}"),
                     };
-                    self.w.line(format!(
-                        "// [{}:{}] {}: {what}",
-                        short_file(&self.s.file),
-                        s.line,
-                        s.item
-                    ));
+                    self.w.line(format!("// [{}:{}] {}: {what}", short_file(&self.s.file), s.line, s.item));
                 }
                 Step::Constraint(_) => {
-                    self.w.line(format!(
-                        "// [{}:{}] {}: holds",
-                        short_file(&self.s.file),
-                        s.line,
-                        s.item
-                    ));
+                    self.w.line(format!("// [{}:{}] {}: holds", short_file(&self.s.file), s.line, s.item));
                 }
                 // A launch decision: the kernel is the same, its blocks stride over the tensors.
                 Step::Persistent(_) => {
@@ -274,12 +219,7 @@ impl Emitter<'_> {
                     } else {
                         "launched with min(N, M) blocks"
                     };
-                    self.w.line(format!(
-                        "// [{}:{}] {}: {what}",
-                        short_file(&self.s.file),
-                        s.line,
-                        s.item
-                    ));
+                    self.w.line(format!("// [{}:{}] {}: {what}", short_file(&self.s.file), s.line, s.item));
                 }
                 _ => {}
             }
@@ -311,33 +251,19 @@ impl Emitter<'_> {
             // compiler takes more registers than a block of THREADS may have (168 at K = 20).
             // An explicit launch_bounds(min_blocks = ..) of the schedule wins.
             Body::Transform(tp) if tp.shared_buffers == 1 && self.plan.min_blocks.is_none() => {
-                self.d.launch_bounds_min_blocks(
-                    self.plan.threads,
-                    (65536 / (self.plan.threads * 128)).max(1),
-                    self.plan.request.arch,
-                )
+                self.d.launch_bounds_min_blocks(self.plan.threads, (65536 / (self.plan.threads * 128)).max(1), self.plan.request.arch)
             }
-            _ => self.d.launch_bounds(
-                self.plan.threads,
-                self.plan.min_blocks,
-                self.plan.request.arch,
-            ),
+            _ => self.d.launch_bounds(self.plan.threads, self.plan.min_blocks, self.plan.request.arch),
         }
     }
 
     fn kernel_signature(&self, entry: &str) -> String {
         let bounds = self.kernel_bounds().map(|b| b + " ").unwrap_or_default();
         let bounds = match self.plan.body {
-            Body::Transform(_) if self.plan.cluster_blocks() > 1 => format!(
-                "__cluster_dims__({}, 1, 1) {bounds}",
-                self.plan.cluster_blocks()
-            ),
+            Body::Transform(_) if self.plan.cluster_blocks() > 1 => format!("__cluster_dims__({}, 1, 1) {bounds}", self.plan.cluster_blocks()),
             _ => bounds,
         };
-        format!(
-            "extern \"C\" __global__ void {bounds}{entry}({})",
-            self.kernel_params()
-        )
+        format!("extern \"C\" __global__ void {bounds}{entry}({})", self.kernel_params())
     }
 }
 
@@ -348,9 +274,5 @@ fn short_file(path: &str) -> &str {
 
 /// `#pragma unroll` (fully, `by` = 0) or `#pragma unroll N`.
 pub(crate) fn pragma_unroll(by: u32) -> String {
-    if by == 0 {
-        "#pragma unroll".into()
-    } else {
-        format!("#pragma unroll {by}")
-    }
+    if by == 0 { "#pragma unroll".into() } else { format!("#pragma unroll {by}") }
 }

@@ -17,9 +17,7 @@ impl Emitter<'_> {
         let mut s = String::from("// The operation: ");
         s += match op.matrices {
             Matrices::One => "C_n(i,j,k) = sum_{a,b,c} A_n(a,b,c) B(a,i) B(b,j) B(c,k)",
-            Matrices::PerDim => {
-                "C_n(i,j,k) = sum_{a,b,c} A_n(a,b,c) X(a,i) Y(b,j) Z(c,k), b = X, Y, Z (3 K^2)"
-            }
+            Matrices::PerDim => "C_n(i,j,k) = sum_{a,b,c} A_n(a,b,c) X(a,i) Y(b,j) Z(c,k), b = X, Y, Z (3 K^2)",
         };
         if op.scaled {
             s += ", stored as\n// alpha * C_n + beta * (C_n as it was); beta == 0 does not read C";
@@ -46,27 +44,16 @@ impl Emitter<'_> {
             return format!("const {t}* __restrict__ a, const {t}* __restrict__ b, {t}* __restrict__ c, {t}* workspace, int nfuncs, int nblocks");
         }
         let (a, c) = match op.layout {
-            Layout::Pointers => (
-                format!("const {t}* const* __restrict__ a"),
-                format!("{t}* const* __restrict__ c"),
-            ),
-            _ => (
-                format!("const {t}* __restrict__ a"),
-                format!("{t}* __restrict__ c"),
-            ),
+            Layout::Pointers => (format!("const {t}* const* __restrict__ a"), format!("{t}* const* __restrict__ c")),
+            _ => (format!("const {t}* __restrict__ a"), format!("{t}* __restrict__ c")),
         };
         format!("{a}, const {t}* __restrict__ b, {c}, {t}* workspace, int nfuncs, int nblocks, long long a_stride, long long c_stride, double alpha, double beta")
     }
 
     /// The address of tensor `n` (an expression) of A (`'a'`) or C (`'c'`).
     pub(super) fn tensor_at(&self, operand: char, n: &str) -> String {
-        let simple = n.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '_')
-            || (n.starts_with('(') && n.ends_with(')'));
-        let n = if simple {
-            n.to_string()
-        } else {
-            format!("({n})")
-        };
+        let simple = n.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '_') || (n.starts_with('(') && n.ends_with(')'));
+        let n = if simple { n.to_string() } else { format!("({n})") };
         match self.op().layout {
             Layout::Contiguous => format!("{operand} + (long long){n} * K3"),
             Layout::Strided => format!("{operand} + (long long){n} * {operand}_stride"),
@@ -77,20 +64,13 @@ impl Emitter<'_> {
     /// C of tensor `n` as the passes receive it: the pointer, or with α and β the output type.
     pub(super) fn c_out(&self, n: &str) -> String {
         let at = self.tensor_at('c', n);
-        if self.op().scaled {
-            format!("COut{{{at}, alpha, beta}}")
-        } else {
-            at
-        }
+        if self.op().scaled { format!("COut{{{at}, alpha, beta}}") } else { at }
     }
 
     /// The batch loops' `c_n`: C of tensor n, as the last pass receives it.
     pub(super) fn c_n_decl(&self) -> String {
         if self.op().scaled {
-            format!(
-                "    const COut c_n{{{}, alpha, beta}};\n",
-                self.tensor_at('c', "n")
-            )
+            format!("    const COut c_n{{{}, alpha, beta}};\n", self.tensor_at('c', "n"))
         } else {
             format!("    {}* c_n = {};\n", self.t(), self.tensor_at('c', "n"))
         }
@@ -98,11 +78,7 @@ impl Emitter<'_> {
 
     /// The type of `transform_tensor`'s C parameter.
     pub(super) fn c_param_type(&self) -> String {
-        if self.op().scaled {
-            "COut".into()
-        } else {
-            format!("{}*", self.t())
-        }
+        if self.op().scaled { "COut".into() } else { format!("{}*", self.t()) }
     }
 
     /// A pass function's head with its `T* out` made a template parameter where C is written
@@ -112,14 +88,8 @@ impl Emitter<'_> {
             return head;
         }
         let plain = format!("{}* out", self.t());
-        assert!(
-            head.contains(&plain),
-            "a pass function writes `{plain}`: {head}"
-        );
-        format!(
-            "template <class Out>\n{}",
-            head.replacen(&plain, "Out out", 1)
-        )
+        assert!(head.contains(&plain), "a pass function writes `{plain}`: {head}");
+        format!("template <class Out>\n{}", head.replacen(&plain, "Out out", 1))
     }
 
     /// `COut`: C written element by element as α·value + β·C; β == 0 never reads C.
@@ -132,8 +102,7 @@ impl Emitter<'_> {
         self.w.line("");
         self.w.line("// C as the last pass writes it: out[e] = v stores alpha * v + beta * out[e]; beta == 0 does");
         self.w.line("// not read C, so whatever it held (NaN included) is harmless. The passes that write the");
-        self.w
-            .line("// shared or workspace intermediates take plain pointers.");
+        self.w.line("// shared or workspace intermediates take plain pointers.");
         self.w.block("struct COut", ";", |w| {
             w.line(format!("{t}* p;"));
             w.line("double alpha, beta;");
@@ -144,8 +113,7 @@ impl Emitter<'_> {
             });
             w.line(format!("{inline} Ref operator[](long long e) const {{ return Ref{{p + e, alpha, beta}}; }}"));
         });
-        if self.plan.request.dtype == crate::DType::F64 && self.d.vendor() == crate::Vendor::Nvidia
-        {
+        if self.plan.request.dtype == crate::DType::F64 && self.d.vendor() == crate::Vendor::Nvidia {
             // The paired stores of the untransposed passes: one 16-byte store into the
             // intermediates, two element stores into C.
             self.w.line(format!("{inline} void store_pair(double* out, int e, double x, double y) {{ *reinterpret_cast<double2*>(&out[e]) = make_double2(x, y); }}"));
@@ -157,16 +125,10 @@ impl Emitter<'_> {
 /// `b_frag, b_tail` → `b_frag1, b_tail1`: pass `p`'s B arguments or parameters where each
 /// dimension has its own matrix (every comma-separated item ends with the name).
 pub(super) fn for_dim(list: &str, p: usize) -> String {
-    list.split(", ")
-        .map(|item| format!("{item}{p}"))
-        .collect::<Vec<_>>()
-        .join(", ")
+    list.split(", ").map(|item| format!("{item}{p}")).collect::<Vec<_>>().join(", ")
 }
 
 /// The three dimensions' B arguments or parameters side by side.
 pub(super) fn all_dims(list: &str) -> String {
-    (0..3)
-        .map(|p| for_dim(list, p))
-        .collect::<Vec<_>>()
-        .join(", ")
+    (0..3).map(|p| for_dim(list, p)).collect::<Vec<_>>().join(", ")
 }

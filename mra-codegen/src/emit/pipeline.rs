@@ -13,14 +13,8 @@ impl Emitter<'_> {
     pub(super) fn async_width(&self, tp: &TransformPlan) -> u32 {
         let k = self.plan.request.k;
         let width = 16 / self.plan.request.dtype.bytes();
-        let aligned = (k * k * k).is_multiple_of(width)
-            && (k * k).is_multiple_of(width)
-            && tp.shared_row_pad().is_multiple_of(width);
-        if aligned {
-            width
-        } else {
-            1
-        }
+        let aligned = (k * k * k).is_multiple_of(width) && (k * k).is_multiple_of(width) && tp.shared_row_pad().is_multiple_of(width);
+        if aligned { width } else { 1 }
     }
 
     /// Device helpers for the asynchronous copies (before the kernel).
@@ -29,11 +23,7 @@ impl Emitter<'_> {
             return self.bulk_copy_helpers();
         }
         let bulk_note = self.step_comment(|s| matches!(s, Step::BulkCopy(_)));
-        let bulk_note = if bulk_note.is_empty() {
-            bulk_note
-        } else {
-            format!("{bulk_note}: 16-byte cp.async by every thread\n")
-        };
+        let bulk_note = if bulk_note.is_empty() { bulk_note } else { format!("{bulk_note}: 16-byte cp.async by every thread\n") };
         let note = self.step_comment(|s| matches!(s, Step::Pipeline(_)));
         let bytes = self.async_width(tp) * self.plan.request.dtype.bytes();
         format!(
@@ -49,9 +39,7 @@ impl Emitter<'_> {
     /// `bulk_copy(1)`: bulk asynchronous copies completing on an mbarrier per buffer.
     fn bulk_copy_helpers(&self) -> String {
         let note = self.step_comment(|s| matches!(s, Step::BulkCopy(_)));
-        let mut s = format!(
-            "{note}: bulk asynchronous copies (PTX cp.async.bulk, the TMA unit of sm_90),\n"
-        );
+        let mut s = format!("{note}: bulk asynchronous copies (PTX cp.async.bulk, the TMA unit of sm_90),\n");
         if self.shifted() {
             s += "// one per row of K² - 1 values (odd K: the row's one value off the 16-byte grid goes by an\n";
             s += "// 8-byte cp.async), completing on the mbarrier of the buffer they fill.\n";
@@ -94,9 +82,7 @@ impl Emitter<'_> {
         };
         let mut s = "if (wave == 0) {\n".to_string();
         s += "    mra_fence_proxy_async();\n";
-        s += &format!(
-            "    if (lane == 0) mra_mbar_expect({bar}, (unsigned)({tensors} * sizeof(*{src})));\n"
-        );
+        s += &format!("    if (lane == 0) mra_mbar_expect({bar}, (unsigned)({tensors} * sizeof(*{src})));\n");
         s += "    __syncwarp();\n";
         s += &copies;
         s += "}\n";
@@ -118,16 +104,9 @@ impl Emitter<'_> {
         s += "        // by cp.async and the rest by the bulk copy, else its last value. The row stride is odd,\n";
         s += "        // so the bulk copy's two ends are 16-byte aligned in both memories.\n";
         s += &format!("        const int off = ({sh} + r) & 1;\n");
-        let stride = if self.split_staged() {
-            "WS_STRIDE"
-        } else {
-            "W_STRIDE"
-        };
+        let stride = if self.split_staged() { "WS_STRIDE" } else { "W_STRIDE" };
         s += &format!("        {}* to = {dst} + {sh} + r * {stride};\n", self.t());
-        s += &format!(
-            "        const {}* from = {src} + (long long)r * K2;\n",
-            self.t()
-        );
+        s += &format!("        const {}* from = {src} + (long long)r * K2;\n", self.t());
         s += &format!("        mra_bulk_copy(to + off, from + off, (unsigned)((K2 - 1) * sizeof(*{src})), {bar});\n");
         s += "        const int single = off ? 0 : K2 - 1;\n";
         s += "        mra_cp_async8(to + single, from + single);\n";
@@ -150,8 +129,7 @@ impl Emitter<'_> {
         let mut s = format!("unsigned long long* bars = reinterpret_cast<unsigned long long*>(w0 + {buffers} * {pitch});  {note}: one mbarrier per buffer\n");
         s += &format!("if (tid == 0) {{\n    for (int i = 0; i < {buffers}; ++i) mra_mbar_init(&bars[i]);\n    mra_fence_proxy_async();\n}}\n");
         s += &format!("{}  // the mbarriers are initialised\n", self.d.barrier());
-        s +=
-            "unsigned phases = 0;  // bit i: the parity of the next phase of buffer i's mbarrier\n";
+        s += "unsigned phases = 0;  // bit i: the parity of the next phase of buffer i's mbarrier\n";
         s
     }
 
@@ -177,16 +155,10 @@ impl Emitter<'_> {
             // column t · K2 + e % K2 (whole vectors: K3 and K2 are multiples of the width).
             let mut s = format!("for (int v = tid; v < cnt * K3 / {width}; v += THREADS) {{\n");
             s += &format!("    const int x = v * {width}, t = x / K3, e = x % K3;\n");
-            s += &format!(
-                "    mra_cp_async({dst} + (e / K2) * W_STRIDE + t * K2 + e % K2, {src} + x);\n}}\n"
-            );
+            s += &format!("    mra_cp_async({dst} + (e / K2) * W_STRIDE + t * K2 + e % K2, {src} + x);\n}}\n");
             return s;
         }
-        let (tid, threads) = if tp.tensors > 1 {
-            ("gtid", "GROUP_THREADS")
-        } else {
-            ("tid", "THREADS")
-        };
+        let (tid, threads) = if tp.tensors > 1 { ("gtid", "GROUP_THREADS") } else { ("tid", "THREADS") };
         let mut s = if width == 1 {
             format!("for (int x = {tid}; x < K3; x += {threads}) {{  // element x goes to row x / K2 of the padded layout\n")
         } else {
@@ -205,28 +177,16 @@ impl Emitter<'_> {
     /// `{in}`/`{out}` placeholders. `b_setup` (B into registers or shared memory) runs after the
     /// first tensors' copies are issued and before they are waited for: every block starts with
     /// both, and B's loads (L2 hits, one round trip) hide under the copies' DRAM time.
-    pub(super) fn pipelined_batch_loop(
-        &self,
-        tp: &TransformPlan,
-        passes: &[String; 3],
-        b_setup: &str,
-    ) -> String {
+    pub(super) fn pipelined_batch_loop(&self, tp: &TransformPlan, passes: &[String; 3], b_setup: &str) -> String {
         if tp.shared_buffers == tp.pipeline + 1 {
             return self.ring_batch_loop(tp, passes, b_setup);
         }
-        let b_setup =
-            format!("// B is loaded while the first tensor's copies are in flight.\n{b_setup}");
+        let b_setup = format!("// B is loaded while the first tensor's copies are in flight.\n{b_setup}");
         let t = self.t();
         let grouped = tp.tensors > 1;
-        let barrier = if grouped {
-            "mra_group_barrier(group);"
-        } else {
-            self.d.barrier()
-        };
+        let barrier = if grouped { "mra_group_barrier(group);" } else { self.d.barrier() };
         let note = self.step_comment(|s| matches!(s, Step::Pipeline(_)));
-        let call = |i: usize, input: &str, out: &str| {
-            passes[i].replace("{in}", input).replace("{out}", out)
-        };
+        let call = |i: usize, input: &str, out: &str| passes[i].replace("{in}", input).replace("{out}", out);
         let mut s = "const int lane = tid % LANES;\n".to_string();
         let (first, stride) = if grouped {
             let tensors = self.step_comment(|s| matches!(s, Step::Tensors(_)));
@@ -264,20 +224,8 @@ impl Emitter<'_> {
             s += "const int groups = (nfuncs + STACK - 1) / STACK;\n";
         }
         // The source of the stage of the tensor (group) at index `at`, and what the stage needs declared.
-        let src = |at: &str| {
-            if stacked {
-                format!("(a + (long long)({at}) * STACK * K3)")
-            } else {
-                format!("({})", self.tensor_at('a', at))
-            }
-        };
-        let count = |at: &str| {
-            if stacked {
-                format!("const int cnt = min(STACK, nfuncs - ({at}) * STACK);  // tensors in this group\n")
-            } else {
-                String::new()
-            }
-        };
+        let src = |at: &str| if stacked { format!("(a + (long long)({at}) * STACK * K3)") } else { format!("({})", self.tensor_at('a', at)) };
+        let count = |at: &str| if stacked { format!("const int cnt = min(STACK, nfuncs - ({at}) * STACK);  // tensors in this group\n") } else { String::new() };
         let shifted = tp.shifted_rows(self.plan.request.k);
         let stage = |at: &str, dst: &str, bar: &str, sh: &str| {
             let copies = if shifted {
@@ -304,9 +252,7 @@ impl Emitter<'_> {
             s += "}\n";
             if shifted {
                 s += "mra_cp_async_wait_all();\n";
-                s += &format!(
-                    "{barrier}  // every row's cp.async value is in wa for every thread\n"
-                );
+                s += &format!("{barrier}  // every row's cp.async value is in wa for every thread\n");
             }
         } else {
             s += &format!("if (first < {limit}) {{\n");
@@ -327,10 +273,7 @@ impl Emitter<'_> {
         let next = if stacked { "g + stride" } else { "n + stride" };
         s += &self.c_n_decl();
         if shifted {
-            s += &format!(
-                "    {}  // pass 0: A (in wa, from element sha) -> wb\n",
-                call(0, "wa + sha", "wb")
-            );
+            s += &format!("    {}  // pass 0: A (in wa, from element sha) -> wb\n", call(0, "wa + sha", "wb"));
         } else {
             s += &format!("    {}  // pass 0: A (in wa) -> wb\n", call(0, "wa", "wb"));
         }
@@ -338,24 +281,9 @@ impl Emitter<'_> {
         s += &format!("    {}  // pass 1: wb -> wa\n", call(1, "wb", "wa"));
         s += &format!("    {barrier}  // wb is free: pass 2 reads only wa\n");
         s += &format!("    if ({next} < {limit}) {{\n");
-        s += &indent(
-            stage(
-                if stacked {
-                    "g + stride"
-                } else {
-                    "(n + stride)"
-                },
-                "wb",
-                "&bars[ib]",
-                "shb",
-            ),
-            8,
-        );
+        s += &indent(stage(if stacked { "g + stride" } else { "(n + stride)" }, "wb", "&bars[ib]", "shb"), 8);
         s += "    }\n";
-        s += &format!(
-            "    {}  // pass 2: wa -> C, while the next tensor arrives in wb\n",
-            call(2, "wa", "c_n")
-        );
+        s += &format!("    {}  // pass 2: wa -> C, while the next tensor arrives in wb\n", call(2, "wa", "c_n"));
         if tp.bulk_copy {
             s += &format!("    if ({next} < {limit}) {{\n");
             s += &indent(self.bulk_wait("ib"), 8);
@@ -385,9 +313,7 @@ impl Emitter<'_> {
         let barrier = self.d.barrier();
         let note = self.step_comment(|s| matches!(s, Step::Pipeline(_)));
         let buffers = self.step_comment(|s| matches!(s, Step::Buffers(_)));
-        let call = |i: usize, input: &str, out: &str| {
-            passes[i].replace("{in}", input).replace("{out}", out)
-        };
+        let call = |i: usize, input: &str, out: &str| passes[i].replace("{in}", input).replace("{out}", out);
         let a_m = format!("({})", self.tensor_at('a', "m"));
         let mut s = "const int lane = tid % LANES;\nconst int wave = tid / LANES;\n".to_string();
         s += &format!("{note}: {p} tensors in flight per block.\n");
@@ -403,16 +329,10 @@ impl Emitter<'_> {
         s += "    const int m = block + s * nblocks;\n";
         s += "    if (m < nfuncs) {\n";
         if tp.bulk_copy {
-            s += &indent(
-                self.bulk_tensor_stage(tp, &a_m, "(ring + s * K * W_STRIDE)", "&bars[s]"),
-                8,
-            );
+            s += &indent(self.bulk_tensor_stage(tp, &a_m, "(ring + s * K * W_STRIDE)", "&bars[s]"), 8);
             s += "    }\n}\n";
         } else {
-            s += &indent(
-                self.async_tensor_copies(tp, &a_m, "(ring + s * K * W_STRIDE)"),
-                8,
-            );
+            s += &indent(self.async_tensor_copies(tp, &a_m, "(ring + s * K * W_STRIDE)"), 8);
             s += "    }\n    mra_cp_async_commit();\n}\n";
         }
         s += &format!("// B is loaded while the first tensors' copies are in flight.\n{b_setup}");
@@ -424,17 +344,11 @@ impl Emitter<'_> {
         s += "    const int ahead = slot + SLOTS - 1 < SLOTS ? slot + SLOTS - 1 : slot - 1;\n";
         s += "    if (m < nfuncs) {\n";
         if tp.bulk_copy {
-            s += &indent(
-                self.bulk_tensor_stage(tp, &a_m, "(ring + ahead * K * W_STRIDE)", "&bars[ahead]"),
-                8,
-            );
+            s += &indent(self.bulk_tensor_stage(tp, &a_m, "(ring + ahead * K * W_STRIDE)", "&bars[ahead]"), 8);
             s += "    }\n";
             s += &indent(self.bulk_wait("slot"), 4);
         } else {
-            s += &indent(
-                self.async_tensor_copies(tp, &a_m, "(ring + ahead * K * W_STRIDE)"),
-                8,
-            );
+            s += &indent(self.async_tensor_copies(tp, &a_m, "(ring + ahead * K * W_STRIDE)"), 8);
             s += "    }\n    mra_cp_async_commit();\n";
             s += "    mra_cp_async_wait_ahead();  // every group but the newest SLOTS - 1 is complete: tensor n is in\n";
             s += &format!("    {barrier}  // ... for every thread\n");
@@ -469,7 +383,5 @@ pub(super) fn cp_async_helpers(name: &str, bytes: u32) -> String {
 
 /// `text` with every line indented by `spaces`.
 fn indent(text: String, spaces: usize) -> String {
-    text.lines()
-        .map(|l| format!("{}{l}\n", " ".repeat(spaces)))
-        .collect()
+    text.lines().map(|l| format!("{}{l}\n", " ".repeat(spaces))).collect()
 }

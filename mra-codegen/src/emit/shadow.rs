@@ -22,13 +22,8 @@ impl Emitter<'_> {
         self.w.indent();
         self.w.line(using);
         self.w.line(format!("const int tid = {tid};"));
-        self.w.line(if sh.split {
-            "const int wave = tid / LANES;"
-        } else {
-            "const int wave = tid / LANES, lane = tid % LANES;"
-        });
-        self.w
-            .line("const long long total = (long long)nfuncs * K3;");
+        self.w.line(if sh.split { "const int wave = tid / LANES;" } else { "const int wave = tid / LANES, lane = tid % LANES;" });
+        self.w.line("const long long total = (long long)nfuncs * K3;");
         self.w.line("const long long launch = (long long)nfuncs * MMA_PER_TENSOR;  // the launch's instructions, spread over its waves");
         if sh.split {
             self.w.block("if (wave < COPY_WAVES)", "", |w| {
@@ -38,12 +33,7 @@ impl Emitter<'_> {
                 copy.write(w, None);
                 w.line("return;");
             });
-            self.shadow_share(
-                &format!("{shadow_note}: this wave's share of the instructions."),
-                bid,
-                "(wave - COPY_WAVES)",
-                "const long long",
-            );
+            self.shadow_share(&format!("{shadow_note}: this wave's share of the instructions."), bid, "(wave - COPY_WAVES)", "const long long");
             self.w.line("if (count == 0) return;");
             self.shadow_operands(sh, "tid");
             self.w.line("mra_shadow(acc, op_a, op_b, count);");
@@ -51,17 +41,11 @@ impl Emitter<'_> {
             self.shadow_share(&format!("{shadow_note}: this wave's share of the instructions, a part after each copy iteration."), bid, "wave", "long long");
             self.w.line("if (total == 0) return;");
             self.shadow_operands(sh, "tid");
-            self.w.line(format!(
-                "{note}: the batch is one flat array, walked by all blocks together."
-            ));
-            self.w
-                .line("const long long stride = (long long)nblocks * THREADS;");
-            self.w.line(format!(
-                "const long long first = (long long){bid} * THREADS + tid;"
-            ));
+            self.w.line(format!("{note}: the batch is one flat array, walked by all blocks together."));
+            self.w.line("const long long stride = (long long)nblocks * THREADS;");
+            self.w.line(format!("const long long first = (long long){bid} * THREADS + tid;"));
             copy.write(&mut self.w, Some("mra_shadow(acc, op_a, op_b, per);"));
-            self.w
-                .line("mra_shadow(acc, op_a, op_b, count);  // the rest");
+            self.w.line("mra_shadow(acc, op_a, op_b, count);  // the rest");
         }
         self.shadow_sink(sh, "tid");
         self.w.dedent();
@@ -72,14 +56,9 @@ impl Emitter<'_> {
     /// multiplying waves of every block (the first `launch % waves` take one more).
     fn shadow_share(&mut self, note: &str, bid: &str, wave_in_block: &str, count_decl: &str) {
         self.w.line(note);
-        self.w
-            .line("const long long waves = (long long)nblocks * MMA_WAVES;");
-        self.w.line(format!(
-            "const long long index = (long long){bid} * MMA_WAVES + {wave_in_block};"
-        ));
-        self.w.line(format!(
-            "{count_decl} count = launch / waves + (index < launch % waves ? 1 : 0);"
-        ));
+        self.w.line("const long long waves = (long long)nblocks * MMA_WAVES;");
+        self.w.line(format!("const long long index = (long long){bid} * MMA_WAVES + {wave_in_block};"));
+        self.w.line(format!("{count_decl} count = launch / waves + (index < launch % waves ? 1 : 0);"));
     }
 
     /// Constants and the helper issuing `count` instructions; after the copy's constants.
@@ -87,18 +66,13 @@ impl Emitter<'_> {
         let note = self.step_comment(|s| matches!(s, Step::ShadowMma(_)));
         let f = sh.fragment;
         let k = self.plan.request.k;
-        self.w.line(format!(
-            "constexpr int LANES = {};  // lanes of a wave",
-            f.lanes
-        ));
+        self.w.line(format!("constexpr int LANES = {};  // lanes of a wave", f.lanes));
         self.w.line("constexpr int WAVES = THREADS / LANES;");
         if sh.split {
             self.w.line(format!("constexpr int COPY_WAVES = WAVES / 2;  {note}: waves 0 .. COPY_WAVES - 1 copy, the others multiply"));
             self.w.line("constexpr int MMA_WAVES = WAVES - COPY_WAVES;");
         } else {
-            self.w.line(format!(
-                "constexpr int MMA_WAVES = WAVES;  {note}: every wave copies and multiplies"
-            ));
+            self.w.line(format!("constexpr int MMA_WAVES = WAVES;  {note}: every wave copies and multiplies"));
         }
         self.w.line(format!(
             "constexpr long long MMA_PER_TENSOR = {};  // 3 passes of a {k}^2 x {k} by {k} GEMM in whole {}x{}x{} fragments: the fewest at K = {k}",
@@ -106,30 +80,17 @@ impl Emitter<'_> {
         ));
         let tensorize = self.step_comment(|s| matches!(s, Step::Tensorize(_)));
         self.w.line("");
-        self.w.line(format!(
-            "{tensorize}: the arch's {} instruction, as the transform levels take it",
-            f.instr.name()
-        ));
-        self.w
-            .lines(&self.d.mma_prelude(&f, self.plan.request.dtype));
+        self.w.line(format!("{tensorize}: the arch's {} instruction, as the transform levels take it", f.instr.name()));
+        self.w.lines(&self.d.mma_prelude(&f, self.plan.request.dtype));
         self.w.line("");
         let inline = self.d.inline_device();
-        let mma =
-            |acc: &str, a: &str, b: &str| self.d.mma_call(&f, self.plan.request.dtype, acc, a, b);
-        self.w.line(format!(
-            "{note}: `count` instructions on two independent accumulators, the operands"
-        ));
+        let mma = |acc: &str, a: &str, b: &str| self.d.mma_call(&f, self.plan.request.dtype, acc, a, b);
+        self.w.line(format!("{note}: `count` instructions on two independent accumulators, the operands"));
         self.w.line("// alternating between two registers of each kind (two chains: enough to keep the pipe busy);");
         self.w.line("// one instruction per chain and iteration: unrolled by 8, ptxas took 59 registers on sm_90 instead");
-        self.w.line(
-            "// of 40, and the copying waves of the same kernel would have fewer blocks per SM.",
-        );
-        self.w
-            .line("template <typename Acc, typename OpA, typename OpB>");
-        let (unrolled, rest) = (
-            mma("acc[u % 2]", "a[u % 2]", "b[(u + 1) % 2]"),
-            mma("acc[0]", "a[1]", "b[0]"),
-        );
+        self.w.line("// of 40, and the copying waves of the same kernel would have fewer blocks per SM.");
+        self.w.line("template <typename Acc, typename OpA, typename OpB>");
+        let (unrolled, rest) = (mma("acc[u % 2]", "a[u % 2]", "b[(u + 1) % 2]"), mma("acc[0]", "a[1]", "b[0]"));
         self.w.block(format!("{inline} void mra_shadow(Acc& acc, const OpA (&a)[2], const OpB (&b)[2], long long count)"), "", |w| {
             w.line("long long i = 0;");
             w.line("#pragma unroll 1");
@@ -147,15 +108,9 @@ impl Emitter<'_> {
     fn shadow_operands(&mut self, sh: &Shadow, tid: &str) {
         let f = sh.fragment;
         let dtype = self.plan.request.dtype;
-        let (at, bt) = (
-            self.d.mma_operand_type(&f, dtype, f.a.regs),
-            self.d.mma_operand_type(&f, dtype, f.b.regs),
-        );
+        let (at, bt) = (self.d.mma_operand_type(&f, dtype, f.a.regs), self.d.mma_operand_type(&f, dtype, f.b.regs));
         self.w.line(self.d.mma_acc_decl(&f, "acc", "2"));
-        self.w.line(format!(
-            "for (int q = 0; q < 2; ++q) for (int r = 0; r < {}; ++r) acc[q][r] = 0;",
-            f.c.regs
-        ));
+        self.w.line(format!("for (int q = 0; q < 2; ++q) for (int r = 0; r < {}; ++r) acc[q][r] = 0;", f.c.regs));
         self.w.line(format!("{at} op_a[2];"));
         self.w.line(format!("{bt} op_b[2];"));
         let elem = |regs: u32, name: &str, offset: &str| {
@@ -177,12 +132,8 @@ impl Emitter<'_> {
         let regs = sh.fragment.c.regs;
         self.w.block("if (nfuncs < 0)", "", |w| {
             w.line("double s = 0;");
-            w.line(format!(
-                "for (int q = 0; q < 2; ++q) for (int r = 0; r < {regs}; ++r) s += acc[q][r];"
-            ));
-            w.line(format!(
-                "c[{tid}] = s;  // never: the results are not the transform's"
-            ));
+            w.line(format!("for (int q = 0; q < 2; ++q) for (int r = 0; r < {regs}; ++r) s += acc[q][r];"));
+            w.line(format!("c[{tid}] = s;  // never: the results are not the transform's"));
         });
     }
 }

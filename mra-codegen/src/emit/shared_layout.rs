@@ -58,27 +58,10 @@ impl Emitter<'_> {
         if tp.workspace == Memory::Shared && tp.cluster > 1 {
             // Three or four buffers, then one element (8 bytes) per mbarrier: the bulk copies',
             // and with async_exchange(1) one per gather buffer.
-            const THREE: [&str; 4] = [
-                "3 * SLICE",
-                "3 * SLICE + 1",
-                "3 * SLICE + 2",
-                "3 * SLICE + 3",
-            ];
-            const FOUR: [&str; 4] = [
-                "4 * SLICE",
-                "4 * SLICE + 1",
-                "4 * SLICE + 2",
-                "4 * SLICE + 3",
-            ];
+            const THREE: [&str; 4] = ["3 * SLICE", "3 * SLICE + 1", "3 * SLICE + 2", "3 * SLICE + 3"];
+            const FOUR: [&str; 4] = ["4 * SLICE", "4 * SLICE + 1", "4 * SLICE + 2", "4 * SLICE + 3"];
             let mbarriers = tp.cluster_mbarriers(self.plan.request.arch) as usize;
-            arrays.push((
-                "w_shared",
-                if tp.shared_buffers == 4 {
-                    FOUR[mbarriers]
-                } else {
-                    THREE[mbarriers]
-                },
-            ));
+            arrays.push(("w_shared", if tp.shared_buffers == 4 { FOUR[mbarriers] } else { THREE[mbarriers] }));
         } else if tp.workspace == Memory::Shared {
             let buffers = match tp.shared_buffers {
                 2 if !tp.stages_whole_tensor() => "2 * K3",
@@ -111,11 +94,7 @@ impl Emitter<'_> {
             let mut offset = String::from("0");
             for (name, count) in arrays {
                 out += &format!("{t}* {name} = mra_smem + {offset};\n");
-                offset = if offset == "0" {
-                    format!("({count})")
-                } else {
-                    format!("{offset} + ({count})")
-                };
+                offset = if offset == "0" { format!("({count})") } else { format!("{offset} + ({count})") };
             }
         } else {
             for (name, count) in arrays {
@@ -144,10 +123,7 @@ pub(super) fn scratch_names(tp: &TransformPlan, k: u32) -> Vec<&'static str> {
 
 /// `, out_tile, a_stage`: the scratch arguments of a `transform_tensor` call.
 pub(super) fn scratch_args(tp: &TransformPlan, k: u32) -> String {
-    scratch_names(tp, k)
-        .iter()
-        .map(|n| format!(", {n}"))
-        .collect()
+    scratch_names(tp, k).iter().map(|n| format!(", {n}")).collect()
 }
 
 /// The elements from one shared buffer of the fused passes to the next: K rows of W_STRIDE, or

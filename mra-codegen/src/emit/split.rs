@@ -27,46 +27,22 @@ impl Emitter<'_> {
         let fuse = self.step_comment(|s| matches!(s, Step::FuseK(_)));
         let bulk = self.step_comment(|s| matches!(s, Step::BulkCopy(_)));
         let prefetch = self.step_comment(|s| matches!(s, Step::PrefetchL2(_)));
-        let b_regs = self.step_comment(|s| {
-            matches!(
-                s,
-                Step::CacheRead {
-                    operand: crate::ir::Operand::B,
-                    ..
-                }
-            )
-        });
-        let a_slot = self.step_comment(|s| {
-            matches!(
-                s,
-                Step::CacheRead {
-                    operand: crate::ir::Operand::A,
-                    ..
-                }
-            )
-        });
+        let b_regs = self.step_comment(|s| matches!(s, Step::CacheRead { operand: crate::ir::Operand::B, .. }));
+        let a_slot = self.step_comment(|s| matches!(s, Step::CacheRead { operand: crate::ir::Operand::A, .. }));
         let ws = self.step_comment(|s| matches!(s, Step::Workspace(_)));
         let bind = self.step_comment(|s| matches!(s, Step::Bind(_)));
         let tensorize = self.step_comment(|s| matches!(s, Step::Tensorize(_)));
         let w = &mut self.w;
-        w.line(format!(
-            "constexpr int ZH = {};  {split}: values of z per block (one m16 tile)",
-            tp.split_z(k)
-        ));
+        w.line(format!("constexpr int ZH = {};  {split}: values of z per block (one m16 tile)", tp.split_z(k)));
         w.line("constexpr int WARPS = THREADS / 32;");
         w.line("constexpr int MT = K / 16;  // m-tiles of Bᵀ (rows x, y or z)");
         w.line("constexpr int KS = K / 8;  // k-steps of 8 (groups of the chain's k order)");
         w.line(format!("constexpr int SLICES = K / WARPS;  {bind}: warp w's slices of A, a = w + WARPS·i, i < SLICES"));
         w.line(format!("constexpr int TP = {};  {ws}: T2's row pitch (a row per a; ≡ 2 mod 16: conflict-free last-pass loads)", tp.split_t2_pitch(k)));
-        w.line(format!(
-            "constexpr int SLOT = K2;  {a_slot}: a warp's slot, one slice A(a, ·, ·) as it lies"
-        ));
+        w.line(format!("constexpr int SLOT = K2;  {a_slot}: a warp's slot, one slice A(a, ·, ·) as it lies"));
         w.line("constexpr int LAST_FRAGS = K * ZH / 8 / WARPS;  // last-pass column fragments per warp");
         w.line("static_assert(ZH == 16, \"a last-pass column fragment f is (y, z) = (f >> 1, 8 (f & 1) + g)\");");
-        w.line(format!(
-            "constexpr int PREFETCH = {};  {prefetch}: slices ahead of the one read (0: none)",
-            tp.prefetch_l2
-        ));
+        w.line(format!("constexpr int PREFETCH = {};  {prefetch}: slices ahead of the one read (0: none)", tp.prefetch_l2));
         w.line("");
         w.lines(&super::tma::mbarrier_helpers());
         w.lines(&super::tma::bulk_load_helpers());
@@ -81,48 +57,30 @@ impl Emitter<'_> {
         // The k-step of this kernel is the arch's instruction two steps deep (m16n8k8 on sm_90);
         // fuse_k(4) takes two of them side by side (m16n8k16), as the fragment tables say.
         let base = tp.fragment.expect("split_output is a tensorize(mma) level");
-        let shallow = deeper(base.instr, 2)
-            .map(fragment)
-            .expect("planned: sm_90 f64 has the 8-deep instruction");
+        let shallow = deeper(base.instr, 2).map(fragment).expect("planned: sm_90 f64 has the 8-deep instruction");
         let deep = tp.fuse_k == 4;
         w.line("");
-        w.line(format!(
-            "{tensorize}: every pass is m16n8 fragments of f64 DMMA, one warp's tiles at a time."
-        ));
+        w.line(format!("{tensorize}: every pass is m16n8 fragments of f64 DMMA, one warp's tiles at a time."));
         w.lines(&self.d.mma_prelude(&shallow, self.plan.request.dtype));
         w.line("// Its fragments (PTX ISA), which the chain below relies on: A a0 (g, t), a1 (g+8, t), a2 (g, t+4),");
         w.line("// a3 (g+8, t+4); B b0 (t, g), b1 (t+4, g); D d0 (g, 2t), d1 (g, 2t+1), d2 (g+8, 2t), d3 (g+8, 2t+1).");
         let dtype = self.plan.request.dtype;
-        let (a_ty, b_ty) = (
-            self.d.mma_operand_type(&shallow, dtype, shallow.a.regs),
-            self.d.mma_operand_type(&shallow, dtype, shallow.b.regs),
-        );
+        let (a_ty, b_ty) = (self.d.mma_operand_type(&shallow, dtype, shallow.a.regs), self.d.mma_operand_type(&shallow, dtype, shallow.b.regs));
         let deep_name = if deep {
-            let deep_f = deeper(base.instr, 4)
-                .map(fragment)
-                .expect("planned: sm_90 f64 has the 16-deep instruction");
-            let map = shallow
-                .step_operands(&deep_f)
-                .expect("m16n8k16 takes two m16n8k8 steps side by side");
+            let deep_f = deeper(base.instr, 4).map(fragment).expect("planned: sm_90 f64 has the 16-deep instruction");
+            let map = shallow.step_operands(&deep_f).expect("m16n8k16 takes two m16n8k8 steps side by side");
             let (text, name) = self.d.mma_steps_prelude(&shallow, &deep_f, &map, &fuse);
             w.line("");
             w.lines(&text);
             name
         } else {
-            w.line(format!(
-                "{fuse}: one {} per k-step of 8, in the chain's k order.",
-                shallow.instr.name()
-            ));
+            w.line(format!("{fuse}: one {} per k-step of 8, in the chain's k order.", shallow.instr.name()));
             String::new()
         };
         // One instruction per k-step of 8 (fuse_k(2)) or per pair of them (fuse_k(4)): `mma(d, a, j, b)`
         // with the A registers a(js) of k-step js and the B values b(js, h, slot), slot = 0, 1, of
         // k-step js, the h-th of the instruction's steps.
-        let mma = |d: &str,
-                   a: &dyn Fn(&str) -> String,
-                   j: &str,
-                   b: &dyn Fn(&str, u32, u32) -> String|
-         -> String {
+        let mma = |d: &str, a: &dyn Fn(&str) -> String, j: &str, b: &dyn Fn(&str, u32, u32) -> String| -> String {
             if deep {
                 let (j0, j1) = (format!("2 * {j}"), format!("2 * {j} + 1"));
                 format!(
@@ -135,13 +93,7 @@ impl Emitter<'_> {
                     b(&j1, 1, 1)
                 )
             } else {
-                self.d.mma_call(
-                    &shallow,
-                    dtype,
-                    d,
-                    &a(j),
-                    &format!("{b_ty}{{{{{}, {}}}}}", b(j, 0, 0), b(j, 0, 1)),
-                )
+                self.d.mma_call(&shallow, dtype, d, &a(j), &format!("{b_ty}{{{{{}, {}}}}}", b(j, 0, 0), b(j, 0, 1)))
             }
         };
         let steps = if deep { "KS / 2" } else { "KS" };
@@ -150,9 +102,7 @@ impl Emitter<'_> {
         w.line("// 16-byte stores of rows y, y + 1 cover all 32 banks.");
         w.line("__device__ __forceinline__ int t2_col(int y, int zl) { return y * ZH + ((((zl >> 1) ^ ((y & 1) << 2))) << 1) + (zl & 1); }");
         w.line("");
-        w.line(format!(
-            "{chain}: pass 1 of one slice from pass 0's accumulators d1, then its T2 stores."
-        ));
+        w.line(format!("{chain}: pass 1 of one slice from pass 0's accumulators d1, then its T2 stores."));
         w.line("// B operand (k = b, n = z local): z-fragment zf is d1's rows g (zf = 0: d1[..][0], [1]) or g + 8 (zf = 1: [2], [3]);");
         w.line("// d1[j] holds b = 8j + 2t, 8j + 2t + 1: the k-slots t, t + 4 of k-step j in the chain's order.");
         w.line(format!("__device__ __forceinline__ void pass1_store(const {a_ty} (&bt)[MT][KS], const double (&d1)[KS][4], double* t2, int a, int g, int t) {{"));
@@ -210,9 +160,7 @@ impl Emitter<'_> {
             w.line("while (i >= SLICES) { i -= SLICES; n += stride; }");
             w.line("return n < nfuncs ? a + (long long)n * K3 + (long long)(w + WARPS * i) * K2 : nullptr;");
         });
-        w.line(format!(
-            "{bulk}: one bulk copy of the slice into the warp's slot, completing on its mbarrier."
-        ));
+        w.line(format!("{bulk}: one bulk copy of the slice into the warp's slot, completing on its mbarrier."));
         w.block("auto load_slice = [&](const double* src)", ";", |w| {
             w.line("if (lane == 0) { mra_mbar_expect(bar, K2 * 8); mra_bulk_copy(slot, src, K2 * 8, bar); }");
         });

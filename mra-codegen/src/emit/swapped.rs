@@ -33,22 +33,17 @@ impl Emitter<'_> {
     /// staging still uses).
     pub(super) fn swapped_constants(&mut self) {
         let note = self.step_comment(|s| matches!(s, Step::SwapOperands(_)));
-        self.w.line(format!(
-            "{note}: the passes computed transposed, D'(j, i) = sum_k B^T(j, k) in(k, i):"
-        ));
+        self.w.line(format!("{note}: the passes computed transposed, D'(j, i) = sum_k B^T(j, k) in(k, i):"));
         self.w.line("// B^T is the instruction's A operand (K rows in fragments of FM, in registers), the tensor its");
-        self.w
-            .line("// B operand (K2 columns in tiles of FN, from shared memory).");
-        self.w
-            .line("constexpr int M_FRAGS = (K + FM - 1) / FM;  // fragments of B^T's rows j");
+        self.w.line("// B operand (K2 columns in tiles of FN, from shared memory).");
+        self.w.line("constexpr int M_FRAGS = (K + FM - 1) / FM;  // fragments of B^T's rows j");
         self.w.line("constexpr int COL_TILES = (K2 + FN - 1) / FN;  // column tiles of the tensor's K2 columns i");
         self.w.line(format!("constexpr int TILE_GROUP = {TILE_GROUP};  // column tiles a wave computes at once: two independent accumulator chains"));
     }
 
     /// The type of the lane's Bᵀ fragments (`BFrags`): the A operand's.
     pub(super) fn swapped_b_type(&self, f: &Fragment) -> String {
-        self.d
-            .mma_operand_type(f, self.plan.request.dtype, f.a.regs)
+        self.d.mma_operand_type(f, self.plan.request.dtype, f.a.regs)
     }
 
     /// `load_b`'s body: each lane's fragments of Bᵀ as the instruction's A operand,
@@ -57,10 +52,7 @@ impl Emitter<'_> {
         let k = self.plan.request.k;
         let note = self.step_comment(|s| matches!(s, Step::SwapOperands(_)));
         let reg = if f.a.regs == 1 { "0" } else { "r" };
-        let (a_j, a_k) = (
-            f.a.row.cpp("lane", reg, f.lanes),
-            f.a.col.cpp("lane", reg, f.lanes),
-        );
+        let (a_j, a_k) = (f.a.row.cpp("lane", reg, f.lanes), f.a.col.cpp("lane", reg, f.lanes));
         let mut guard = Vec::new();
         if !k.is_multiple_of(f.k) {
             guard.push("k < K");
@@ -68,32 +60,14 @@ impl Emitter<'_> {
         if !k.is_multiple_of(f.m) {
             guard.push("j < K");
         }
-        let value = self
-            .d
-            .mma_operand_elem(self.plan.request.dtype, "b[k * K + j]");
-        let value = if guard.is_empty() {
-            value
-        } else {
-            format!("({}) ? {value} : 0", guard.join(" && "))
-        };
-        let slot = if f.a.regs == 1 {
-            "b_frag[ks][mf]"
-        } else {
-            "b_frag[ks][mf][r]"
-        };
+        let value = self.d.mma_operand_elem(self.plan.request.dtype, "b[k * K + j]");
+        let value = if guard.is_empty() { value } else { format!("({}) ? {value} : 0", guard.join(" && ")) };
+        let slot = if f.a.regs == 1 { "b_frag[ks][mf]" } else { "b_frag[ks][mf][r]" };
         let mut body = String::new();
         body += &format!("const int k = ks * FK + {a_k};\n");
         body += &format!("const int j = mf * FM + {a_j};\n");
         body += &format!("{slot} = {value};  // A'(j, k) = B(k, j)\n");
-        let cache = self.step_comment(|s| {
-            matches!(
-                s,
-                Step::CacheRead {
-                    operand: crate::ir::Operand::B,
-                    ..
-                }
-            )
-        });
+        let cache = self.step_comment(|s| matches!(s, Step::CacheRead { operand: crate::ir::Operand::B, .. }));
         let mut s = format!("{cache}: each lane keeps its fragments for the whole kernel,\n");
         s += &format!("{note}: fragments of B^T, the instruction's A operand.\n");
         s += "#pragma unroll\nfor (int ks = 0; ks < K_STEPS; ++ks) {\n";
@@ -101,10 +75,7 @@ impl Emitter<'_> {
         if f.a.regs == 1 {
             s += &indent(&body, 2);
         } else {
-            s += &format!(
-                "        #pragma unroll\n        for (int r = 0; r < {}; ++r) {{\n",
-                f.a.regs
-            );
+            s += &format!("        #pragma unroll\n        for (int r = 0; r < {}; ++r) {{\n", f.a.regs);
             s += &indent(&body, 3);
             s += "        }\n";
         }
@@ -120,14 +91,8 @@ impl Emitter<'_> {
         let dtype = self.plan.request.dtype;
         let bind = self.step_comment(|s| matches!(s, Step::Bind(_)));
         let b_ty = self.swapped_b_type(f);
-        let (b_k, b_i) = (
-            f.b.row.cpp("lane", "0", f.lanes),
-            f.b.col.cpp("lane", "0", f.lanes),
-        );
-        let (c_j, c_i) = (
-            f.c.row.cpp("lane", "r", f.lanes),
-            f.c.col.cpp("lane", "r", f.lanes),
-        );
+        let (b_k, b_i) = (f.b.row.cpp("lane", "0", f.lanes), f.b.col.cpp("lane", "0", f.lanes));
+        let (c_j, c_i) = (f.c.row.cpp("lane", "r", f.lanes), f.c.col.cpp("lane", "r", f.lanes));
         let col_tiles = (k * k).div_ceil(f.n);
         // Columns past K² (the last tile's padding, or a group's tile past the last) read as zeros
         // and are not stored; rows past K likewise.
@@ -144,17 +109,9 @@ impl Emitter<'_> {
         if !k.is_multiple_of(f.k) {
             load_guard.push("k < K");
         }
-        let in_at = if runs_in {
-            format!("in[k * {in_stride} + col]")
-        } else {
-            format!("in[k * {in_stride} + i]")
-        };
+        let in_at = if runs_in { format!("in[k * {in_stride} + col]") } else { format!("in[k * {in_stride} + i]") };
         let load = self.d.mma_operand_elem(dtype, &in_at);
-        let load = if load_guard.is_empty() {
-            load
-        } else {
-            format!("({}) ? {load} : 0", load_guard.join(" && "))
-        };
+        let load = if load_guard.is_empty() { load } else { format!("({}) ? {load} : 0", load_guard.join(" && ")) };
         // Output element (i, j) is element i·K + j of the K x K² view of the next pass's input.
         let plain_rows = tp.shared_row_pad() == 0 && !tp.runs_padded(k);
         let out_at = match () {
@@ -173,18 +130,8 @@ impl Emitter<'_> {
         if i_guard {
             store_guard.push("i < K2");
         }
-        let store = format!(
-            "{out_at} = {};",
-            self.d.mma_store_value(dtype, "acc[t][mf][r]")
-        );
-        let store = if store_guard.is_empty() {
-            store
-        } else {
-            format!(
-                "if ({}) {store}  // padding is not stored",
-                store_guard.join(" && ")
-            )
-        };
+        let store = format!("{out_at} = {};", self.d.mma_store_value(dtype, "acc[t][mf][r]"));
+        let store = if store_guard.is_empty() { store } else { format!("if ({}) {store}  // padding is not stored", store_guard.join(" && ")) };
         let acc_decl = self.d.mma_acc_decl(f, "acc", "TILE_GROUP][M_FRAGS");
         let c_regs = f.c.regs;
         let groups: Vec<(crate::plan::KStepGroup, String)> = tp
@@ -202,14 +149,8 @@ impl Emitter<'_> {
             .collect();
         let fuse_note = self.step_comment(|s| matches!(s, Step::FuseK(_)));
         let unroll_note = self.step_comment(|s| matches!(s, Step::Unroll(crate::ir::Loop::K, _)));
-        let mma = self
-            .d
-            .mma_call(f, dtype, "acc[t][mf]", "b_frag[ks][mf]", "bt[t][ks]");
-        let live = if tile_guard {
-            "if (tile0 + t < COL_TILES) "
-        } else {
-            ""
-        };
+        let mma = self.d.mma_call(f, dtype, "acc[t][mf]", "b_frag[ks][mf]", "bt[t][ks]");
+        let live = if tile_guard { "if (tile0 + t < COL_TILES) " } else { "" };
         let what = match (v.out_shared, v.in_runs, v.out_runs) {
             (false, true, _) => "// The last GEMM pass, transposed: shared intermediate (padded rows and runs) to C in device memory.",
             (false, false, _) => "// The last GEMM pass, transposed: shared intermediate (padded rows) to C in device memory.",
@@ -218,12 +159,7 @@ impl Emitter<'_> {
             (true, false, false) => "// One GEMM pass, transposed, shared intermediate to shared intermediate (padded rows).",
         };
         let align = self.step_comment(|s| matches!(s, Step::AlignRuns(_)));
-        let head = self.out_head(format!(
-            "{} void {}(const {t}* in, {}, {t}* out, int lane, int wave)",
-            self.d.inline_device(),
-            v.name(),
-            self.pass_b_param(tp, f)
-        ));
+        let head = self.out_head(format!("{} void {}(const {t}* in, {}, {t}* out, int lane, int wave)", self.d.inline_device(), v.name(), self.pass_b_param(tp, f)));
         self.w.line("");
         self.w.line(what);
         self.w.block(head, "", |w: &mut Writer| {

@@ -20,55 +20,36 @@ impl Emitter<'_> {
     pub(super) fn tile_constants(&mut self, tp: &TransformPlan, f: &Fragment) {
         let k = self.k();
         let note = self.step_comment(|s| matches!(s, Step::Tensorize(_)));
-        self.w
-            .line(format!("{note}: {}, {} lanes", f.instr.name(), f.lanes));
+        self.w.line(format!("{note}: {}, {} lanes", f.instr.name(), f.lanes));
         self.w.line(format!("constexpr int FM = {}, FN = {}, FK = {};  // fragment: D(FM x FN) += A(FM x FK) B(FK x FN)", f.m, f.n, f.k));
         self.w.line(format!("constexpr int LANES = {};", f.lanes));
         if tp.tensors > 1 {
             let tensors = self.step_comment(|s| matches!(s, Step::Tensors(_)));
-            self.w.line(format!(
-                "constexpr int GROUPS = {};  {tensors}: one tensor per warp group",
-                tp.tensors
-            ));
-            self.w
-                .line("constexpr int GROUP_THREADS = THREADS / GROUPS;");
+            self.w.line(format!("constexpr int GROUPS = {};  {tensors}: one tensor per warp group", tp.tensors));
+            self.w.line("constexpr int GROUP_THREADS = THREADS / GROUPS;");
             self.w.line("constexpr int WAVES = GROUP_THREADS / LANES;  // the waves of one group share out a tensor's tiles");
         } else {
             self.w.line("constexpr int WAVES = THREADS / LANES;");
         }
-        self.w.line(format!(
-            "constexpr int KP = {};  // contraction padded to whole fragments (zeros)",
-            TransformPlan::padded(k, f.k)
-        ));
+        self.w.line(format!("constexpr int KP = {};  // contraction padded to whole fragments (zeros)", TransformPlan::padded(k, f.k)));
         if tp.fma_tail {
             let note = self.step_comment(|s| matches!(s, Step::FmaTail(_)));
-            self.w.line(format!(
-                "constexpr int NP = {};  // columns in whole fragments",
-                tp.fragment_cols(k, f.n)
-            ));
+            self.w.line(format!("constexpr int NP = {};  // columns in whole fragments", tp.fragment_cols(k, f.n)));
             self.w.line(format!("constexpr int TAIL = K - NP;  {note}: columns NP .. K - 1 by FMA, not a zero-padded fragment"));
             self.w.line("constexpr int TAIL_LANES = LANES / TAIL;  // lanes per tail column (the rest idle in the tail)");
             self.w.line("constexpr int TAIL_ROWS = (FM + TAIL_LANES - 1) / TAIL_LANES;  // consecutive tile rows per lane");
         } else {
-            self.w.line(format!(
-                "constexpr int NP = {};  // columns padded to whole fragments (not stored)",
-                TransformPlan::padded(k, f.n)
-            ));
+            self.w.line(format!("constexpr int NP = {};  // columns padded to whole fragments (not stored)", TransformPlan::padded(k, f.n)));
             let note = self.step_comment(|s| matches!(s, Step::FmaTail(_)));
             if !note.is_empty() {
-                self.w
-                    .line(format!("{note}: off: every column in fragments"));
+                self.w.line(format!("{note}: off: every column in fragments"));
             }
         }
         let note = self.step_comment(|s| matches!(s, Step::Stack(_)));
         if tp.stack > 1 {
-            self.w.line(format!(
-                "constexpr int STACK = {};  {note}: tensors side by side in every pass's rows",
-                tp.stack
-            ));
+            self.w.line(format!("constexpr int STACK = {};  {note}: tensors side by side in every pass's rows", tp.stack));
             self.w.line("constexpr int ROWS = STACK * K2;  // rows of one pass: tensor t's row i is row t * K2 + i");
-            self.w
-                .line("constexpr int ROW_TILES = (ROWS + FM - 1) / FM;");
+            self.w.line("constexpr int ROW_TILES = (ROWS + FM - 1) / FM;");
         } else {
             if !note.is_empty() {
                 self.w.line(format!("{note}: one tensor per pass"));
@@ -77,13 +58,9 @@ impl Emitter<'_> {
         }
         let jam_note = self.step_comment(|s| matches!(s, Step::Unroll(Loop::Rows, _)));
         if tp.jam > 1 {
-            self.w.line(format!(
-                "constexpr int JAM = {};  {jam_note}: row tiles a wave computes at once",
-                tp.jam
-            ));
+            self.w.line(format!("constexpr int JAM = {};  {jam_note}: row tiles a wave computes at once", tp.jam));
         } else if !jam_note.is_empty() {
-            self.w
-                .line(format!("{jam_note}: one row tile per wave at a time"));
+            self.w.line(format!("{jam_note}: one row tile per wave at a time"));
         }
         self.w.line("constexpr int K_STEPS = KP / FK;");
         self.w.line("constexpr int N_FRAGS = NP / FN;");
@@ -92,9 +69,7 @@ impl Emitter<'_> {
         } else {
             let note = self.step_comment(|s| matches!(s, Step::SwapOperands(_)));
             if !note.is_empty() {
-                self.w.line(format!(
-                    "{note}: off: the tensor's K2 rows as the instruction's M, B as its B operand"
-                ));
+                self.w.line(format!("{note}: off: the tensor's K2 rows as the instruction's M, B as its B operand"));
             }
         }
         let pair_note = self.step_comment(|s| matches!(s, Step::PairRows(_)));
@@ -103,8 +78,7 @@ impl Emitter<'_> {
             self.w.line("// the tile, in A and in D alike (exact: D's rows depend on A's rows one by one), so a lane's A");
             self.w.line("// registers are adjacent rows of one column.");
         } else if !pair_note.is_empty() {
-            self.w
-                .line(format!("{pair_note}: rows as {} lays them", f.instr.name()));
+            self.w.line(format!("{pair_note}: rows as {} lays them", f.instr.name()));
         }
         let split_note = self.step_comment(|s| matches!(s, Step::SplitCols(_)));
         if tp.col_split == 1 && !split_note.is_empty() {
@@ -112,48 +86,23 @@ impl Emitter<'_> {
         }
         if tp.col_split > 1 {
             let note = split_note;
-            self.w.line(format!(
-                "constexpr int SPLIT = {};  {note}: waves sharing one row tile",
-                tp.col_split
-            ));
+            self.w.line(format!("constexpr int SPLIT = {};  {note}: waves sharing one row tile", tp.col_split));
             self.w.line("constexpr int WARP_FRAGS = N_FRAGS / SPLIT;  // column fragments (and B fragments) per wave");
-            self.w.line(
-                "constexpr int TILE_WAVES = WAVES / SPLIT;  // row tiles in flight per block",
-            );
+            self.w.line("constexpr int TILE_WAVES = WAVES / SPLIT;  // row tiles in flight per block");
         }
         if tp.b.memory == Memory::Shared {
-            let cache = self.step_comment(|s| {
-                matches!(
-                    s,
-                    Step::CacheRead {
-                        operand: Operand::B,
-                        ..
-                    }
-                )
-            });
+            let cache = self.step_comment(|s| matches!(s, Step::CacheRead { operand: Operand::B, .. }));
             self.w.line(format!("constexpr int B_STRIDE = NP + {};  {cache}: row stride of the padded B in shared memory", tp.b.pad));
         } else {
             self.w.line("constexpr int B_STRIDE = K;");
         }
         if tp.stages_whole_tensor() {
-            let cache = self.step_comment(|s| {
-                matches!(
-                    s,
-                    Step::CacheRead {
-                        operand: Operand::A,
-                        ..
-                    }
-                )
-            });
+            let cache = self.step_comment(|s| matches!(s, Step::CacheRead { operand: Operand::A, .. }));
             if tp.runs_padded(k) {
                 let align = self.step_comment(|s| matches!(s, Step::AlignRuns(_)));
                 self.w.line(format!("constexpr int KR = K + 1;  {align}: the K-long output runs of the shared intermediates lie KR apart"));
                 self.w.line("// (even: every column pair j, j + 1 with j even is 16-byte aligned; slot K of a run is padding).");
-                let width = if tp.stack > 1 {
-                    "STACK * K * KR"
-                } else {
-                    "K * KR"
-                };
+                let width = if tp.stack > 1 { "STACK * K * KR" } else { "K * KR" };
                 self.w.line(format!("constexpr int W_STRIDE = {width} + {};  {cache}: row stride of the shared intermediates", tp.shared_row_pad()));
             } else {
                 let width = if tp.stack > 1 { "STACK * K2" } else { "K2" };
@@ -181,36 +130,20 @@ impl Emitter<'_> {
             }
         }
         if tp.a.memory == Memory::Shared && !tp.stages_whole_tensor() {
-            let cache = self.step_comment(|s| {
-                matches!(
-                    s,
-                    Step::CacheRead {
-                        operand: Operand::A,
-                        ..
-                    }
-                )
-            });
-            self.w.line(
-                "constexpr int CHUNK = WAVES * FM;  // rows staged per chunk: one tile per wave",
-            );
-            self.w.line(format!(
-                "constexpr int A_STRIDE = CHUNK + {};  {cache}: row stride of a staged chunk",
-                tp.a.pad
-            ));
+            let cache = self.step_comment(|s| matches!(s, Step::CacheRead { operand: Operand::A, .. }));
+            self.w.line("constexpr int CHUNK = WAVES * FM;  // rows staged per chunk: one tile per wave");
+            self.w.line(format!("constexpr int A_STRIDE = CHUNK + {};  {cache}: row stride of a staged chunk", tp.a.pad));
         }
         self.w.line("");
-        self.w
-            .lines(&self.d.mma_prelude(f, self.plan.request.dtype));
+        self.w.lines(&self.d.mma_prelude(f, self.plan.request.dtype));
         let note = self.step_comment(|s| matches!(s, Step::FuseK(_)));
         if tp.fuse_k == 1 && !note.is_empty() {
-            self.w
-                .line(format!("{note}: one {} per k-step", f.instr.name()));
+            self.w.line(format!("{note}: one {} per k-step", f.instr.name()));
         }
         for depth in fused_depths(tp, f, k) {
             let (deep, map) = deep_instruction(tp, f, depth);
             self.w.line("");
-            self.w
-                .lines(&self.d.mma_steps_prelude(f, &deep, &map, &note).0);
+            self.w.lines(&self.d.mma_steps_prelude(f, &deep, &map, &note).0);
         }
     }
 
@@ -218,15 +151,7 @@ impl Emitter<'_> {
     pub(super) fn tile_b_setup(&self, tp: &TransformPlan, f: &Fragment) -> String {
         let t = self.t();
         let zero = self.plan.request.dtype.zero();
-        let cache = self.step_comment(|s| {
-            matches!(
-                s,
-                Step::CacheRead {
-                    operand: Operand::B,
-                    ..
-                }
-            )
-        });
+        let cache = self.step_comment(|s| matches!(s, Step::CacheRead { operand: Operand::B, .. }));
         let k = self.k();
         let mut s = String::new();
         match tp.b.memory {
@@ -240,17 +165,9 @@ impl Emitter<'_> {
                     guard.push("j < K");
                 }
                 let dtype = self.plan.request.dtype;
-                let (reg, slot) = if f.b.regs == 1 {
-                    ("0", "b_frag[ks][nf]")
-                } else {
-                    ("r", "b_frag[ks][nf][r]")
-                };
+                let (reg, slot) = if f.b.regs == 1 { ("0", "b_frag[ks][nf]") } else { ("r", "b_frag[ks][nf][r]") };
                 let value = self.d.mma_operand_elem(dtype, "b[k * K + j]");
-                let value = if guard.is_empty() {
-                    value
-                } else {
-                    format!("({}) ? {value} : 0", guard.join(" && "))
-                };
+                let value = if guard.is_empty() { value } else { format!("({}) ? {value} : 0", guard.join(" && ")) };
                 // `b_frag` is declared by the caller (kernel or transform_block) and passed in.
                 s += &format!("{cache}: each lane keeps its B fragments for the whole kernel.\n");
                 let (nfr, col0) = if tp.col_split > 1 {
@@ -263,22 +180,13 @@ impl Emitter<'_> {
                 s += "#pragma unroll\nfor (int ks = 0; ks < K_STEPS; ++ks) {\n";
                 s += &format!("    #pragma unroll\n    for (int nf = 0; nf < {nfr}; ++nf) {{\n");
                 let mut body = String::new();
-                body += &format!(
-                    "const int k = ks * FK + {};\n",
-                    f.b.row.cpp("lane", reg, f.lanes)
-                );
-                body += &format!(
-                    "const int j = {col0} + {};\n",
-                    f.b.col.cpp("lane", reg, f.lanes)
-                );
+                body += &format!("const int k = ks * FK + {};\n", f.b.row.cpp("lane", reg, f.lanes));
+                body += &format!("const int j = {col0} + {};\n", f.b.col.cpp("lane", reg, f.lanes));
                 body += &format!("{slot} = {value};\n");
                 if f.b.regs == 1 {
                     s += &indent(&body, 2);
                 } else {
-                    s += &format!(
-                        "        #pragma unroll\n        for (int r = 0; r < {}; ++r) {{\n",
-                        f.b.regs
-                    );
+                    s += &format!("        #pragma unroll\n        for (int r = 0; r < {}; ++r) {{\n", f.b.regs);
                     s += &indent(&body, 3);
                     s += "        }\n";
                 }
@@ -310,11 +218,7 @@ impl Emitter<'_> {
     pub(super) fn tile_gemm_passes(&mut self, tp: &TransformPlan, f: &Fragment) -> [String; 3] {
         let b = super::load_b::b_args(tp);
         // Whole-tensor staging happens in the kernel, before pass 0; chunk staging in the pass.
-        let staged = |pass: usize| {
-            tp.a.memory == Memory::Shared
-                && !tp.stages_whole_tensor()
-                && (pass == 0 || tp.workspace != Memory::Shared)
-        };
+        let staged = |pass: usize| tp.a.memory == Memory::Shared && !tp.stages_whole_tensor() && (pass == 0 || tp.workspace != Memory::Shared);
         // The padded layout applies to the shared intermediates of whole-tensor staging: every
         // pass reads one, passes 0 and 1 write one, pass 2 writes C.
         let padded = tp.stages_whole_tensor();
@@ -322,11 +226,7 @@ impl Emitter<'_> {
         let runs = tp.runs_padded(self.k());
         let variants: Vec<Variant> = (0..3)
             .map(|p| Variant {
-                src: if staged(p) {
-                    ASource::Staged
-                } else {
-                    ASource::Direct
-                },
+                src: if staged(p) { ASource::Staged } else { ASource::Direct },
                 in_shared: padded,
                 out_shared: padded && p < 2,
                 c_staged: tp.coalesce_c && p == 2,
@@ -351,18 +251,10 @@ impl Emitter<'_> {
             let v = variants[p];
             match v.src {
                 ASource::Direct if v.in_place => format!("{}({{in}}, {b}, lane, wave);", v.name()),
-                ASource::Direct if stacked_to_global(tp, v) => {
-                    format!("{}({{in}}, {b}, {{out}}, {{rows}}, lane, wave);", v.name())
-                }
+                ASource::Direct if stacked_to_global(tp, v) => format!("{}({{in}}, {b}, {{out}}, {{rows}}, lane, wave);", v.name()),
                 ASource::Direct => format!("{}({{in}}, {b}, {{out}}, lane, wave);", v.name()),
-                ASource::Staged if tp.wmma_stages_c(self.k()) => format!(
-                    "{}({{in}}, {b}, {{out}}, tid, lane, wave, a_stage, c_stage);",
-                    v.name()
-                ),
-                ASource::Staged => format!(
-                    "{}({{in}}, {b}, {{out}}, tid, lane, wave, a_stage);",
-                    v.name()
-                ),
+                ASource::Staged if tp.wmma_stages_c(self.k()) => format!("{}({{in}}, {b}, {{out}}, tid, lane, wave, a_stage, c_stage);", v.name()),
+                ASource::Staged => format!("{}({{in}}, {b}, {{out}}, tid, lane, wave, a_stage);", v.name()),
             }
         })
     }
@@ -382,19 +274,11 @@ impl Emitter<'_> {
                 self.w.line("// One GEMM pass that writes its output over its input (one shared buffer): each wave");
                 self.w.line("// computes all its tiles into registers, the block waits until every wave has read the");
                 self.w.line("// input, then the waves store.");
-                let head = format!(
-                    "{} void {}({t}* buf, {b_param}, int lane, int wave)",
-                    self.d.inline_device(),
-                    v.name()
-                );
+                let head = format!("{} void {}({t}* buf, {b_param}, int lane, int wave)", self.d.inline_device(), v.name());
                 let compute = self.tile_body(tp, f, v, TileMode::Compute);
                 let store = self.tile_body(tp, f, v, TileMode::Store);
                 let held = self.d.mma_acc_decl(f, "acc_all", "TILES_PER_WAVE][N_FRAGS");
-                let held = if tp.fma_tail {
-                    format!("{held}\n{t} tail_all[TILES_PER_WAVE][TAIL_ROWS];  // fma_tail(1): the tail columns' values")
-                } else {
-                    held
-                };
+                let held = if tp.fma_tail { format!("{held}\n{t} tail_all[TILES_PER_WAVE][TAIL_ROWS];  // fma_tail(1): the tail columns' values") } else { held };
                 self.w.block(head, "", |w| {
                     w.line(format!("{buffers}: this wave's output tiles wait in registers."));
                     w.line(format!("const {t}* in = buf;"));
@@ -426,16 +310,8 @@ impl Emitter<'_> {
                     (true, false) => "// The last GEMM pass: shared intermediate (padded rows) to C in device memory.",
                 });
                 // stack(N) into C: `rows` of the group's N·K² are stored (a partial last group).
-                let rows = if stacked_to_global(tp, v) {
-                    ", int rows"
-                } else {
-                    ""
-                };
-                let head = self.out_head(format!(
-                    "{} void {}(const {t}* in, {b_param}, {t}* out{rows}, int lane, int wave)",
-                    self.d.inline_device(),
-                    v.name()
-                ));
+                let rows = if stacked_to_global(tp, v) { ", int rows" } else { "" };
+                let head = self.out_head(format!("{} void {}(const {t}* in, {b_param}, {t}* out{rows}, int lane, int wave)", self.d.inline_device(), v.name()));
                 let body = self.tile_body(tp, f, v, TileMode::Whole);
                 let (first, step) = tile_walk(tp);
                 self.w.block(head, "", |w| {
@@ -447,28 +323,12 @@ impl Emitter<'_> {
                 });
             }
             ASource::Staged => {
-                let cache = self.step_comment(|s| {
-                    matches!(
-                        s,
-                        Step::CacheRead {
-                            operand: Operand::A,
-                            ..
-                        }
-                    )
-                });
+                let cache = self.step_comment(|s| matches!(s, Step::CacheRead { operand: Operand::A, .. }));
                 let rows_guard = !(k * k).is_multiple_of((self.plan.threads / f.lanes) * f.m);
                 let k_pad = !k.is_multiple_of(f.k);
-                let tiles_guard = !(k * k)
-                    .div_ceil(f.m)
-                    .is_multiple_of(self.plan.threads / f.lanes);
-                self.w.line(
-                    "// One GEMM pass on matrix fragments, its input staged through shared memory.",
-                );
-                let c_param = if tp.wmma_stages_c(k) {
-                    format!(", {t}* c_stage")
-                } else {
-                    String::new()
-                };
+                let tiles_guard = !(k * k).div_ceil(f.m).is_multiple_of(self.plan.threads / f.lanes);
+                self.w.line("// One GEMM pass on matrix fragments, its input staged through shared memory.");
+                let c_param = if tp.wmma_stages_c(k) { format!(", {t}* c_stage") } else { String::new() };
                 let head = self.out_head(format!(
                     "{} void gemm_pass_staged(const {t}* in, {b_param}, {t}* out, int tid, int lane, int wave, {t}* a_stage{c_param})",
                     self.d.inline_device()
@@ -514,26 +374,11 @@ impl Emitter<'_> {
     /// `split_cols`), or a pointer to B.
     pub(super) fn pass_b_param(&self, tp: &TransformPlan, f: &Fragment) -> String {
         match tp.b.memory {
-            Memory::Registers if tp.swap_operands => format!(
-                "const {} (&b_frag)[K_STEPS][M_FRAGS]",
-                self.swapped_b_type(f)
-            ),
+            Memory::Registers if tp.swap_operands => format!("const {} (&b_frag)[K_STEPS][M_FRAGS]", self.swapped_b_type(f)),
             Memory::Registers => {
-                let frags = if tp.col_split > 1 {
-                    "WARP_FRAGS"
-                } else {
-                    "N_FRAGS"
-                };
-                let tail = if tp.fma_tail {
-                    format!(", const {} (&b_tail)[K]", self.t())
-                } else {
-                    String::new()
-                };
-                format!(
-                    "const {} (&b_frag)[K_STEPS][{frags}]{tail}",
-                    self.d
-                        .mma_operand_type(f, self.plan.request.dtype, f.b.regs)
-                )
+                let frags = if tp.col_split > 1 { "WARP_FRAGS" } else { "N_FRAGS" };
+                let tail = if tp.fma_tail { format!(", const {} (&b_tail)[K]", self.t()) } else { String::new() };
+                format!("const {} (&b_frag)[K_STEPS][{frags}]{tail}", self.d.mma_operand_type(f, self.plan.request.dtype, f.b.regs))
             }
             _ => format!("const {}* bm", self.t()),
         }
@@ -542,12 +387,7 @@ impl Emitter<'_> {
 
 /// The depths above 1 of the instructions `fuse_k(N)` issues in a tile's k loop at order `k`.
 fn fused_depths(tp: &TransformPlan, f: &Fragment, k: u32) -> Vec<u32> {
-    let mut depths: Vec<u32> = tp
-        .k_step_groups(TransformPlan::padded(k, f.k) / f.k)
-        .iter()
-        .map(|g| g.depth)
-        .filter(|&d| d > 1)
-        .collect();
+    let mut depths: Vec<u32> = tp.k_step_groups(TransformPlan::padded(k, f.k) / f.k).iter().map(|g| g.depth).filter(|&d| d > 1).collect();
     depths.sort_unstable_by(|a, b| b.cmp(a));
     depths.dedup();
     depths
@@ -555,29 +395,14 @@ fn fused_depths(tp: &TransformPlan, f: &Fragment, k: u32) -> Vec<u32> {
 
 /// The instruction `depth` k-steps of `f` deep, laid out as the plan indexes (row pairs or
 /// not), and how it takes the steps' registers. The plan checked that it exists.
-pub(super) fn deep_instruction(
-    tp: &TransformPlan,
-    f: &Fragment,
-    depth: u32,
-) -> (Fragment, crate::fragment::StepOperands) {
-    let deep = crate::fragment::deeper(f.instr, depth)
-        .map(crate::fragment::fragment)
-        .expect("planned: the arch has the deeper instruction");
-    let deep = if tp.row_pairs {
-        deep.with_row_pairs()
-            .expect("planned: row pairs of the deeper instruction")
-    } else {
-        deep
-    };
-    let map = f
-        .step_operands(&deep)
-        .expect("planned: the deeper instruction takes the steps side by side");
+pub(super) fn deep_instruction(tp: &TransformPlan, f: &Fragment, depth: u32) -> (Fragment, crate::fragment::StepOperands) {
+    let deep = crate::fragment::deeper(f.instr, depth).map(crate::fragment::fragment).expect("planned: the arch has the deeper instruction");
+    let deep = if tp.row_pairs { deep.with_row_pairs().expect("planned: row pairs of the deeper instruction") } else { deep };
+    let map = f.step_operands(&deep).expect("planned: the deeper instruction takes the steps side by side");
     (deep, map)
 }
 
 /// `text` with every line indented by `levels` × 4 spaces.
 pub(super) fn indent(text: &str, levels: usize) -> String {
-    text.lines()
-        .map(|l| format!("{}{l}\n", "    ".repeat(levels)))
-        .collect()
+    text.lines().map(|l| format!("{}{l}\n", "    ".repeat(levels))).collect()
 }

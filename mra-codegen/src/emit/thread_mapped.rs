@@ -31,32 +31,19 @@ impl Emitter<'_> {
         let fma = self.d.fma(self.plan.request.dtype);
         let bind_note = self.step_comment(|s| matches!(s, Step::Bind(_)));
         let unroll_k = if tp.unroll_k {
-            format!(
-                "{}  {}",
-                pragma_unroll(tp.unroll_k_by),
-                self.step_comment(|s| matches!(s, Step::Unroll(Loop::K, _)))
-            )
+            format!("{}  {}", pragma_unroll(tp.unroll_k_by), self.step_comment(|s| matches!(s, Step::Unroll(Loop::K, _))))
         } else {
             String::new()
         };
         let unroll_cols = if tp.unroll_cols {
-            format!(
-                "{}  {}",
-                pragma_unroll(tp.unroll_cols_by),
-                self.step_comment(|s| matches!(s, Step::Unroll(Loop::Cols, _)))
-            )
+            format!("{}  {}", pragma_unroll(tp.unroll_cols_by), self.step_comment(|s| matches!(s, Step::Unroll(Loop::Cols, _))))
         } else {
             String::new()
         };
         let tile_note = self.step_comment(|s| matches!(s, Step::RegisterTile(_)));
         let fence = self.d.compiler_fence();
-        self.w
-            .line("// One GEMM pass: out(i,j) = sum_k in(k,i) * B(k,j).");
-        let tile_param = if tp.out.is_some() {
-            format!(", {t}* tile")
-        } else {
-            String::new()
-        };
+        self.w.line("// One GEMM pass: out(i,j) = sum_k in(k,i) * B(k,j).");
+        let tile_param = if tp.out.is_some() { format!(", {t}* tile") } else { String::new() };
         let head = self.out_head(format!(
             "{} void gemm_pass(const {t}* in, const {t}* bm, {t}* out, int tid{tile_param})",
             self.d.inline_device()

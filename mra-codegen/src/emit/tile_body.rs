@@ -16,13 +16,7 @@ impl Emitter<'_> {
     /// The body computing one tile `tile` (rows i0 .. i0 + FM): A and B fragments, the
     /// instructions, the masked stores. A one-register operand (f64 fragments) is a scalar
     /// load; a multi-register one (RDNA WMMA) is a vector filled register by register.
-    pub(super) fn tile_body(
-        &self,
-        tp: &TransformPlan,
-        f: &Fragment,
-        v: Variant,
-        mode: TileMode,
-    ) -> Box<dyn Fn(&mut Writer)> {
+    pub(super) fn tile_body(&self, tp: &TransformPlan, f: &Fragment, v: Variant, mode: TileMode) -> Box<dyn Fn(&mut Writer)> {
         let src = v.src;
         let dtype = self.plan.request.dtype;
         let zero = dtype.zero();
@@ -31,15 +25,7 @@ impl Emitter<'_> {
         let split = tp.col_split > 1;
         let nfr = if split { "WARP_FRAGS" } else { "N_FRAGS" };
         let col0 = if split { "(nf0 + nf) * FN" } else { "nf * FN" };
-        let unroll = if tp.unroll_k {
-            format!(
-                "{}  {}",
-                super::pragma_unroll(tp.unroll_k_by),
-                self.step_comment(|s| matches!(s, Step::Unroll(Loop::K, _)))
-            )
-        } else {
-            String::new()
-        };
+        let unroll = if tp.unroll_k { format!("{}  {}", super::pragma_unroll(tp.unroll_k_by), self.step_comment(|s| matches!(s, Step::Unroll(Loop::K, _)))) } else { String::new() };
         if tp.wmma {
             return Box::new(wmma_body(k, tp.wmma_stages_c(k), unroll, zero));
         }
@@ -67,21 +53,12 @@ impl Emitter<'_> {
         let jam = if mode == TileMode::Whole { tp.jam } else { 1 };
         let jam_mma = self.d.mma_call(f, dtype, "acc_all[u][nf]", "a_all[u]", "b");
         let jam_note = self.step_comment(|s| matches!(s, Step::Unroll(Loop::Rows, _)));
-        let (a_ty, b_ty) = (
-            self.d.mma_operand_type(f, dtype, f.a.regs),
-            self.d.mma_operand_type(f, dtype, f.b.regs),
-        );
+        let (a_ty, b_ty) = (self.d.mma_operand_type(f, dtype, f.a.regs), self.d.mma_operand_type(f, dtype, f.b.regs));
         let reg = |n: u32| if n == 1 { "0" } else { "r" };
         let a_i = f.a.row.cpp("lane", reg(f.a.regs), f.lanes);
         let a_k = f.a.col.cpp("lane", reg(f.a.regs), f.lanes);
-        let (b_k, b_j) = (
-            f.b.row.cpp("lane", reg(f.b.regs), f.lanes),
-            f.b.col.cpp("lane", reg(f.b.regs), f.lanes),
-        );
-        let (c_i, c_j) = (
-            f.c.row.cpp("lane", "r", f.lanes),
-            f.c.col.cpp("lane", "r", f.lanes),
-        );
+        let (b_k, b_j) = (f.b.row.cpp("lane", reg(f.b.regs), f.lanes), f.b.col.cpp("lane", reg(f.b.regs), f.lanes));
+        let (c_i, c_j) = (f.c.row.cpp("lane", "r", f.lanes), f.c.col.cpp("lane", "r", f.lanes));
         let mut a_guard = Vec::new();
         // Staged chunks hold zero rows for k >= K; a direct read guards them.
         if !k.is_multiple_of(f.k) && src == ASource::Direct {
@@ -117,15 +94,11 @@ impl Emitter<'_> {
             // Row c = a_k of the gathered input lies in block (ks * FK) / CL (a k-step never
             // straddles two blocks: CL is a whole number of k-steps), row a_k % CL there.
             // bulk_copy(1) at odd K: pass 0's input rows lie at the odd stride WS_STRIDE.
-            _ if v.slice == Some(SlicePass::First) && tp.cluster_shifted(k) => {
-                "in[a_k * WS_STRIDE + a_i]"
-            }
+            _ if v.slice == Some(SlicePass::First) && tp.cluster_shifted(k) => "in[a_k * WS_STRIDE + a_i]",
             _ if v.slice.is_some() => "in[a_k * SLICE_STRIDE + a_i]",
             // Padded runs: element a_i of row a_k is run a_i / K, slot a_i % K. The column is
             // computed once per tile (a_col, before the k loop), except for jammed tiles.
-            ASource::Direct if v.in_runs && jam > 1 => {
-                "in[a_k * W_STRIDE + (a_i / K) * KR + a_i % K]"
-            }
+            ASource::Direct if v.in_runs && jam > 1 => "in[a_k * W_STRIDE + (a_i / K) * KR + a_i % K]",
             ASource::Direct if v.in_runs && f.a.regs == 1 => "in[a_k * W_STRIDE + a_col[0]]",
             ASource::Direct if v.in_runs => "in[a_k * W_STRIDE + a_col[r]]",
             ASource::Direct if v.in_staged_stride => "in[a_k * WS_STRIDE + a_i]",
@@ -134,11 +107,7 @@ impl Emitter<'_> {
             ASource::Staged => "a_stage[a_k * A_STRIDE + wave * FM + (a_i - i0)]",
         };
         let a_value = self.d.mma_operand_elem(dtype, a_src);
-        let a_value = if a_guard.is_empty() {
-            a_value
-        } else {
-            format!("({}) ? {a_value} : 0", a_guard.join(" && "))
-        };
+        let a_value = if a_guard.is_empty() { a_value } else { format!("({}) ? {a_value} : 0", a_guard.join(" && ")) };
         let b_src = format!("bm[(ks * FK + {b_k}) * B_STRIDE + nf * FN + {b_j}]");
         let b_value = self.d.mma_operand_elem(dtype, &b_src);
         let store = self.d.mma_store_value(dtype, "acc[nf][r]");
@@ -158,8 +127,7 @@ impl Emitter<'_> {
         };
         // async_exchange(1): pass 0 sends each element (pair) to the same offset of block j / CL's
         // gather buffer with st.async, completing on that block's gather mbarrier `bar`.
-        let send_at = (v.slice == Some(SlicePass::First) && tp.async_exchange)
-            .then_some("&out[(b0 + i / K) * SLICE_STRIDE + (i % K) * CL + j % CL], j / CL");
+        let send_at = (v.slice == Some(SlicePass::First) && tp.async_exchange).then_some("&out[(b0 + i / K) * SLICE_STRIDE + (i % K) * CL + j % CL], j / CL");
         let b_in_registers = tp.b.memory == Memory::Registers;
         let (a_regs, b_regs, c_regs) = (f.a.regs, f.b.regs, f.c.regs);
         // NVIDIA f64 D fragments hold column pairs (j, j + 1) in registers 2q, 2q + 1 of one
@@ -183,18 +151,10 @@ impl Emitter<'_> {
             && (!v.out_shared || tp.shared_row_pad().is_multiple_of(2))
             && (v.slice != Some(SlicePass::First) || tp.cluster_slice_width(k).is_multiple_of(2))
             && f.c.regs.is_multiple_of(2)
-            && (0..f.lanes).all(|l| {
-                (0..f.c.regs / 2).all(|q| {
-                    f.c.row.at(l, 2 * q) == f.c.row.at(l, 2 * q + 1)
-                        && f.c.col.at(l, 2 * q) + 1 == f.c.col.at(l, 2 * q + 1)
-                })
-            });
+            && (0..f.lanes).all(|l| (0..f.c.regs / 2).all(|q| f.c.row.at(l, 2 * q) == f.c.row.at(l, 2 * q + 1) && f.c.col.at(l, 2 * q) + 1 == f.c.col.at(l, 2 * q + 1)));
         let pair_guard = c_guard.clone();
         let into_runs = v.out_runs && k % 2 == 1;
-        let (pi, pj) = (
-            f.c.row.cpp("lane", "(2 * q)", f.lanes),
-            f.c.col.cpp("lane", "(2 * q)", f.lanes),
-        );
+        let (pi, pj) = (f.c.row.cpp("lane", "(2 * q)", f.lanes), f.c.col.cpp("lane", "(2 * q)", f.lanes));
         let late_wait = v.slice == Some(SlicePass::First) && waits_late(tp);
         let f_n = f.n;
         let stack_note = self.step_comment(|s| matches!(s, Step::Stack(_)));
@@ -203,16 +163,8 @@ impl Emitter<'_> {
                 // stack(N) into a shared intermediate: rows outside, each row's start computed
                 // under its own guard, columns inside (the divisions once per row, not per
                 // store, as above).
-                let (count, unit, row, col) = if paired {
-                    (c_regs / 2, "q", &pi, &pj)
-                } else {
-                    (c_regs, "r", &c_i, &c_j)
-                };
-                let what = if paired {
-                    "registers 2q, 2q + 1: one row, adjacent columns, one 16-byte store"
-                } else {
-                    "register r"
-                };
+                let (count, unit, row, col) = if paired { (c_regs / 2, "q", &pi, &pj) } else { (c_regs, "r", &c_i, &c_j) };
+                let what = if paired { "registers 2q, 2q + 1: one row, adjacent columns, one 16-byte store" } else { "register r" };
                 w.line(format!("// D fragment, {what}; {stack_note}: row i = t * K2 + x * K + y of tensor t goes to row x, column t * K2 + y * K."));
                 w.line("#pragma unroll");
                 w.block(format!("for (int {unit} = 0; {unit} < {count}; ++{unit})"), "", |w| {
@@ -277,9 +229,7 @@ impl Emitter<'_> {
                 });
                 return;
             }
-            w.line(format!(
-                "// D fragment: register r of this lane is D(i0 + {c_i}, {col0} + {c_j})."
-            ));
+            w.line(format!("// D fragment: register r of this lane is D(i0 + {c_i}, {col0} + {c_j})."));
             w.line("#pragma unroll");
             w.block(format!("for (int nf = 0; nf < {nfr}; ++nf)"), "", |w| {
                 w.line("#pragma unroll");
@@ -293,10 +243,7 @@ impl Emitter<'_> {
                     if c_guard.is_empty() {
                         w.line(st);
                     } else {
-                        w.line(format!(
-                            "if ({}) {st}  // padding is not stored",
-                            c_guard.join(" && ")
-                        ));
+                        w.line(format!("if ({}) {st}  // padding is not stored", c_guard.join(" && ")));
                     }
                 });
             });
@@ -304,19 +251,13 @@ impl Emitter<'_> {
         let b_steps_ty = b_ty.clone();
         let b_fragment = move |w: &mut Writer| {
             if b_in_registers {
-                w.line(format!(
-                    "const {b_ty}& b = b_frag[ks][nf];  // B fragment, kept in registers"
-                ));
+                w.line(format!("const {b_ty}& b = b_frag[ks][nf];  // B fragment, kept in registers"));
             } else if b_regs == 1 {
                 w.line(format!("const {b_ty} b = {b_value};  // B fragment: B(ks * FK + {b_k}, nf * FN + {b_j})"));
             } else {
-                w.line(format!(
-                    "{b_ty} b;  // B fragment: register r is B(ks * FK + {b_k}, nf * FN + {b_j})"
-                ));
+                w.line(format!("{b_ty} b;  // B fragment: register r is B(ks * FK + {b_k}, nf * FN + {b_j})"));
                 w.line("#pragma unroll");
-                w.line(format!(
-                    "for (int r = 0; r < {b_regs}; ++r) b[r] = {b_value};"
-                ));
+                w.line(format!("for (int r = 0; r < {b_regs}; ++r) b[r] = {b_value};"));
             }
         };
         let b_fragment = std::rc::Rc::new(b_fragment);
@@ -338,9 +279,7 @@ impl Emitter<'_> {
         // that row's stride is even (and so every pair 16-byte aligned) and the rows are an even
         // count (a pair is all valid or all padding). Padded runs (align_runs(1)) may split a pair.
         let in_stride = match v.slice {
-            Some(SlicePass::First) if tp.cluster_shifted(k) => {
-                k * tp.cluster_slice_width(k) + tp.shared_row_pad() + 1
-            }
+            Some(SlicePass::First) if tp.cluster_shifted(k) => k * tp.cluster_slice_width(k) + tp.shared_row_pad() + 1,
             Some(_) => k * tp.cluster_slice_width(k) + tp.shared_row_pad(),
             None if v.in_staged_stride => tp.staged_row_elems(k),
             None => tp.shared_row_elems(k),
@@ -357,25 +296,13 @@ impl Emitter<'_> {
             && (0..f.lanes).all(|l| {
                 (0..f.a.regs / 2).all(|q| {
                     let (r0, r1) = (2 * q, 2 * q + 1);
-                    f.a.row.at(l, r0).is_multiple_of(2)
-                        && f.a.row.at(l, r1) == f.a.row.at(l, r0) + 1
-                        && f.a.col.at(l, r1) == f.a.col.at(l, r0)
+                    f.a.row.at(l, r0).is_multiple_of(2) && f.a.row.at(l, r1) == f.a.row.at(l, r0) + 1 && f.a.col.at(l, r1) == f.a.col.at(l, r0)
                 })
             });
         let pair_note = self.step_comment(|s| matches!(s, Step::PairRows(_)));
-        let (pair_i, pair_k) = (
-            f.a.row.cpp("lane", "(2 * q)", f.lanes),
-            f.a.col.cpp("lane", "(2 * q)", f.lanes),
-        );
+        let (pair_i, pair_k) = (f.a.row.cpp("lane", "(2 * q)", f.lanes), f.a.col.cpp("lane", "(2 * q)", f.lanes));
         let pair_load = format!("*reinterpret_cast<const double2*>(&{a_src})");
-        let pair_load = if a_guard.is_empty() {
-            pair_load
-        } else {
-            format!(
-                "({}) ? {pair_load} : make_double2(0, 0)",
-                a_guard.join(" && ")
-            )
-        };
+        let pair_load = if a_guard.is_empty() { pair_load } else { format!("({}) ? {pair_load} : make_double2(0, 0)", a_guard.join(" && ")) };
         // The A fragment's registers: `one` receives a one-register fragment, `each` register r.
         let (frag_i, frag_k) = (a_i.clone(), a_k.clone());
         let a_fragment = std::rc::Rc::new(move |w: &mut Writer, one: &str, each: &str| {
@@ -383,17 +310,13 @@ impl Emitter<'_> {
             if a_pairs {
                 w.line(format!("{pair_note}: registers 2q, 2q + 1 are rows i0 + {pair_i} and the next, one 16-byte load"));
                 w.line("#pragma unroll");
-                w.block(
-                    format!("for (int q = 0; q < {}; ++q)", a_regs / 2),
-                    "",
-                    |w| {
-                        w.line(format!("const int a_i = i0 + {pair_i};"));
-                        w.line(format!("const int a_k = ks * FK + {pair_k};"));
-                        w.line(format!("const double2 pair = {pair_load};"));
-                        w.line(format!("{} = pair.x;", each.replace("[r]", "[2 * q]")));
-                        w.line(format!("{} = pair.y;", each.replace("[r]", "[2 * q + 1]")));
-                    },
-                );
+                w.block(format!("for (int q = 0; q < {}; ++q)", a_regs / 2), "", |w| {
+                    w.line(format!("const int a_i = i0 + {pair_i};"));
+                    w.line(format!("const int a_k = ks * FK + {pair_k};"));
+                    w.line(format!("const double2 pair = {pair_load};"));
+                    w.line(format!("{} = pair.x;", each.replace("[r]", "[2 * q]")));
+                    w.line(format!("{} = pair.y;", each.replace("[r]", "[2 * q + 1]")));
+                });
             } else if a_regs == 1 {
                 w.line(format!("const int a_i = i0 + {a_i};"));
                 w.line(format!("const int a_k = ks * FK + {a_k};"));
@@ -413,9 +336,7 @@ impl Emitter<'_> {
             groups
                 .into_iter()
                 .map(|g| {
-                    let call = if g.depth == 1 {
-                        String::new()
-                    } else {
+                    let call = if g.depth == 1 { String::new() } else {
                         let (deep, map) = deep_instruction(tp, f, g.depth);
                         self.d.mma_steps_prelude(f, &deep, &map, "").1
                     };
@@ -423,40 +344,21 @@ impl Emitter<'_> {
                 })
                 .collect::<Vec<_>>()
         });
-        let unroll_note = if tp.unroll_k {
-            self.step_comment(|s| matches!(s, Step::Unroll(Loop::K, _)))
-        } else {
-            String::new()
-        };
+        let unroll_note = if tp.unroll_k { self.step_comment(|s| matches!(s, Step::Unroll(Loop::K, _))) } else { String::new() };
         let fuse_note = {
             let note = self.step_comment(|s| matches!(s, Step::FuseK(_)));
-            let runs: Vec<String> = fused
-                .iter()
-                .flatten()
-                .map(|(g, _)| format!("{} x {} deep from step {}", g.count, g.depth, g.start))
-                .collect();
+            let runs: Vec<String> = fused.iter().flatten().map(|(g, _)| format!("{} x {} deep from step {}", g.count, g.depth, g.start)).collect();
             format!("{note}: the k-steps as {}", runs.join(", then "))
         };
         let tail_code = tp.fma_tail.then(|| {
-            assert!(
-                src == ASource::Direct && v.slice.is_none() && jam == 1,
-                "planned: fma_tail(1) only on direct passes"
-            );
+            assert!(src == ASource::Direct && v.slice.is_none() && jam == 1, "planned: fma_tail(1) only on direct passes");
             let in_at = match () {
                 _ if v.in_runs => "in[a_k * W_STRIDE + (a_i / K) * KR + a_i % K]",
                 _ if v.in_staged_stride => "in[a_k * WS_STRIDE + a_i]",
                 _ if v.in_shared => "in[a_k * W_STRIDE + a_i]",
                 _ => "in[a_k * K2 + a_i]",
             };
-            self.fma_tail_code(
-                tp,
-                f,
-                in_at,
-                out_at,
-                rows_pad,
-                in_stride_even_rows(tp, v, k, rows),
-                mode,
-            )
+            self.fma_tail_code(tp, f, in_at, out_at, rows_pad, in_stride_even_rows(tp, v, k, rows), mode)
         });
         if jam > 1 {
             // The tiles tile, tile + STRIDE, ..., tile + (JAM - 1) * STRIDE of this wave (STRIDE:
@@ -466,16 +368,10 @@ impl Emitter<'_> {
             let stride = if split { "TILE_WAVES" } else { "WAVES" };
             let jam_acc_decl = self.d.mma_acc_decl(f, "acc_all", &format!("JAM][{nfr}"));
             let fused = fused.clone();
-            let (unroll, fuse_note, unroll_note) =
-                (unroll.clone(), fuse_note.clone(), unroll_note.clone());
-            let a_frag_doc = format!(
-                "register {} of this lane is A(i0 + {a_i}, ks * FK + {a_k}) = in(k, i)",
-                reg(a_regs)
-            );
+            let (unroll, fuse_note, unroll_note) = (unroll.clone(), fuse_note.clone(), unroll_note.clone());
+            let a_frag_doc = format!("register {} of this lane is A(i0 + {a_i}, ks * FK + {a_k}) = in(k, i)", reg(a_regs));
             return Box::new(move |w: &mut Writer| {
-                w.line(format!(
-                    "{jam_note}: this wave's tiles tile + u * {stride}, u < JAM, at once."
-                ));
+                w.line(format!("{jam_note}: this wave's tiles tile + u * {stride}, u < JAM, at once."));
                 if split {
                     w.line("const int nf0 = (wave % SPLIT) * WARP_FRAGS;  // this wave's column fragments, in every tile");
                 }
@@ -484,9 +380,7 @@ impl Emitter<'_> {
                 w.line("#pragma unroll");
                 w.block("for (int u = 0; u < JAM; ++u)", "", |w| {
                     w.line(format!("live[u] = tile + u * {stride} < end;"));
-                    w.line(format!(
-                        "i0s[u] = (live[u] ? tile + u * {stride} : tile) * FM;"
-                    ));
+                    w.line(format!("i0s[u] = (live[u] ? tile + u * {stride} : tile) * FM;"));
                 });
                 w.line(&jam_acc_decl);
                 w.line("#pragma unroll");
@@ -524,15 +418,7 @@ impl Emitter<'_> {
                     });
                     deep_b_steps(w, nfr, d, &b_steps_ty, &*b_fragment, &format!("#pragma unroll\nfor (int u = 0; u < JAM; ++u) {call}(acc_all[u][nf], a_steps_all[u], b_steps);"));
                 };
-                k_loop(
-                    w,
-                    fused.as_deref(),
-                    &unroll,
-                    &unroll_note,
-                    &fuse_note,
-                    &one_step,
-                    &deep,
-                );
+                k_loop(w, fused.as_deref(), &unroll, &unroll_note, &fuse_note, &one_step, &deep);
                 w.line("#pragma unroll");
                 w.block("for (int u = 0; u < JAM; ++u)", "", |w| {
                     w.block("if (live[u])", "", |w| {
@@ -546,9 +432,7 @@ impl Emitter<'_> {
         Box::new(move |w: &mut Writer| {
             w.line("const int i0 = tile * FM;");
             if split {
-                w.line(
-                    "const int nf0 = (wave % SPLIT) * WARP_FRAGS;  // this wave's column fragments",
-                );
+                w.line("const int nf0 = (wave % SPLIT) * WARP_FRAGS;  // this wave's column fragments");
             }
             if mode != TileMode::Whole {
                 w.line("auto& acc = acc_all[t];  // this tile's held accumulators");
@@ -591,24 +475,9 @@ impl Emitter<'_> {
                     w.line("const int ks = ks0 + s;");
                     a_fragment(w, "a_steps[s]", "a_steps[s][r]");
                 });
-                deep_b_steps(
-                    w,
-                    nfr,
-                    d,
-                    &b_steps_ty,
-                    &*b_fragment,
-                    &format!("{call}(acc[nf], a_steps, b_steps);"),
-                );
+                deep_b_steps(w, nfr, d, &b_steps_ty, &*b_fragment, &format!("{call}(acc[nf], a_steps, b_steps);"));
             };
-            k_loop(
-                w,
-                fused.as_deref(),
-                &unroll,
-                &unroll_note,
-                &fuse_note,
-                &one_step,
-                &deep,
-            );
+            k_loop(w, fused.as_deref(), &unroll, &unroll_note, &fuse_note, &one_step, &deep);
             if let Some(tail) = &tail_code {
                 w.lines(tail);
             }
@@ -622,27 +491,14 @@ impl Emitter<'_> {
 /// Whether a pass's input rows allow 16-byte loads of two adjacent elements at even offsets
 /// (the FMA tail's row pairs): a shared input of plain runs with an even row stride, at even K.
 fn in_stride_even_rows(tp: &TransformPlan, v: Variant, k: u32, rows: u32) -> bool {
-    v.in_shared
-        && !v.in_runs
-        && v.slice.is_none()
-        && k.is_multiple_of(2)
-        && rows.is_multiple_of(2)
-        && tp.shared_row_elems(k).is_multiple_of(2)
+    v.in_shared && !v.in_runs && v.slice.is_none() && k.is_multiple_of(2) && rows.is_multiple_of(2) && tp.shared_row_elems(k).is_multiple_of(2)
 }
 
 /// The k loop of a tile (or of jammed tiles): `step` per k-step, or with `fuse_k(N)` the runs
 /// of k-steps as the plan groups them (`fused`: each run with the helper its depth calls),
 /// `deep(w, depth, call)` emitting one instruction run from `ks0`; the unroll pragma where
 /// there is a loop to unroll.
-fn k_loop(
-    w: &mut Writer,
-    fused: Option<&[(crate::plan::KStepGroup, String)]>,
-    unroll: &str,
-    unroll_note: &str,
-    fuse_note: &str,
-    step: &dyn Fn(&mut Writer),
-    deep: &dyn Fn(&mut Writer, u32, &str),
-) {
+fn k_loop(w: &mut Writer, fused: Option<&[(crate::plan::KStepGroup, String)]>, unroll: &str, unroll_note: &str, fuse_note: &str, step: &dyn Fn(&mut Writer), deep: &dyn Fn(&mut Writer, u32, &str)) {
     let Some(groups) = fused else {
         if !unroll.is_empty() {
             w.line(unroll);
@@ -654,28 +510,19 @@ fn k_loop(
     for (i, (g, call)) in groups.iter().enumerate() {
         let last = g.start + g.depth * g.count;
         if i == 0 && g.count == 1 && !unroll_note.is_empty() {
-            w.line(format!(
-                "{unroll_note}: one instruction run, no loop to unroll"
-            ));
+            w.line(format!("{unroll_note}: one instruction run, no loop to unroll"));
         }
         let head = if g.count > 1 {
             if i == 0 && !unroll.is_empty() {
                 w.line(unroll);
             }
-            format!(
-                "for (int ks0 = {}; ks0 < {last}; ks0 += {})",
-                g.start, g.depth
-            )
+            format!("for (int ks0 = {}; ks0 < {last}; ks0 += {})", g.start, g.depth)
         } else {
             String::new()
         };
         let body = |w: &mut Writer| {
             if g.count == 1 {
-                let steps = if g.depth == 1 {
-                    format!("k-step {}", g.start)
-                } else {
-                    format!("k-steps {} .. {}", g.start, last - 1)
-                };
+                let steps = if g.depth == 1 { format!("k-step {}", g.start) } else { format!("k-steps {} .. {}", g.start, last - 1) };
                 w.line(format!("const int ks0 = {};  // {steps}", g.start));
             }
             if g.depth == 1 {
@@ -695,14 +542,7 @@ fn k_loop(
 
 /// Per column fragment of the wave (`nfr` of them), the B fragments of `depth` k-steps from
 /// `ks0` side by side, then `issue` (the deep instruction(s) on them).
-fn deep_b_steps(
-    w: &mut Writer,
-    nfr: &str,
-    depth: u32,
-    b_ty: &str,
-    b_fragment: &dyn Fn(&mut Writer),
-    issue: &str,
-) {
+fn deep_b_steps(w: &mut Writer, nfr: &str, depth: u32, b_ty: &str, b_fragment: &dyn Fn(&mut Writer), issue: &str) {
     w.line("#pragma unroll");
     w.block(format!("for (int nf = 0; nf < {nfr}; ++nf)"), "", |w| {
         w.line(format!("{b_ty} b_steps[{depth}];"));

@@ -54,17 +54,7 @@ pub(super) enum SlicePass {
 
 impl Variant {
     pub(super) fn slice(pass: SlicePass) -> Variant {
-        Variant {
-            src: ASource::Direct,
-            in_shared: true,
-            out_shared: pass != SlicePass::Third,
-            c_staged: false,
-            in_place: false,
-            slice: Some(pass),
-            in_runs: false,
-            out_runs: false,
-            in_staged_stride: false,
-        }
+        Variant { src: ASource::Direct, in_shared: true, out_shared: pass != SlicePass::Third, c_staged: false, in_place: false, slice: Some(pass), in_runs: false, out_runs: false, in_staged_stride: false }
     }
 }
 
@@ -89,11 +79,7 @@ impl Variant {
         // unlike the second (padded runs to padded runs): two functions.
         let from_plain = self.out_runs && !self.in_runs;
         if self.in_place {
-            return if from_plain {
-                "gemm_pass_in_place_from_plain"
-            } else {
-                "gemm_pass_in_place"
-            };
+            return if from_plain { "gemm_pass_in_place_from_plain" } else { "gemm_pass_in_place" };
         }
         if from_plain && self.src == ASource::Direct {
             return "gemm_pass_shared_from_plain";

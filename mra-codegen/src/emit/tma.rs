@@ -25,8 +25,7 @@ pub(super) fn mbarrier_helpers() -> String {
 /// thread's generic accesses of shared memory before later bulk copies.
 pub(super) fn bulk_load_helpers() -> String {
     let mut s = String::new();
-    s +=
-        "// `bytes` (a multiple of 16) from global `src` to shared `dst` (both 16-byte aligned).\n";
+    s += "// `bytes` (a multiple of 16) from global `src` to shared `dst` (both 16-byte aligned).\n";
     s += "__device__ __forceinline__ void mra_bulk_copy(void* dst, const void* src, unsigned bytes, void* bar) {\n";
     s += "    asm volatile(\"{ .reg .u64 g; cvta.to.global.u64 g, %1;\\n\\t\"\n";
     s += "                 \"cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [g], %2, [%3]; }\"\n";

@@ -32,14 +32,9 @@ impl Emitter<'_> {
             }
             if tp.b.memory == Memory::Shared {
                 let note = self.step_comment(|s| matches!(s, Step::CacheRead { .. }));
-                self.w.line(format!(
-                    "constexpr int B_STRIDE = K + {};  {note}: row stride of B in shared memory",
-                    tp.b.pad
-                ));
+                self.w.line(format!("constexpr int B_STRIDE = K + {};  {note}: row stride of B in shared memory", tp.b.pad));
             } else {
-                self.w.line(
-                    "constexpr int B_STRIDE = K;  // B is read from global memory as it is stored",
-                );
+                self.w.line("constexpr int B_STRIDE = K;  // B is read from global memory as it is stored");
             }
         }
         self.w.line("");
@@ -47,13 +42,8 @@ impl Emitter<'_> {
             Some(f) => self.tile_gemm_passes(tp, &f),
             None => {
                 self.gemm_pass(tp);
-                let args = if tp.out.is_some() {
-                    ", tid, out_tile"
-                } else {
-                    ", tid"
-                };
-                ["gemm_pass", "gemm_pass", "gemm_pass"]
-                    .map(|name| format!("{name}({{in}}, bm, {{out}}{args});"))
+                let args = if tp.out.is_some() { ", tid, out_tile" } else { ", tid" };
+                ["gemm_pass", "gemm_pass", "gemm_pass"].map(|name| format!("{name}({{in}}, bm, {{out}}{args});"))
             }
         };
         let passes = [0, 1, 2].map(|p| self.pass_for_dim(tp, &passes[p], p));
@@ -65,14 +55,7 @@ impl Emitter<'_> {
         let shared = self.shared_declarations(tp);
         let ws_note = self.step_comment(|s| matches!(s, Step::Workspace(_)));
         let buffers = self.step_comment(|s| matches!(s, Step::Buffers(_)));
-        let b_setup = self.b_setup_call(
-            tp,
-            if tp.b.memory == Memory::Shared {
-                "b_shared"
-            } else {
-                "nullptr"
-            },
-        );
+        let b_setup = self.b_setup_call(tp, if tp.b.memory == Memory::Shared { "b_shared" } else { "nullptr" });
         let pipelined = if tp.pipeline >= 2 {
             self.w.lines(&self.async_copy_helpers(tp));
             Some(self.pipelined_batch_loop(tp, &passes, &b_setup))
@@ -126,23 +109,12 @@ impl Emitter<'_> {
     fn tensor_function(&mut self, tp: &TransformPlan, passes: &[String; 3]) {
         let t = self.t();
         let barrier = self.d.barrier();
-        let whole_stage = if tp.stages_whole_tensor() {
-            self.whole_tensor_stage()
-        } else {
-            String::new()
-        };
-        let c_store = if tp.coalesce_c {
-            self.coalesced_c_store()
-        } else {
-            String::new()
-        };
+        let whole_stage = if tp.stages_whole_tensor() { self.whole_tensor_stage() } else { String::new() };
+        let c_store = if tp.coalesce_c { self.coalesced_c_store() } else { String::new() };
         let coalesce_note = self.step_comment(|s| matches!(s, Step::CoalesceC(_)));
         let b_param = self.b_params_op(tp);
         let c_type = self.c_param_type();
-        let scratch: String = scratch_names(tp, self.plan.request.k)
-            .iter()
-            .map(|n| format!(", {t}* {n}"))
-            .collect();
+        let scratch: String = scratch_names(tp, self.plan.request.k).iter().map(|n| format!(", {t}* {n}")).collect();
         let head = format!(
             "{} void transform_tensor(const {t}* a_n, {b_param}, {c_type} c_n, {t}* w0, {t}* w1, int tid{scratch})",
             self.d.inline_device()
@@ -211,50 +183,28 @@ impl Emitter<'_> {
         let mut end = String::new();
         for (name, count) in &arrays {
             let at = format!("{}_AT", name.to_uppercase());
-            self.w.line(format!(
-                "constexpr int {at} = {};",
-                if end.is_empty() { "0" } else { &end }
-            ));
+            self.w.line(format!("constexpr int {at} = {};", if end.is_empty() { "0" } else { &end }));
             end = format!("{at} + {count}");
         }
         if end.is_empty() {
             self.w.line("constexpr int SHARED_BYTES = 0;");
         } else {
-            self.w.line(format!(
-                "constexpr int SHARED_BYTES = ({end}) * (int)sizeof({t});"
-            ));
+            self.w.line(format!("constexpr int SHARED_BYTES = ({end}) * (int)sizeof({t});"));
         }
-        let ws = if tp.workspace == Memory::Shared {
-            "0"
-        } else {
-            "2 * K3"
-        };
-        self.w
-            .line(format!("constexpr long long WORKSPACE_ELEMS = {ws};"));
+        let ws = if tp.workspace == Memory::Shared { "0" } else { "2 * K3" };
+        self.w.line(format!("constexpr long long WORKSPACE_ELEMS = {ws};"));
         self.w.line("");
         self.w.line("// Transforms one tensor a_n -> c_n (K^3 elements each, device or shared memory; a_n 16-byte");
         self.w.line("// aligned) with the calling block: every thread of a 1-D block of exactly THREADS threads");
         self.w.line("// calls it. smem: SHARED_BYTES bytes of shared memory, 32-byte aligned; workspace: this");
         self.w.line("// block's WORKSPACE_ELEMS elements in device memory. B (K x K, row-major) is loaded on every");
         self.w.line("// call. On return c_n is complete and smem, workspace may be reused (it ends with a barrier).");
-        let scaled = if self.op().scaled {
-            ", double alpha, double beta"
-        } else {
-            ""
-        };
+        let scaled = if self.op().scaled { ", double alpha, double beta" } else { "" };
         let head = format!("{inline} void transform_block(const {t}* a_n, const {t}* b, {t}* c_n, {t}* workspace, void* smem{scaled})");
-        let b_shared = if tp.b.memory == Memory::Shared {
-            "b_shared"
-        } else {
-            "nullptr"
-        };
+        let b_shared = if tp.b.memory == Memory::Shared { "b_shared" } else { "nullptr" };
         let b_setup = self.b_setup_call(tp, b_shared);
         let b_arg = self.b_args_op(tp);
-        let c_arg = if self.op().scaled {
-            "COut{c_n, alpha, beta}"
-        } else {
-            "c_n"
-        };
+        let c_arg = if self.op().scaled { "COut{c_n, alpha, beta}" } else { "c_n" };
         let scratch = scratch_args(tp, self.plan.request.k);
         // coalesce_c(1) ends with the block's reads of w0 (C's store), so a barrier follows.
         let ends_with_barrier = tp.stages_whole_tensor() && !tp.coalesce_c;
@@ -276,20 +226,14 @@ impl Emitter<'_> {
                 w.line(format!("{t}* w0 = workspace;"));
             }
             if tp.shared_buffers == 1 {
-                w.line(format!(
-                    "{t}* w1 = w0;  // buffers(1): passes 0 and 1 write over their input"
-                ));
+                w.line(format!("{t}* w1 = w0;  // buffers(1): passes 0 and 1 write over their input"));
             } else {
                 w.line(format!("{t}* w1 = w0 + {pitch};"));
             }
             w.lines(&b_setup);
-            w.line(format!(
-                "transform_tensor(a_n, {b_arg}, {c_arg}, w0, w1, tid{scratch});"
-            ));
+            w.line(format!("transform_tensor(a_n, {b_arg}, {c_arg}, w0, w1, tid{scratch});"));
             if !ends_with_barrier {
-                w.line(format!(
-                    "{barrier}  // c_n complete; smem, workspace and B free for the next call"
-                ));
+                w.line(format!("{barrier}  // c_n complete; smem, workspace and B free for the next call"));
             }
         });
     }
@@ -297,15 +241,7 @@ impl Emitter<'_> {
     /// Staging of the whole input tensor into `w1` (free until pass 1 writes it): every thread
     /// loads, 16 bytes at a time where the tensor's alignment allows, then one barrier.
     fn whole_tensor_stage(&self) -> String {
-        let cache = self.step_comment(|s| {
-            matches!(
-                s,
-                Step::CacheRead {
-                    operand: crate::ir::Operand::A,
-                    ..
-                }
-            )
-        });
+        let cache = self.step_comment(|s| matches!(s, Step::CacheRead { operand: crate::ir::Operand::A, .. }));
         let k = self.plan.request.k;
         let dtype = self.plan.request.dtype;
         let width = 16 / dtype.bytes();
@@ -333,8 +269,7 @@ impl Emitter<'_> {
             s += &format!("    const int x = e * {width};  // element x of A goes to row x / K2 of the padded layout\n");
             s += &format!("    w1_vec[((x / K2) * {stride} + x % K2) / {width}] = a_vec[e];\n}}\n");
         } else {
-            s +=
-                "// No 16-byte accesses: the tensors or the padded rows are not 16-byte aligned.\n";
+            s += "// No 16-byte accesses: the tensors or the padded rows are not 16-byte aligned.\n";
             s += &format!("for (int e = tid; e < K3; e += THREADS) w1[(e / K2) * {stride} + e % K2] = a_n[e];\n");
         }
         s += &format!("{}  // the tensor is staged\n", self.d.barrier());
@@ -358,9 +293,7 @@ impl Emitter<'_> {
             }
             s += &format!("const {vec_t}* c_staged = reinterpret_cast<const {vec_t}*>(w0);\n");
             s += &format!("{vec_t}* c_vec = reinterpret_cast<{vec_t}*>(c_n);\n");
-            s += &format!(
-                "for (int e = tid; e < K3 / {width}; e += THREADS) c_vec[e] = c_staged[e];\n"
-            );
+            s += &format!("for (int e = tid; e < K3 / {width}; e += THREADS) c_vec[e] = c_staged[e];\n");
         } else {
             s += "// No 16-byte accesses: K³ is odd, so every other tensor's C starts between vectors.\n";
             s += &format!("for (int e = tid; e < K3; e += THREADS) c_n[e] = static_cast<const {t}*>(w0)[e];\n");

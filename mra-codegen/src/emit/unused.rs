@@ -31,9 +31,7 @@ pub fn mark_unused_constants(source: &str) -> String {
                 *m.entry(w).or_default() += 1;
                 m
             });
-            let unused = declared_names(body).iter().any(|name| {
-                uses.get(name).copied().unwrap_or(0) <= here.get(name).copied().unwrap_or(0)
-            });
+            let unused = declared_names(body).iter().any(|name| uses.get(name).copied().unwrap_or(0) <= here.get(name).copied().unwrap_or(0));
             if unused {
                 let indent = line.len() - line.trim_start().len();
                 out.push_str(&line[..indent]);
@@ -57,24 +55,15 @@ pub fn mark_unused_kernel_parameters(source: &str) -> String {
     for (i, line) in lines.iter().enumerate() {
         match parameter_list(line) {
             Some((open, close)) if code_of(line).contains("__global__") => {
-                let body_end = lines[i + 1..]
-                    .iter()
-                    .position(|l| l.trim_end() == "}")
-                    .map_or(lines.len(), |n| i + 1 + n);
-                let body: Vec<&str> = lines[i + 1..body_end]
-                    .iter()
-                    .flat_map(|l| identifiers(code_of(l)))
-                    .collect();
+                let body_end = lines[i + 1..].iter().position(|l| l.trim_end() == "}").map_or(lines.len(), |n| i + 1 + n);
+                let body: Vec<&str> = lines[i + 1..body_end].iter().flat_map(|l| identifiers(code_of(l))).collect();
                 out.push_str(&line[..=open]);
                 let params: Vec<String> = line[open + 1..close]
                     .split(',')
                     .map(|param| {
                         let name = identifiers(param).last().unwrap_or("");
                         let indent = param.len() - param.trim_start().len();
-                        if name.is_empty()
-                            || body.contains(&name)
-                            || param.contains("[[maybe_unused]]")
-                        {
+                        if name.is_empty() || body.contains(&name) || param.contains("[[maybe_unused]]") {
                             param.to_string()
                         } else {
                             format!("{}[[maybe_unused]] {}", &param[..indent], &param[indent..])
@@ -96,10 +85,7 @@ pub fn mark_unused_kernel_parameters(source: &str) -> String {
 fn parameter_list(line: &str) -> Option<(usize, usize)> {
     let code = code_of(line).trim_end();
     let before_brace = code.strip_suffix('{')?.trim_end();
-    let close = before_brace
-        .len()
-        .checked_sub(1)
-        .filter(|&c| before_brace.as_bytes()[c] == b')')?;
+    let close = before_brace.len().checked_sub(1).filter(|&c| before_brace.as_bytes()[c] == b')')?;
     let mut depth = 0usize;
     for (i, b) in before_brace.bytes().enumerate().rev() {
         match b {
@@ -122,25 +108,20 @@ fn code_of(line: &str) -> &str {
 }
 
 fn identifiers(code: &str) -> impl Iterator<Item = &str> {
-    code.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-        .filter(|w| w.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_'))
+    code.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).filter(|w| w.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_'))
 }
 
 /// The names a one-line `constexpr T A = ..., B = ...;` declares: in each comma-separated part,
 /// the identifier right before its first lone `=`. (A comma inside an initializer can add a
 /// part whose "name" is not one; such a name only ever adds an attribute, which is harmless.)
 fn declared_names(declaration: &str) -> Vec<&str> {
-    let Some(end) = declaration.find(';') else {
-        return Vec::new();
-    };
+    let Some(end) = declaration.find(';') else { return Vec::new() };
     declaration[..end]
         .split(',')
         .filter_map(|part| {
             let bytes = part.as_bytes();
             let eq = (0..bytes.len()).find(|&i| {
-                bytes[i] == b'='
-                    && bytes.get(i + 1) != Some(&b'=')
-                    && (i == 0 || !matches!(bytes[i - 1], b'=' | b'<' | b'>' | b'!'))
+                bytes[i] == b'=' && bytes.get(i + 1) != Some(&b'=') && (i == 0 || !matches!(bytes[i - 1], b'=' | b'<' | b'>' | b'!'))
             })?;
             identifiers(&part[..eq]).last()
         })
@@ -164,14 +145,8 @@ mod tests {
         let out = mark_unused_constants(src);
         assert!(out.contains("\nconstexpr int K = 10;"), "{out}");
         assert!(out.contains("\nconstexpr int K2 = K * K;"), "{out}");
-        assert!(
-            out.contains("\n[[maybe_unused]] constexpr int K3 = K * K * K;"),
-            "{out}"
-        );
-        assert!(
-            out.contains("\n[[maybe_unused]] constexpr int SHARED_BYTES = 0;"),
-            "{out}"
-        );
+        assert!(out.contains("\n[[maybe_unused]] constexpr int K3 = K * K * K;"), "{out}");
+        assert!(out.contains("\n[[maybe_unused]] constexpr int SHARED_BYTES = 0;"), "{out}");
         // Nothing else changes.
         assert_eq!(out.replace("[[maybe_unused]] ", ""), src);
     }
@@ -181,23 +156,11 @@ mod tests {
         let src = "    constexpr int FM = 16, FN = 8, FK = 4;\n    int x = FM * FK;\n    constexpr bool EQ = (FM == 16);\n    int y = EQ;\n";
         let out = mark_unused_constants(src);
         // FN is read nowhere: the declaration (which holds it) is marked, its indentation kept.
-        assert!(
-            out.starts_with("    [[maybe_unused]] constexpr int FM = 16, FN = 8, FK = 4;\n"),
-            "{out}"
-        );
+        assert!(out.starts_with("    [[maybe_unused]] constexpr int FM = 16, FN = 8, FK = 4;\n"), "{out}");
         // `==` in an initializer is no declarator; EQ is read.
-        assert!(
-            out.contains("\n    constexpr bool EQ = (FM == 16);\n"),
-            "{out}"
-        );
-        assert_eq!(
-            declared_names("constexpr int FM = 16, FN = 8, FK = 4;"),
-            ["FM", "FN", "FK"]
-        );
-        assert_eq!(
-            declared_names("constexpr long long W = (A <= B) ? 1 : 2;"),
-            ["W"]
-        );
+        assert!(out.contains("\n    constexpr bool EQ = (FM == 16);\n"), "{out}");
+        assert_eq!(declared_names("constexpr int FM = 16, FN = 8, FK = 4;"), ["FM", "FN", "FK"]);
+        assert_eq!(declared_names("constexpr long long W = (A <= B) ? 1 : 2;"), ["W"]);
     }
 
     #[test]
@@ -214,20 +177,11 @@ mod tests {
             "{out}"
         );
         // A device function is not a kernel; a kernel that reads its parameter keeps it plain.
-        assert!(
-            out.starts_with("__device__ void f(double* workspace) {\n"),
-            "{out}"
-        );
-        assert!(
-            out.contains("__global__ void other(double* workspace) {\n"),
-            "{out}"
-        );
+        assert!(out.starts_with("__device__ void f(double* workspace) {\n"), "{out}");
+        assert!(out.contains("__global__ void other(double* workspace) {\n"), "{out}");
         assert_eq!(out.replace("[[maybe_unused]] ", ""), src);
         // Marking twice changes nothing.
         assert_eq!(mark_unused_kernel_parameters(&out), out);
-        assert_eq!(
-            parameter_list("extern \"C\" __global__ void __attribute__((x(1, 2))) k(int a) {\n"),
-            Some((53, 59))
-        );
+        assert_eq!(parameter_list("extern \"C\" __global__ void __attribute__((x(1, 2))) k(int a) {\n"), Some((53, 59)));
     }
 }

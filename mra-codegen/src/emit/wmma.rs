@@ -8,19 +8,12 @@ use super::writer::Writer;
 /// The `__dmma_m8n8k4_*` built-ins are what `nvcuda::wmma::load_matrix_sync`, `mma_sync` and
 /// `store_matrix_sync` call for these fragment types (CUDA's crt/mma.hpp); NVRTC provides them
 /// without headers.
-pub(super) fn wmma_body(
-    k: u32,
-    stage_c: bool,
-    unroll: String,
-    zero: &'static str,
-) -> impl Fn(&mut Writer) {
+pub(super) fn wmma_body(k: u32, stage_c: bool, unroll: String, zero: &'static str) -> impl Fn(&mut Writer) {
     move |w: &mut Writer| {
         w.line("const int i0 = tile * FM;");
         w.line("double acc[N_FRAGS][2];");
         w.line("#pragma unroll");
-        w.line(format!(
-            "for (int nf = 0; nf < N_FRAGS; ++nf) acc[nf][0] = acc[nf][1] = {zero};"
-        ));
+        w.line(format!("for (int nf = 0; nf < N_FRAGS; ++nf) acc[nf][0] = acc[nf][1] = {zero};"));
         if !unroll.is_empty() {
             w.line(&unroll);
         }

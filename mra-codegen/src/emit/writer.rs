@@ -30,17 +30,8 @@ impl Writer {
 
     /// `head {`, then the body one level deeper, then `}` + `tail` (an empty `head`: a bare
     /// scope).
-    pub fn block(
-        &mut self,
-        head: impl AsRef<str>,
-        tail: &str,
-        body: impl FnOnce(&mut Self),
-    ) -> &mut Self {
-        self.line(if head.as_ref().is_empty() {
-            "{".to_string()
-        } else {
-            format!("{} {{", head.as_ref())
-        });
+    pub fn block(&mut self, head: impl AsRef<str>, tail: &str, body: impl FnOnce(&mut Self)) -> &mut Self {
+        self.line(if head.as_ref().is_empty() { "{".to_string() } else { format!("{} {{", head.as_ref()) });
         self.depth += 1;
         body(self);
         self.depth -= 1;

@@ -24,14 +24,7 @@ use serde::Serialize;
 /// generated levels of the sweeps (README tables) where they fit: fused-split (K = 32, sm_90,
 /// f64), fused-pipe (NVIDIA sm_80+, K <= 24 on sm_90), fused-cluster (sm_90: K = 25..31, where
 /// one tensor no longer fits a block), then the levels of [`BLOCK_CHAIN`].
-pub const DEFAULT_CHAIN: &[&str] = &[
-    "fused-split",
-    "fused-pipe",
-    "fused-cluster",
-    "fused",
-    "L7-breg",
-    "L3-regblk",
-];
+pub const DEFAULT_CHAIN: &[&str] = &["fused-split", "fused-pipe", "fused-cluster", "fused", "L7-breg", "L3-regblk"];
 
 /// Levels tried in order for the block-level device function (`transform_block`, one tensor per
 /// block) where the launcher's level has none: fused-pipe (its block-level function is the
@@ -72,11 +65,7 @@ impl Entry {
 
     /// Dynamic shared memory the kernel launches with (0: static arrays only).
     pub fn dynamic_shared_bytes(&self) -> u32 {
-        if self.kernel.plan.dynamic_shared {
-            self.kernel.plan.shared_bytes
-        } else {
-            0
-        }
+        if self.kernel.plan.dynamic_shared { self.kernel.plan.shared_bytes } else { 0 }
     }
 
     /// The kernel whose `transform_block` the device part holds.
@@ -111,11 +100,7 @@ impl Entry {
     }
 
     fn source_name(&self) -> String {
-        format!(
-            "{}.{}",
-            self.kernel.entry,
-            source_ext(self.kernel.plan.request.arch)
-        )
+        format!("{}.{}", self.kernel.entry, source_ext(self.kernel.plan.request.arch))
     }
 
     fn device_header_name(&self) -> String {
@@ -137,28 +122,11 @@ pub enum ExportError {
     #[error("K={k}: {source}")]
     Plan { k: u32, source: PlanError },
     #[error("K={k}: level {level} is {what}; export needs a level with a transform kernel of its own (e.g. fused, L7, L3)")]
-    NoKernel {
-        k: u32,
-        level: String,
-        what: &'static str,
-    },
+    NoKernel { k: u32, level: String, what: &'static str },
     #[error("K={k}: no level of {chain} lowers for {arch} in {dtype}: {why}")]
-    NoDefault {
-        k: u32,
-        chain: String,
-        arch: &'static str,
-        dtype: DType,
-        why: String,
-    },
+    NoDefault { k: u32, chain: String, arch: &'static str, dtype: DType, why: String },
     #[error("K={k}: level {level} spreads a tensor over several blocks, and no level of {chain} has a block-level transform_block for {arch} in {dtype}: {why}")]
-    NoBlockFunction {
-        k: u32,
-        level: String,
-        chain: String,
-        arch: &'static str,
-        dtype: DType,
-        why: String,
-    },
+    NoBlockFunction { k: u32, level: String, chain: String, arch: &'static str, dtype: DType, why: String },
     #[error("-K {k} is listed twice")]
     Duplicate { k: u32 },
 }
@@ -166,13 +134,7 @@ pub enum ExportError {
 /// The kernel for `k` at `level` (exactly that level: an error says why it cannot). Where the
 /// level spreads a tensor over several blocks, the block-level function comes from
 /// [`BLOCK_CHAIN`] ([`Entry::block`]).
-pub fn entry_for(
-    level: &Schedule,
-    k: u32,
-    arch: &'static Arch,
-    dtype: DType,
-    reason: String,
-) -> Result<Entry, ExportError> {
+pub fn entry_for(level: &Schedule, k: u32, arch: &'static Arch, dtype: DType, reason: String) -> Result<Entry, ExportError> {
     // A code calls the launcher once over its batch: the tuned defaults timed that way.
     let req = Request { k, arch, dtype };
     let level = level.at_in(req, crate::tuned_defaults::Regime::Api);
@@ -181,18 +143,8 @@ pub fn entry_for(
         Body::Transform(tp) if tp.cluster > 1 => Some("a thread-block cluster"),
         Body::Transform(tp) if tp.split_output > 1 => Some("two blocks (split_output)"),
         Body::Transform(_) => None,
-        Body::Copy { shadow: None, .. } => {
-            return Err(no_kernel(k, &level, "the copy floor (no transform)"))
-        }
-        Body::Copy {
-            shadow: Some(_), ..
-        } => {
-            return Err(no_kernel(
-                k,
-                &level,
-                "the measured bound (a copy beside discarded matrix instructions, no transform)",
-            ))
-        }
+        Body::Copy { shadow: None, .. } => return Err(no_kernel(k, &level, "the copy floor (no transform)")),
+        Body::Copy { shadow: Some(_), .. } => return Err(no_kernel(k, &level, "the measured bound (a copy beside discarded matrix instructions, no transform)")),
         Body::Library(_) => return Err(no_kernel(k, &level, "vendor BLAS calls, not a kernel")),
     };
     let block = match multi {
@@ -201,64 +153,32 @@ pub fn entry_for(
         // from the same level with stack(1).
         None => match one_tensor_per_pass(&level, req) {
             Some(one) => {
-                let kernel =
-                    emit::generate(&one, req).map_err(|source| ExportError::Plan { k, source })?;
+                let kernel = emit::generate(&one, req).map_err(|source| ExportError::Plan { k, source })?;
                 let reason = format!("{} stacks {} tensors per pass: transform_block is the same level with stack(1), one tensor per call", level.name, kernel_stack(&level, req));
-                Some(Block {
-                    schedule: one,
-                    kernel,
-                    reason,
-                })
+                Some(Block { schedule: one, kernel, reason })
             }
             None => None,
         },
     };
-    Ok(Entry {
-        k,
-        schedule: level,
-        kernel,
-        reason,
-        block,
-    })
+    Ok(Entry { k, schedule: level, kernel, reason, block })
 }
 
 fn no_kernel(k: u32, level: &Schedule, what: &'static str) -> ExportError {
-    ExportError::NoKernel {
-        k,
-        level: level.name.clone(),
-        what,
-    }
+    ExportError::NoKernel { k, level: level.name.clone(), what }
 }
 
 /// `level` generated for `k` (with `stack(1)` where it would stack tensors; the reason says so).
-fn kernel_for(
-    level: &Schedule,
-    k: u32,
-    arch: &'static Arch,
-    dtype: DType,
-    reason: String,
-) -> Result<(Schedule, Kernel, String), ExportError> {
+fn kernel_for(level: &Schedule, k: u32, arch: &'static Arch, dtype: DType, reason: String) -> Result<(Schedule, Kernel, String), ExportError> {
     let one = one_tensor_per_pass(level, Request { k, arch, dtype });
-    let reason = if one.is_some() {
-        format!("{reason}; stack(1): transform_block is one tensor per call")
-    } else {
-        reason
-    };
+    let reason = if one.is_some() { format!("{reason}; stack(1): transform_block is one tensor per call") } else { reason };
     let level = one.unwrap_or_else(|| level.clone());
-    let kernel = emit::generate(&level, Request { k, arch, dtype })
-        .map_err(|source| ExportError::Plan { k, source })?;
+    let kernel = emit::generate(&level, Request { k, arch, dtype }).map_err(|source| ExportError::Plan { k, source })?;
     Ok((level, kernel, reason))
 }
 
 /// The block-level function for `k` beside a launcher level (`launcher`) that spreads a tensor
 /// over `what`: the first level of [`BLOCK_CHAIN`] that lowers.
-fn block_for(
-    k: u32,
-    arch: &'static Arch,
-    dtype: DType,
-    launcher: &str,
-    what: &str,
-) -> Result<Block, ExportError> {
+fn block_for(k: u32, arch: &'static Arch, dtype: DType, launcher: &str, what: &str) -> Result<Block, ExportError> {
     let mut why = Vec::new();
     for name in BLOCK_CHAIN {
         let level = levels::find(name).expect("the block chain names levels");
@@ -266,32 +186,18 @@ fn block_for(
             Ok(_) => {
                 let reason = format!("{launcher} spreads a tensor over {what}: transform_block from {name}, the first of {} that fits", BLOCK_CHAIN.join(", "));
                 let (schedule, kernel, reason) = kernel_for(&level, k, arch, dtype, reason)?;
-                return Ok(Block {
-                    schedule,
-                    kernel,
-                    reason,
-                });
+                return Ok(Block { schedule, kernel, reason });
             }
             Err(e) => why.push(e.to_string()),
         }
     }
-    Err(ExportError::NoBlockFunction {
-        k,
-        level: launcher.to_string(),
-        chain: BLOCK_CHAIN.join(", "),
-        arch: arch.name,
-        dtype,
-        why: distinct_clauses(&why),
-    })
+    Err(ExportError::NoBlockFunction { k, level: launcher.to_string(), chain: BLOCK_CHAIN.join(", "), arch: arch.name, dtype, why: distinct_clauses(&why) })
 }
 
 /// The tensors `level`'s passes span at `req` (`stack(N)`; 1 where it has none).
 fn kernel_stack(level: &Schedule, req: Request) -> u32 {
     match level.plan(req) {
-        Ok(crate::Plan {
-            body: Body::Transform(tp),
-            ..
-        }) => tp.stack,
+        Ok(crate::Plan { body: Body::Transform(tp), .. }) => tp.stack,
         _ => 1,
     }
 }
@@ -306,9 +212,7 @@ fn one_tensor_per_pass(level: &Schedule, req: Request) -> Option<Schedule> {
     if !(stacked && tunable) {
         return None;
     }
-    level
-        .with_config(&[("stack".to_string(), 1)].into_iter().collect())
-        .ok()
+    level.with_config(&[("stack".to_string(), 1)].into_iter().collect()).ok()
 }
 
 /// The default level for `k`: the first level of [`DEFAULT_CHAIN`] that lowers.
@@ -322,13 +226,7 @@ pub fn default_level(k: u32, arch: &'static Arch, dtype: DType) -> Result<Schedu
             Err(e) => why.push(e.to_string()),
         }
     }
-    Err(ExportError::NoDefault {
-        k,
-        chain: DEFAULT_CHAIN.join(", "),
-        arch: arch.name,
-        dtype,
-        why: distinct_clauses(&why),
-    })
+    Err(ExportError::NoDefault { k, chain: DEFAULT_CHAIN.join(", "), arch: arch.name, dtype, why: distinct_clauses(&why) })
 }
 
 /// The levels' reasons joined by "; ", each clause said once: they share their endings (which
@@ -406,27 +304,12 @@ pub fn bundle(entries: &[Entry], generator: &str) -> Result<Vec<File>, ExportErr
     }
     let mut files = Vec::new();
     for e in entries {
-        files.push(File {
-            path: e.source_name(),
-            text: e.kernel.source.clone(),
-        });
-        files.push(File {
-            path: e.device_header_name(),
-            text: device_header(e),
-        });
+        files.push(File { path: e.source_name(), text: e.kernel.source.clone() });
+        files.push(File { path: e.device_header_name(), text: device_header(e) });
     }
-    files.push(File {
-        path: "mra_transform_device.h".into(),
-        text: umbrella_device_header(entries),
-    });
-    files.push(File {
-        path: "mra_transform.h".into(),
-        text: header::host_header(entries, generator),
-    });
-    files.push(File {
-        path: "README.md".into(),
-        text: readme::readme(entries, generator),
-    });
+    files.push(File { path: "mra_transform_device.h".into(), text: umbrella_device_header(entries) });
+    files.push(File { path: "mra_transform.h".into(), text: header::host_header(entries, generator) });
+    files.push(File { path: "README.md".into(), text: readme::readme(entries, generator) });
     let manifest: Vec<ManifestEntry> = entries
         .iter()
         .map(|e| ManifestEntry {
@@ -446,10 +329,7 @@ pub fn bundle(entries: &[Entry], generator: &str) -> Result<Vec<File>, ExportErr
             grid_multiple: e.grid_multiple(),
             block: ManifestBlock {
                 level: &e.block_kernel().level,
-                reason: e
-                    .block
-                    .as_ref()
-                    .map_or("the launcher's kernel", |b| b.reason.as_str()),
+                reason: e.block.as_ref().map_or("the launcher's kernel", |b| b.reason.as_str()),
                 namespace: e.block_namespace(),
                 threads: e.block_kernel().plan.threads,
                 shared_bytes: e.block_kernel().plan.shared_bytes,
@@ -458,10 +338,7 @@ pub fn bundle(entries: &[Entry], generator: &str) -> Result<Vec<File>, ExportErr
         })
         .collect();
     let text = serde_json::to_string_pretty(&manifest).expect("plain data serializes") + "\n";
-    files.push(File {
-        path: "manifest.json".into(),
-        text,
-    });
+    files.push(File { path: "manifest.json".into(), text });
     Ok(files)
 }
 
@@ -472,15 +349,7 @@ pub fn alias(k: u32, dtype: DType) -> String {
 
 /// The include guard of a device header.
 fn guard(name: &str) -> String {
-    name.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_uppercase()
-            } else {
-                '_'
-            }
-        })
-        .collect()
+    name.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_uppercase() } else { '_' }).collect()
 }
 
 /// The block kernel's source up to its namespace's end (prelude, constants, device functions),
@@ -490,10 +359,7 @@ fn device_header(e: &Entry) -> String {
     let end_line = emit::namespace_end(&ns);
     let block = e.block_kernel();
     let src = &block.source;
-    let end = src
-        .find(&end_line)
-        .expect("a transform kernel closes its namespace")
-        + end_line.len();
+    let end = src.find(&end_line).expect("a transform kernel closes its namespace") + end_line.len();
     let g = guard(&e.device_header_name());
     let inner = &ns["mra::".len()..];
     let dtype = block.plan.request.dtype;
@@ -514,10 +380,7 @@ fn device_header(e: &Entry) -> String {
         ),
     };
     let kernel_note = match &e.block {
-        None => format!(
-            "that is in {}, which this header does not conflict with",
-            e.source_name()
-        ),
+        None => format!("that is in {}, which this header does not conflict with", e.source_name()),
         Some(_) => format!("{}'s is not part of this export", block.level),
     };
     format!(
@@ -541,12 +404,7 @@ fn umbrella_device_header(entries: &[Entry]) -> String {
          #ifndef MRA_TRANSFORM_DEVICE_H\n#define MRA_TRANSFORM_DEVICE_H\n\n",
     );
     for e in entries {
-        s += &format!(
-            "#include \"{}\"  // K = {}: {}\n",
-            e.device_header_name(),
-            e.k,
-            e.block_kernel().level
-        );
+        s += &format!("#include \"{}\"  // K = {}: {}\n", e.device_header_name(), e.k, e.block_kernel().level);
     }
     s += "\n#endif  // MRA_TRANSFORM_DEVICE_H\n";
     s

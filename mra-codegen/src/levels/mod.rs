@@ -74,16 +74,12 @@ pub fn find(sel: &str) -> Result<Schedule, UnknownLevel> {
     all()
         .into_iter()
         .find(|s| s.name.to_ascii_lowercase() == want || (number.is_some() && s.number == number))
-        .ok_or_else(|| UnknownLevel {
-            given: crate::quote(sel),
-        })
+        .ok_or_else(|| UnknownLevel { given: crate::quote(sel) })
 }
 
 /// Where a level can run: for each arch and dtype, the K in 1..=K_MAX it lowers for.
 pub fn supported_ks(schedule: &Schedule, arch: &'static Arch, dtype: DType) -> Vec<u32> {
-    (1..=K_MAX)
-        .filter(|&k| schedule.plan(Request { k, arch, dtype }).is_ok())
-        .collect()
+    (1..=K_MAX).filter(|&k| schedule.plan(Request { k, arch, dtype }).is_ok()).collect()
 }
 
 /// Compact form of a K list: `1-32`, `1-14`, `16, 32`.
@@ -95,20 +91,10 @@ pub fn describe_ks(ks: &[u32]) -> String {
         while j + 1 < ks.len() && ks[j + 1] == ks[j] + 1 {
             j += 1;
         }
-        parts.push(if j > i + 1 {
-            format!("{}-{}", ks[i], ks[j])
-        } else if j == i + 1 {
-            format!("{}, {}", ks[i], ks[j])
-        } else {
-            ks[i].to_string()
-        });
+        parts.push(if j > i + 1 { format!("{}-{}", ks[i], ks[j]) } else if j == i + 1 { format!("{}, {}", ks[i], ks[j]) } else { ks[i].to_string() });
         i = j + 1;
     }
-    if parts.is_empty() {
-        "none".into()
-    } else {
-        parts.join(", ")
-    }
+    if parts.is_empty() { "none".into() } else { parts.join(", ") }
 }
 
 /// All archs, for `levels` listings.

@@ -33,48 +33,25 @@ pub(super) struct SplitRequest {
 impl Schedule {
     /// `cluster(N)`: the blocks of one thread-block cluster that share a tensor (1: none),
     /// checked against the fused form (`whole`) and the other steps' values.
-    pub(super) fn plan_cluster(
-        &self,
-        req: Request,
-        whole: bool,
-        pipeline: u32,
-        shared_buffers: u32,
-        tensors: u32,
-    ) -> Result<u32, PlanError> {
+    pub(super) fn plan_cluster(&self, req: Request, whole: bool, pipeline: u32, shared_buffers: u32, tensors: u32) -> Result<u32, PlanError> {
         let Request { k, arch, .. } = req;
-        let malformed = |what: &str| PlanError::Malformed {
-            level: self.name.clone(),
-            what: what.into(),
-        };
-        let cluster = self
-            .step_value(|s| match s {
-                Step::Cluster(v) => Some(v),
-                _ => None,
-            })
-            .unwrap_or(1);
+        let malformed = |what: &str| PlanError::Malformed { level: self.name.clone(), what: what.into() };
+        let cluster = self.step_value(|s| match s {
+            Step::Cluster(v) => Some(v),
+            _ => None,
+        })
+        .unwrap_or(1);
         if cluster != 1 {
-            if !(2..=8).contains(&cluster)
-                || !whole
-                || pipeline != 2
-                || !(3..=4).contains(&shared_buffers)
-                || tensors != 1
-            {
+            if !(2..=8).contains(&cluster) || !whole || pipeline != 2 || !(3..=4).contains(&shared_buffers) || tensors != 1 {
                 return Err(malformed("cluster(N) splits the fused passes of pipeline(2) with buffers(3) (slice, intermediate, gather buffer) or buffers(4) (two gather buffers) over N blocks: tensorize(mma), cache_read(A, shared), workspace(shared), no tensors(..); 2 <= N <= 8"));
             }
             if arch.max_cluster_blocks < cluster {
                 let why = if arch.max_cluster_blocks <= 1 {
                     format!("cluster({cluster}) needs thread-block clusters with distributed shared memory (NVIDIA sm_90+); run fused-pipe (K <= 24) or L7-breg there")
                 } else {
-                    format!(
-                        "cluster({cluster}) exceeds the {} blocks a cluster may have",
-                        arch.max_cluster_blocks
-                    )
+                    format!("cluster({cluster}) exceeds the {} blocks a cluster may have", arch.max_cluster_blocks)
                 };
-                return Err(PlanError::ArchUnsupported {
-                    level: self.name.clone(),
-                    arch: arch.name,
-                    why,
-                });
+                return Err(PlanError::ArchUnsupported { level: self.name.clone(), arch: arch.name, why });
             }
             // Every block of the cluster must hold part of the second index.
             let width = slice_width(k, cluster);
@@ -93,28 +70,11 @@ impl Schedule {
     }
 
     /// `async_exchange(1)`: whether `cluster(N)`'s blocks send pass 0's output with `st.async`.
-    pub(super) fn plan_async_exchange(
-        &self,
-        req: Request,
-        cluster: u32,
-    ) -> Result<bool, PlanError> {
+    pub(super) fn plan_async_exchange(&self, req: Request, cluster: u32) -> Result<bool, PlanError> {
         let Request { k, dtype, .. } = req;
-        let malformed = |what: &str| PlanError::Malformed {
-            level: self.name.clone(),
-            what: what.into(),
-        };
+        let malformed = |what: &str| PlanError::Malformed { level: self.name.clone(), what: what.into() };
         let async_exchange = self
-            .switch(
-                |s| {
-                    if let Step::AsyncExchange(v) = s {
-                        Some(v)
-                    } else {
-                        None
-                    }
-                },
-                "async_exchange",
-                "0 (stores and a cluster barrier) or 1 (asynchronous stores)",
-            )
+            .switch(|s| if let Step::AsyncExchange(v) = s { Some(v) } else { None }, "async_exchange", "0 (stores and a cluster barrier) or 1 (asynchronous stores)")
             .map_err(|e| malformed(&e))?;
         if async_exchange {
             if cluster == 1 {
@@ -136,22 +96,9 @@ impl Schedule {
     /// `late_wait(1)`: whether `cluster(N)`'s pass 0 waits at the cluster barrier after each
     /// wave's first tile.
     pub(super) fn plan_late_wait(&self, cluster: u32) -> Result<bool, PlanError> {
-        let malformed = |what: &str| PlanError::Malformed {
-            level: self.name.clone(),
-            what: what.into(),
-        };
+        let malformed = |what: &str| PlanError::Malformed { level: self.name.clone(), what: what.into() };
         let late_wait = self
-            .switch(
-                |s| {
-                    if let Step::LateWait(v) = s {
-                        Some(v)
-                    } else {
-                        None
-                    }
-                },
-                "late_wait",
-                "0 (the block waits before pass 0) or 1 (each wave after its first tile)",
-            )
+            .switch(|s| if let Step::LateWait(v) = s { Some(v) } else { None }, "late_wait", "0 (the block waits before pass 0) or 1 (each wave after its first tile)")
             .map_err(|e| malformed(&e))?;
         if late_wait && cluster == 1 {
             return Err(malformed("late_wait(1) places the cluster barrier wait of cluster(N)'s pass 0: it needs cluster(N) with N >= 2"));
@@ -164,14 +111,9 @@ impl Schedule {
     /// every pass's A operand Bᵀ in registers in the chain's k order, the slices copied by bulk
     /// copies (sm_90). Anything else is refused here, naming what runs instead.
     pub(super) fn check_split_output(&self, r: SplitRequest) -> Result<(), PlanError> {
-        let malformed = |what: &str| PlanError::Malformed {
-            level: self.name.clone(),
-            what: what.into(),
-        };
+        let malformed = |what: &str| PlanError::Malformed { level: self.name.clone(), what: what.into() };
         if r.split_output != 2 {
-            return Err(malformed(
-                "split_output(N) takes 1 (none) or 2 (halves of z)",
-            ));
+            return Err(malformed("split_output(N) takes 1 (none) or 2 (halves of z)"));
         }
         if !r.whole || !r.others_plain {
             return Err(malformed("split_output(2) is its own layout of the fused passes: tensorize(mma), cache_read(A, shared), workspace(shared), without pipeline, buffers, cluster, tensors, stack, unroll(rows), split_cols, fma_tail, pair_rows or align_runs"));
@@ -185,12 +127,8 @@ impl Schedule {
         if r.prefetch_l2 == 1 || r.prefetch_l2 > 4 {
             return Err(malformed("prefetch_l2(N) takes 0 (none) or 2 to 4 slices ahead of the one read (1 is the slice the bulk copy is loading)"));
         }
-        let instead =
-            "fused-cluster runs at K = 25..32 on sm_90 (`mra-bench levels` lists every level's K)";
-        if r.arch.vendor != crate::Vendor::Nvidia
-            || !r.arch.bulk_async_copy
-            || !r.arch.has(MatrixInstr::MmaSyncM16n8k8F64)
-        {
+        let instead = "fused-cluster runs at K = 25..32 on sm_90 (`mra-bench levels` lists every level's K)";
+        if r.arch.vendor != crate::Vendor::Nvidia || !r.arch.bulk_async_copy || !r.arch.has(MatrixInstr::MmaSyncM16n8k8F64) {
             return Err(PlanError::ArchUnsupported {
                 level: self.name.clone(),
                 arch: r.arch.name,
@@ -198,11 +136,7 @@ impl Schedule {
             });
         }
         if r.dtype != DType::F64 {
-            return Err(PlanError::DTypeUnsupported {
-                level: self.name.clone(),
-                dtype: r.dtype,
-                why: "split_output(2) is written for the f64 m16n8k8 layouts".into(),
-            });
+            return Err(PlanError::DTypeUnsupported { level: self.name.clone(), dtype: r.dtype, why: "split_output(2) is written for the f64 m16n8k8 layouts".into() });
         }
         if r.k != 32 {
             return Err(PlanError::KUnsupported {
@@ -212,9 +146,7 @@ impl Schedule {
             });
         }
         if r.threads != 256 {
-            return Err(malformed(
-                "split_output(2) gives each of 8 warps 4 slices of a: threads(256)",
-            ));
+            return Err(malformed("split_output(2) gives each of 8 warps 4 slices of a: threads(256)"));
         }
         if ![2, 4].contains(&r.fuse_k) {
             return Err(malformed("chain(1) reads m16n8k8 accumulator columns as k-slots: fuse_k(2) (m16n8k8) or fuse_k(4) (m16n8k16)"));
@@ -223,15 +155,8 @@ impl Schedule {
     }
 
     /// `co_schedule(1)`: whether a tensor's `split_output` blocks launch as one cluster.
-    pub(super) fn plan_co_schedule(
-        &self,
-        arch: &Arch,
-        split_output: u32,
-    ) -> Result<bool, PlanError> {
-        let malformed = |what: &str| PlanError::Malformed {
-            level: self.name.clone(),
-            what: what.into(),
-        };
+    pub(super) fn plan_co_schedule(&self, arch: &Arch, split_output: u32) -> Result<bool, PlanError> {
+        let malformed = |what: &str| PlanError::Malformed { level: self.name.clone(), what: what.into() };
         let co_schedule = self
             .switch(|s| if let Step::CoSchedule(v) = s { Some(v) } else { None }, "co_schedule", "0 (a tensor's blocks launch independently) or 1 (as one thread-block cluster, starting together)")
             .map_err(|e| malformed(&e))?;

@@ -17,21 +17,13 @@ pub fn k_step_groups(k_steps: u32, n: u32) -> Vec<KStepGroup> {
     let n = n.max(1);
     let mut groups = Vec::new();
     if k_steps / n > 0 {
-        groups.push(KStepGroup {
-            start: 0,
-            depth: n,
-            count: k_steps / n,
-        });
+        groups.push(KStepGroup { start: 0, depth: n, count: k_steps / n });
     }
     let (mut start, mut left) = (k_steps / n * n, k_steps % n);
     let mut depth = n / 2;
     while left > 0 {
         if left >= depth {
-            groups.push(KStepGroup {
-                start,
-                depth,
-                count: 1,
-            });
+            groups.push(KStepGroup { start, depth, count: 1 });
             start += depth;
             left -= depth;
         }

@@ -34,10 +34,7 @@ pub use transform::{Staging, TransformPlan};
 pub enum Body {
     /// The floor: read each tensor once, write it once; with `shadow`, the `bound` level's
     /// matrix instructions beside the copy.
-    Copy {
-        vector: u32,
-        shadow: Option<Shadow>,
-    },
+    Copy { vector: u32, shadow: Option<Shadow> },
     Transform(TransformPlan),
     /// Vendor BLAS calls; the generated kernel (if any) is a one-time setup kernel.
     Library(LibraryCall),
@@ -81,10 +78,7 @@ impl Schedule {
         if !(1..=K_MAX).contains(&k) {
             return Err(PlanError::KOutOfRange(k));
         }
-        let malformed = |what: &str| PlanError::Malformed {
-            level: self.name.clone(),
-            what: what.into(),
-        };
+        let malformed = |what: &str| PlanError::Malformed { level: self.name.clone(), what: what.into() };
         let threads = self
             .iter_steps()
             .find_map(|s| match s {
@@ -105,11 +99,7 @@ impl Schedule {
                 level: self.name.clone(),
                 threads,
                 wave: arch.wave_size,
-                unit: if arch.vendor == crate::Vendor::Nvidia {
-                    "warp"
-                } else {
-                    "wavefront"
-                },
+                unit: if arch.vendor == crate::Vendor::Nvidia { "warp" } else { "wavefront" },
                 arch: arch.name,
             });
         }
@@ -127,11 +117,7 @@ impl Schedule {
         // Half-width types are matrix-core inputs: generated for the tensorized levels (and the
         // copy floor) on AMD, whose RDNA WMMA takes them.
         if dtype.is_matrix_input() {
-            let unsupported = |why: &str| PlanError::DTypeUnsupported {
-                level: self.name.clone(),
-                dtype,
-                why: why.into(),
-            };
+            let unsupported = |why: &str| PlanError::DTypeUnsupported { level: self.name.clone(), dtype, why: why.into() };
             if arch.vendor != crate::Vendor::Amd {
                 return Err(unsupported(&format!(
                     "f16/bf16 are generated for AMD RDNA matrix cores (gfx1100, gfx1151, gfx1201), not for {}",
@@ -143,9 +129,7 @@ impl Schedule {
             }
             let tensorized = self.iter_steps().any(|s| matches!(s, Step::Tensorize(_)));
             if copy.is_none() && !tensorized {
-                return Err(unsupported(
-                    "it is thread-mapped; f16/bf16 run only on matrix-core levels (tensorize)",
-                ));
+                return Err(unsupported("it is thread-mapped; f16/bf16 run only on matrix-core levels (tensorize)"));
             }
         }
         let mut per_tensor = 0;
@@ -175,29 +159,14 @@ impl Schedule {
             });
         }
         let dynamic_shared = shared > arch.shared_bytes_default as u64;
-        self.check_constraints(k, arch, dtype)
-            .map_err(|why| PlanError::Constraint {
-                level: self.name.clone(),
-                why,
-            })?;
-        let min_blocks = self
-            .step_value(|s| match s {
-                Step::LaunchBounds { min_blocks } => Some(min_blocks),
-                _ => None,
-            })
-            .filter(|&m| m > 1);
+        self.check_constraints(k, arch, dtype).map_err(|why| PlanError::Constraint { level: self.name.clone(), why })?;
+        let min_blocks = self.step_value(|s| match s {
+            Step::LaunchBounds { min_blocks } => Some(min_blocks),
+            _ => None,
+        })
+        .filter(|&m| m > 1);
         let persistent = self
-            .switch(
-                |s| {
-                    if let Step::Persistent(v) = s {
-                        Some(v)
-                    } else {
-                        None
-                    }
-                },
-                "persistent",
-                "0 (min(N, M) blocks) or 1 (at most the blocks the GPU holds at once)",
-            )
+            .switch(|s| if let Step::Persistent(v) = s { Some(v) } else { None }, "persistent", "0 (min(N, M) blocks) or 1 (at most the blocks the GPU holds at once)")
             .map_err(|e| malformed(&e))?;
         if persistent {
             match &body {
@@ -257,9 +226,7 @@ impl Plan {
     /// tensor. A launch uses at most this many (and at most M).
     pub fn work_blocks(&self, nfuncs: usize) -> usize {
         match self.body {
-            Body::Transform(tp) => {
-                nfuncs.div_ceil(tp.stack.max(1) as usize) * tp.split_output.max(1) as usize
-            }
+            Body::Transform(tp) => nfuncs.div_ceil(tp.stack.max(1) as usize) * tp.split_output.max(1) as usize,
             _ => nfuncs,
         }
     }

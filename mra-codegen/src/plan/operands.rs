@@ -31,10 +31,7 @@ impl Schedule {
     /// checked for `req` with `threads` per block.
     pub(super) fn plan_operands(&self, req: Request, threads: u32) -> Result<Operands, PlanError> {
         let Request { k, arch, dtype } = req;
-        let malformed = |what: &str| PlanError::Malformed {
-            level: self.name.clone(),
-            what: what.into(),
-        };
+        let malformed = |what: &str| PlanError::Malformed { level: self.name.clone(), what: what.into() };
         let map = self
             .iter_steps()
             .find_map(|s| match s {
@@ -45,47 +42,23 @@ impl Schedule {
         let a = self
             .iter_steps()
             .find_map(|s| match s {
-                Step::CacheRead {
-                    operand: Operand::A,
-                    into,
-                    pad,
-                } => Some(Staging {
-                    memory: *into,
-                    pad: pad.default_value(),
-                }),
+                Step::CacheRead { operand: Operand::A, into, pad } => Some(Staging { memory: *into, pad: pad.default_value() }),
                 _ => None,
             })
-            .unwrap_or(Staging {
-                memory: Memory::Global,
-                pad: 0,
-            });
+            .unwrap_or(Staging { memory: Memory::Global, pad: 0 });
         if a.memory != Memory::Global && map != ThreadMap::Tiles {
-            return Err(malformed(
-                "cache_read(A, shared) stages chunks of row tiles: it needs bind(warps, tiles)",
-            ));
+            return Err(malformed("cache_read(A, shared) stages chunks of row tiles: it needs bind(warps, tiles)"));
         }
         if a.memory == Memory::Registers {
-            return Err(malformed(
-                "cache_read(A, registers): only B can be held in registers",
-            ));
+            return Err(malformed("cache_read(A, registers): only B can be held in registers"));
         }
         let b = self
             .iter_steps()
             .find_map(|s| match s {
-                Step::CacheRead {
-                    operand: Operand::B,
-                    into,
-                    pad,
-                } => Some(Staging {
-                    memory: *into,
-                    pad: pad.default_value(),
-                }),
+                Step::CacheRead { operand: Operand::B, into, pad } => Some(Staging { memory: *into, pad: pad.default_value() }),
                 _ => None,
             })
-            .unwrap_or(Staging {
-                memory: Memory::Global,
-                pad: 0,
-            });
+            .unwrap_or(Staging { memory: Memory::Global, pad: 0 });
         let core = self.iter_steps().find_map(|s| match s {
             Step::Tensorize(c) => Some(*c),
             _ => None,
@@ -93,37 +66,18 @@ impl Schedule {
         let tensorize = core.is_some();
         let wmma = core == Some(MatrixCore::Wmma);
         if tensorize != (map == ThreadMap::Tiles) {
-            return Err(malformed(
-                "tensorize(mma) and bind(warps, tiles) go together",
-            ));
+            return Err(malformed("tensorize(mma) and bind(warps, tiles) go together"));
         }
         let fragment = if tensorize {
-            let find = |a: &Arch| {
-                if wmma {
-                    wmma_instr(a, dtype)
-                } else {
-                    matrix_instr(a, dtype)
-                }
-            };
-            let instr = find(arch).ok_or_else(|| PlanError::NoMatrixCore {
-                level: self.name.clone(),
-                arch,
-                dtype,
-                k,
-                wmma,
-            })?;
+            let find = |a: &Arch| if wmma { wmma_instr(a, dtype) } else { matrix_instr(a, dtype) };
+            let instr = find(arch).ok_or_else(|| PlanError::NoMatrixCore { level: self.name.clone(), arch, dtype, k, wmma })?;
             let f = fragment(instr);
             if threads % f.lanes != 0 {
-                return Err(malformed(&format!(
-                    "threads({threads}) is not a whole number of {}-lane waves",
-                    f.lanes
-                )));
+                return Err(malformed(&format!("threads({threads}) is not a whole number of {}-lane waves", f.lanes)));
             }
             if wmma {
                 // The API loads whole fragments from memory with 32-byte aligned rows.
-                let workspace_shared = self
-                    .iter_steps()
-                    .any(|s| matches!(s, Step::Workspace(Memory::Shared)));
+                let workspace_shared = self.iter_steps().any(|s| matches!(s, Step::Workspace(Memory::Shared)));
                 if a.memory != Memory::Shared || workspace_shared {
                     return Err(malformed("tensorize(wmma) loads A fragments from staged chunks: it needs cache_read(A, shared) and workspace(global)"));
                 }
@@ -150,21 +104,12 @@ impl Schedule {
                 })
                 .unwrap_or(0)
         };
-        let register_tile = self
-            .iter_steps()
-            .any(|s| matches!(s, Step::RegisterTile(Loop::Cols)));
+        let register_tile = self.iter_steps().any(|s| matches!(s, Step::RegisterTile(Loop::Cols)));
         if register_tile && map != ThreadMap::Rows {
             return Err(malformed("register_tile(cols) needs bind(threads, rows)"));
         }
         let out = self.iter_steps().find_map(|s| match s {
-            Step::CacheWrite {
-                into: Memory::Shared,
-                pad,
-                ..
-            } => Some(Staging {
-                memory: Memory::Shared,
-                pad: pad.default_value(),
-            }),
+            Step::CacheWrite { into: Memory::Shared, pad, .. } => Some(Staging { memory: Memory::Shared, pad: pad.default_value() }),
             _ => None,
         });
         if out.is_some() && !register_tile {
@@ -178,9 +123,7 @@ impl Schedule {
             })
             .unwrap_or(Memory::Global);
         if workspace == Memory::Registers {
-            return Err(malformed(
-                "workspace(registers) cannot hold a K^3 intermediate",
-            ));
+            return Err(malformed("workspace(registers) cannot hold a K^3 intermediate"));
         }
         Ok(Operands {
             map,
@@ -188,12 +131,8 @@ impl Schedule {
             b,
             register_tile,
             out,
-            unroll_k: self
-                .iter_steps()
-                .any(|s| matches!(s, Step::Unroll(Loop::K, _))),
-            unroll_cols: self
-                .iter_steps()
-                .any(|s| matches!(s, Step::Unroll(Loop::Cols, _))),
+            unroll_k: self.iter_steps().any(|s| matches!(s, Step::Unroll(Loop::K, _))),
+            unroll_cols: self.iter_steps().any(|s| matches!(s, Step::Unroll(Loop::Cols, _))),
             unroll_k_by: unroll_by(Loop::K),
             unroll_cols_by: unroll_by(Loop::Cols),
             workspace,

@@ -10,11 +10,7 @@ use crate::op::{Matrices, Operation};
 
 /// The level a refusal names instead: fused-pipe (tuned for every K it fits), else L3.
 fn instead(k: u32) -> &'static str {
-    if k <= 24 {
-        "fused-pipe or L3-regblk"
-    } else {
-        "L3-regblk"
-    }
+    if k <= 24 { "fused-pipe or L3-regblk" } else { "L3-regblk" }
 }
 
 impl Schedule {
@@ -25,34 +21,17 @@ impl Schedule {
         if op.is_seed() {
             return Ok(plan);
         }
-        let refuse = |why: &str| PlanError::Operation {
-            level: self.name.clone(),
-            op: op.describe(),
-            why: why.into(),
-            instead: instead(req.k),
-        };
+        let refuse = |why: &str| PlanError::Operation { level: self.name.clone(), op: op.describe(), why: why.into(), instead: instead(req.k) };
         let tp: TransformPlan = match plan.body {
             Body::Transform(tp) => tp,
             Body::Copy { .. } => return Err(refuse("the copy floor computes no transform")),
-            Body::Library(_) => {
-                return Err(refuse(
-                    "its vendor BLAS calls take one matrix over a contiguous batch",
-                ))
-            }
+            Body::Library(_) => return Err(refuse("its vendor BLAS calls take one matrix over a contiguous batch")),
         };
         let why = match () {
-            _ if tp.cluster > 1 || tp.split_output > 1 => {
-                Some("its blocks share a tensor (cluster(N), split_output(N))")
-            }
-            _ if tp.tensors > 1 || tp.stack > 1 => {
-                Some("a stage holds several consecutive tensors (tensors(N), stack(N))")
-            }
-            _ if tp.coalesce_c && op.scaled => {
-                Some("coalesce_c(1) stores C in vectors; beta needs C element by element")
-            }
-            _ if tp.wmma && op.scaled => Some(
-                "tensorize(wmma) stores C with the fragment API; beta needs C element by element",
-            ),
+            _ if tp.cluster > 1 || tp.split_output > 1 => Some("its blocks share a tensor (cluster(N), split_output(N))"),
+            _ if tp.tensors > 1 || tp.stack > 1 => Some("a stage holds several consecutive tensors (tensors(N), stack(N))"),
+            _ if tp.coalesce_c && op.scaled => Some("coalesce_c(1) stores C in vectors; beta needs C element by element"),
+            _ if tp.wmma && op.scaled => Some("tensorize(wmma) stores C with the fragment API; beta needs C element by element"),
             _ => None,
         };
         if let Some(why) = why {
@@ -61,23 +40,12 @@ impl Schedule {
         if op.matrices == Matrices::PerDim && tp.b.memory == Memory::Shared {
             // Three staged matrices where there was one.
             let (rows, cols) = match tp.fragment {
-                Some(f) => (
-                    TransformPlan::padded(req.k, f.k),
-                    TransformPlan::padded(req.k, f.n),
-                ),
+                Some(f) => (TransformPlan::padded(req.k, f.k), TransformPlan::padded(req.k, f.n)),
                 None => (req.k, req.k),
             };
-            let need = plan.shared_bytes as u64
-                + 2 * rows as u64 * (cols + tp.b.pad) as u64 * req.dtype.bytes() as u64;
+            let need = plan.shared_bytes as u64 + 2 * rows as u64 * (cols + tp.b.pad) as u64 * req.dtype.bytes() as u64;
             if need > req.arch.shared_bytes_max as u64 {
-                return Err(PlanError::SharedTooLarge {
-                    level: self.name.clone(),
-                    k: req.k,
-                    dtype: req.dtype,
-                    need,
-                    max: req.arch.shared_bytes_max,
-                    arch: req.arch.name,
-                });
+                return Err(PlanError::SharedTooLarge { level: self.name.clone(), k: req.k, dtype: req.dtype, need, max: req.arch.shared_bytes_max, arch: req.arch.name });
             }
             plan.shared_bytes = need as u32;
             plan.dynamic_shared = need > req.arch.shared_bytes_default as u64;

@@ -34,66 +34,31 @@ pub fn fewest_mma_per_tensor(k: u32, f: &Fragment) -> u64 {
 impl Schedule {
     /// The `shadow_mma(..)` of a copy level, checked for `req` with `threads` per block; `None`
     /// where the schedule has no such step.
-    pub(super) fn plan_shadow(
-        &self,
-        req: Request,
-        threads: u32,
-    ) -> Result<Option<Shadow>, PlanError> {
+    pub(super) fn plan_shadow(&self, req: Request, threads: u32) -> Result<Option<Shadow>, PlanError> {
         let Request { k, arch, dtype } = req;
-        let malformed = |what: &str| PlanError::Malformed {
-            level: self.name.clone(),
-            what: what.into(),
-        };
+        let malformed = |what: &str| PlanError::Malformed { level: self.name.clone(), what: what.into() };
         fn shadow_step(s: &Step) -> Option<&Value> {
-            if let Step::ShadowMma(v) = s {
-                Some(v)
-            } else {
-                None
-            }
+            if let Step::ShadowMma(v) = s { Some(v) } else { None }
         }
         if !self.iter_steps().any(|s| shadow_step(s).is_some()) {
             return Ok(None);
         }
         let split = self
-            .switch(
-                shadow_step,
-                "shadow_mma",
-                "0 (every warp copies and multiplies) or 1 (half the warps copy, half multiply)",
-            )
+            .switch(shadow_step, "shadow_mma", "0 (every warp copies and multiplies) or 1 (half the warps copy, half multiply)")
             .map_err(|e| malformed(&e))?;
         if dtype != DType::F64 {
             return Err(PlanError::DTypeUnsupported {
                 level: self.name.clone(),
                 dtype,
-                why: "shadow_mma issues the FP64 matrix instructions of the f64 transform levels"
-                    .into(),
+                why: "shadow_mma issues the FP64 matrix instructions of the f64 transform levels".into(),
             });
         }
-        let instr = matrix_instr(arch, dtype).ok_or_else(|| PlanError::NoMatrixCore {
-            level: self.name.clone(),
-            arch,
-            dtype,
-            k,
-            wmma: false,
-        })?;
+        let instr = matrix_instr(arch, dtype).ok_or_else(|| PlanError::NoMatrixCore { level: self.name.clone(), arch, dtype, k, wmma: false })?;
         let f = fragment(instr);
         let waves = threads / f.lanes;
         if threads % f.lanes != 0 || (split && waves < 2) {
-            return Err(malformed(&format!(
-                "shadow_mma({}) needs whole {}-lane waves{}",
-                split as u32,
-                f.lanes,
-                if split {
-                    ", at least two (one copies, one multiplies)"
-                } else {
-                    ""
-                }
-            )));
+            return Err(malformed(&format!("shadow_mma({}) needs whole {}-lane waves{}", split as u32, f.lanes, if split { ", at least two (one copies, one multiplies)" } else { "" })));
         }
-        Ok(Some(Shadow {
-            fragment: f,
-            per_tensor: fewest_mma_per_tensor(k, &f),
-            split,
-        }))
+        Ok(Some(Shadow { fragment: f, per_tensor: fewest_mma_per_tensor(k, &f), split }))
     }
 }

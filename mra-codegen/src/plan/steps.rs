@@ -10,12 +10,7 @@ impl Schedule {
 
     /// A 0|1 step (`async_exchange`, `align_runs`, `pair_rows`, `late_wait`): false where the
     /// schedule does not name it; another number is refused, `meaning` saying what 0 and 1 are.
-    pub(super) fn switch(
-        &self,
-        pick: impl Fn(&Step) -> Option<&Value>,
-        name: &str,
-        meaning: &str,
-    ) -> Result<bool, String> {
+    pub(super) fn switch(&self, pick: impl Fn(&Step) -> Option<&Value>, name: &str, meaning: &str) -> Result<bool, String> {
         match self.step_value(pick).unwrap_or(0) {
             0 => Ok(false),
             1 => Ok(true),

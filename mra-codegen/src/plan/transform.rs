@@ -2,8 +2,8 @@
 //! ([`TransformPlan`]), and the quantities the emitter derives from them: shared-memory
 //! layouts, the slices of `cluster(N)` and `split_output(N)`, the columns of the instructions.
 
-use crate::arch::Arch;
 use crate::fragment::Fragment;
+use crate::arch::Arch;
 use crate::ir::{Memory, ThreadMap};
 use serde::Serialize;
 
@@ -117,8 +117,7 @@ impl TransformPlan {
     /// `split_output(N)`: shared memory per block: T2 (K rows of [`TransformPlan::split_t2_pitch`]),
     /// one slot of K² values per warp for its slice of A, one 8-byte mbarrier per warp.
     pub fn split_shared_bytes(&self, k: u32, warps: u32, elem: u64) -> u64 {
-        (k as u64 * self.split_t2_pitch(k) as u64 + warps as u64 * (k as u64 * k as u64)) * elem
-            + 8 * warps as u64
+        (k as u64 * self.split_t2_pitch(k) as u64 + warps as u64 * (k as u64 * k as u64)) * elem + 8 * warps as u64
     }
 
     /// `cluster(N)`: the values of the tensor's second index b (and, after the exchange, of
@@ -134,11 +133,7 @@ impl TransformPlan {
     /// SLICE_STRIDE + 1 and the shift's element (SLICE = K · WS_STRIDE + 1: even, as K is odd).
     pub fn cluster_slice_elems(&self, k: u32) -> u64 {
         let stride = k as u64 * self.cluster_slice_width(k) as u64 + self.shared_row_pad() as u64;
-        if self.cluster_shifted(k) {
-            k as u64 * (stride + 1) + 1
-        } else {
-            k as u64 * stride
-        }
+        if self.cluster_shifted(k) { k as u64 * (stride + 1) + 1 } else { k as u64 * stride }
     }
 
     /// `cluster(N)` with `bulk_copy(1)` on an arch with bulk asynchronous copies (sm_90 TMA):
@@ -165,11 +160,7 @@ impl TransformPlan {
     /// slice, and with `async_exchange(1)` one per gather buffer.
     pub fn cluster_mbarriers(&self, arch: &Arch) -> u32 {
         let bulk = self.cluster_bulk_copies(arch) as u32;
-        let gather = if self.async_exchange {
-            self.shared_buffers - 2
-        } else {
-            0
-        };
+        let gather = if self.async_exchange { self.shared_buffers - 2 } else { 0 };
         bulk + gather
     }
 
@@ -210,22 +201,14 @@ impl TransformPlan {
     /// staging, `cache_read(A, shared, pad = P)` pads the layout every pass reads, so that the
     /// rows a fragment load touches fall in different banks.
     pub fn shared_row_pad(&self) -> u32 {
-        if self.stages_whole_tensor() {
-            self.a.pad
-        } else {
-            0
-        }
+        if self.stages_whole_tensor() { self.a.pad } else { 0 }
     }
 
     /// KR: the distance between two K-long output runs (fixed i, j = 0..K-1) in a shared
     /// intermediate. K, or with `align_runs(1)` at odd K, K + 1: even, so that every column
     /// pair (j, j + 1) with j even starts 16 bytes aligned (slot K of a run is padding).
     pub fn run_stride(&self, k: u32) -> u32 {
-        if self.runs_padded(k) {
-            k + 1
-        } else {
-            k
-        }
+        if self.runs_padded(k) { k + 1 } else { k }
     }
 
     /// Whether the shared intermediates (passes 0 → 1 and 1 → 2) hold padded runs at this K;
@@ -267,11 +250,7 @@ impl TransformPlan {
     /// The columns the matrix instructions cover (NP): K rounded up to whole fragments of `n`
     /// columns, or with `fma_tail(1)` down to them (the rest is the FMA tail).
     pub fn fragment_cols(&self, k: u32, n: u32) -> u32 {
-        if self.fma_tail {
-            k / n * n
-        } else {
-            TransformPlan::padded(k, n)
-        }
+        if self.fma_tail { k / n * n } else { TransformPlan::padded(k, n) }
     }
 
     /// `fma_tail(1)`: the columns after the fragments', computed by FMA (0 without it).

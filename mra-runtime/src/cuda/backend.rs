@@ -16,34 +16,13 @@ impl Backend for Gpu {
 
     forward_to_handles!();
 
-    fn compile(
-        &self,
-        nvrtc: &Nvrtc,
-        source: &str,
-        entry: &str,
-        cache: &KernelCache,
-    ) -> Result<Compiled> {
+    fn compile(&self, nvrtc: &Nvrtc, source: &str, entry: &str, cache: &KernelCache) -> Result<Compiled> {
         nvrtc.compile(source, entry, self.arch.name, cache)
     }
 
     fn compile_note(nvrtc: &Nvrtc, c: &Compiled) -> String {
-        let how = if c.from_cache {
-            "loaded from the kernel cache".to_string()
-        } else {
-            format!(
-                "compiled with NVRTC {}.{}",
-                nvrtc.version.0, nvrtc.version.1
-            )
-        };
-        let res = c
-            .resources
-            .map(|r| {
-                format!(
-                    ": {} registers, {} B spilled, {} B shared",
-                    r.registers, r.spill_store_bytes, r.shared_bytes
-                )
-            })
-            .unwrap_or_default();
+        let how = if c.from_cache { "loaded from the kernel cache".to_string() } else { format!("compiled with NVRTC {}.{}", nvrtc.version.0, nvrtc.version.1) };
+        let res = c.resources.map(|r| format!(": {} registers, {} B spilled, {} B shared", r.registers, r.spill_store_bytes, r.shared_bytes)).unwrap_or_default();
         format!("{how} in {:.1} ms{res}", c.seconds * 1e3)
     }
 
@@ -59,12 +38,7 @@ impl Backend for Gpu {
         Gpu::resident_blocks(self, f, threads).map(Some)
     }
 
-    fn resident_clusters(
-        &self,
-        f: &Function,
-        threads: u32,
-        cluster_blocks: u32,
-    ) -> Result<Option<usize>> {
+    fn resident_clusters(&self, f: &Function, threads: u32, cluster_blocks: u32) -> Result<Option<usize>> {
         Gpu::resident_clusters(self, f, threads, cluster_blocks)
     }
 
@@ -81,11 +55,8 @@ impl Backend for Gpu {
         format!("CUDA driver {}", self.driver_version)
     }
 
-    fn clock_source(
-        &self,
-    ) -> std::result::Result<std::sync::Arc<dyn crate::clocks::ClockSource>, String> {
-        super::nvml::Nvml::open(&self.pci_bus_id)
-            .map(|n| std::sync::Arc::new(n) as std::sync::Arc<dyn crate::clocks::ClockSource>)
+    fn clock_source(&self) -> std::result::Result<std::sync::Arc<dyn crate::clocks::ClockSource>, String> {
+        super::nvml::Nvml::open(&self.pci_bus_id).map(|n| std::sync::Arc::new(n) as std::sync::Arc<dyn crate::clocks::ClockSource>)
     }
 
     fn compiler_version(nvrtc: &Nvrtc) -> String {

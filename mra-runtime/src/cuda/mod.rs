@@ -15,23 +15,11 @@ use mra_codegen::Arch;
 use std::ffi::{c_void, CString};
 
 /// Turns a driver error into one that names the call and carries the driver's message.
-pub(crate) fn check<T>(
-    call: &'static str,
-    r: std::result::Result<T, drv::DriverError>,
-) -> Result<T> {
+pub(crate) fn check<T>(call: &'static str, r: std::result::Result<T, drv::DriverError>) -> Result<T> {
     r.map_err(|e| {
-        let name = e
-            .error_name()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_else(|_| format!("{:?}", e.0));
-        let text = e
-            .error_string()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        RuntimeError::Driver {
-            call,
-            message: format!("{name}: {text}"),
-        }
+        let name = e.error_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|_| format!("{:?}", e.0));
+        let text = e.error_string().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        RuntimeError::Driver { call, message: format!("{name}: {text}") }
     })
 }
 
@@ -72,54 +60,30 @@ const DRIVER_SYMBOLS: &[&str] = &[
 /// the one cudarc will use: the first of its candidate names that loads.
 pub fn probe_driver() -> Result<()> {
     let tried = crate::cuda::lib_candidates("cuda");
-    probe_library(&tried, DRIVER_SYMBOLS).map_err(|e| match e {
-        LibraryProbe::NotFound => RuntimeError::NoDriver {
-            tried: tried.join(", "),
-        },
-        LibraryProbe::MissingSymbol {
-            name,
-            symbol,
-            detail,
-        } => RuntimeError::BrokenLibrary {
-            what: "NVIDIA driver",
-            name,
-            symbol,
-            detail,
-        },
-    })
+    probe_library(&tried, DRIVER_SYMBOLS)
+        .map_err(|e| match e {
+            LibraryProbe::NotFound => RuntimeError::NoDriver { tried: tried.join(", ") },
+            LibraryProbe::MissingSymbol { name, symbol, detail } => RuntimeError::BrokenLibrary { what: "NVIDIA driver", name, symbol, detail },
+        })
 }
 
 /// Why [`probe_library`] refused.
 pub(crate) enum LibraryProbe {
     NotFound,
     /// `name` loaded, `symbol` is not in it; `detail` is the loader's message (it names the file).
-    MissingSymbol {
-        name: String,
-        symbol: &'static str,
-        detail: String,
-    },
+    MissingSymbol { name: String, symbol: &'static str, detail: String },
 }
 
 /// Loads the first of `names` that loads (as cudarc does) and checks it has every one of `symbols`.
-pub(crate) fn probe_library(
-    names: &[String],
-    symbols: &[&'static str],
-) -> std::result::Result<(), LibraryProbe> {
+pub(crate) fn probe_library(names: &[String], symbols: &[&'static str]) -> std::result::Result<(), LibraryProbe> {
     // SAFETY: loading libcuda / libnvrtc runs no initialisers with preconditions.
-    let Some((name, lib)) = names
-        .iter()
-        .find_map(|n| unsafe { libloading::Library::new(n) }.ok().map(|l| (n, l)))
-    else {
+    let Some((name, lib)) = names.iter().find_map(|n| unsafe { libloading::Library::new(n) }.ok().map(|l| (n, l))) else {
         return Err(LibraryProbe::NotFound);
     };
     for &symbol in symbols {
         // SAFETY: the symbol is only looked up, never called through this type.
         if let Err(e) = unsafe { lib.get::<unsafe extern "C" fn()>(symbol.as_bytes()) } {
-            return Err(LibraryProbe::MissingSymbol {
-                name: name.clone(),
-                symbol,
-                detail: e.to_string(),
-            });
+            return Err(LibraryProbe::MissingSymbol { name: name.clone(), symbol, detail: e.to_string() });
         }
     }
     Ok(())
@@ -149,27 +113,16 @@ impl Gpu {
             return Err(RuntimeError::NoDevice("cuDeviceGetCount returned 0".into()));
         }
         if ordinal >= count {
-            return Err(RuntimeError::Invalid(format!(
-                "device {ordinal} requested, {count} present"
-            )));
+            return Err(RuntimeError::Invalid(format!("device {ordinal} requested, {count} present")));
         }
         let dev = check("cuDeviceGet", drv::device::get(ordinal))?;
         // SAFETY: dev is a valid device handle from cuDeviceGet.
-        let ctx = check("cuDevicePrimaryCtxRetain", unsafe {
-            drv::primary_ctx::retain(dev)
-        })?;
+        let ctx = check("cuDevicePrimaryCtxRetain", unsafe { drv::primary_ctx::retain(dev) })?;
         // SAFETY: ctx was just retained.
         check("cuCtxSetCurrent", unsafe { drv::ctx::set_current(ctx) })?;
-        let attr = |a| {
-            check("cuDeviceGetAttribute", unsafe {
-                drv::device::get_attribute(dev, a)
-            })
-        };
+        let attr = |a| check("cuDeviceGetAttribute", unsafe { drv::device::get_attribute(dev, a) });
         use sys::CUdevice_attribute::*;
-        let cc = (
-            attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?,
-            attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?,
-        );
+        let cc = (attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?, attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?);
         let arch = mra_codegen::arch::from_compute_capability(cc.0, cc.1).map_err(|_| {
             RuntimeError::Invalid(format!(
                 "the GPU has compute capability {}.{}, which has no arch table entry (known: {})",
@@ -188,11 +141,7 @@ impl Gpu {
             compute_capability: cc,
             multiprocessors: attr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
             driver_version,
-            pci_bus_id: nvml::pci_bus_id(
-                attr(CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID)?,
-                attr(CU_DEVICE_ATTRIBUTE_PCI_BUS_ID)?,
-                attr(CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID)?,
-            ),
+            pci_bus_id: nvml::pci_bus_id(attr(CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID)?, attr(CU_DEVICE_ATTRIBUTE_PCI_BUS_ID)?, attr(CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID)?),
             dev,
             ctx,
         })
@@ -211,28 +160,17 @@ impl Gpu {
     /// the default 48 KiB gets its limit raised (cuFuncSetAttribute) and launches with them.
     pub fn load(&self, cubin: &[u8], entry: &str, dynamic_shared_bytes: u32) -> Result<Function> {
         // cuModuleLoadData reads the image through a pointer; keep it alive and aligned.
-        let image: Vec<u64> = cubin
-            .chunks(8)
-            .map(|c| {
-                let mut b = [0u8; 8];
-                b[..c.len()].copy_from_slice(c);
-                u64::from_le_bytes(b)
-            })
-            .collect();
+        let image: Vec<u64> = cubin.chunks(8).map(|c| {
+            let mut b = [0u8; 8];
+            b[..c.len()].copy_from_slice(c);
+            u64::from_le_bytes(b)
+        }).collect();
         // SAFETY: image holds a complete cubin (ELF), 8-byte aligned.
-        let module = check("cuModuleLoadData", unsafe {
-            drv::module::load_data(image.as_ptr() as *const c_void)
-        })?;
+        let module = check("cuModuleLoadData", unsafe { drv::module::load_data(image.as_ptr() as *const c_void) })?;
         let name = CString::new(entry).expect("entry names hold no NUL");
         // SAFETY: module is live.
-        let func = check("cuModuleGetFunction", unsafe {
-            drv::module::get_function(module, name)
-        })?;
-        let f = Function {
-            module,
-            func,
-            dynamic_shared_bytes,
-        };
+        let func = check("cuModuleGetFunction", unsafe { drv::module::get_function(module, name) })?;
+        let f = Function { module, func, dynamic_shared_bytes };
         if dynamic_shared_bytes > 0 {
             // SAFETY: func is a live kernel handle.
             check("cuFuncSetAttribute", unsafe {
@@ -251,11 +189,7 @@ impl Gpu {
     pub fn resident_blocks(&self, f: &Function, threads: u32) -> Result<usize> {
         // SAFETY: f.func is a live kernel handle of a module loaded in this context.
         let per_sm = check("cuOccupancyMaxActiveBlocksPerMultiprocessor", unsafe {
-            drv::occupancy::max_active_block_per_multiprocessor(
-                f.func,
-                threads as i32,
-                f.dynamic_shared_bytes as usize,
-            )
+            drv::occupancy::max_active_block_per_multiprocessor(f.func, threads as i32, f.dynamic_shared_bytes as usize)
         })?;
         Ok(per_sm.max(0) as usize * self.multiprocessors.max(0) as usize)
     }
@@ -265,12 +199,7 @@ impl Gpu {
     /// A cluster's blocks must share one GPC, so this can be fewer than resident blocks /
     /// `cluster_blocks` (30 clusters of 8, not 33, at fused-cluster K = 32 on a 132-SM sm_90 GPU).
     /// `None` for a driver without the call (before CUDA 12.0, which runs no clusters either).
-    pub fn resident_clusters(
-        &self,
-        f: &Function,
-        threads: u32,
-        cluster_blocks: u32,
-    ) -> Result<Option<usize>> {
+    pub fn resident_clusters(&self, f: &Function, threads: u32, cluster_blocks: u32) -> Result<Option<usize>> {
         if probe_library(&lib_candidates("cuda"), &["cuOccupancyMaxActiveClusters"]).is_err() {
             return Ok(None);
         }
@@ -336,11 +265,7 @@ impl<T: Copy> DeviceBuffer<T> {
         let bytes = (len.max(1)) * std::mem::size_of::<T>();
         // SAFETY: a plain allocation; freed in Drop.
         let ptr = check("cuMemAlloc", unsafe { drv::malloc_sync(bytes) })?;
-        Ok(DeviceBuffer {
-            ptr,
-            len,
-            _t: std::marker::PhantomData,
-        })
+        Ok(DeviceBuffer { ptr, len, _t: std::marker::PhantomData })
     }
 
     pub fn from_host(data: &[T]) -> Result<Self> {
@@ -353,9 +278,7 @@ impl<T: Copy> DeviceBuffer<T> {
     pub fn upload(&self, data: &[T]) -> Result<()> {
         assert_eq!(data.len(), self.len);
         // SAFETY: the buffer holds exactly data.len() elements.
-        check("cuMemcpyHtoD", unsafe {
-            drv::memcpy_htod_sync(self.ptr, data)
-        })?;
+        check("cuMemcpyHtoD", unsafe { drv::memcpy_htod_sync(self.ptr, data) })?;
         // From pageable memory cuMemcpyHtoD may return before the DMA lands, and our streams
         // are non-blocking (they do not wait for the legacy stream): wait here.
         check("cuCtxSynchronize", drv::ctx::synchronize())
@@ -367,9 +290,7 @@ impl<T: Copy> DeviceBuffer<T> {
     {
         let mut out = vec![T::default(); self.len];
         // SAFETY: out holds exactly len elements.
-        check("cuMemcpyDtoH", unsafe {
-            drv::memcpy_dtoh_sync(&mut out, self.ptr)
-        })?;
+        check("cuMemcpyDtoH", unsafe { drv::memcpy_dtoh_sync(&mut out, self.ptr) })?;
         Ok(out)
     }
 
@@ -377,9 +298,7 @@ impl<T: Copy> DeviceBuffer<T> {
     /// not write fails validation. Complete when this returns.
     pub fn poison(&self) -> Result<()> {
         // SAFETY: the range is inside the allocation.
-        check("cuMemsetD8", unsafe {
-            drv::memset_d8_sync(self.ptr, 0xFF, self.len * std::mem::size_of::<T>())
-        })?;
+        check("cuMemsetD8", unsafe { drv::memset_d8_sync(self.ptr, 0xFF, self.len * std::mem::size_of::<T>()) })?;
         // cuMemsetD8 on device memory is asynchronous to the host and runs on the legacy
         // stream, which our non-blocking streams do not wait for: without this, the poison
         // could land after the kernel's writes (it did, at K >= 20 with N = 2048).
@@ -388,31 +307,11 @@ impl<T: Copy> DeviceBuffer<T> {
 
     /// Queues a copy of `bytes` bytes of `src` from byte `src_at` into this buffer at byte
     /// `at` on `stream`.
-    pub fn copy_from(
-        &self,
-        at: usize,
-        src: &DeviceBuffer<T>,
-        src_at: usize,
-        bytes: usize,
-        stream: &Stream,
-    ) -> Result<()> {
-        let fits = |b: &DeviceBuffer<T>, from: usize| {
-            from.checked_add(bytes)
-                .is_some_and(|end| end <= b.len * std::mem::size_of::<T>())
-        };
-        assert!(
-            fits(self, at) && fits(src, src_at),
-            "a device copy within both buffers"
-        );
+    pub fn copy_from(&self, at: usize, src: &DeviceBuffer<T>, src_at: usize, bytes: usize, stream: &Stream) -> Result<()> {
+        let fits = |b: &DeviceBuffer<T>, from: usize| from.checked_add(bytes).is_some_and(|end| end <= b.len * std::mem::size_of::<T>());
+        assert!(fits(self, at) && fits(src, src_at), "a device copy within both buffers");
         // SAFETY: both ranges lie inside live allocations (checked above); the stream is live.
-        check("cuMemcpyDtoDAsync", unsafe {
-            drv::memcpy_dtod_async(
-                self.ptr + at as u64,
-                src.ptr + src_at as u64,
-                bytes,
-                stream.0,
-            )
-        })
+        check("cuMemcpyDtoDAsync", unsafe { drv::memcpy_dtod_async(self.ptr + at as u64, src.ptr + src_at as u64, bytes, stream.0) })
     }
 
     pub fn len(&self) -> usize {
@@ -441,25 +340,17 @@ pub struct Stream(pub(crate) sys::CUstream);
 
 impl Stream {
     pub fn new() -> Result<Stream> {
-        check(
-            "cuStreamCreate",
-            drv::stream::create(drv::stream::StreamKind::NonBlocking),
-        )
-        .map(Stream)
+        check("cuStreamCreate", drv::stream::create(drv::stream::StreamKind::NonBlocking)).map(Stream)
     }
 
     pub fn wait(&self, e: &Event) -> Result<()> {
         // SAFETY: both handles are live.
-        check("cuStreamWaitEvent", unsafe {
-            drv::stream::wait_event(self.0, e.0, sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT)
-        })
+        check("cuStreamWaitEvent", unsafe { drv::stream::wait_event(self.0, e.0, sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT) })
     }
 
     pub fn synchronize(&self) -> Result<()> {
         // SAFETY: live stream.
-        check("cuStreamSynchronize", unsafe {
-            drv::stream::synchronize(self.0)
-        })
+        check("cuStreamSynchronize", unsafe { drv::stream::synchronize(self.0) })
     }
 }
 
@@ -476,11 +367,7 @@ pub struct Event(sys::CUevent);
 
 impl Event {
     pub fn new() -> Result<Event> {
-        check(
-            "cuEventCreate",
-            drv::event::create(sys::CUevent_flags::CU_EVENT_DEFAULT),
-        )
-        .map(Event)
+        check("cuEventCreate", drv::event::create(sys::CUevent_flags::CU_EVENT_DEFAULT)).map(Event)
     }
 
     pub fn record(&self, s: &Stream) -> Result<()> {
@@ -515,14 +402,7 @@ impl Function {
             // SAFETY: the parameter list matches every generated kernel's signature
             // (mra_codegen::emit::KERNEL_PARAMS); pointers are live device allocations.
             check("cuLaunchKernel", unsafe {
-                drv::launch_kernel(
-                    self.func,
-                    (args.nblocks as u32, 1, 1),
-                    (threads, 1, 1),
-                    self.dynamic_shared_bytes,
-                    stream.0,
-                    params,
-                )
+                drv::launch_kernel(self.func, (args.nblocks as u32, 1, 1), (threads, 1, 1), self.dynamic_shared_bytes, stream.0, params)
             })
         })
     }

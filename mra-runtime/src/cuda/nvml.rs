@@ -42,8 +42,7 @@ impl FieldValue {
     /// 4 bytes (x86-64 and aarch64 are little-endian).
     fn power_mw(&self) -> Option<u32> {
         const VALUE_TYPE_UNSIGNED_INT: c_int = 1;
-        (self.nvml_return == 0 && self.value_type == VALUE_TYPE_UNSIGNED_INT)
-            .then_some(self.value as u32)
+        (self.nvml_return == 0 && self.value_type == VALUE_TYPE_UNSIGNED_INT).then_some(self.value as u32)
     }
 }
 
@@ -77,82 +76,44 @@ impl Nvml {
         // SAFETY: each symbol is looked up with the signature nvml.h declares for it.
         unsafe {
             let sym = |name: &str| format!("{name} is not in libnvidia-ml");
-            let init: Init = *lib
-                .get::<Init>(b"nvmlInit_v2")
-                .map_err(|_| sym("nvmlInit_v2"))?;
-            let by_pci: HandleByPci = *lib
-                .get::<HandleByPci>(b"nvmlDeviceGetHandleByPciBusId_v2")
-                .map_err(|_| sym("nvmlDeviceGetHandleByPciBusId_v2"))?;
-            let clock_info: ClockInfo = *lib
-                .get::<ClockInfo>(b"nvmlDeviceGetClockInfo")
-                .map_err(|_| sym("nvmlDeviceGetClockInfo"))?;
+            let init: Init = *lib.get::<Init>(b"nvmlInit_v2").map_err(|_| sym("nvmlInit_v2"))?;
+            let by_pci: HandleByPci = *lib.get::<HandleByPci>(b"nvmlDeviceGetHandleByPciBusId_v2").map_err(|_| sym("nvmlDeviceGetHandleByPciBusId_v2"))?;
+            let clock_info: ClockInfo = *lib.get::<ClockInfo>(b"nvmlDeviceGetClockInfo").map_err(|_| sym("nvmlDeviceGetClockInfo"))?;
             // Renamed in CUDA 12.2's NVML; the old name stays exported for older drivers.
             let reasons: Reasons = *lib
                 .get::<Reasons>(b"nvmlDeviceGetCurrentClocksEventReasons")
                 .or_else(|_| lib.get::<Reasons>(b"nvmlDeviceGetCurrentClocksThrottleReasons"))
                 .map_err(|_| sym("nvmlDeviceGetCurrentClocksEventReasons"))?;
             let error_string = lib.get::<ErrorString>(b"nvmlErrorString").ok().map(|f| *f);
-            let field_values = lib
-                .get::<FieldValues>(b"nvmlDeviceGetFieldValues")
-                .ok()
-                .map(|f| *f);
+            let field_values = lib.get::<FieldValues>(b"nvmlDeviceGetFieldValues").ok().map(|f| *f);
             let why = |call: &str, code: c_int| {
-                let text = error_string
-                    .map(|f| f(code))
-                    .filter(|p| !p.is_null())
-                    .map(|p| CStr::from_ptr(p).to_string_lossy().into_owned());
-                format!(
-                    "{call} failed: {} (NVML error {code})",
-                    text.unwrap_or_else(|| "no message".into())
-                )
+                let text = error_string.map(|f| f(code)).filter(|p| !p.is_null()).map(|p| CStr::from_ptr(p).to_string_lossy().into_owned());
+                format!("{call} failed: {} (NVML error {code})", text.unwrap_or_else(|| "no message".into()))
             };
             let code = init();
             if code != 0 {
                 return Err(why("nvmlInit_v2", code));
             }
-            let bus = CString::new(pci_bus_id)
-                .map_err(|_| format!("PCI bus id {pci_bus_id:?} has a NUL byte"))?;
+            let bus = CString::new(pci_bus_id).map_err(|_| format!("PCI bus id {pci_bus_id:?} has a NUL byte"))?;
             let mut device: Device = std::ptr::null_mut();
             let code = by_pci(bus.as_ptr(), &mut device);
             if code != 0 {
-                return Err(why(
-                    &format!("nvmlDeviceGetHandleByPciBusId_v2({pci_bus_id})"),
-                    code,
-                ));
+                return Err(why(&format!("nvmlDeviceGetHandleByPciBusId_v2({pci_bus_id})"), code));
             }
-            let limit = lib
-                .get::<PowerLimit>(b"nvmlDeviceGetEnforcedPowerLimit")
-                .ok()
-                .map(|f| *f);
+            let limit = lib.get::<PowerLimit>(b"nvmlDeviceGetEnforcedPowerLimit").ok().map(|f| *f);
             let mut mw: c_uint = 0;
-            let power_limit_mw = limit
-                .filter(|get| get(device, &mut mw) == 0 && mw > 0)
-                .map(|_| mw);
-            Ok(Nvml {
-                _lib: lib,
-                device,
-                clock_info,
-                reasons,
-                field_values,
-                power_limit_mw,
-            })
+            let power_limit_mw = limit.filter(|get| get(device, &mut mw) == 0 && mw > 0).map(|_| mw);
+            Ok(Nvml { _lib: lib, device, clock_info, reasons, field_values, power_limit_mw })
         }
     }
 
     /// The board power now, where the driver reads it (None otherwise: the sample keeps its clock).
     fn power_mw(&self) -> Option<u32> {
         let get = self.field_values?;
-        let mut field = FieldValue {
-            field_id: FI_DEV_POWER_INSTANT,
-            ..FieldValue::default()
-        };
+        let mut field = FieldValue { field_id: FI_DEV_POWER_INSTANT, ..FieldValue::default() };
         // SAFETY: a valid device handle and one field, as nvml.h's signature asks.
         let code = unsafe { get(self.device, 1, &mut field) };
-        if code == 0 {
-            field.power_mw()
-        } else {
-            None
-        }
+        if code == 0 { field.power_mw() } else { None }
     }
 }
 
@@ -160,15 +121,8 @@ impl ClockSource for Nvml {
     fn sample(&self) -> Option<ClockSample> {
         let (mut mhz, mut bits): (c_uint, c_ulonglong) = (0, 0);
         // SAFETY: a valid device handle and out-pointers.
-        let ok = unsafe {
-            (self.clock_info)(self.device, CLOCK_SM, &mut mhz) == 0
-                && (self.reasons)(self.device, &mut bits) == 0
-        };
-        ok.then(|| ClockSample {
-            sm_mhz: mhz,
-            reasons: bits,
-            power_mw: self.power_mw(),
-        })
+        let ok = unsafe { (self.clock_info)(self.device, CLOCK_SM, &mut mhz) == 0 && (self.reasons)(self.device, &mut bits) == 0 };
+        ok.then(|| ClockSample { sm_mhz: mhz, reasons: bits, power_mw: self.power_mw() })
     }
 
     fn power_limit_mw(&self) -> Option<u32> {
@@ -208,31 +162,11 @@ mod tests {
     #[test]
     fn a_power_field_reads_its_unsigned_int_and_nothing_on_failure() {
         // As NVML fills it: valueType NVML_VALUE_TYPE_UNSIGNED_INT (1), uiVal in the low bytes.
-        let read = FieldValue {
-            field_id: FI_DEV_POWER_INSTANT,
-            value_type: 1,
-            nvml_return: 0,
-            value: 697_512,
-            ..FieldValue::default()
-        };
+        let read = FieldValue { field_id: FI_DEV_POWER_INSTANT, value_type: 1, nvml_return: 0, value: 697_512, ..FieldValue::default() };
         assert_eq!(read.power_mw(), Some(697_512));
         // NVML_ERROR_NOT_SUPPORTED (3) in the field's own return, or another value type: no power.
-        assert_eq!(
-            FieldValue {
-                nvml_return: 3,
-                ..read
-            }
-            .power_mw(),
-            None
-        );
-        assert_eq!(
-            FieldValue {
-                value_type: 0,
-                ..read
-            }
-            .power_mw(),
-            None
-        );
+        assert_eq!(FieldValue { nvml_return: 3, ..read }.power_mw(), None);
+        assert_eq!(FieldValue { value_type: 0, ..read }.power_mw(), None);
     }
 
     #[test]

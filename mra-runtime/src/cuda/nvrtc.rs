@@ -97,32 +97,15 @@ impl Nvrtc {
     pub fn load() -> Result<Nvrtc> {
         let tried = crate::cuda::lib_candidates("nvrtc");
         crate::cuda::probe_library(&tried, NVRTC_SYMBOLS).map_err(|e| match e {
-            crate::cuda::LibraryProbe::NotFound => RuntimeError::NoNvrtc {
-                tried: tried.join(", "),
-            },
-            crate::cuda::LibraryProbe::MissingSymbol {
-                name,
-                symbol,
-                detail,
-            } => RuntimeError::BrokenLibrary {
-                what: "NVRTC",
-                name,
-                symbol,
-                detail,
-            },
+            crate::cuda::LibraryProbe::NotFound => RuntimeError::NoNvrtc { tried: tried.join(", ") },
+            crate::cuda::LibraryProbe::MissingSymbol { name, symbol, detail } => RuntimeError::BrokenLibrary { what: "NVRTC", name, symbol, detail },
         })?;
         let (mut major, mut minor) = (0, 0);
         // SAFETY: the library is present (probed above); the out-pointers are valid.
         unsafe { sys::nvrtcVersion(&mut major, &mut minor) }
             .result()
-            .map_err(|e| RuntimeError::Compile {
-                entry: "nvrtcVersion".into(),
-                arch: String::new(),
-                log: format!("{e:?}"),
-            })?;
-        Ok(Nvrtc {
-            version: (major, minor),
-        })
+            .map_err(|e| RuntimeError::Compile { entry: "nvrtcVersion".into(), arch: String::new(), log: format!("{e:?}") })?;
+        Ok(Nvrtc { version: (major, minor) })
     }
 
     /// The options a kernel for `arch` is compiled with. From NVRTC 12.9 on, `--no-cache`: NVRTC
@@ -131,11 +114,7 @@ impl Nvrtc {
     /// tuner's spill check was skipped for any kernel an earlier process had compiled. The kernel
     /// cache keeps the cubin and its log itself.
     pub fn options(&self, arch: &str) -> Vec<String> {
-        let mut options = vec![
-            format!("--gpu-architecture={arch}"),
-            "-std=c++17".into(),
-            "--ptxas-options=-v".into(),
-        ];
+        let mut options = vec![format!("--gpu-architecture={arch}"), "-std=c++17".into(), "--ptxas-options=-v".into()];
         if Self::has_its_own_cache(self.version) {
             options.push("--no-cache".into());
         }
@@ -149,77 +128,37 @@ impl Nvrtc {
     }
 
     /// Compiles `source` for `arch` (`sm_90`) to a cubin, through the cache.
-    pub fn compile(
-        &self,
-        source: &str,
-        entry: &str,
-        arch: &str,
-        cache: &KernelCache,
-    ) -> Result<Compiled> {
+    pub fn compile(&self, source: &str, entry: &str, arch: &str, cache: &KernelCache) -> Result<Compiled> {
         let start = Instant::now();
         let options = self.options(arch);
         let version = format!("nvrtc {}.{}", self.version.0, self.version.1);
-        let key = KernelCache::key(&[
-            source.as_bytes(),
-            options.join(" ").as_bytes(),
-            version.as_bytes(),
-            arch.as_bytes(),
-        ]);
+        let key = KernelCache::key(&[source.as_bytes(), options.join(" ").as_bytes(), version.as_bytes(), arch.as_bytes()]);
         // The log is half of the entry: its ptxas report is the register and spill count. A cubin
         // whose log is damaged or missing is removed with it and compiled again.
-        if let Some([cubin, log]) = cache
-            .get_all(&key, &["cubin", "log"])
-            .and_then(|all| <[Vec<u8>; 2]>::try_from(all).ok())
-        {
+        if let Some([cubin, log]) = cache.get_all(&key, &["cubin", "log"]).and_then(|all| <[Vec<u8>; 2]>::try_from(all).ok()) {
             let log = String::from_utf8_lossy(&log).into_owned();
             let resources = ResourceReport::parse(&log);
-            return Ok(Compiled {
-                cubin,
-                resources,
-                log,
-                seconds: start.elapsed().as_secs_f64(),
-                from_cache: true,
-            });
+            return Ok(Compiled { cubin, resources, log, seconds: start.elapsed().as_secs_f64(), from_cache: true });
         }
         let (cubin, log) = self.compile_uncached(source, entry, arch, &options)?;
         // The log first: a reader that finds the cubin finds its log.
         cache.put(&key, "log", log.as_bytes());
         cache.put(&key, "cubin", &cubin);
-        Ok(Compiled {
-            cubin,
-            resources: ResourceReport::parse(&log),
-            log,
-            seconds: start.elapsed().as_secs_f64(),
-            from_cache: false,
-        })
+        Ok(Compiled { cubin, resources: ResourceReport::parse(&log), log, seconds: start.elapsed().as_secs_f64(), from_cache: false })
     }
 
-    fn compile_uncached(
-        &self,
-        source: &str,
-        entry: &str,
-        arch: &str,
-        options: &[String],
-    ) -> Result<(Vec<u8>, String)> {
-        let fail = |log: String| RuntimeError::Compile {
-            entry: entry.into(),
-            arch: arch.into(),
-            log,
-        };
+    fn compile_uncached(&self, source: &str, entry: &str, arch: &str, options: &[String]) -> Result<(Vec<u8>, String)> {
+        let fail = |log: String| RuntimeError::Compile { entry: entry.into(), arch: arch.into(), log };
         let src = CString::new(source).map_err(|_| fail("source contains a NUL byte".into()))?;
         let name = CString::new(format!("{entry}.cu")).expect("entry names hold no NUL");
         let prog = nv::create_program(&src, Some(&name)).map_err(|e| fail(format!("{e:?}")))?;
         // SAFETY: prog is a live program from create_program; it is destroyed below on every path.
         let result = unsafe {
             let compiled = nv::compile_program(prog, options);
-            let log = nv::get_program_log(prog)
-                .map(|raw| CStr::from_ptr(raw.as_ptr()).to_string_lossy().into_owned())
-                .unwrap_or_default();
+            let log = nv::get_program_log(prog).map(|raw| CStr::from_ptr(raw.as_ptr()).to_string_lossy().into_owned()).unwrap_or_default();
             let out = match compiled {
                 Err(e) => Err(fail(format!("{e:?}\n{log}"))),
-                Ok(()) => get_cubin(prog)
-                    .map(|c| (c, log))
-                    .map_err(|e| fail(format!("nvrtcGetCUBIN: {e:?}"))),
+                Ok(()) => get_cubin(prog).map(|c| (c, log)).map_err(|e| fail(format!("nvrtcGetCUBIN: {e:?}"))),
             };
             let _ = nv::destroy_program(prog);
             out
@@ -249,13 +188,7 @@ mod tests {
         let r = ResourceReport::parse(log).unwrap();
         assert_eq!(
             r,
-            ResourceReport {
-                registers: 40,
-                stack_frame_bytes: 64,
-                spill_store_bytes: 8,
-                spill_load_bytes: 16,
-                shared_bytes: 2048
-            }
+            ResourceReport { registers: 40, stack_frame_bytes: 64, spill_store_bytes: 8, spill_load_bytes: 16, shared_bytes: 2048 }
         );
         assert!(r.spills());
         assert!(ResourceReport::parse("no report").is_none());
@@ -268,16 +201,10 @@ mod tests {
     fn ptxas_always_runs_from_nvrtc_12_9_on() {
         let options = |version| Nvrtc { version }.options("sm_90");
         for version in [(12, 9), (13, 0), (13, 2), (14, 0)] {
-            assert!(
-                options(version).contains(&"--no-cache".to_string()),
-                "{version:?}"
-            );
+            assert!(options(version).contains(&"--no-cache".to_string()), "{version:?}");
         }
         for version in [(11, 8), (12, 0), (12, 8)] {
-            assert!(
-                !options(version).contains(&"--no-cache".to_string()),
-                "{version:?}"
-            );
+            assert!(!options(version).contains(&"--no-cache".to_string()), "{version:?}");
         }
         assert!(options((13, 0)).contains(&"--ptxas-options=-v".to_string()));
     }

@@ -54,30 +54,11 @@ pub const NV_LIMITS: &[NvLimits] = &[
     // A100: 164 KB shared per SM, 32 blocks, 64 warps.
     AMPERE,
     // GA10x: 100 KB per SM (99 KB per block), 16 blocks, 48 warps (1536 threads).
-    NvLimits {
-        arch: "sm_86",
-        max_blocks_per_sm: 16,
-        max_warps_per_sm: 48,
-        shared_per_sm: 100 * 1024,
-        shared_per_block_max: 99 * 1024,
-        ..AMPERE
-    },
+    NvLimits { arch: "sm_86", max_blocks_per_sm: 16, max_warps_per_sm: 48, shared_per_sm: 100 * 1024, shared_per_block_max: 99 * 1024, ..AMPERE },
     // Ada: as 8.6 but 24 blocks per SM.
-    NvLimits {
-        arch: "sm_89",
-        max_blocks_per_sm: 24,
-        max_warps_per_sm: 48,
-        shared_per_sm: 100 * 1024,
-        shared_per_block_max: 99 * 1024,
-        ..AMPERE
-    },
+    NvLimits { arch: "sm_89", max_blocks_per_sm: 24, max_warps_per_sm: 48, shared_per_sm: 100 * 1024, shared_per_block_max: 99 * 1024, ..AMPERE },
     // Hopper: 228 KB per SM (227 KB per block), 32 blocks, 64 warps.
-    NvLimits {
-        arch: "sm_90",
-        shared_per_sm: 228 * 1024,
-        shared_per_block_max: 227 * 1024,
-        ..AMPERE
-    },
+    NvLimits { arch: "sm_90", shared_per_sm: 228 * 1024, shared_per_block_max: 227 * 1024, ..AMPERE },
 ];
 
 pub fn limits(arch: &str) -> Option<&'static NvLimits> {
@@ -139,27 +120,15 @@ impl NvLimits {
         // The hardware checks a block against the per-block limit as if its warps were spread
         // over all sub-partitions (cuda_occupancy.h).
         let regs_checked = regs_per_warp * align_up(warps, self.sub_partitions);
-        let by_regs = if registers > self.max_registers_per_thread
-            || regs_checked > self.registers_per_block
-        {
+        let by_regs = if registers > self.max_registers_per_thread || regs_checked > self.registers_per_block {
             0
         } else {
             // No registers at all: no register limit.
-            ((self.registers_per_sm / self.sub_partitions).checked_div(regs_per_warp))
-                .map_or(u32::MAX, |per_partition| {
-                    per_partition * self.sub_partitions / warps
-                })
+            ((self.registers_per_sm / self.sub_partitions).checked_div(regs_per_warp)).map_or(u32::MAX, |per_partition| per_partition * self.sub_partitions / warps)
         };
 
-        let smem = align_up(
-            shared_bytes + self.shared_reserved_per_block,
-            self.shared_unit,
-        );
-        let by_shared = if shared_bytes > self.shared_per_block_max {
-            0
-        } else {
-            self.shared_per_sm.checked_div(smem).unwrap_or(u32::MAX)
-        };
+        let smem = align_up(shared_bytes + self.shared_reserved_per_block, self.shared_unit);
+        let by_shared = if shared_bytes > self.shared_per_block_max { 0 } else { self.shared_per_sm.checked_div(smem).unwrap_or(u32::MAX) };
 
         let blocks = by_warps.min(by_regs).min(by_shared);
         let limited_by = if blocks == 0 {
@@ -193,10 +162,7 @@ mod tests {
 
     #[test]
     fn every_nvidia_arch_of_the_codegen_table_has_limits() {
-        for a in mra_codegen::arch::ARCHS
-            .iter()
-            .filter(|a| a.vendor == mra_codegen::Vendor::Nvidia)
-        {
+        for a in mra_codegen::arch::ARCHS.iter().filter(|a| a.vendor == mra_codegen::Vendor::Nvidia) {
             let l = limits(a.name).unwrap_or_else(|| panic!("{} has no occupancy limits", a.name));
             assert_eq!(l.shared_per_block_max, a.shared_bytes_max, "{}", a.name);
         }
@@ -208,18 +174,9 @@ mod tests {
     #[test]
     fn the_best_practices_guide_example() {
         // 7.0: 64K registers, 64 warps, 32 blocks, 96 KB shared per SM.
-        let volta = NvLimits {
-            arch: "sm_70",
-            shared_per_sm: 96 * 1024,
-            shared_per_block_max: 96 * 1024,
-            shared_reserved_per_block: 0,
-            ..AMPERE
-        };
+        let volta = NvLimits { arch: "sm_70", shared_per_sm: 96 * 1024, shared_per_block_max: 96 * 1024, shared_reserved_per_block: 0, ..AMPERE };
         let o = volta.occupancy(37, 0, 128);
-        assert_eq!(
-            (o.blocks_per_sm, o.warps_per_sm, o.occupancy),
-            (12, 48, 0.75)
-        );
+        assert_eq!((o.blocks_per_sm, o.warps_per_sm, o.occupancy), (12, 48, 0.75));
         assert_eq!(o.limited_by, NvLimiter::Registers);
         let o = volta.occupancy(37, 0, 320);
         assert_eq!((o.blocks_per_sm, o.warps_per_sm), (4, 40));
@@ -231,52 +188,28 @@ mod tests {
         let a100 = limits("sm_80").unwrap();
         // 32 registers, 256 threads, no shared memory: 8 blocks = 64 warps = 100%.
         let o = a100.occupancy(32, 0, 256);
-        assert_eq!(
-            (o.blocks_per_sm, o.warps_per_sm, o.occupancy, o.limited_by),
-            (8, 64, 1.0, NvLimiter::Warps)
-        );
+        assert_eq!((o.blocks_per_sm, o.warps_per_sm, o.occupancy, o.limited_by), (8, 64, 1.0, NvLimiter::Warps));
         // 64 registers: 2048 per warp, 8 warps per sub-partition, 32 per SM: 4 blocks.
         let o = a100.occupancy(64, 0, 256);
         assert_eq!((o.blocks_per_sm, o.limited_by), (4, NvLimiter::Registers));
         // 255 registers: 8192 per warp, 2 per sub-partition, 8 warps: two 4-warp blocks.
         assert_eq!(a100.occupancy(255, 0, 128).blocks_per_sm, 2);
         // 255 registers x 1024 threads exceeds the 64K registers of a block.
-        assert_eq!(
-            a100.occupancy(255, 0, 1024).limited_by,
-            NvLimiter::DoesNotFit
-        );
+        assert_eq!(a100.occupancy(255, 0, 1024).limited_by, NvLimiter::DoesNotFit);
         // 32-thread blocks: the 32-block limit binds at 32 warps.
         let o = a100.occupancy(16, 0, 32);
-        assert_eq!(
-            (o.blocks_per_sm, o.warps_per_sm, o.limited_by),
-            (32, 32, NvLimiter::Blocks)
-        );
+        assert_eq!((o.blocks_per_sm, o.warps_per_sm, o.limited_by), (32, 32, NvLimiter::Blocks));
         // 48 KB of static shared memory (+1 KB reserved): 228 KB / 49 KB = 4 blocks on sm_90.
         let h100 = limits("sm_90").unwrap();
         let o = h100.occupancy(32, 48 * 1024, 128);
-        assert_eq!(
-            (o.blocks_per_sm, o.limited_by),
-            (4, NvLimiter::SharedMemory)
-        );
+        assert_eq!((o.blocks_per_sm, o.limited_by), (4, NvLimiter::SharedMemory));
         // L3 at K=16 (19456 B shared, 128 threads): 11 blocks by shared memory on sm_90.
         assert_eq!(h100.occupancy(40, 19456, 128).blocks_by_shared, 11);
         // sm_86 holds 48 warps: six 256-thread blocks.
-        assert_eq!(
-            limits("sm_86").unwrap().occupancy(32, 0, 256).blocks_per_sm,
-            6
-        );
+        assert_eq!(limits("sm_86").unwrap().occupancy(32, 0, 256).blocks_per_sm, 6);
         // sm_89 holds 24 blocks: 24 one-warp blocks.
-        assert_eq!(
-            limits("sm_89").unwrap().occupancy(16, 0, 32).blocks_per_sm,
-            24
-        );
+        assert_eq!(limits("sm_89").unwrap().occupancy(16, 0, 32).blocks_per_sm, 24);
         // More shared memory than a block may have.
-        assert_eq!(
-            limits("sm_86")
-                .unwrap()
-                .occupancy(32, 100 * 1024, 128)
-                .limited_by,
-            NvLimiter::DoesNotFit
-        );
+        assert_eq!(limits("sm_86").unwrap().occupancy(32, 100 * 1024, 128).limited_by, NvLimiter::DoesNotFit);
     }
 }

@@ -28,11 +28,7 @@ pub enum Operand {
 }
 
 impl Instruction {
-    pub const ALL: [Instruction; 3] = [
-        Instruction::MfmaF64_16x16x4,
-        Instruction::WmmaRdna3,
-        Instruction::WmmaRdna4,
-    ];
+    pub const ALL: [Instruction; 3] = [Instruction::MfmaF64_16x16x4, Instruction::WmmaRdna3, Instruction::WmmaRdna4];
 
     /// Lanes of the wave the instruction runs on.
     pub fn lanes(self) -> u32 {
@@ -110,9 +106,7 @@ impl Sabotage {
     /// `element`, wrong where this sabotage says so.
     pub fn element(self, instr: Instruction, op: Operand, lane: u32, reg: u32) -> (u32, u32) {
         match (self, instr, op) {
-            (Sabotage::SwapF64DRows, Instruction::MfmaF64_16x16x4, Operand::D) => {
-                (4 * (lane / 16) + reg, lane % 16)
-            }
+            (Sabotage::SwapF64DRows, Instruction::MfmaF64_16x16x4, Operand::D) => (4 * (lane / 16) + reg, lane % 16),
             _ => instr.element(op, lane, reg),
         }
     }
@@ -135,10 +129,7 @@ mod tests {
                         seen[(i * cols + j) as usize] += 1;
                     }
                 }
-                assert!(
-                    seen.iter().all(|&s| s == seen[0] && s > 0),
-                    "{instr:?} {op:?}: {seen:?}"
-                );
+                assert!(seen.iter().all(|&s| s == seen[0] && s > 0), "{instr:?} {op:?}: {seen:?}");
             }
         }
     }
@@ -146,13 +137,7 @@ mod tests {
     #[test]
     fn the_sabotage_changes_only_the_f64_d_rows() {
         let s = Sabotage::SwapF64DRows;
-        assert_ne!(
-            s.element(Instruction::MfmaF64_16x16x4, Operand::D, 16, 0),
-            Instruction::MfmaF64_16x16x4.element(Operand::D, 16, 0)
-        );
-        assert_eq!(
-            s.element(Instruction::WmmaRdna4, Operand::D, 16, 0),
-            Instruction::WmmaRdna4.element(Operand::D, 16, 0)
-        );
+        assert_ne!(s.element(Instruction::MfmaF64_16x16x4, Operand::D, 16, 0), Instruction::MfmaF64_16x16x4.element(Operand::D, 16, 0));
+        assert_eq!(s.element(Instruction::WmmaRdna4, Operand::D, 16, 0), Instruction::WmmaRdna4.element(Operand::D, 16, 0));
     }
 }

@@ -21,9 +21,7 @@ use mra_codegen::DType;
 /// Why a GPU source cannot be emulated.
 #[derive(Debug, thiserror::Error)]
 pub enum SourceError {
-    #[error(
-        "the kernel has no HIP prelude to replace (only generated HIP kernels can be emulated)"
-    )]
+    #[error("the kernel has no HIP prelude to replace (only generated HIP kernels can be emulated)")]
     NoPrelude,
     #[error("the HIP prelude defines {0}, which the CPU emulator does not know")]
     UnknownFunction(String),
@@ -46,18 +44,9 @@ fn matrix_function(name: &str) -> Option<(Instruction, DType)> {
 
 /// The (start, end) byte range of the prelude's body: after the begin line, up to the end line.
 pub fn prelude_range(gpu_source: &str) -> Result<(usize, usize), SourceError> {
-    let begin = gpu_source
-        .find(PRELUDE_BEGIN)
-        .ok_or(SourceError::NoPrelude)?;
-    let start = begin
-        + gpu_source[begin..]
-            .find('\n')
-            .ok_or(SourceError::NoPrelude)?
-        + 1;
-    let end = gpu_source
-        .find(PRELUDE_END)
-        .filter(|&e| e >= start)
-        .ok_or(SourceError::NoPrelude)?;
+    let begin = gpu_source.find(PRELUDE_BEGIN).ok_or(SourceError::NoPrelude)?;
+    let start = begin + gpu_source[begin..].find('\n').ok_or(SourceError::NoPrelude)? + 1;
+    let end = gpu_source.find(PRELUDE_END).filter(|&e| e >= start).ok_or(SourceError::NoPrelude)?;
     Ok((start, end))
 }
 
@@ -75,11 +64,7 @@ fn defined_functions(prelude: &str) -> Vec<String> {
 }
 
 /// The CPU prelude for the GPU prelude `gpu_prelude` running on waves of `wave` lanes.
-pub fn cpu_prelude(
-    gpu_prelude: &str,
-    wave: u32,
-    sabotage: Sabotage,
-) -> Result<String, SourceError> {
+pub fn cpu_prelude(gpu_prelude: &str, wave: u32, sabotage: Sabotage) -> Result<String, SourceError> {
     let mut s = String::new();
     s += &COMMON.replace("@WAVE@", &wave.to_string());
     // The operand vector types are portable clang C++: the GPU prelude's own lines.
@@ -91,8 +76,7 @@ pub fn cpu_prelude(
         if PLAIN_FUNCTIONS.contains(&name.as_str()) {
             continue;
         }
-        let (instr, dtype) =
-            matrix_function(&name).ok_or_else(|| SourceError::UnknownFunction(name.clone()))?;
+        let (instr, dtype) = matrix_function(&name).ok_or_else(|| SourceError::UnknownFunction(name.clone()))?;
         s += &matrix_emulation(&name, instr, dtype, sabotage);
     }
     Ok(s)
@@ -117,46 +101,19 @@ fn table(instr: Instruction, op: Operand, sabotage: Sabotage) -> String {
 /// The CPU definition of one matrix function: lanes deposit, the last executes, all collect.
 fn matrix_emulation(name: &str, instr: Instruction, dtype: DType, sabotage: Sabotage) -> String {
     let (m, n, k) = instr.shape();
-    let (lanes, ra, rb, rd) = (
-        instr.lanes(),
-        instr.regs(Operand::A),
-        instr.regs(Operand::B),
-        instr.regs(Operand::D),
-    );
+    let (lanes, ra, rb, rd) = (instr.lanes(), instr.regs(Operand::A), instr.regs(Operand::B), instr.regs(Operand::D));
     // The CPU function takes the call site too: `{name}(...)` is a macro adding a number unique
     // to each call in the source (__COUNTER__) and its line, so lanes of one wave arriving from
     // different calls (a divergent matrix instruction, which a GPU would execute twice with some
     // lanes off) are told apart even when their totals agree.
     let site = "int mra_site, int mra_line";
     let (signature, to_double, accumulate) = match dtype {
-        DType::F64 => (
-            format!("mra_double4 {name}_at({site}, double a, double b, mra_double4 acc)"),
-            "(double)",
-            "double",
-        ),
-        DType::F16 => (
-            format!("mra_float8 {name}_at({site}, mra_f16x{ra} a, mra_f16x{rb} b, mra_float8 acc)"),
-            "(double)",
-            "float",
-        ),
-        _ => (
-            format!(
-                "mra_float8 {name}_at({site}, mra_bf16x{ra} a, mra_bf16x{rb} b, mra_float8 acc)"
-            ),
-            "mra_emu_bf16_to_double",
-            "float",
-        ),
+        DType::F64 => (format!("mra_double4 {name}_at({site}, double a, double b, mra_double4 acc)"), "(double)", "double"),
+        DType::F16 => (format!("mra_float8 {name}_at({site}, mra_f16x{ra} a, mra_f16x{rb} b, mra_float8 acc)"), "(double)", "float"),
+        _ => (format!("mra_float8 {name}_at({site}, mra_bf16x{ra} a, mra_bf16x{rb} b, mra_float8 acc)"), "mra_emu_bf16_to_double", "float"),
     };
-    let (a_elem, b_elem) = if ra == 1 {
-        ("a", "b")
-    } else {
-        ("a[r]", "b[r]")
-    };
-    let acc_t = if dtype == DType::F64 {
-        "mra_double4"
-    } else {
-        "mra_float8"
-    };
+    let (a_elem, b_elem) = if ra == 1 { ("a", "b") } else { ("a[r]", "b[r]") };
+    let acc_t = if dtype == DType::F64 { "mra_double4" } else { "mra_float8" };
     format!(
         r#"
 // {name}: {instr:?} for the whole wave at once, with AMD's lane layouts (emulate/layouts.rs):
@@ -411,17 +368,12 @@ mod tests {
     fn finds_the_functions_a_prelude_defines() {
         let p = "__device__ __attribute__((always_inline)) inline int mra_thread_id() {\n    return 0;\n}\n\
                  __device__ __attribute__((always_inline)) inline mra_float8 mra_wmma_f32_16x16x16_f16_gfx12(mra_f16x8 a, mra_f16x8 b, mra_float8 acc) {\n";
-        assert_eq!(
-            defined_functions(p),
-            vec!["mra_thread_id", "mra_wmma_f32_16x16x16_f16_gfx12"]
-        );
+        assert_eq!(defined_functions(p), vec!["mra_thread_id", "mra_wmma_f32_16x16x16_f16_gfx12"]);
     }
 
     #[test]
     fn an_unknown_prelude_function_is_refused() {
         let p = "__device__ inline int mra_warp_shuffle(int x) {\n";
-        assert!(
-            matches!(cpu_prelude(p, 64, Sabotage::None), Err(SourceError::UnknownFunction(n)) if n == "mra_warp_shuffle")
-        );
+        assert!(matches!(cpu_prelude(p, 64, Sabotage::None), Err(SourceError::UnknownFunction(n)) if n == "mra_warp_shuffle"));
     }
 }

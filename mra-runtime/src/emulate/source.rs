@@ -12,12 +12,7 @@ use super::prelude::{cpu_prelude, prelude_range, SourceError};
 /// as `--emit-src` wrote it): a compile error, and the source line a divergent matrix
 /// instruction reports (`__LINE__`), point at the line of the kernel the user has, not at a
 /// line of the emulated C++ (a temporary file, removed after the compile).
-pub fn emulated_source(
-    gpu_source: &str,
-    entry: &str,
-    wave: u32,
-    sabotage: Sabotage,
-) -> Result<String, SourceError> {
+pub fn emulated_source(gpu_source: &str, entry: &str, wave: u32, sabotage: Sabotage) -> Result<String, SourceError> {
     let (start, end) = prelude_range(gpu_source)?;
     let name = source_name(entry);
     let end_line = gpu_source[..end].matches('\n').count() + 1;
@@ -231,15 +226,7 @@ mod tests {
     #[test]
     fn the_kernels_lines_keep_their_numbers() {
         let a = mra_codegen::arch::find("gfx90a").unwrap();
-        let kernel = mra_codegen::generate(
-            &mra_codegen::levels::find("L3").unwrap(),
-            mra_codegen::Request {
-                k: 5,
-                arch: a,
-                dtype: mra_codegen::DType::F64,
-            },
-        )
-        .unwrap();
+        let kernel = mra_codegen::generate(&mra_codegen::levels::find("L3").unwrap(), mra_codegen::Request { k: 5, arch: a, dtype: mra_codegen::DType::F64 }).unwrap();
         let emu = emulated_source(&kernel.source, &kernel.entry, 64, Sabotage::None).unwrap();
         let gpu: Vec<&str> = kernel.source.lines().collect();
         let (mut file, mut line, mut checked) = (String::new(), 0usize, 0);

@@ -22,32 +22,13 @@ pub fn batch_for_bytes(k: u32, dtype: DType, bytes: u64) -> usize {
 
 /// The API regime's harness: `nfuncs` tensors in one launch (one task, one stream, its own A and
 /// C), `max_blocks` blocks at most (`AUTO_BLOCKS`: what the GPU holds of the kernel at once).
-pub fn config(
-    nfuncs: usize,
-    max_blocks: Option<usize>,
-    reps: usize,
-    warmup: Warmup,
-) -> HarnessConfig {
-    HarnessConfig {
-        nfuncs,
-        max_blocks: max_blocks.unwrap_or(AUTO_BLOCKS),
-        tasks: 1,
-        streams: 1,
-        reps,
-        warmup,
-        stream_data: StreamData::Private,
-    }
+pub fn config(nfuncs: usize, max_blocks: Option<usize>, reps: usize, warmup: Warmup) -> HarnessConfig {
+    HarnessConfig { nfuncs, max_blocks: max_blocks.unwrap_or(AUTO_BLOCKS), tasks: 1, streams: 1, reps, warmup, stream_data: StreamData::Private }
 }
 
 /// Fills A's `nfuncs` tensors with copies of the first `have` tensors (already uploaded),
 /// doubling on the device: the timed batch holds real data without a host upload of it all.
-pub fn tile_a<B: Backend>(
-    gpu: &B,
-    bufs: &Buffers<B>,
-    k: u32,
-    have: usize,
-    stream: &B::Stream,
-) -> Result<()> {
+pub fn tile_a<B: Backend>(gpu: &B, bufs: &Buffers<B>, k: u32, have: usize, stream: &B::Stream) -> Result<()> {
     let tensor = (k as usize).pow(3) * bufs.dtype.bytes() as usize;
     let mut filled = have.min(bufs.nfuncs);
     while filled < bufs.nfuncs {
@@ -60,14 +41,7 @@ pub fn tile_a<B: Backend>(
 
 /// Microseconds of `reps` device-to-device copies of A's bytes into C, each timed with events
 /// after warm-up copies as `warmup` asks: the floor of the API regime.
-pub fn time_copy<B: Backend>(
-    gpu: &B,
-    bufs: &Buffers<B>,
-    k: u32,
-    reps: usize,
-    warmup: Warmup,
-    stream: &B::Stream,
-) -> Result<Vec<f64>> {
+pub fn time_copy<B: Backend>(gpu: &B, bufs: &Buffers<B>, k: u32, reps: usize, warmup: Warmup, stream: &B::Stream) -> Result<Vec<f64>> {
     let bytes = bufs.nfuncs * (k as usize).pow(3) * bufs.dtype.bytes() as usize;
     let (start, end) = (gpu.event()?, gpu.event()?);
     let mut one = || -> Result<f64> {
@@ -88,10 +62,7 @@ mod tests {
     #[test]
     fn the_default_batch_is_two_gibibytes_of_input() {
         // 2^31 bytes over K³ · 8: K = 6 holds 1,242,756 tensors, K = 32 8,192 (by hand).
-        assert_eq!(
-            batch_for_bytes(6, DType::F64, DEFAULT_BATCH_BYTES),
-            1_242_756
-        );
+        assert_eq!(batch_for_bytes(6, DType::F64, DEFAULT_BATCH_BYTES), 1_242_756);
         assert_eq!(batch_for_bytes(32, DType::F64, DEFAULT_BATCH_BYTES), 8_192);
         assert_eq!(batch_for_bytes(32, DType::F64, 1), 1, "at least one tensor");
     }
@@ -105,26 +76,13 @@ mod tests {
         let p = s.prepare(&level("copy"), 2, DType::F64).unwrap();
         for (n, have) in [(10usize, 3usize), (7, 7), (1, 1), (33, 4)] {
             let bufs = s.allocate(&cfg(n, 1, 1, 1), &p.kernel.plan).unwrap();
-            let values: Vec<f64> = (0..n * 8)
-                .map(|i| if i < have * 8 { i as f64 } else { f64::NAN })
-                .collect();
-            s.gpu
-                .upload(
-                    &bufs.a,
-                    &crate::harness::to_device_bytes(DType::F64, &values).unwrap(),
-                )
-                .unwrap();
+            let values: Vec<f64> = (0..n * 8).map(|i| if i < have * 8 { i as f64 } else { f64::NAN }).collect();
+            s.gpu.upload(&bufs.a, &crate::harness::to_device_bytes(DType::F64, &values).unwrap()).unwrap();
             let stream = s.gpu.stream().unwrap();
             tile_a(&s.gpu, &bufs, 2, have, &stream).unwrap();
-            let a =
-                crate::harness::from_device_bytes(DType::F64, &s.gpu.download(&bufs.a).unwrap())
-                    .unwrap();
+            let a = crate::harness::from_device_bytes(DType::F64, &s.gpu.download(&bufs.a).unwrap()).unwrap();
             for (i, v) in a.iter().enumerate() {
-                assert_eq!(
-                    *v,
-                    ((i / 8) % have * 8 + i % 8) as f64,
-                    "N={n}, have {have}: element {i}"
-                );
+                assert_eq!(*v, ((i / 8) % have * 8 + i % 8) as f64, "N={n}, have {have}: element {i}");
             }
         }
     }

@@ -25,20 +25,12 @@ pub struct Buffers<B: Backend> {
 impl<B: Backend> Buffers<B> {
     /// The A that stream `s` reads.
     pub fn a_of(&self, s: usize) -> &B::Buffer {
-        if s == 0 || self.private.is_empty() {
-            &self.a
-        } else {
-            &self.private[s - 1].0
-        }
+        if s == 0 || self.private.is_empty() { &self.a } else { &self.private[s - 1].0 }
     }
 
     /// The C that stream `s` writes.
     pub fn c_of(&self, s: usize) -> &B::Buffer {
-        if s == 0 || self.private.is_empty() {
-            &self.c
-        } else {
-            &self.private[s - 1].1
-        }
+        if s == 0 || self.private.is_empty() { &self.c } else { &self.private[s - 1].1 }
     }
 
     #[inline]
@@ -63,9 +55,7 @@ impl<B: Backend> Buffers<B> {
     /// Uploads `bytes` as A, into every stream's A where the streams have their own.
     pub fn upload_a(&self, gpu: &B, bytes: &[u8]) -> Result<()> {
         gpu.upload(&self.a, bytes)?;
-        self.private
-            .iter()
-            .try_for_each(|(a, _)| gpu.upload(a, bytes))
+        self.private.iter().try_for_each(|(a, _)| gpu.upload(a, bytes))
     }
 }
 
@@ -86,16 +76,9 @@ mod tests {
         for name in ["fused-pipe", "vendor-3gemm"] {
             for data in [StreamData::Shared, StreamData::Private] {
                 let s = session(300.0);
-                let c = HarnessConfig {
-                    stream_data: data,
-                    ..cfg(7, 3, 3, 1)
-                };
+                let c = HarnessConfig { stream_data: data, ..cfg(7, 3, 3, 1) };
                 let (p, bufs) = prepared(&s, name, 5, &c);
-                assert_eq!(
-                    bufs.private.len(),
-                    if data == StreamData::Private { 2 } else { 0 },
-                    "{name} {data:?}"
-                );
+                assert_eq!(bufs.private.len(), if data == StreamData::Private { 2 } else { 0 }, "{name} {data:?}");
                 let inputs = Inputs::random(DType::F64, 5, 7, 11);
                 bufs.upload_inputs(&s.gpu, &inputs).unwrap();
                 for st in 0..3 {
@@ -105,30 +88,17 @@ mod tests {
                 time_reps(&s.gpu, &p, &bufs, &streams, &c).unwrap();
                 let a: Vec<u64> = (0..3).map(|st| Fake::device_ptr(bufs.a_of(st))).collect();
                 let distinct = a.iter().collect::<std::collections::BTreeSet<_>>().len();
-                assert_eq!(
-                    distinct,
-                    if data == StreamData::Private { 3 } else { 1 },
-                    "{name} {data:?}: the streams' A"
-                );
+                assert_eq!(distinct, if data == StreamData::Private { 3 } else { 1 }, "{name} {data:?}: the streams' A");
                 for (stream, args) in s.gpu.launches() {
                     let st = streams.iter().position(|x| *x == stream).unwrap();
                     if name == "fused-pipe" {
-                        assert_eq!(
-                            (args.a, args.c),
-                            (a[st], Fake::device_ptr(bufs.c_of(st))),
-                            "{data:?}: stream {st}'s launch"
-                        );
+                        assert_eq!((args.a, args.c), (a[st], Fake::device_ptr(bufs.c_of(st))), "{data:?}: stream {st}'s launch");
                     }
                 }
                 for st in 0..3 {
-                    let got =
-                        from_device_bytes(DType::F64, &s.gpu.download(bufs.c_of(st)).unwrap())
-                            .unwrap();
+                    let got = from_device_bytes(DType::F64, &s.gpu.download(bufs.c_of(st)).unwrap()).unwrap();
                     let cmp = Comparison::of_in(&got, &inputs.reference, DType::F64);
-                    assert!(
-                        cmp.passes(1e-12),
-                        "{name} {data:?}: stream {st}'s C: {cmp:?}"
-                    );
+                    assert!(cmp.passes(1e-12), "{name} {data:?}: stream {st}'s C: {cmp:?}");
                 }
             }
         }

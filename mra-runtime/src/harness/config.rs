@@ -36,9 +36,7 @@ pub struct HarnessConfig {
 /// where N·K³ values in and out fit in or near it: the copy floor then runs above the DRAM
 /// rate. A code whose streams transform different functions never sees that; `Private` gives
 /// each stream its own A and C to measure what it does see.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
-)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum StreamData {
     /// One A and one C for every stream (the seed's harness).
@@ -84,19 +82,12 @@ impl HarnessConfig {
         if !self.auto_grid() {
             return *self;
         }
-        HarnessConfig {
-            max_blocks: resident.unwrap_or(fallback).max(1),
-            ..*self
-        }
+        HarnessConfig { max_blocks: resident.unwrap_or(fallback).max(1), ..*self }
     }
 
     /// `-M` as the user reads it: a number, or `auto`.
     pub fn describe_max_blocks(&self) -> String {
-        if self.auto_grid() {
-            "auto".into()
-        } else {
-            self.max_blocks.to_string()
-        }
+        if self.auto_grid() { "auto".into() } else { self.max_blocks.to_string() }
     }
 
     pub fn check(&self) -> Result<()> {
@@ -124,19 +115,13 @@ impl HarnessConfig {
             return bad("-M must fit in a 32-bit int (it is a launch's grid size)");
         }
         if self.tasks > MAX_TASKS {
-            return Err(RuntimeError::Invalid(format!(
-                "-n must be at most {MAX_TASKS} (tasks per timed repetition)"
-            )));
+            return Err(RuntimeError::Invalid(format!("-n must be at most {MAX_TASKS} (tasks per timed repetition)")));
         }
         if self.streams > MAX_STREAMS {
-            return Err(RuntimeError::Invalid(format!(
-                "-s must be at most {MAX_STREAMS} (streams)"
-            )));
+            return Err(RuntimeError::Invalid(format!("-s must be at most {MAX_STREAMS} (streams)")));
         }
         if self.reps > MAX_REPS {
-            return Err(RuntimeError::Invalid(format!(
-                "-r must be at most {MAX_REPS} (timed repetitions)"
-            )));
+            return Err(RuntimeError::Invalid(format!("-r must be at most {MAX_REPS} (timed repetitions)")));
         }
         Ok(())
     }
@@ -150,13 +135,7 @@ mod tests {
     fn stream_data_parses_its_two_names_and_refuses_others() {
         assert_eq!(StreamData::parse("shared"), Ok(StreamData::Shared));
         assert_eq!(StreamData::parse("private"), Ok(StreamData::Private));
-        assert!(StreamData::parse("own")
-            .unwrap_err()
-            .contains("not shared or private"));
-        assert_eq!(
-            StreamData::default(),
-            StreamData::Shared,
-            "the seed's harness by default"
-        );
+        assert!(StreamData::parse("own").unwrap_err().contains("not shared or private"));
+        assert_eq!(StreamData::default(), StreamData::Shared, "the seed's harness by default");
     }
 }

@@ -3,10 +3,7 @@
 //! warm-up, the repetitions, the poisoning and the GEMM formulations of the library levels
 //! are checked without a GPU.
 
-use super::{
-    from_device_bytes, to_device_bytes, validate, Backend, Buffers, Gemm, HarnessConfig, Inputs,
-    LaunchArgs, Prepared, Session, StreamData, Warmup,
-};
+use super::{from_device_bytes, to_device_bytes, validate, Backend, Buffers, Gemm, HarnessConfig, Inputs, LaunchArgs, Prepared, Session, StreamData, Warmup};
 use crate::cache::KernelCache;
 use crate::error::Result;
 use crate::reference;
@@ -19,30 +16,12 @@ use std::cell::{Cell, RefCell};
 pub(crate) enum Op {
     Upload(usize),
     Poison(usize),
-    Copy {
-        dst: usize,
-        src: usize,
-        bytes: usize,
-        stream: usize,
-    },
-    Launch {
-        stream: usize,
-        entry: String,
-        args: LaunchArgs,
-    },
-    Gemm {
-        stream: usize,
-        handle: usize,
-    },
+    Copy { dst: usize, src: usize, bytes: usize, stream: usize },
+    Launch { stream: usize, entry: String, args: LaunchArgs },
+    Gemm { stream: usize, handle: usize },
     NewBlas(usize),
-    Record {
-        event: usize,
-        stream: usize,
-    },
-    Wait {
-        stream: usize,
-        event: usize,
-    },
+    Record { event: usize, stream: usize },
+    Wait { stream: usize, event: usize },
     Sync(usize),
 }
 
@@ -69,18 +48,7 @@ pub(crate) struct Fake {
 impl Fake {
     pub(crate) fn new(rep_ms: f32) -> Fake {
         let arch = mra_codegen::arch::find("sm_90").unwrap();
-        Fake {
-            arch,
-            mem: RefCell::default(),
-            ops: RefCell::default(),
-            ids: Cell::new(0),
-            rep_ms,
-            lazy: Cell::new(false),
-            wrong_threads: Cell::new(0),
-            resident: Cell::new(None),
-            launch_delay: Cell::new(std::time::Duration::ZERO),
-            clusters: Cell::new(None),
-        }
+        Fake { arch, mem: RefCell::default(), ops: RefCell::default(), ids: Cell::new(0), rep_ms, lazy: Cell::new(false), wrong_threads: Cell::new(0), resident: Cell::new(None), launch_delay: Cell::new(std::time::Duration::ZERO), clusters: Cell::new(None) }
     }
 
     /// The launches (thread counts) and downloads in order: validation must come first.
@@ -105,25 +73,12 @@ impl Fake {
 
     fn write(&self, ptr: u64, v: &[f64]) {
         let mut mem = self.mem.borrow_mut();
-        let (buf, off) = (
-            &mut mem[(ptr >> 32) as usize - 1],
-            (ptr & 0xffff_ffff) as usize,
-        );
+        let (buf, off) = (&mut mem[(ptr >> 32) as usize - 1], (ptr & 0xffff_ffff) as usize);
         buf[off..off + 8 * v.len()].copy_from_slice(&to_device_bytes(DType::F64, v).unwrap());
     }
 
     pub(crate) fn launches(&self) -> Vec<(usize, LaunchArgs)> {
-        self.ops
-            .borrow()
-            .iter()
-            .filter_map(|o| {
-                if let Op::Launch { stream, args, .. } = o {
-                    Some((*stream, *args))
-                } else {
-                    None
-                }
-            })
-            .collect()
+        self.ops.borrow().iter().filter_map(|o| if let Op::Launch { stream, args, .. } = o { Some((*stream, *args)) } else { None }).collect()
     }
 }
 
@@ -162,21 +117,8 @@ impl Backend for Fake {
     fn download(&self, buf: &usize) -> Result<Vec<u8>> {
         Ok(self.mem.borrow()[*buf].clone())
     }
-    fn copy_device(
-        &self,
-        dst: &usize,
-        dst_at: usize,
-        src: &usize,
-        src_at: usize,
-        bytes: usize,
-        stream: &usize,
-    ) -> Result<()> {
-        self.log(Op::Copy {
-            dst: *dst,
-            src: *src,
-            bytes,
-            stream: *stream,
-        });
+    fn copy_device(&self, dst: &usize, dst_at: usize, src: &usize, src_at: usize, bytes: usize, stream: &usize) -> Result<()> {
+        self.log(Op::Copy { dst: *dst, src: *src, bytes, stream: *stream });
         let from = self.mem.borrow()[*src][src_at..src_at + bytes].to_vec();
         self.mem.borrow_mut()[*dst][dst_at..dst_at + bytes].copy_from_slice(&from);
         Ok(())
@@ -197,17 +139,11 @@ impl Backend for Fake {
         Ok(self.id())
     }
     fn record(&self, event: &usize, stream: &usize) -> Result<()> {
-        self.log(Op::Record {
-            event: *event,
-            stream: *stream,
-        });
+        self.log(Op::Record { event: *event, stream: *stream });
         Ok(())
     }
     fn wait(&self, stream: &usize, event: &usize) -> Result<()> {
-        self.log(Op::Wait {
-            stream: *stream,
-            event: *event,
-        });
+        self.log(Op::Wait { stream: *stream, event: *event });
         Ok(())
     }
     fn elapsed_ms(&self, _: &usize, _: &usize) -> Result<f32> {
@@ -230,18 +166,8 @@ impl Backend for Fake {
     }
     /// Runs the copy level, the Kronecker matrix build (as the generated kernel documents
     /// it: M[alpha * K^3 + beta] = B(a,i) B(b,j) B(c,k)) or any other level as the transform.
-    fn launch(
-        &self,
-        entry: &String,
-        stream: &usize,
-        threads: u32,
-        args: &LaunchArgs,
-    ) -> Result<()> {
-        self.log(Op::Launch {
-            stream: *stream,
-            entry: entry.clone(),
-            args: *args,
-        });
+    fn launch(&self, entry: &String, stream: &usize, threads: u32, args: &LaunchArgs) -> Result<()> {
+        self.log(Op::Launch { stream: *stream, entry: entry.clone(), args: *args });
         std::thread::sleep(self.launch_delay.get());
         if self.lazy.get() || self.wrong_threads.get() == threads {
             return Ok(());
@@ -253,19 +179,14 @@ impl Backend for Fake {
                 .map(|e| {
                     let (alpha, beta) = (e / k3, e % k3);
                     let at = |x: usize, y: usize| b[x * k + y];
-                    at(alpha / (k * k), beta / (k * k))
-                        * at(alpha / k % k, beta / k % k)
-                        * at(alpha % k, beta % k)
+                    at(alpha / (k * k), beta / (k * k)) * at(alpha / k % k, beta / k % k) * at(alpha % k, beta % k)
                 })
                 .collect();
             self.write(args.c, &m);
         } else if entry.starts_with("mra_copy") {
             self.write(args.c, &self.read(args.a, n * k3));
         } else {
-            self.write(
-                args.c,
-                &reference::transform_batch(k, &self.read(args.a, n * k3), &b).unwrap(),
-            );
+            self.write(args.c, &reference::transform_batch(k, &self.read(args.a, n * k3), &b).unwrap());
         }
         Ok(())
     }
@@ -277,36 +198,15 @@ impl Backend for Fake {
     /// Column-major `C = op(A) op(B)` for each batch entry, in f64.
     fn gemm(&self, handle: &usize, stream: &usize, dtype: DType, g: &Gemm) -> Result<()> {
         assert_eq!(dtype, DType::F64);
-        self.log(Op::Gemm {
-            stream: *stream,
-            handle: *handle,
-        });
+        self.log(Op::Gemm { stream: *stream, handle: *handle });
         let (m, n, k) = (g.m as usize, g.n as usize, g.k as usize);
         let span = |ld: i32, cols: usize| ld as usize * (cols - 1) + ld as usize;
         for e in 0..g.batch as u64 {
             let at = |p: u64, stride: i64| p + e * stride as u64 * 8;
-            let a = self.read(
-                at(g.a, g.stride_a),
-                span(g.lda, if g.transa { m } else { k }),
-            );
-            let b = self.read(
-                at(g.b, g.stride_b),
-                span(g.ldb, if g.transb { k } else { n }),
-            );
-            let op_a = |i: usize, p: usize| {
-                if g.transa {
-                    a[p + i * g.lda as usize]
-                } else {
-                    a[i + p * g.lda as usize]
-                }
-            };
-            let op_b = |p: usize, j: usize| {
-                if g.transb {
-                    b[j + p * g.ldb as usize]
-                } else {
-                    b[p + j * g.ldb as usize]
-                }
-            };
+            let a = self.read(at(g.a, g.stride_a), span(g.lda, if g.transa { m } else { k }));
+            let b = self.read(at(g.b, g.stride_b), span(g.ldb, if g.transb { k } else { n }));
+            let op_a = |i: usize, p: usize| if g.transa { a[p + i * g.lda as usize] } else { a[i + p * g.lda as usize] };
+            let op_b = |p: usize, j: usize| if g.transb { b[j + p * g.ldb as usize] } else { b[p + j * g.ldb as usize] };
             let c_ptr = at(g.c, g.stride_c);
             let mut c = self.read(c_ptr, span(g.ldc, n));
             for j in 0..n {
@@ -321,11 +221,7 @@ impl Backend for Fake {
 }
 
 pub(crate) fn session(rep_ms: f32) -> Session<Fake> {
-    Session {
-        gpu: Fake::new(rep_ms),
-        compiler: (),
-        cache: KernelCache::disabled(),
-    }
+    Session { gpu: Fake::new(rep_ms), compiler: (), cache: KernelCache::disabled() }
 }
 
 pub(crate) fn level(name: &str) -> Schedule {
@@ -333,36 +229,18 @@ pub(crate) fn level(name: &str) -> Schedule {
 }
 
 pub(crate) fn cfg(nfuncs: usize, tasks: usize, streams: usize, reps: usize) -> HarnessConfig {
-    HarnessConfig {
-        nfuncs,
-        max_blocks: 512,
-        tasks,
-        streams,
-        reps,
-        warmup: Warmup::default(),
-        stream_data: StreamData::Shared,
-    }
+    HarnessConfig { nfuncs, max_blocks: 512, tasks, streams, reps, warmup: Warmup::default(), stream_data: StreamData::Shared }
 }
 
 /// Level `name` at K = `k` in f64, prepared, with its buffers for `c`.
-pub(crate) fn prepared(
-    s: &Session<Fake>,
-    name: &str,
-    k: u32,
-    c: &HarnessConfig,
-) -> (Prepared<Fake>, Buffers<Fake>) {
+pub(crate) fn prepared(s: &Session<Fake>, name: &str, k: u32, c: &HarnessConfig) -> (Prepared<Fake>, Buffers<Fake>) {
     let p = s.prepare(&level(name), k, DType::F64).unwrap();
     let bufs = s.allocate(c, &p.kernel.plan).unwrap();
     (p, bufs)
 }
 
 /// [`validate`] on fresh inputs from `seed`.
-pub(crate) fn validated(
-    s: &Session<Fake>,
-    p: &Prepared<Fake>,
-    bufs: &Buffers<Fake>,
-    seed: u64,
-) -> Comparison {
+pub(crate) fn validated(s: &Session<Fake>, p: &Prepared<Fake>, bufs: &Buffers<Fake>, seed: u64) -> Comparison {
     let inputs = Inputs::random(DType::F64, p.kernel.plan.request.k, bufs.nfuncs, seed);
     validate(&s.gpu, p, bufs, &inputs).unwrap()
 }

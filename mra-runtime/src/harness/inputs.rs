@@ -33,10 +33,7 @@ impl Inputs {
     /// at most 4 arrays of N·K³ doubles, plus B. `None` if that does not fit in 64 bits.
     pub fn host_bytes(k: u32, nfuncs: usize) -> Option<u64> {
         let k3 = (k as u64).checked_pow(3)?;
-        (nfuncs as u64)
-            .checked_mul(k3)?
-            .checked_mul(4 * 8)?
-            .checked_add((k as u64).pow(2) * 8)
+        (nfuncs as u64).checked_mul(k3)?.checked_mul(4 * 8)?.checked_add((k as u64).pow(2) * 8)
     }
 
     /// Uniform values in [-1, 1) from `seed`, rounded to `dtype`; one line, not an abort, where
@@ -46,13 +43,7 @@ impl Inputs {
         let a = random_inputs(dtype, nfuncs * (k as usize).pow(3), &mut rng)?;
         let b = random_inputs(dtype, (k as usize).pow(2), &mut rng)?;
         let reference = reference::transform_batch(k as usize, &a, &b)?;
-        Ok(Inputs {
-            k,
-            seed,
-            a,
-            b,
-            reference,
-        })
+        Ok(Inputs { k, seed, a, b, reference })
     }
 
     /// [`Inputs::try_random`] for tests and other small cases: panics where memory is refused.

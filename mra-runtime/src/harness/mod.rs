@@ -31,11 +31,6 @@ pub use config::{HarnessConfig, StreamData, AUTO_BLOCKS, MAX_REPS, MAX_STREAMS, 
 pub use device_bytes::{from_device_bytes, round_to, to_device_bytes};
 pub use inputs::{random_inputs, Inputs};
 pub use prepared::{BlasPerStream, Prepared, Task, AUTO_WAVES};
-pub use session::{
-    bytes_needed, workspace_elems_per_stream, CudaSession, EmulatorSession, HipSession, Session,
-};
-pub use timing::{
-    gemm_peak_tflops, host_bound_rule, median, time_reps, time_reps_clocked, Timing,
-    HOST_BOUND_SHARE,
-};
+pub use session::{bytes_needed, workspace_elems_per_stream, CudaSession, EmulatorSession, HipSession, Session};
+pub use timing::{gemm_peak_tflops, host_bound_rule, median, time_reps, time_reps_clocked, Timing, HOST_BOUND_SHARE};
 pub use validation::{run_once, validate};

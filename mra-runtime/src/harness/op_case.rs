@@ -62,14 +62,8 @@ impl OpCase {
         let (sa, sc) = self.strides();
         let n = self.nfuncs;
         match self.op.layout {
-            Layout::Pointers => (
-                (0..n).map(|i| (n - 1 - i) * sa).collect(),
-                (0..n).map(|i| ((i + 1) % n) * sc).collect(),
-            ),
-            _ => (
-                (0..n).map(|i| i * sa).collect(),
-                (0..n).map(|i| i * sc).collect(),
-            ),
+            Layout::Pointers => ((0..n).map(|i| (n - 1 - i) * sa).collect(), (0..n).map(|i| ((i + 1) % n) * sc).collect()),
+            _ => ((0..n).map(|i| i * sa).collect(), (0..n).map(|i| i * sc).collect()),
         }
     }
 
@@ -77,44 +71,29 @@ impl OpCase {
         let k = self.k as usize;
         let (k2, k3) = (k * k, k * k * k);
         let mut rng = rand::rngs::StdRng::seed_from_u64(self.seed);
-        let mut random =
-            |n: usize| -> Vec<f64> { (0..n).map(|_| rng.random_range(-1.0..1.0)).collect() };
+        let mut random = |n: usize| -> Vec<f64> { (0..n).map(|_| rng.random_range(-1.0..1.0)).collect() };
         let a = random(self.nfuncs * k3);
         let c0 = random(self.nfuncs * k3);
-        let (b, one): (Vec<f64>, OneTensor) =
-            match (self.op.matrices, self.dir) {
-                (Matrices::One, _) => {
-                    let b = random(k2);
-                    let m = b.clone();
-                    (b, Box::new(move |t| r::general_one(k, t, &m, &m, &m)))
-                }
-                (Matrices::PerDim, Some(d)) => {
-                    let m = random(k2);
-                    (
-                        r::dir_matrices(k, &m, d),
-                        Box::new(move |t| r::dir_one(k, t, &m, d)),
-                    )
-                }
-                (Matrices::PerDim, None) => {
-                    let b = random(3 * k2);
-                    let m = b.clone();
-                    (
-                        b,
-                        Box::new(move |t| {
-                            r::general_one(k, t, &m[..k2], &m[k2..2 * k2], &m[2 * k2..])
-                        }),
-                    )
-                }
-            };
+        let (b, one): (Vec<f64>, OneTensor) = match (self.op.matrices, self.dir) {
+            (Matrices::One, _) => {
+                let b = random(k2);
+                let m = b.clone();
+                (b, Box::new(move |t| r::general_one(k, t, &m, &m, &m)))
+            }
+            (Matrices::PerDim, Some(d)) => {
+                let m = random(k2);
+                (r::dir_matrices(k, &m, d), Box::new(move |t| r::dir_one(k, t, &m, d)))
+            }
+            (Matrices::PerDim, None) => {
+                let b = random(3 * k2);
+                let m = b.clone();
+                (b, Box::new(move |t| r::general_one(k, t, &m[..k2], &m[k2..2 * k2], &m[2 * k2..])))
+            }
+        };
         use rayon::prelude::*;
         let t: Vec<f64> = a.par_chunks(k3).flat_map_iter(&one).collect();
         let reference = r::scale(self.alpha, &t, self.beta, &c0);
-        OpData {
-            a,
-            b,
-            c0,
-            reference,
-        }
+        OpData { a, b, c0, reference }
     }
 }
 
@@ -136,13 +115,7 @@ struct Placed<B: Backend> {
     args: LaunchArgs,
 }
 
-fn place<B: Backend>(
-    gpu: &B,
-    p: &Prepared<B>,
-    case: &OpCase,
-    data: &OpData,
-    grid: usize,
-) -> Result<Placed<B>> {
+fn place<B: Backend>(gpu: &B, p: &Prepared<B>, case: &OpCase, data: &OpData, grid: usize) -> Result<Placed<B>> {
     let dtype = p.kernel.plan.request.dtype;
     let k3 = (case.k as usize).pow(3);
     let (sa, sc) = case.strides();
@@ -153,11 +126,7 @@ fn place<B: Backend>(
     for n in 0..case.nfuncs {
         a_host[slot_a[n]..][..k3].copy_from_slice(&data.a[n * k3..][..k3]);
         let c = &mut c_host[slot_c[n]..][..k3];
-        if case.beta == 0.0 {
-            c.fill(f64::NAN)
-        } else {
-            c.copy_from_slice(&data.c0[n * k3..][..k3])
-        }
+        if case.beta == 0.0 { c.fill(f64::NAN) } else { c.copy_from_slice(&data.c0[n * k3..][..k3]) }
     }
     let upload = |v: &[f64]| -> Result<B::Buffer> {
         let buf = gpu.alloc(v.len() * dtype.bytes() as usize)?;
@@ -165,25 +134,17 @@ fn place<B: Backend>(
         Ok(buf)
     };
     let (a, b, c) = (upload(&a_host)?, upload(&data.b)?, upload(&c_host)?);
-    let workspace = gpu.alloc(
-        ((p.kernel.plan.workspace_elems_per_block as usize) * grid).max(1) * dtype.bytes() as usize,
-    )?;
+    let workspace = gpu.alloc(((p.kernel.plan.workspace_elems_per_block as usize) * grid).max(1) * dtype.bytes() as usize)?;
     let e = dtype.bytes() as u64;
     let ptrs = match case.op.layout {
         Layout::Pointers => {
             let arr = |base: u64, slots: &[usize]| -> Result<B::Buffer> {
-                let bytes: Vec<u8> = slots
-                    .iter()
-                    .flat_map(|s| (base + *s as u64 * e).to_le_bytes())
-                    .collect();
+                let bytes: Vec<u8> = slots.iter().flat_map(|s| (base + *s as u64 * e).to_le_bytes()).collect();
                 let buf = gpu.alloc(bytes.len())?;
                 gpu.upload(&buf, &bytes)?;
                 Ok(buf)
             };
-            Some((
-                arr(B::device_ptr(&a), &slot_a)?,
-                arr(B::device_ptr(&c), &slot_c)?,
-            ))
+            Some((arr(B::device_ptr(&a), &slot_a)?, arr(B::device_ptr(&c), &slot_c)?))
         }
         _ => None,
     };
@@ -191,36 +152,15 @@ fn place<B: Backend>(
         Some((pa, pc)) => (B::device_ptr(pa), B::device_ptr(pc)),
         None => (B::device_ptr(&a), B::device_ptr(&c)),
     };
-    let op = (!case.op.is_seed()).then(|| OpParams {
-        pointers: case.op.layout == Layout::Pointers,
-        ..OpParams::new(sa as i64, sc as i64, case.alpha, case.beta)
-    });
-    let args = LaunchArgs {
-        a: a_arg,
-        b: B::device_ptr(&b),
-        c: c_arg,
-        workspace: B::device_ptr(&workspace),
-        nfuncs: case.nfuncs as i32,
-        nblocks: grid as i32,
-        op,
-    };
-    Ok(Placed {
-        a,
-        b,
-        c,
-        ptrs,
-        workspace,
-        args,
-    })
+    let op = (!case.op.is_seed()).then(|| OpParams { pointers: case.op.layout == Layout::Pointers, ..OpParams::new(sa as i64, sc as i64, case.alpha, case.beta) });
+    let args = LaunchArgs { a: a_arg, b: B::device_ptr(&b), c: c_arg, workspace: B::device_ptr(&workspace), nfuncs: case.nfuncs as i32, nblocks: grid as i32, op };
+    Ok(Placed { a, b, c, ptrs, workspace, args })
 }
 
 fn kernel_of<B: Backend>(p: &Prepared<B>) -> Result<&B::Function> {
     match &p.task {
         Task::Kernel(f) => Ok(f),
-        _ => Err(RuntimeError::Invalid(format!(
-            "{}: an operation needs a generated kernel",
-            p.kernel.level
-        ))),
+        _ => Err(RuntimeError::Invalid(format!("{}: an operation needs a generated kernel", p.kernel.level))),
     }
 }
 
@@ -238,19 +178,9 @@ pub fn grid<B: Backend>(p: &Prepared<B>, nfuncs: usize, max_blocks: Option<usize
 }
 
 /// Runs `case` once with `p` (prepared for `case.op`) and checks it.
-pub fn check<B: Backend>(
-    gpu: &B,
-    p: &Prepared<B>,
-    case: &OpCase,
-    max_blocks: Option<usize>,
-) -> Result<OpOutcome> {
+pub fn check<B: Backend>(gpu: &B, p: &Prepared<B>, case: &OpCase, max_blocks: Option<usize>) -> Result<OpOutcome> {
     if p.kernel.plan.op != case.op {
-        return Err(RuntimeError::Invalid(format!(
-            "{} was generated for {}, not {}",
-            p.kernel.entry,
-            p.kernel.plan.op.describe(),
-            case.op.describe()
-        )));
+        return Err(RuntimeError::Invalid(format!("{} was generated for {}, not {}", p.kernel.entry, p.kernel.plan.op.describe(), case.op.describe())));
     }
     let data = case.data();
     let placed = place(gpu, p, case, &data, grid(p, case.nfuncs, max_blocks))?;
@@ -270,22 +200,12 @@ pub fn check<B: Backend>(
     }
     let gaps_intact = c_all.iter().zip(&inside).all(|(v, t)| *t || *v == SENTINEL);
     let _ = (&placed.a, &placed.b, &placed.ptrs);
-    Ok(OpOutcome {
-        cmp: Comparison::of_in(&got, &data.reference, dtype),
-        gaps_intact,
-    })
+    Ok(OpOutcome { cmp: Comparison::of_in(&got, &data.reference, dtype), gaps_intact })
 }
 
 /// Fills `buf`'s first `elems` elements with copies of its first `have` (already there),
 /// doubling on the device.
-fn tile<B: Backend>(
-    gpu: &B,
-    buf: &B::Buffer,
-    elem: usize,
-    have: usize,
-    elems: usize,
-    stream: &B::Stream,
-) -> Result<()> {
+fn tile<B: Backend>(gpu: &B, buf: &B::Buffer, elem: usize, have: usize, elems: usize, stream: &B::Stream) -> Result<()> {
     let mut filled = have.min(elems);
     while filled < elems {
         let n = filled.min(elems - filled);
@@ -299,13 +219,7 @@ fn tile<B: Backend>(
 /// operation says, values tiled on the device from a random slice) launched once per
 /// repetition, and a device-to-device copy of the batch's bytes, each timed with events after
 /// the warm-up; returns the medians in µs (kernel, copy) and the grid.
-pub fn time_api<B: Backend>(
-    gpu: &B,
-    p: &Prepared<B>,
-    case: &OpCase,
-    reps: usize,
-    warmup: crate::warmup::Warmup,
-) -> Result<(f64, f64, usize)> {
+pub fn time_api<B: Backend>(gpu: &B, p: &Prepared<B>, case: &OpCase, reps: usize, warmup: crate::warmup::Warmup) -> Result<(f64, f64, usize)> {
     let dtype = p.kernel.plan.request.dtype;
     let e = dtype.bytes() as usize;
     let k3 = (case.k as usize).pow(3);
@@ -315,9 +229,7 @@ pub fn time_api<B: Backend>(
     let stream = gpu.stream()?;
     let mut rng = rand::rngs::StdRng::seed_from_u64(case.seed);
     let seed_elems = (1 << 17).min(span(sa));
-    let values: Vec<f64> = (0..seed_elems)
-        .map(|_| rng.random_range(-1.0..1.0))
-        .collect();
+    let values: Vec<f64> = (0..seed_elems).map(|_| rng.random_range(-1.0..1.0)).collect();
     let (a, c) = (gpu.alloc(span(sa) * e)?, gpu.alloc(span(sc) * e)?);
     let seed_buf = gpu.alloc(seed_elems * e)?;
     gpu.upload(&seed_buf, &to_device_bytes(dtype, &values)?)?;
@@ -326,47 +238,27 @@ pub fn time_api<B: Backend>(
         tile(gpu, buf, e, seed_elems.min(n), n, &stream)?;
     }
     drop(seed_buf);
-    let b_host: Vec<f64> = (0..case.op.b_elems(case.k))
-        .map(|_| rng.random_range(-1.0..1.0))
-        .collect();
+    let b_host: Vec<f64> = (0..case.op.b_elems(case.k)).map(|_| rng.random_range(-1.0..1.0)).collect();
     let b = gpu.alloc(b_host.len() * e)?;
     gpu.upload(&b, &to_device_bytes(dtype, &b_host)?)?;
     let g = grid(p, case.nfuncs, None);
-    let workspace =
-        gpu.alloc(((p.kernel.plan.workspace_elems_per_block as usize) * g).max(1) * e)?;
+    let workspace = gpu.alloc(((p.kernel.plan.workspace_elems_per_block as usize) * g).max(1) * e)?;
     let ptr_array = |base: u64, slots: &[usize]| -> Result<B::Buffer> {
-        let bytes: Vec<u8> = slots
-            .iter()
-            .flat_map(|s| (base + (*s * e) as u64).to_le_bytes())
-            .collect();
+        let bytes: Vec<u8> = slots.iter().flat_map(|s| (base + (*s * e) as u64).to_le_bytes()).collect();
         let buf = gpu.alloc(bytes.len())?;
         gpu.upload(&buf, &bytes)?;
         Ok(buf)
     };
     let ptrs = match case.op.layout {
-        Layout::Pointers => Some((
-            ptr_array(B::device_ptr(&a), &slot_a)?,
-            ptr_array(B::device_ptr(&c), &slot_c)?,
-        )),
+        Layout::Pointers => Some((ptr_array(B::device_ptr(&a), &slot_a)?, ptr_array(B::device_ptr(&c), &slot_c)?)),
         _ => None,
     };
     let (a_arg, c_arg) = match &ptrs {
         Some((pa, pc)) => (B::device_ptr(pa), B::device_ptr(pc)),
         None => (B::device_ptr(&a), B::device_ptr(&c)),
     };
-    let op = (!case.op.is_seed()).then(|| OpParams {
-        pointers: case.op.layout == Layout::Pointers,
-        ..OpParams::new(sa as i64, sc as i64, case.alpha, case.beta)
-    });
-    let args = LaunchArgs {
-        a: a_arg,
-        b: B::device_ptr(&b),
-        c: c_arg,
-        workspace: B::device_ptr(&workspace),
-        nfuncs: case.nfuncs as i32,
-        nblocks: g as i32,
-        op,
-    };
+    let op = (!case.op.is_seed()).then(|| OpParams { pointers: case.op.layout == Layout::Pointers, ..OpParams::new(sa as i64, sc as i64, case.alpha, case.beta) });
+    let args = LaunchArgs { a: a_arg, b: B::device_ptr(&b), c: c_arg, workspace: B::device_ptr(&workspace), nfuncs: case.nfuncs as i32, nblocks: g as i32, op };
     let f = kernel_of(p)?;
     let (start, end) = (gpu.event()?, gpu.event()?);
     let timed = |what: &mut dyn FnMut() -> Result<()>| -> Result<f64> {
@@ -377,12 +269,8 @@ pub fn time_api<B: Backend>(
         Ok(gpu.elapsed_ms(&start, &end)? as f64 * 1000.0)
     };
     let mut kernel = || gpu.launch(f, &stream, p.kernel.plan.threads, &args);
-    crate::warmup::run(warmup, None, &mut || {
-        timed(&mut kernel).map(|us| us / 1000.0)
-    })?;
-    let kernel_us: Vec<f64> = (0..reps)
-        .map(|_| timed(&mut kernel))
-        .collect::<Result<_>>()?;
+    crate::warmup::run(warmup, None, &mut || timed(&mut kernel).map(|us| us / 1000.0))?;
+    let kernel_us: Vec<f64> = (0..reps).map(|_| timed(&mut kernel)).collect::<Result<_>>()?;
     let bytes = case.nfuncs * k3 * e;
     let mut copy = || gpu.copy_device(&c, 0, &a, 0, bytes, &stream);
     crate::warmup::run(warmup, None, &mut || timed(&mut copy).map(|us| us / 1000.0))?;

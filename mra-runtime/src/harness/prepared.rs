@@ -37,11 +37,7 @@ pub enum Task<B: Backend> {
     Kernel(B::Function),
     /// One GEMM with the Kronecker matrix, which `build` makes from B (untimed, whenever B
     /// changes: see [`Prepared::set_b`]).
-    Kronecker {
-        build: B::Function,
-        matrix: B::Buffer,
-        blas: BlasPerStream<B>,
-    },
+    Kronecker { build: B::Function, matrix: B::Buffer, blas: BlasPerStream<B> },
     /// Three strided-batched GEMMs through the stream's two batch workspaces.
     ThreeGemm { blas: BlasPerStream<B> },
 }
@@ -74,11 +70,7 @@ impl<B: Backend> Prepared<B> {
     pub fn set_b(&self, gpu: &B, bufs: &Buffers<B>) -> Result<()> {
         if let Task::Kronecker { build, matrix, .. } = &self.task {
             let stream = gpu.stream()?;
-            let args = LaunchArgs {
-                c: B::device_ptr(matrix),
-                nblocks: 1024,
-                ..bufs.args(0)
-            };
+            let args = LaunchArgs { c: B::device_ptr(matrix), nblocks: 1024, ..bufs.args(0) };
             gpu.launch(build, &stream, self.kernel.plan.threads, &args)?;
             gpu.synchronize(&stream)?;
         }
@@ -99,21 +91,14 @@ impl<B: Backend> Prepared<B> {
     /// The grid of `-M auto`: [`AUTO_WAVES`] times what the device holds at once, 2 times for a
     /// level with a workspace per block in device memory (whose size grows with the grid).
     pub fn auto_grid(&self) -> Option<usize> {
-        let waves = if self.kernel.plan.workspace_elems_per_block > 0 {
-            2
-        } else {
-            AUTO_WAVES
-        };
+        let waves = if self.kernel.plan.workspace_elems_per_block > 0 { 2 } else { AUTO_WAVES };
         self.full_grid().map(|g| g * waves)
     }
 
     /// The blocks one launch of the kernel uses when the buffers were sized for `nblocks`
     /// (min(N, M), whole clusters): fewer with `persistent(1)` where the device holds fewer.
     pub fn grid_blocks(&self, nblocks: usize) -> usize {
-        let grid = self
-            .kernel
-            .plan
-            .persistent_grid(nblocks, self.resident_blocks);
+        let grid = self.kernel.plan.persistent_grid(nblocks, self.resident_blocks);
         match self.auto_grid() {
             Some(auto) if self.fill_device => grid.min(auto),
             _ => grid,
@@ -126,35 +111,16 @@ impl<B: Backend> Prepared<B> {
         let (k, dtype) = (plan.request.k as i64, plan.request.dtype);
         let (k3, n) = (k * k * k, bufs.nfuncs as i64);
         match &self.task {
-            Task::Kernel(f) => gpu.launch(
-                f,
-                stream,
-                plan.threads,
-                &LaunchArgs {
-                    nblocks: self.grid_blocks(bufs.nblocks) as i32,
-                    ..bufs.args(s)
-                },
-            ),
+            Task::Kernel(f) => gpu.launch(f, stream, plan.threads, &LaunchArgs { nblocks: self.grid_blocks(bufs.nblocks) as i32, ..bufs.args(s) }),
             Task::Kronecker { matrix, blas, .. } => gpu.gemm(
                 &*blas.get(gpu, s)?,
                 stream,
                 dtype,
                 &Gemm {
-                    transa: false,
-                    transb: false,
-                    m: k3 as i32,
-                    n: n as i32,
-                    k: k3 as i32,
-                    a: B::device_ptr(matrix),
-                    lda: k3 as i32,
-                    stride_a: 0,
-                    b: B::device_ptr(bufs.a_of(s)),
-                    ldb: k3 as i32,
-                    stride_b: 0,
-                    c: B::device_ptr(bufs.c_of(s)),
-                    ldc: k3 as i32,
-                    stride_c: 0,
-                    batch: 1,
+                    transa: false, transb: false, m: k3 as i32, n: n as i32, k: k3 as i32,
+                    a: B::device_ptr(matrix), lda: k3 as i32, stride_a: 0,
+                    b: B::device_ptr(bufs.a_of(s)), ldb: k3 as i32, stride_b: 0,
+                    c: B::device_ptr(bufs.c_of(s)), ldc: k3 as i32, stride_c: 0, batch: 1,
                 },
             ),
             Task::ThreeGemm { blas } => {
@@ -164,31 +130,16 @@ impl<B: Backend> Prepared<B> {
                 let e = dtype.bytes() as u64;
                 let s0 = B::device_ptr(&bufs.workspaces[s]);
                 let s1 = s0 + (n * k3) as u64 * e;
-                for (input, out) in [
-                    (B::device_ptr(bufs.a_of(s)), s0),
-                    (s0, s1),
-                    (s1, B::device_ptr(bufs.c_of(s))),
-                ] {
+                for (input, out) in [(B::device_ptr(bufs.a_of(s)), s0), (s0, s1), (s1, B::device_ptr(bufs.c_of(s)))] {
                     gpu.gemm(
                         &blas,
                         stream,
                         dtype,
                         &Gemm {
-                            transa: false,
-                            transb: true,
-                            m: k as i32,
-                            n: (k * k) as i32,
-                            k: k as i32,
-                            a: B::device_ptr(&bufs.b),
-                            lda: k as i32,
-                            stride_a: 0,
-                            b: input,
-                            ldb: (k * k) as i32,
-                            stride_b: k3,
-                            c: out,
-                            ldc: k as i32,
-                            stride_c: k3,
-                            batch: n as i32,
+                            transa: false, transb: true, m: k as i32, n: (k * k) as i32, k: k as i32,
+                            a: B::device_ptr(&bufs.b), lda: k as i32, stride_a: 0,
+                            b: input, ldb: (k * k) as i32, stride_b: k3,
+                            c: out, ldc: k as i32, stride_c: k3, batch: n as i32,
                         },
                     )?;
                 }
@@ -222,23 +173,13 @@ mod tests {
             s.gpu.resident.set(resident);
             s.gpu.lazy.set(true);
             let (p, bufs) = prepared(&s, name, k, &c);
-            assert_eq!(
-                bufs.nblocks, 300,
-                "the buffers (workspaces) are sized for min(N, M)"
-            );
+            assert_eq!(bufs.nblocks, 300, "the buffers (workspaces) are sized for min(N, M)");
             let streams = s.streams(2).unwrap();
             p.launch(&s.gpu, &streams[1], &bufs, 1).unwrap();
             let launches = s.gpu.launches();
             assert_eq!(launches.len(), 1);
-            assert_eq!(
-                launches[0].1.nblocks, want,
-                "{name} K={k}, device holds {resident:?}"
-            );
-            assert_eq!(
-                p.grid_blocks(bufs.nblocks),
-                want as usize,
-                "what run and sweep report"
-            );
+            assert_eq!(launches[0].1.nblocks, want, "{name} K={k}, device holds {resident:?}");
+            assert_eq!(p.grid_blocks(bufs.nblocks), want as usize, "what run and sweep report");
         }
     }
 
@@ -256,32 +197,10 @@ mod tests {
         time_reps(&s.gpu, &p, &bufs, &streams, &c).unwrap();
         let ops = s.gpu.ops.borrow();
         // The handle of stream 0 was made during validation; stream 1's on its first task.
-        let new: Vec<usize> = ops
-            .iter()
-            .filter_map(|o| {
-                if let Op::NewBlas(h) = o {
-                    Some(*h)
-                } else {
-                    None
-                }
-            })
-            .collect();
+        let new: Vec<usize> = ops.iter().filter_map(|o| if let Op::NewBlas(h) = o { Some(*h) } else { None }).collect();
         assert_eq!(new.len(), 1, "{ops:?}");
-        let gemms: Vec<(usize, usize)> = ops
-            .iter()
-            .filter_map(|o| {
-                if let Op::Gemm { stream, handle } = o {
-                    Some((*stream, *handle))
-                } else {
-                    None
-                }
-            })
-            .collect();
-        assert_eq!(
-            gemms.len(),
-            3 * c.tasks * (1 + c.reps),
-            "three GEMMs a task"
-        );
+        let gemms: Vec<(usize, usize)> = ops.iter().filter_map(|o| if let Op::Gemm { stream, handle } = o { Some((*stream, *handle)) } else { None }).collect();
+        assert_eq!(gemms.len(), 3 * c.tasks * (1 + c.reps), "three GEMMs a task");
         let handle_of = |st: usize| gemms.iter().find(|g| g.0 == st).unwrap().1;
         assert_ne!(handle_of(streams[0]), handle_of(streams[1]));
         assert!(gemms.iter().all(|&(st, h)| h == handle_of(st)), "{gemms:?}");
@@ -293,24 +212,13 @@ mod tests {
         let s = session(250.0);
         let (p, bufs) = prepared(&s, "L6", 3, &cfg(4, 2, 2, 1));
         assert!(matches!(p.task, Task::Kronecker { .. }));
-        assert_eq!(
-            s.compile_note(&p),
-            " mra_l6_kron_k3_f64_build compiled by nobody"
-        );
+        assert_eq!(s.compile_note(&p), " mra_l6_kron_k3_f64_build compiled by nobody");
         let cmp = validated(&s, &p, &bufs, 5);
         assert!(cmp.passes(1e-12), "{cmp:?}");
         // The build kernel wrote the matrix once (set_b), then one GEMM read it.
         let ops = s.gpu.ops.borrow();
-        let launches: Vec<&Op> = ops
-            .iter()
-            .filter(|o| matches!(o, Op::Launch { .. } | Op::Gemm { .. }))
-            .collect();
-        let Task::Kronecker { matrix, .. } = &p.task else {
-            unreachable!()
-        };
-        assert!(
-            matches!(launches[..], [Op::Launch { args, .. }, Op::Gemm { .. }] if args.c == Fake::device_ptr(matrix) && args.nblocks == 1024),
-            "{launches:?}"
-        );
+        let launches: Vec<&Op> = ops.iter().filter(|o| matches!(o, Op::Launch { .. } | Op::Gemm { .. })).collect();
+        let Task::Kronecker { matrix, .. } = &p.task else { unreachable!() };
+        assert!(matches!(launches[..], [Op::Launch { args, .. }, Op::Gemm { .. }] if args.c == Fake::device_ptr(matrix) && args.nblocks == 1024), "{launches:?}");
     }
 }

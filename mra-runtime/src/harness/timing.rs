@@ -14,13 +14,7 @@ use mra_codegen::DType;
 /// Runs the timed harness: untimed repetitions as `cfg.warmup` asks (at least one; by default
 /// at least 200 ms), then `cfg.reps` timed ones. Returns microseconds per repetition (all
 /// `cfg.tasks` tasks).
-pub fn time_reps<B: Backend>(
-    gpu: &B,
-    p: &Prepared<B>,
-    bufs: &Buffers<B>,
-    streams: &[B::Stream],
-    cfg: &HarnessConfig,
-) -> Result<Vec<f64>> {
+pub fn time_reps<B: Backend>(gpu: &B, p: &Prepared<B>, bufs: &Buffers<B>, streams: &[B::Stream], cfg: &HarnessConfig) -> Result<Vec<f64>> {
     time_reps_clocked(gpu, p, bufs, streams, cfg, None).map(|t| t.times)
 }
 
@@ -30,10 +24,7 @@ pub const HOST_BOUND_SHARE: f64 = 0.9;
 
 /// What "host-bound" means, for the notes that name such repetitions.
 pub fn host_bound_rule() -> String {
-    format!(
-        "submitting the tasks took >= {:.0}% of the time measured, so the GPU waited for launches",
-        HOST_BOUND_SHARE * 100.0
-    )
+    format!("submitting the tasks took >= {:.0}% of the time measured, so the GPU waited for launches", HOST_BOUND_SHARE * 100.0)
 }
 
 /// What [`time_reps_clocked`] measured.
@@ -58,19 +49,13 @@ pub fn time_reps_clocked<B: Backend>(
     cfg: &HarnessConfig,
     clocks: Option<&std::sync::Arc<dyn crate::clocks::ClockSource>>,
 ) -> Result<Timing> {
-    let events = RepEvents {
-        start: gpu.event()?,
-        end: gpu.event()?,
-        joins: streams.iter().map(|_| gpu.event()).collect::<Result<_>>()?,
-    };
+    let events = RepEvents { start: gpu.event()?, end: gpu.event()?, joins: streams.iter().map(|_| gpu.event()).collect::<Result<_>>()? };
     p.set_b(gpu, bufs)?;
     // Each repetition, untimed or timed, is a safe point of an interrupt (a `settle` warm-up or
     // many long repetitions take minutes).
-    let rep =
-        || crate::interrupt::check().and_then(|()| one_rep(gpu, p, bufs, streams, cfg, &events));
+    let rep = || crate::interrupt::check().and_then(|()| one_rep(gpu, p, bufs, streams, cfg, &events));
     let warmup = crate::warmup::run(cfg.warmup, clocks, || rep().map(|r| r.device_ms))?;
-    let sampler = clocks
-        .map(|c| crate::clocks::Sampler::start(c.clone(), std::time::Duration::from_millis(10)));
+    let sampler = clocks.map(|c| crate::clocks::Sampler::start(c.clone(), std::time::Duration::from_millis(10)));
     let timed = (0..cfg.reps).map(|_| rep()).collect::<Result<Vec<Rep>>>();
     let clock = sampler.and_then(|s| s.finish());
     let timed = timed?;
@@ -90,9 +75,7 @@ impl Timing {
 
     /// How many timed repetitions were host-bound.
     pub fn host_bound_reps(&self) -> usize {
-        (0..self.times.len())
-            .filter(|&i| self.host_bound(i))
-            .count()
+        (0..self.times.len()).filter(|&i| self.host_bound(i)).count()
     }
 
     /// `3 of 5 repetitions were host-bound: submitting took 2610 µs of the 2623 µs measured
@@ -126,14 +109,7 @@ struct RepEvents<B: Backend> {
 /// One repetition: `cfg.tasks` tasks round-robin over the streams, timed from an event on
 /// stream 0 (that every stream waits for) to an event after all streams joined, and the host
 /// time from the first event's record to the last's (submission only: the wait is not in it).
-fn one_rep<B: Backend>(
-    gpu: &B,
-    p: &Prepared<B>,
-    bufs: &Buffers<B>,
-    streams: &[B::Stream],
-    cfg: &HarnessConfig,
-    ev: &RepEvents<B>,
-) -> Result<Rep> {
+fn one_rep<B: Backend>(gpu: &B, p: &Prepared<B>, bufs: &Buffers<B>, streams: &[B::Stream], cfg: &HarnessConfig, ev: &RepEvents<B>) -> Result<Rep> {
     let submit = std::time::Instant::now();
     gpu.record(&ev.start, &streams[0])?;
     for s in &streams[1..] {
@@ -149,10 +125,7 @@ fn one_rep<B: Backend>(
     }
     gpu.record(&ev.end, &streams[0])?;
     let submit_ms = submit.elapsed().as_secs_f64() * 1000.0;
-    Ok(Rep {
-        device_ms: gpu.elapsed_ms(&ev.start, &ev.end)? as f64,
-        submit_ms,
-    })
+    Ok(Rep { device_ms: gpu.elapsed_ms(&ev.start, &ev.end)? as f64, submit_ms })
 }
 
 /// The median of a non-empty list.
@@ -160,11 +133,7 @@ pub fn median(v: &[f64]) -> f64 {
     let mut s = v.to_vec();
     s.sort_by(|a, b| a.total_cmp(b));
     let n = s.len();
-    if n % 2 == 1 {
-        s[n / 2]
-    } else {
-        0.5 * (s[n / 2 - 1] + s[n / 2])
-    }
+    if n % 2 == 1 { s[n / 2] } else { 0.5 * (s[n / 2 - 1] + s[n / 2]) }
 }
 
 /// Measured FP64 GEMM rate in TFLOP/s through the backend's BLAS: an n×n×n DGEMM on fixed
@@ -172,33 +141,16 @@ pub fn median(v: &[f64]) -> f64 {
 pub fn gemm_peak_tflops<B: Backend>(gpu: &B, n: usize, reps: usize) -> Result<f64> {
     let blas = gpu.blas()?;
     let stream = gpu.stream()?;
-    let init: Vec<f64> = (0..n * n)
-        .map(|e| ((e * 2654435761usize) % 1000) as f64 / 1000.0 - 0.5)
-        .collect();
+    let init: Vec<f64> = (0..n * n).map(|e| ((e * 2654435761usize) % 1000) as f64 / 1000.0 - 0.5).collect();
     let init = to_device_bytes(DType::F64, &init)?;
-    let (a, b, c) = (
-        gpu.alloc(init.len())?,
-        gpu.alloc(init.len())?,
-        gpu.alloc(init.len())?,
-    );
+    let (a, b, c) = (gpu.alloc(init.len())?, gpu.alloc(init.len())?, gpu.alloc(init.len())?);
     gpu.upload(&a, &init)?;
     gpu.upload(&b, &init)?;
     let g = Gemm {
-        transa: false,
-        transb: false,
-        m: n as i32,
-        n: n as i32,
-        k: n as i32,
-        a: B::device_ptr(&a),
-        lda: n as i32,
-        stride_a: 0,
-        b: B::device_ptr(&b),
-        ldb: n as i32,
-        stride_b: 0,
-        c: B::device_ptr(&c),
-        ldc: n as i32,
-        stride_c: 0,
-        batch: 1,
+        transa: false, transb: false, m: n as i32, n: n as i32, k: n as i32,
+        a: B::device_ptr(&a), lda: n as i32, stride_a: 0,
+        b: B::device_ptr(&b), ldb: n as i32, stride_b: 0,
+        c: B::device_ptr(&c), ldc: n as i32, stride_c: 0, batch: 1,
     };
     let (start, end) = (gpu.event()?, gpu.event()?);
     let mut times = Vec::new();
@@ -230,32 +182,14 @@ mod tests {
             let c = cfg(3, 4, 2, 3);
             let (p, bufs) = prepared(&s, "copy", 4, &c);
             let streams = s.streams(c.streams).unwrap();
-            s.gpu
-                .launch_delay
-                .set(std::time::Duration::from_millis(delay_ms));
+            s.gpu.launch_delay.set(std::time::Duration::from_millis(delay_ms));
             let t = time_reps_clocked(&s.gpu, &p, &bufs, &streams, &c, None).unwrap();
             assert_eq!(t.submit_us.len(), 3);
-            assert_eq!(
-                t.host_bound_reps(),
-                bound,
-                "{delay_ms} ms per launch: {:?} µs submitting, {:?} µs measured",
-                t.submit_us,
-                t.times
-            );
+            assert_eq!(t.host_bound_reps(), bound, "{delay_ms} ms per launch: {:?} µs submitting, {:?} µs measured", t.submit_us, t.times);
             assert_eq!(t.host_bound_note().is_some(), bound > 0);
             if bound > 0 {
-                assert!(
-                    t.submit_us.iter().all(|&u| u >= 80_000.0),
-                    "four launches of 20 ms: {:?}",
-                    t.submit_us
-                );
-                assert!(
-                    t.host_bound_note().unwrap().starts_with(
-                        "3 of 3 repetitions were host-bound: submitting the tasks took "
-                    ),
-                    "{:?}",
-                    t.host_bound_note()
-                );
+                assert!(t.submit_us.iter().all(|&u| u >= 80_000.0), "four launches of 20 ms: {:?}", t.submit_us);
+                assert!(t.host_bound_note().unwrap().starts_with("3 of 3 repetitions were host-bound: submitting the tasks took "), "{:?}", t.host_bound_note());
             }
         }
     }
@@ -271,23 +205,12 @@ mod tests {
             let times = time_reps(&s.gpu, &p, &bufs, &streams, &c).unwrap();
             assert_eq!(times, vec![rep_ms as f64 * 1000.0; 3], "µs per timed rep");
             let launches = s.gpu.launches();
-            assert_eq!(
-                launches.len(),
-                (warm_reps + c.reps) * c.tasks,
-                "{rep_ms} ms per rep: {warm_reps} untimed reps"
-            );
+            assert_eq!(launches.len(), (warm_reps + c.reps) * c.tasks, "{rep_ms} ms per rep: {warm_reps} untimed reps");
             for (t, (stream, args)) in launches.iter().enumerate() {
                 let si = t % c.tasks % c.streams;
                 assert_eq!(*stream, streams[si], "task {t} on stream {si}");
-                assert_eq!(
-                    args.workspace,
-                    Fake::device_ptr(&bufs.workspaces[si]),
-                    "each stream its own workspace"
-                );
-                assert_eq!(
-                    (args.a, args.c, args.nfuncs, args.nblocks),
-                    (Fake::device_ptr(&bufs.a), Fake::device_ptr(&bufs.c), 3, 3)
-                );
+                assert_eq!(args.workspace, Fake::device_ptr(&bufs.workspaces[si]), "each stream its own workspace");
+                assert_eq!((args.a, args.c, args.nfuncs, args.nblocks), (Fake::device_ptr(&bufs.a), Fake::device_ptr(&bufs.c), 3, 3));
             }
         }
     }
@@ -304,61 +227,17 @@ mod tests {
         // Two reps (one untimed), the same events in both.
         let rep: Vec<Op> = ops[..ops.len() / 2].to_vec();
         assert_eq!(rep, ops[ops.len() / 2..].to_vec());
-        let Op::Record {
-            event: start,
-            stream,
-        } = rep[0]
-        else {
-            panic!("{rep:?}")
-        };
+        let Op::Record { event: start, stream } = rep[0] else { panic!("{rep:?}") };
         assert_eq!(stream, streams[0]);
-        assert_eq!(
-            rep[1..3],
-            [
-                Op::Wait {
-                    stream: streams[1],
-                    event: start
-                },
-                Op::Wait {
-                    stream: streams[2],
-                    event: start
-                }
-            ]
-        );
-        let streams_of_launches: Vec<usize> = rep[3..8]
-            .iter()
-            .map(|o| {
-                if let Op::Launch { stream, .. } = o {
-                    *stream
-                } else {
-                    panic!("{o:?}")
-                }
-            })
-            .collect();
+        assert_eq!(rep[1..3], [Op::Wait { stream: streams[1], event: start }, Op::Wait { stream: streams[2], event: start }]);
+        let streams_of_launches: Vec<usize> = rep[3..8].iter().map(|o| if let Op::Launch { stream, .. } = o { *stream } else { panic!("{o:?}") }).collect();
         assert_eq!(streams_of_launches, [0, 1, 2, 0, 1].map(|i| streams[i]));
-        let &[Op::Record {
-            event: j1,
-            stream: s1,
-        }, Op::Wait {
-            stream: w1,
-            event: e1,
-        }, Op::Record {
-            event: j2,
-            stream: s2,
-        }, Op::Wait {
-            stream: w2,
-            event: e2,
-        }, Op::Record {
-            event: end,
-            stream: s_end,
-        }] = &rep[8..]
+        let &[Op::Record { event: j1, stream: s1 }, Op::Wait { stream: w1, event: e1 }, Op::Record { event: j2, stream: s2 }, Op::Wait { stream: w2, event: e2 }, Op::Record { event: end, stream: s_end }] =
+            &rep[8..]
         else {
             panic!("{rep:?}")
         };
-        assert_eq!(
-            (s1, w1, e1, s2, w2, e2, s_end),
-            (streams[1], streams[0], j1, streams[2], streams[0], j2, streams[0])
-        );
+        assert_eq!((s1, w1, e1, s2, w2, e2, s_end), (streams[1], streams[0], j1, streams[2], streams[0], j2, streams[0]));
         assert!(start != end && j1 != j2 && ![start, end].contains(&j1));
     }
 
@@ -385,11 +264,7 @@ mod tests {
         let start = std::time::Instant::now();
         let e = time_reps(&s.gpu, &p, &bufs, &streams, &c).unwrap_err();
         assert!(matches!(e, crate::RuntimeError::Interrupted), "{e}");
-        assert!(
-            start.elapsed() < std::time::Duration::from_secs(1),
-            "stopped at the next repetition: {:?}",
-            start.elapsed()
-        );
+        assert!(start.elapsed() < std::time::Duration::from_secs(1), "stopped at the next repetition: {:?}", start.elapsed());
         let launches = s.gpu.launches().len();
         assert!(launches > 0 && launches < 300, "{launches} launches");
     }
@@ -397,12 +272,7 @@ mod tests {
     #[test]
     fn an_interrupt_stops_the_timing_at_the_next_repetition() {
         let o = std::process::Command::new(std::env::current_exe().unwrap())
-            .args([
-                "--exact",
-                "harness::timing::tests::child_interrupted_timing",
-                "--nocapture",
-                "--test-threads=1",
-            ])
+            .args(["--exact", "harness::timing::tests::child_interrupted_timing", "--nocapture", "--test-threads=1"])
             .env("MRA_TEST_TIMING_CHILD", "1")
             .output()
             .unwrap();
@@ -414,16 +284,8 @@ mod tests {
         let gpu = Fake::new(2.0);
         // 2·64³ flop in 2 ms.
         let tflops = gemm_peak_tflops(&gpu, 64, 3).unwrap();
-        assert!(
-            (tflops - 2.0 * 64f64.powi(3) / 2e-3 / 1e12).abs() < 1e-12,
-            "{tflops}"
-        );
-        let gemms = gpu
-            .ops
-            .borrow()
-            .iter()
-            .filter(|o| matches!(o, Op::Gemm { .. }))
-            .count();
+        assert!((tflops - 2.0 * 64f64.powi(3) / 2e-3 / 1e12).abs() < 1e-12, "{tflops}");
+        let gemms = gpu.ops.borrow().iter().filter(|o| matches!(o, Op::Gemm { .. })).count();
         assert_eq!(gemms, 4);
     }
 }

@@ -16,42 +16,22 @@ impl Backend for Gpu {
 
     forward_to_handles!();
 
-    fn compile(
-        &self,
-        compiler: &AmdCompiler,
-        source: &str,
-        entry: &str,
-        cache: &KernelCache,
-    ) -> Result<Compiled> {
+    fn compile(&self, compiler: &AmdCompiler, source: &str, entry: &str, cache: &KernelCache) -> Result<Compiled> {
         compiler.compile_cached(source, entry, self.arch.name, cache)
     }
 
     fn compile_note(_: &AmdCompiler, c: &Compiled) -> String {
-        let how = if c.from_cache {
-            "loaded from the kernel cache".to_string()
-        } else {
-            format!("compiled with {}", c.compiler)
-        };
+        let how = if c.from_cache { "loaded from the kernel cache".to_string() } else { format!("compiled with {}", c.compiler) };
         let res = c
             .resources
             .as_ref()
-            .map(|r| {
-                format!(
-                    ": {} VGPRs, {} AGPRs, {} SGPRs, {} B LDS, {} B scratch",
-                    r.vgpr_count, r.agpr_count, r.sgpr_count, r.lds_bytes, r.scratch_bytes
-                )
-            })
+            .map(|r| format!(": {} VGPRs, {} AGPRs, {} SGPRs, {} B LDS, {} B scratch", r.vgpr_count, r.agpr_count, r.sgpr_count, r.lds_bytes, r.scratch_bytes))
             .unwrap_or_default();
         format!("{how} in {:.1} ms{res}", c.seconds * 1e3)
     }
 
     fn load(&self, c: &Compiled, entry: &str, dynamic_shared_bytes: u32) -> Result<Function> {
-        Ok(Gpu::load(
-            self,
-            &c.code_object,
-            entry,
-            dynamic_shared_bytes,
-        )?)
+        Ok(Gpu::load(self, &c.code_object, entry, dynamic_shared_bytes)?)
     }
 
     fn blas(&self) -> Result<BlasHandle> {

@@ -12,13 +12,7 @@ use std::time::Instant;
 pub const CLANG_ENV: &str = "MRA_CLANG";
 
 /// Where a clang is looked for, in order, when `$MRA_CLANG` is not set.
-pub const CLANG_CANDIDATES: &[&str] = &[
-    "clang++-19",
-    "clang++-20",
-    "clang++-18",
-    "clang++",
-    "/opt/rocm/llvm/bin/clang++",
-];
+pub const CLANG_CANDIDATES: &[&str] = &["clang++-19", "clang++-20", "clang++-18", "clang++", "/opt/rocm/llvm/bin/clang++"];
 
 /// A clang that has the AMDGPU target.
 #[derive(Clone, Debug)]
@@ -32,19 +26,14 @@ impl Clang {
     /// `$MRA_CLANG` if set, else the first of [`CLANG_CANDIDATES`] that exists and lists the
     /// `amdgcn` target in `--print-targets`.
     pub fn find() -> Result<Clang> {
-        let path = find_tool(CLANG_ENV, CLANG_CANDIDATES, has_amdgpu_target)
-            .map_err(|tried| HipError::ClangNotFound { tried })?;
+        let path = find_tool(CLANG_ENV, CLANG_CANDIDATES, has_amdgpu_target).map_err(|tried| HipError::ClangNotFound { tried })?;
         let version = first_line_of_version(&path).unwrap_or_else(|| "unknown version".into());
         Ok(Clang { path, version })
     }
 
     /// `clang++-19 (Debian clang version 19.1.7 (3~deb12u1))`, for reports and messages.
     pub fn describe(&self) -> String {
-        let name = self
-            .path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| self.path.display().to_string());
+        let name = self.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| self.path.display().to_string());
         format!("{name} ({})", self.version)
     }
 
@@ -54,14 +43,7 @@ impl Clang {
     pub fn args(arch: &str, src: &Path, out: &Path) -> Vec<std::ffi::OsString> {
         let mut args: Vec<std::ffi::OsString> = ["-x", "hip"].iter().map(Into::into).collect();
         args.push(format!("--offload-arch={arch}").into());
-        for a in [
-            "--cuda-device-only",
-            "-nogpulib",
-            "-nogpuinc",
-            "-O3",
-            "--no-gpu-bundle-output",
-            "-o",
-        ] {
+        for a in ["--cuda-device-only", "-nogpulib", "-nogpuinc", "-O3", "--no-gpu-bundle-output", "-o"] {
             args.push(a.into());
         }
         args.push(out.into());
@@ -77,62 +59,31 @@ impl Clang {
         let out = dir.path.join("kernel.co");
         let start = Instant::now();
         // Its own temporaries in the scratch directory too: removed with it however clang ends.
-        let output = crate::process::output(
-            Command::new(&self.path)
-                .args(Self::args(arch, &src, &out))
-                .env("TMPDIR", &dir.path),
-        )
-        .map_err(|source| HipError::Io {
-            what: "running clang",
-            path: self.path.clone(),
-            source,
-        })?;
+        let output = crate::process::output(Command::new(&self.path).args(Self::args(arch, &src, &out)).env("TMPDIR", &dir.path))
+            .map_err(|source| HipError::Io { what: "running clang", path: self.path.clone(), source })?;
         let seconds = start.elapsed().as_secs_f64();
         let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
         if !output.status.success() {
             let (compiler, arch) = (self.describe(), arch.to_string());
             return Err(if lld_missing(&stderr) {
-                HipError::LldMissing {
-                    compiler,
-                    arch,
-                    stderr,
-                }
+                HipError::LldMissing { compiler, arch, stderr }
             } else {
-                HipError::ClangFailed {
-                    compiler,
-                    arch,
-                    status: output.status.to_string(),
-                    stderr,
-                }
+                HipError::ClangFailed { compiler, arch, status: output.status.to_string(), stderr }
             });
         }
-        let bytes = std::fs::read(&out).map_err(|source| HipError::Io {
-            what: "reading the code object clang wrote",
-            path: out.clone(),
-            source,
-        })?;
-        Ok(CodeObject {
-            bytes,
-            arch: arch.to_string(),
-            compiler: self.describe(),
-            log: stderr,
-            seconds,
-        })
+        let bytes = std::fs::read(&out).map_err(|source| HipError::Io { what: "reading the code object clang wrote", path: out.clone(), source })?;
+        Ok(CodeObject { bytes, arch: arch.to_string(), compiler: self.describe(), log: stderr, seconds })
     }
 }
 
 /// Does this clang list the `amdgcn` target?
 fn has_amdgpu_target(clang: &Path) -> bool {
-    crate::process::output(Command::new(clang).arg("--print-targets"))
-        .is_ok_and(|o| o.status.success() && String::from_utf8_lossy(&o.stdout).contains("amdgcn"))
+    crate::process::output(Command::new(clang).arg("--print-targets")).is_ok_and(|o| o.status.success() && String::from_utf8_lossy(&o.stdout).contains("amdgcn"))
 }
 
 fn first_line_of_version(clang: &Path) -> Option<String> {
     let out = crate::process::output(Command::new(clang).arg("--version")).ok()?;
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .next()
-        .map(|l| l.trim().to_string())
+    String::from_utf8_lossy(&out.stdout).lines().next().map(|l| l.trim().to_string())
 }
 
 /// Did the AMDGPU link step fail because lld is missing? clang-19 says
@@ -141,10 +92,7 @@ fn first_line_of_version(clang: &Path) -> Option<String> {
 fn lld_missing(stderr: &str) -> bool {
     stderr.lines().any(|l| {
         let names_lld = l.contains("\"lld\"") || l.contains("\"ld.lld\"") || l.contains("ld.lld");
-        names_lld
-            && (l.contains("doesn't exist")
-                || l.contains("not found")
-                || l.contains("No such file"))
+        names_lld && (l.contains("doesn't exist") || l.contains("not found") || l.contains("No such file"))
     })
 }
 
@@ -155,10 +103,7 @@ mod tests {
     #[test]
     fn the_compile_command_is_exactly_the_documented_one() {
         let args = Clang::args("gfx942", Path::new("/t/k.hip"), Path::new("/t/k.co"));
-        let line: Vec<String> = args
-            .iter()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect();
+        let line: Vec<String> = args.iter().map(|a| a.to_string_lossy().into_owned()).collect();
         assert_eq!(
             line.join(" "),
             "-x hip --offload-arch=gfx942 --cuda-device-only -nogpulib -nogpuinc -O3 --no-gpu-bundle-output -o /t/k.co /t/k.hip"

@@ -52,9 +52,7 @@ impl AmdCompiler {
                         Ok(h) => h.refusal(arch).map(|e| e.to_string()).unwrap_or_default(),
                         Err(e) => e.to_string(),
                     };
-                    HipError::Runtime(format!(
-                        "no compiler for {arch}: {why_not_hiprtc}; and {clang_err}"
-                    ))
+                    HipError::Runtime(format!("no compiler for {arch}: {why_not_hiprtc}; and {clang_err}"))
                 })
             }
         }
@@ -101,31 +99,15 @@ impl AmdCompiler {
     fn cache_identity(&self, arch: &str) -> String {
         let options = match self {
             AmdCompiler::Hiprtc(_) => Hiprtc::options(arch),
-            AmdCompiler::Clang(_) => {
-                Clang::args(arch, Path::new("kernel.hip"), Path::new("kernel.co"))
-                    .iter()
-                    .map(|a| a.to_string_lossy().into_owned())
-                    .collect()
-            }
+            AmdCompiler::Clang(_) => Clang::args(arch, Path::new("kernel.hip"), Path::new("kernel.co")).iter().map(|a| a.to_string_lossy().into_owned()).collect(),
         };
         format!("{}\n{}", self.describe(), options.join(" "))
     }
 
     /// [`AmdCompiler::compile`] through the kernel cache (entries `<key>.hsaco`).
-    pub fn compile_cached(
-        &self,
-        source: &str,
-        entry: &str,
-        arch: &str,
-        cache: &KernelCache,
-    ) -> crate::error::Result<Compiled> {
+    pub fn compile_cached(&self, source: &str, entry: &str, arch: &str, cache: &KernelCache) -> crate::error::Result<Compiled> {
         let start = Instant::now();
-        let key = KernelCache::key(&[
-            source.as_bytes(),
-            entry.as_bytes(),
-            self.cache_identity(arch).as_bytes(),
-            arch.as_bytes(),
-        ]);
+        let key = KernelCache::key(&[source.as_bytes(), entry.as_bytes(), self.cache_identity(arch).as_bytes(), arch.as_bytes()]);
         let (code_object, from_cache) = match cache.get(&key, "hsaco") {
             Some(bytes) => (bytes, true),
             None => {
@@ -134,15 +116,7 @@ impl AmdCompiler {
                 (co.bytes, false)
             }
         };
-        let resources = read_metadata(&code_object)
-            .ok()
-            .and_then(|m| m.kernel(entry).cloned());
-        Ok(Compiled {
-            code_object,
-            compiler: self.describe(),
-            resources,
-            seconds: start.elapsed().as_secs_f64(),
-            from_cache,
-        })
+        let resources = read_metadata(&code_object).ok().and_then(|m| m.kernel(entry).cloned());
+        Ok(Compiled { code_object, compiler: self.describe(), resources, seconds: start.elapsed().as_secs_f64(), from_cache })
     }
 }

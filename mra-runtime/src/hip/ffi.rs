@@ -69,18 +69,10 @@ pub struct PropLayout {
     pub multi_processor_count: usize,
 }
 
-pub const PROPS_R0600: PropLayout = PropLayout {
-    symbol: "hipGetDevicePropertiesR0600",
-    size: 1472,
-    gcn_arch_name: 1160,
-    multi_processor_count: 388,
-};
-pub const PROPS_R0000: PropLayout = PropLayout {
-    symbol: "hipGetDeviceProperties",
-    size: 792,
-    gcn_arch_name: 396,
-    multi_processor_count: 336,
-};
+pub const PROPS_R0600: PropLayout =
+    PropLayout { symbol: "hipGetDevicePropertiesR0600", size: 1472, gcn_arch_name: 1160, multi_processor_count: 388 };
+pub const PROPS_R0000: PropLayout =
+    PropLayout { symbol: "hipGetDeviceProperties", size: 792, gcn_arch_name: 396, multi_processor_count: 336 };
 
 /// Bytes handed to `hipGetDeviceProperties*`: far more than either layout, so a runtime whose
 /// struct grew at the end still writes inside the buffer.
@@ -111,13 +103,11 @@ pub struct Fns {
     pub malloc: unsafe extern "C" fn(*mut HipDevicePtr, usize) -> HipStatus,
     pub free: FnP,
     pub memcpy: unsafe extern "C" fn(*mut c_void, *const c_void, usize, c_int) -> HipStatus,
-    pub memcpy_async:
-        unsafe extern "C" fn(*mut c_void, *const c_void, usize, c_int, HipStream) -> HipStatus,
+    pub memcpy_async: unsafe extern "C" fn(*mut c_void, *const c_void, usize, c_int, HipStream) -> HipStatus,
     pub memset: unsafe extern "C" fn(HipDevicePtr, c_int, usize) -> HipStatus,
     pub module_load_data: unsafe extern "C" fn(*mut HipModule, *const c_void) -> HipStatus,
     pub module_unload: unsafe extern "C" fn(HipModule) -> HipStatus,
-    pub module_get_function:
-        unsafe extern "C" fn(*mut HipFunction, HipModule, *const c_char) -> HipStatus,
+    pub module_get_function: unsafe extern "C" fn(*mut HipFunction, HipModule, *const c_char) -> HipStatus,
     #[allow(clippy::type_complexity)]
     pub module_launch_kernel: unsafe extern "C" fn(
         HipFunction,
@@ -143,8 +133,7 @@ pub struct Fns {
     pub event_destroy: unsafe extern "C" fn(HipEvent) -> HipStatus,
     /// `hipModuleOccupancyMaxActiveBlocksPerMultiprocessor` (only `persistent(1)` needs it:
     /// optional, so a runtime without it still runs everything else).
-    pub module_occupancy_max_active_blocks:
-        Option<unsafe extern "C" fn(*mut c_int, HipFunction, c_int, usize) -> HipStatus>,
+    pub module_occupancy_max_active_blocks: Option<unsafe extern "C" fn(*mut c_int, HipFunction, c_int, usize) -> HipStatus>,
 }
 
 /// The loaded HIP runtime.
@@ -166,30 +155,17 @@ static LOADED: OnceLock<std::result::Result<HipLib, HipError>> = OnceLock::new()
 impl HipLib {
     /// The process-wide HIP runtime, loaded on first use (a failure is remembered too).
     pub fn get() -> Result<&'static HipLib> {
-        LOADED
-            .get_or_init(Self::load)
-            .as_ref()
-            .map_err(|e| match e {
-                HipError::RuntimeNotFound { tried } => HipError::RuntimeNotFound {
-                    tried: tried.clone(),
-                },
-                HipError::RuntimeSymbol {
-                    library,
-                    symbol,
-                    message,
-                } => HipError::RuntimeSymbol {
-                    library: library.clone(),
-                    symbol,
-                    message: message.clone(),
-                },
-                other => HipError::Runtime(other.to_string()),
-            })
+        LOADED.get_or_init(Self::load).as_ref().map_err(|e| match e {
+            HipError::RuntimeNotFound { tried } => HipError::RuntimeNotFound { tried: tried.clone() },
+            HipError::RuntimeSymbol { library, symbol, message } => {
+                HipError::RuntimeSymbol { library: library.clone(), symbol, message: message.clone() }
+            }
+            other => HipError::Runtime(other.to_string()),
+        })
     }
 
     fn load() -> Result<HipLib> {
-        let given = std::env::var(HIP_RUNTIME_ENV)
-            .ok()
-            .filter(|v| !v.is_empty());
+        let given = std::env::var(HIP_RUNTIME_ENV).ok().filter(|v| !v.is_empty());
         let candidates: Vec<&str> = match &given {
             Some(g) => vec![g.as_str()],
             None => HIP_CANDIDATES.to_vec(),
@@ -198,46 +174,29 @@ impl HipLib {
         for name in candidates.iter().copied() {
             // SAFETY: opening the ROCm runtime runs its static initialisers, which have no
             // preconditions (checked on a machine without an AMD GPU: they do nothing visible).
-            let Ok(lib) = (unsafe { libloading::Library::new(name) }) else {
-                continue;
-            };
+            let Ok(lib) = (unsafe { libloading::Library::new(name) }) else { continue };
             match Self::resolve(name, &lib) {
                 Ok(fns) => {
                     let mut v: c_int = 0;
                     // SAFETY: valid out-pointer; hipRuntimeGetVersion needs no device.
-                    let runtime_version =
-                        (unsafe { (fns.runtime_get_version)(&mut v) } == HIP_SUCCESS).then_some(v);
-                    return Ok(HipLib {
-                        library: name.to_string(),
-                        path: super::hiprtc::mapped_path(name),
-                        runtime_version,
-                        fns,
-                        _lib: lib,
-                    });
+                    let runtime_version = (unsafe { (fns.runtime_get_version)(&mut v) } == HIP_SUCCESS).then_some(v);
+                    return Ok(HipLib { library: name.to_string(), path: super::hiprtc::mapped_path(name), runtime_version, fns, _lib: lib });
                 }
                 Err(e) => symbol_error = Some(e),
             }
         }
-        Err(symbol_error.unwrap_or_else(|| HipError::RuntimeNotFound {
-            tried: candidates.join(", "),
-        }))
+        Err(symbol_error.unwrap_or_else(|| HipError::RuntimeNotFound { tried: candidates.join(", ") }))
     }
 
     fn resolve(name: &str, lib: &libloading::Library) -> Result<Fns> {
-        fn sym<T: Copy>(
-            lib: &libloading::Library,
-            library: &str,
-            symbol: &'static str,
-        ) -> Result<T> {
+        fn sym<T: Copy>(lib: &libloading::Library, library: &str, symbol: &'static str) -> Result<T> {
             let c = CString::new(symbol).expect("symbol names hold no NUL");
             // SAFETY: T is the C signature of `symbol` as declared in hip_runtime_api.h.
-            unsafe { lib.get::<T>(c.as_bytes_with_nul()) }
-                .map(|s| *s)
-                .map_err(|e| HipError::RuntimeSymbol {
-                    library: library.to_string(),
-                    symbol,
-                    message: e.to_string(),
-                })
+            unsafe { lib.get::<T>(c.as_bytes_with_nul()) }.map(|s| *s).map_err(|e| HipError::RuntimeSymbol {
+                library: library.to_string(),
+                symbol,
+                message: e.to_string(),
+            })
         }
         // Prefer the ROCm 6 versioned properties call; ROCm 5 has only the unversioned one.
         let (get_device_properties, props_layout) = match sym(lib, name, PROPS_R0600.symbol) {
@@ -276,12 +235,7 @@ impl HipLib {
             event_synchronize: sym(lib, name, "hipEventSynchronize")?,
             event_elapsed_time: sym(lib, name, "hipEventElapsedTime")?,
             event_destroy: sym(lib, name, "hipEventDestroy")?,
-            module_occupancy_max_active_blocks: sym(
-                lib,
-                name,
-                "hipModuleOccupancyMaxActiveBlocksPerMultiprocessor",
-            )
-            .ok(),
+            module_occupancy_max_active_blocks: sym(lib, name, "hipModuleOccupancyMaxActiveBlocksPerMultiprocessor").ok(),
         })
     }
 
@@ -290,12 +244,7 @@ impl HipLib {
         if let Some(v) = self.runtime_version.filter(|v| *v > 0) {
             return Some(((v / 10_000_000) as u32, ((v / 100_000) % 100) as u32));
         }
-        let file = self
-            .path
-            .as_ref()?
-            .file_name()?
-            .to_string_lossy()
-            .into_owned();
+        let file = self.path.as_ref()?.file_name()?.to_string_lossy().into_owned();
         super::hiprtc::RocmVersion::from_file_name(&file).map(|v| (v.major, v.minor))
     }
 
@@ -330,11 +279,7 @@ impl HipLib {
         if status == HIP_SUCCESS {
             Ok(())
         } else {
-            Err(HipError::Call {
-                call,
-                code: status,
-                message: self.error_text(status),
-            })
+            Err(HipError::Call { call, code: status, message: self.error_text(status) })
         }
     }
 }
@@ -344,11 +289,7 @@ impl HipLib {
 /// where `multiprocessors` (from hipDeviceGetAttribute) is given, `multiProcessorCount` in the
 /// struct must agree with it. Falls back to the first `gfx…` string after the device name when
 /// the documented offset holds none (a layout this code does not know), saying so.
-pub fn gcn_arch_name(
-    props: &[u8],
-    layout: PropLayout,
-    multiprocessors: Option<i32>,
-) -> std::result::Result<(String, bool), String> {
+pub fn gcn_arch_name(props: &[u8], layout: PropLayout, multiprocessors: Option<i32>) -> std::result::Result<(String, bool), String> {
     let at = |off: usize| -> Option<String> {
         let bytes = props.get(off..off + 256)?;
         let s = CStr::from_bytes_until_nul(bytes).ok()?.to_str().ok()?;
@@ -357,10 +298,7 @@ pub fn gcn_arch_name(
     let layout_ok = match multiprocessors {
         None => true,
         Some(m) => {
-            props
-                .get(layout.multi_processor_count..layout.multi_processor_count + 4)
-                .map(|b| i32::from_le_bytes(b.try_into().unwrap()))
-                == Some(m)
+            props.get(layout.multi_processor_count..layout.multi_processor_count + 4).map(|b| i32::from_le_bytes(b.try_into().unwrap())) == Some(m)
         }
     };
     if layout_ok {
@@ -383,30 +321,20 @@ pub fn gcn_arch_name(
         layout.symbol,
         layout.size,
         layout.gcn_arch_name,
-        if layout_ok {
-            ""
-        } else {
-            "; multiProcessorCount disagrees with hipDeviceGetAttribute"
-        }
+        if layout_ok { "" } else { "; multiProcessorCount disagrees with hipDeviceGetAttribute" }
     ))
 }
 
 /// `gfx90a`, `gfx942:sramecc+:xnack-`, `gfx1100`: `gfx`, then hex digits, then optional
 /// `:feature±` parts.
 pub fn looks_like_target(s: &str) -> bool {
-    let Some(rest) = s.strip_prefix("gfx") else {
-        return false;
-    };
+    let Some(rest) = s.strip_prefix("gfx") else { return false };
     let mut parts = rest.split(':');
     let id = parts.next().unwrap_or("");
     !id.is_empty()
         && id.len() <= 6
         && id.chars().all(|c| c.is_ascii_hexdigit())
-        && parts.all(|p| {
-            !p.is_empty()
-                && p.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '+' || c == '-' || c == '_')
-        })
+        && parts.all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_alphanumeric() || c == '+' || c == '-' || c == '_'))
 }
 
 #[cfg(test)]
@@ -417,8 +345,7 @@ mod tests {
         let mut p = vec![0u8; PROPS_BUFFER];
         p[..19].copy_from_slice(b"AMD Instinct MI250X");
         p[layout.gcn_arch_name..layout.gcn_arch_name + name.len()].copy_from_slice(name.as_bytes());
-        p[layout.multi_processor_count..layout.multi_processor_count + 4]
-            .copy_from_slice(&mpc.to_le_bytes());
+        p[layout.multi_processor_count..layout.multi_processor_count + 4].copy_from_slice(&mpc.to_le_bytes());
         p
     }
 
@@ -426,14 +353,8 @@ mod tests {
     fn reads_gcn_arch_name_from_both_layouts() {
         for layout in [PROPS_R0000, PROPS_R0600] {
             let p = props_with(layout, "gfx90a:sramecc+:xnack-", 110);
-            assert_eq!(
-                gcn_arch_name(&p, layout, Some(110)).unwrap(),
-                ("gfx90a:sramecc+:xnack-".to_string(), true)
-            );
-            assert_eq!(
-                gcn_arch_name(&p, layout, None).unwrap().0,
-                "gfx90a:sramecc+:xnack-"
-            );
+            assert_eq!(gcn_arch_name(&p, layout, Some(110)).unwrap(), ("gfx90a:sramecc+:xnack-".to_string(), true));
+            assert_eq!(gcn_arch_name(&p, layout, None).unwrap().0, "gfx90a:sramecc+:xnack-");
         }
     }
 
@@ -442,27 +363,15 @@ mod tests {
         // Filled as R0600 but read as R0000: the multiprocessor count does not match, the
         // search finds the name at its real place and says it was a search.
         let p = props_with(PROPS_R0600, "gfx1100", 48);
-        assert_eq!(
-            gcn_arch_name(&p, PROPS_R0000, Some(48)).unwrap(),
-            ("gfx1100".to_string(), false)
-        );
+        assert_eq!(gcn_arch_name(&p, PROPS_R0000, Some(48)).unwrap(), ("gfx1100".to_string(), false));
         let empty = vec![0u8; PROPS_BUFFER];
         let err = gcn_arch_name(&empty, PROPS_R0600, Some(48)).unwrap_err();
-        assert!(
-            err.contains("hipGetDevicePropertiesR0600") && err.contains("disagrees"),
-            "{err}"
-        );
+        assert!(err.contains("hipGetDevicePropertiesR0600") && err.contains("disagrees"), "{err}");
     }
 
     #[test]
     fn target_names() {
-        for ok in [
-            "gfx90a",
-            "gfx942:sramecc+:xnack-",
-            "gfx1100",
-            "gfx1201",
-            "gfx1151",
-        ] {
+        for ok in ["gfx90a", "gfx942:sramecc+:xnack-", "gfx1100", "gfx1201", "gfx1151"] {
             assert!(looks_like_target(ok), "{ok}");
         }
         for bad in ["", "gfx", "sm_90", "gfx90a:", "gfxzz", "AMD Instinct"] {

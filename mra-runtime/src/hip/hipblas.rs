@@ -72,24 +72,11 @@ static LOADED: OnceLock<std::result::Result<HipBlas, HipError>> = OnceLock::new(
 impl HipBlas {
     /// The process-wide hipBLAS, loaded on first use (a failure is remembered too).
     pub fn get() -> Result<&'static HipBlas> {
-        LOADED
-            .get_or_init(Self::load)
-            .as_ref()
-            .map_err(|e| match e {
-                HipError::BlasNotFound { tried } => HipError::BlasNotFound {
-                    tried: tried.clone(),
-                },
-                HipError::BlasSymbol {
-                    library,
-                    symbol,
-                    message,
-                } => HipError::BlasSymbol {
-                    library: library.clone(),
-                    symbol,
-                    message: message.clone(),
-                },
-                other => HipError::Runtime(other.to_string()),
-            })
+        LOADED.get_or_init(Self::load).as_ref().map_err(|e| match e {
+            HipError::BlasNotFound { tried } => HipError::BlasNotFound { tried: tried.clone() },
+            HipError::BlasSymbol { library, symbol, message } => HipError::BlasSymbol { library: library.clone(), symbol, message: message.clone() },
+            other => HipError::Runtime(other.to_string()),
+        })
     }
 
     /// Can hipBLAS be loaded (with every function used here)?
@@ -102,40 +89,22 @@ impl HipBlas {
         for &name in HIPBLAS_CANDIDATES {
             // SAFETY: opening hipBLAS runs its (and the HIP runtime's) initialisers, which have
             // no preconditions.
-            let Ok(lib) = (unsafe { libloading::Library::new(name) }) else {
-                continue;
-            };
+            let Ok(lib) = (unsafe { libloading::Library::new(name) }) else { continue };
             match Self::resolve(name, &lib) {
-                Ok(fns) => {
-                    return Ok(HipBlas {
-                        library: name.to_string(),
-                        fns,
-                        _lib: lib,
-                    })
-                }
+                Ok(fns) => return Ok(HipBlas { library: name.to_string(), fns, _lib: lib }),
                 Err(e) => symbol_error = Some(e),
             }
         }
-        Err(symbol_error.unwrap_or_else(|| HipError::BlasNotFound {
-            tried: HIPBLAS_CANDIDATES.join(", "),
-        }))
+        Err(symbol_error.unwrap_or_else(|| HipError::BlasNotFound { tried: HIPBLAS_CANDIDATES.join(", ") }))
     }
 
     fn resolve(name: &str, lib: &libloading::Library) -> Result<Fns> {
-        fn sym<T: Copy>(
-            lib: &libloading::Library,
-            library: &str,
-            symbol: &'static str,
-        ) -> Result<T> {
+        fn sym<T: Copy>(lib: &libloading::Library, library: &str, symbol: &'static str) -> Result<T> {
             let c = CString::new(symbol).expect("symbol names hold no NUL");
             // SAFETY: T is the C signature of `symbol` as declared in hipblas.h.
             unsafe { lib.get::<T>(c.as_bytes_with_nul()) }
                 .map(|s| *s)
-                .map_err(|e| HipError::BlasSymbol {
-                    library: library.to_string(),
-                    symbol,
-                    message: e.to_string(),
-                })
+                .map_err(|e| HipError::BlasSymbol { library: library.to_string(), symbol, message: e.to_string() })
         }
         Ok(Fns {
             create: sym(lib, name, "hipblasCreate")?,
@@ -160,11 +129,7 @@ impl HipBlas {
             Some(t) => format!("{t} (status {status})"),
             None => format!("status {status}"),
         };
-        Err(HipError::BlasCall {
-            call,
-            code: status,
-            message,
-        })
+        Err(HipError::BlasCall { call, code: status, message })
     }
 
     /// A new handle (on the current device).
@@ -186,9 +151,7 @@ impl BlasHandle {
     /// Runs this handle's calls on `stream`.
     pub fn set_stream(&self, stream: &Stream) -> Result<()> {
         // SAFETY: live handle and stream.
-        self.blas.check("hipblasSetStream", unsafe {
-            (self.blas.fns.set_stream)(self.raw, stream.raw)
-        })
+        self.blas.check("hipblasSetStream", unsafe { (self.blas.fns.set_stream)(self.raw, stream.raw) })
     }
 
     /// Enqueues `g` (`g.batch` problems, operands `stride_*` elements apart) on `stream`:
@@ -205,52 +168,18 @@ impl BlasHandle {
                 DType::F64 => self.blas.check(
                     "hipblasDgemmStridedBatched",
                     (f.dgemm_strided_batched)(
-                        self.raw,
-                        op(g.transa),
-                        op(g.transb),
-                        g.m,
-                        g.n,
-                        g.k,
-                        &1.0,
-                        g.a as *const f64,
-                        g.lda,
-                        g.stride_a,
-                        g.b as *const f64,
-                        g.ldb,
-                        g.stride_b,
-                        &0.0,
-                        g.c as *mut f64,
-                        g.ldc,
-                        g.stride_c,
-                        g.batch,
+                        self.raw, op(g.transa), op(g.transb), g.m, g.n, g.k, &1.0, g.a as *const f64, g.lda, g.stride_a,
+                        g.b as *const f64, g.ldb, g.stride_b, &0.0, g.c as *mut f64, g.ldc, g.stride_c, g.batch,
                     ),
                 ),
                 DType::F32 => self.blas.check(
                     "hipblasSgemmStridedBatched",
                     (f.sgemm_strided_batched)(
-                        self.raw,
-                        op(g.transa),
-                        op(g.transb),
-                        g.m,
-                        g.n,
-                        g.k,
-                        &1.0,
-                        g.a as *const f32,
-                        g.lda,
-                        g.stride_a,
-                        g.b as *const f32,
-                        g.ldb,
-                        g.stride_b,
-                        &0.0,
-                        g.c as *mut f32,
-                        g.ldc,
-                        g.stride_c,
-                        g.batch,
+                        self.raw, op(g.transa), op(g.transb), g.m, g.n, g.k, &1.0, g.a as *const f32, g.lda, g.stride_a,
+                        g.b as *const f32, g.ldb, g.stride_b, &0.0, g.c as *mut f32, g.ldc, g.stride_c, g.batch,
                     ),
                 ),
-                d @ (DType::F16 | DType::Bf16) => Err(HipError::Runtime(format!(
-                    "no {d} GEMM in the library levels"
-                ))),
+                d @ (DType::F16 | DType::Bf16) => Err(HipError::Runtime(format!("no {d} GEMM in the library levels"))),
             }
         }
     }
@@ -281,10 +210,7 @@ mod tests {
             Err(e) => {
                 assert!(!HipBlas::is_present());
                 let msg = e.to_string();
-                assert!(
-                    msg.contains("libhipblas.so") || msg.contains("lacks the function"),
-                    "{msg}"
-                );
+                assert!(msg.contains("libhipblas.so") || msg.contains("lacks the function"), "{msg}");
                 println!("{msg}");
             }
         }

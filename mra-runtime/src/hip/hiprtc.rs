@@ -18,14 +18,8 @@ use std::sync::{Mutex, OnceLock};
 use std::time::Instant;
 
 /// Library names tried, in order.
-pub const HIPRTC_CANDIDATES: &[&str] = &[
-    "libhiprtc.so",
-    "libhiprtc.so.6",
-    "libhiprtc.so.5",
-    "libamdhip64.so",
-    "libamdhip64.so.6",
-    "libamdhip64.so.5",
-];
+pub const HIPRTC_CANDIDATES: &[&str] =
+    &["libhiprtc.so", "libhiprtc.so.6", "libhiprtc.so.5", "libamdhip64.so", "libamdhip64.so.6", "libamdhip64.so.5"];
 
 /// A ROCm release, `major.minor`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -78,14 +72,7 @@ type Program = *mut c_void;
 type Status = c_int;
 type VersionFn = unsafe extern "C" fn(*mut c_int, *mut c_int) -> Status;
 type ErrorStringFn = unsafe extern "C" fn(Status) -> *const c_char;
-type CreateFn = unsafe extern "C" fn(
-    *mut Program,
-    *const c_char,
-    *const c_char,
-    c_int,
-    *const *const c_char,
-    *const *const c_char,
-) -> Status;
+type CreateFn = unsafe extern "C" fn(*mut Program, *const c_char, *const c_char, c_int, *const *const c_char, *const *const c_char) -> Status;
 type CompileFn = unsafe extern "C" fn(Program, c_int, *const *const c_char) -> Status;
 type SizeFn = unsafe extern "C" fn(Program, *mut usize) -> Status;
 type GetFn = unsafe extern "C" fn(Program, *mut c_char) -> Status;
@@ -134,9 +121,7 @@ impl Hiprtc {
         for &name in HIPRTC_CANDIDATES {
             // SAFETY: loading the ROCm runtime runs its initialisers, which have no
             // preconditions; it is never unloaded (see below).
-            let Ok(lib) = (unsafe { libloading::Library::new(name) }) else {
-                continue;
-            };
+            let Ok(lib) = (unsafe { libloading::Library::new(name) }) else { continue };
             match Self::from_library(name, &lib) {
                 Ok(h) => {
                     // Keep the library mapped for the life of the process: the fn pointers in
@@ -147,28 +132,16 @@ impl Hiprtc {
                 Err(e) => last_symbol_error = Some(e),
             }
         }
-        Err(
-            last_symbol_error.unwrap_or_else(|| HipError::HiprtcNotFound {
-                tried: HIPRTC_CANDIDATES.join(", "),
-            }),
-        )
+        Err(last_symbol_error.unwrap_or_else(|| HipError::HiprtcNotFound { tried: HIPRTC_CANDIDATES.join(", ") }))
     }
 
     fn from_library(name: &str, lib: &libloading::Library) -> Result<Hiprtc> {
-        fn sym<T: Copy>(
-            lib: &libloading::Library,
-            library: &str,
-            symbol: &'static str,
-        ) -> Result<T> {
+        fn sym<T: Copy>(lib: &libloading::Library, library: &str, symbol: &'static str) -> Result<T> {
             let c = CString::new(symbol).expect("symbol names hold no NUL");
             // SAFETY: T is the C signature of `symbol` as declared in hiprtc.h.
             unsafe { lib.get::<T>(c.as_bytes_with_nul()) }
                 .map(|s| *s)
-                .map_err(|e| HipError::HiprtcSymbol {
-                    library: library.to_string(),
-                    symbol,
-                    message: e.to_string(),
-                })
+                .map_err(|e| HipError::HiprtcSymbol { library: library.to_string(), symbol, message: e.to_string() })
         }
         let version: VersionFn = sym(lib, name, "hiprtcVersion")?;
         let fns = Fns {
@@ -190,23 +163,12 @@ impl Hiprtc {
             .and_then(|p| p.file_name())
             .and_then(|f| RocmVersion::from_file_name(&f.to_string_lossy()))
             .or_else(|| RocmVersion::from_file_name(name));
-        Ok(Hiprtc {
-            library: name.to_string(),
-            path,
-            rocm,
-            api_version: (major, minor),
-            fns,
-        })
+        Ok(Hiprtc { library: name.to_string(), path, rocm, api_version: (major, minor), fns })
     }
 
     /// `5.2 (libamdhip64.so.5.2.21153)`, for messages.
     pub fn version_string(&self) -> String {
-        let file = self
-            .path
-            .as_ref()
-            .and_then(|p| p.file_name())
-            .map(|f| f.to_string_lossy().into_owned())
-            .unwrap_or_else(|| self.library.clone());
+        let file = self.path.as_ref().and_then(|p| p.file_name()).map(|f| f.to_string_lossy().into_owned()).unwrap_or_else(|| self.library.clone());
         match self.rocm {
             Some(v) => format!("{v} ({file})"),
             None => format!("of unknown ROCm version ({file})"),
@@ -233,11 +195,7 @@ impl Hiprtc {
         let known_abort = rocm5 && super::AMD_ARCHS.contains(&arch) && arch != "gfx90a";
         Some(HipError::HiprtcUnsupported {
             version: self.version_string(),
-            reason: if known_abort {
-                "is known to abort for"
-            } else {
-                "is not known to support"
-            },
+            reason: if known_abort { "is known to abort for" } else { "is not known to support" },
             arch: arch.to_string(),
         })
     }
@@ -255,24 +213,9 @@ impl Hiprtc {
             code,
             log,
         };
-        let src = CString::new(source).map_err(|_| {
-            fail(
-                "hiprtcCreateProgram",
-                "source".into(),
-                "the source contains a NUL byte".into(),
-            )
-        })?;
-        let name = CString::new(format!("{entry}.hip")).map_err(|_| {
-            fail(
-                "hiprtcCreateProgram",
-                "name".into(),
-                "the entry name contains a NUL byte".into(),
-            )
-        })?;
-        let options: Vec<CString> = Self::options(arch)
-            .into_iter()
-            .map(|o| CString::new(o).expect("options hold no NUL"))
-            .collect();
+        let src = CString::new(source).map_err(|_| fail("hiprtcCreateProgram", "source".into(), "the source contains a NUL byte".into()))?;
+        let name = CString::new(format!("{entry}.hip")).map_err(|_| fail("hiprtcCreateProgram", "name".into(), "the entry name contains a NUL byte".into()))?;
+        let options: Vec<CString> = Self::options(arch).into_iter().map(|o| CString::new(o).expect("options hold no NUL")).collect();
         let option_ptrs: Vec<*const c_char> = options.iter().map(|o| o.as_ptr()).collect();
 
         let _guard = COMPILE_LOCK.lock().unwrap_or_else(|e| e.into_inner());
@@ -280,22 +223,9 @@ impl Hiprtc {
         let f = self.fns;
         let mut prog: Program = std::ptr::null_mut();
         // SAFETY: the pointers are valid C strings for the duration of the call; no headers.
-        let status = unsafe {
-            (f.create)(
-                &mut prog,
-                src.as_ptr(),
-                name.as_ptr(),
-                0,
-                std::ptr::null(),
-                std::ptr::null(),
-            )
-        };
+        let status = unsafe { (f.create)(&mut prog, src.as_ptr(), name.as_ptr(), 0, std::ptr::null(), std::ptr::null()) };
         if status != 0 {
-            return Err(fail(
-                "hiprtcCreateProgram",
-                self.status_name(status),
-                String::new(),
-            ));
+            return Err(fail("hiprtcCreateProgram", self.status_name(status), String::new()));
         }
         // SAFETY: `prog` is a live program from hiprtcCreateProgram, destroyed below on every
         // path; the option array outlives the call; buffers are sized from the size calls.
@@ -323,13 +253,7 @@ impl Hiprtc {
         // SAFETY: `prog` is live and not used afterwards.
         unsafe { (f.destroy)(&mut prog) };
         let (bytes, log) = result?;
-        Ok(CodeObject {
-            bytes,
-            arch: arch.to_string(),
-            compiler: format!("hiprtc {}", self.version_string()),
-            log,
-            seconds: start.elapsed().as_secs_f64(),
-        })
+        Ok(CodeObject { bytes, arch: arch.to_string(), compiler: format!("hiprtc {}", self.version_string()), log, seconds: start.elapsed().as_secs_f64() })
     }
 
     /// SAFETY: `prog` must be a live program.
@@ -342,9 +266,7 @@ impl Hiprtc {
         if (self.fns.log)(prog, buf.as_mut_ptr() as *mut c_char) != 0 {
             return String::new();
         }
-        CStr::from_bytes_until_nul(&buf)
-            .map(|c| c.to_string_lossy().trim_end().to_string())
-            .unwrap_or_default()
+        CStr::from_bytes_until_nul(&buf).map(|c| c.to_string_lossy().trim_end().to_string()).unwrap_or_default()
     }
 
     fn status_name(&self, status: Status) -> String {
@@ -371,10 +293,7 @@ pub(crate) fn mapped_path(name: &str) -> Option<PathBuf> {
     maps.lines()
         .filter_map(|l| l.split_whitespace().nth(5))
         .map(PathBuf::from)
-        .find(|p| {
-            p.file_name()
-                .is_some_and(|f| f.to_string_lossy().starts_with(stem))
-        })
+        .find(|p| p.file_name().is_some_and(|f| f.to_string_lossy().starts_with(stem)))
 }
 
 #[cfg(test)]
@@ -402,18 +321,9 @@ mod tests {
 
     #[test]
     fn versions_come_from_library_file_names() {
-        assert_eq!(
-            RocmVersion::from_file_name("libamdhip64.so.5.2.21153"),
-            Some(RocmVersion::new(5, 2))
-        );
-        assert_eq!(
-            RocmVersion::from_file_name("libhiprtc.so.6.2.60200"),
-            Some(RocmVersion::new(6, 2))
-        );
-        assert_eq!(
-            RocmVersion::from_file_name("libhiprtc.so.6"),
-            Some(RocmVersion::new(6, 0))
-        );
+        assert_eq!(RocmVersion::from_file_name("libamdhip64.so.5.2.21153"), Some(RocmVersion::new(5, 2)));
+        assert_eq!(RocmVersion::from_file_name("libhiprtc.so.6.2.60200"), Some(RocmVersion::new(6, 2)));
+        assert_eq!(RocmVersion::from_file_name("libhiprtc.so.6"), Some(RocmVersion::new(6, 0)));
         assert_eq!(RocmVersion::from_file_name("libhiprtc.so"), None);
         assert_eq!(RocmVersion::new(6, 3).to_string(), "6.3");
     }
@@ -421,21 +331,10 @@ mod tests {
     #[test]
     fn refuses_an_arch_it_would_abort_on_without_calling_it() {
         // A Hiprtc whose functions must never be reached: refusal happens before any call.
-        unsafe extern "C" fn never(
-            _: *mut Program,
-            _: *const c_char,
-            _: *const c_char,
-            _: c_int,
-            _: *const *const c_char,
-            _: *const *const c_char,
-        ) -> Status {
+        unsafe extern "C" fn never(_: *mut Program, _: *const c_char, _: *const c_char, _: c_int, _: *const *const c_char, _: *const *const c_char) -> Status {
             panic!("hiprtc was called")
         }
-        unsafe extern "C" fn never_compile(
-            _: Program,
-            _: c_int,
-            _: *const *const c_char,
-        ) -> Status {
+        unsafe extern "C" fn never_compile(_: Program, _: c_int, _: *const *const c_char) -> Status {
             panic!("hiprtc was called")
         }
         unsafe extern "C" fn never_size(_: Program, _: *mut usize) -> Status {

@@ -60,11 +60,7 @@ impl CodeObject {
 /// Is `bytes` a 64-bit little-endian ELF for EM_AMDGPU (224)?
 pub fn is_amdgpu_elf(bytes: &[u8]) -> bool {
     // e_ident: magic, EI_CLASS = 2 (64-bit), EI_DATA = 1 (LSB); e_machine at offset 18.
-    bytes.len() >= 20
-        && bytes.starts_with(b"\x7fELF")
-        && bytes[4] == 2
-        && bytes[5] == 1
-        && u16::from_le_bytes([bytes[18], bytes[19]]) == 224
+    bytes.len() >= 20 && bytes.starts_with(b"\x7fELF") && bytes[4] == 2 && bytes[5] == 1 && u16::from_le_bytes([bytes[18], bytes[19]]) == 224
 }
 
 /// Errors of the AMD offline toolchain: each one says what to install or use instead.
@@ -73,100 +69,48 @@ pub enum HipError {
     #[error("no clang with the AMDGPU target found (tried {tried}); install one with `apt-get install clang-19 lld-19` or point MRA_CLANG at a clang++")]
     ClangNotFound { tried: String },
     #[error("{tool} not found (tried {tried}); install it with `apt-get install llvm-19`{hint}")]
-    ToolNotFound {
-        tool: &'static str,
-        tried: String,
-        hint: &'static str,
-    },
+    ToolNotFound { tool: &'static str, tried: String, hint: &'static str },
     #[error("{compiler} could not link the code object for {arch}: the AMDGPU link step needs ld.lld, which is missing; install it with `apt-get install lld-19`\n{stderr}")]
-    LldMissing {
-        compiler: String,
-        arch: String,
-        stderr: String,
-    },
+    LldMissing { compiler: String, arch: String, stderr: String },
     /// `status` as the standard library prints it (`exit status: 1`, `signal: 9 (SIGKILL)`); the
     /// first line ends with the compiler's first error, the whole message follows.
     #[error("{compiler} could not compile the HIP source for {arch} ({status}): {}\n{stderr}", crate::error::first_error(.stderr))]
-    ClangFailed {
-        compiler: String,
-        arch: String,
-        status: String,
-        stderr: String,
-    },
+    ClangFailed { compiler: String, arch: String, status: String, stderr: String },
     #[error("hiprtc not found: could not load any of {tried} (Debian: `apt-get install libamdhip64-dev libhiprtc-builtins5 rocm-device-libs`; ROCm: put /opt/rocm/lib on LD_LIBRARY_PATH)")]
     HiprtcNotFound { tried: String },
     #[error("hiprtc ({library}) lacks the function {symbol}: {message}")]
-    HiprtcSymbol {
-        library: String,
-        symbol: &'static str,
-        message: String,
-    },
+    HiprtcSymbol { library: String, symbol: &'static str, message: String },
     /// `reason`: "is known to abort for" (ROCm 5.x and a newer arch) or "is not known to support".
     #[error("hiprtc {version} {reason} {arch}; use clang (--compiler clang)")]
-    HiprtcUnsupported {
-        version: String,
-        reason: &'static str,
-        arch: String,
-    },
+    HiprtcUnsupported { version: String, reason: &'static str, arch: String },
     #[error("hiprtc {version}: {call} failed for {arch} ({code}): {}\n{log}", crate::error::first_error(.log))]
-    HiprtcFailed {
-        version: String,
-        call: &'static str,
-        arch: String,
-        code: String,
-        log: String,
-    },
+    HiprtcFailed { version: String, call: &'static str, arch: String, code: String, log: String },
     #[error("the code object is not readable as an AMDGPU ELF: {0}")]
     BadCodeObject(String),
     /// The disassembler itself failed (a wrong or broken MRA_LLVM_OBJDUMP): not the code
     /// object's fault, which the compiler just wrote.
     #[error("the disassembler {tool} failed on the code object for {arch} ({status}): {message}; point MRA_LLVM_OBJDUMP at a working llvm-objdump (`apt-get install llvm-19`)")]
-    DisassemblerFailed {
-        tool: String,
-        arch: String,
-        status: String,
-        message: String,
-    },
+    DisassemblerFailed { tool: String, arch: String, status: String, message: String },
     #[error("ROCm HIP runtime not found: could not load any of {tried} (install ROCm's libamdhip64, put /opt/rocm/lib on LD_LIBRARY_PATH, or name the library in MRA_HIP_RUNTIME); --compile-only and --emit-src work without it")]
     RuntimeNotFound { tried: String },
     #[error("ROCm HIP runtime ({library}) lacks the function {symbol}: {message}")]
-    RuntimeSymbol {
-        library: String,
-        symbol: &'static str,
-        message: String,
-    },
+    RuntimeSymbol { library: String, symbol: &'static str, message: String },
     /// The library loaded but the runtime sees no device: ROCm installed, no AMD GPU (or no
     /// access to /dev/kfd).
     #[error("ROCm HIP runtime loaded ({runtime}) but it reports no AMD GPU ({detail}); --compile-only and --emit-src work without one")]
     NoGpu { runtime: String, detail: String },
     #[error("HIP call {call} failed: {message}")]
-    Call {
-        call: &'static str,
-        code: i32,
-        message: String,
-    },
+    Call { call: &'static str, code: i32, message: String },
     #[error("hipBLAS not found: could not load any of {tried} (install ROCm's hipBLAS, or put /opt/rocm/lib on LD_LIBRARY_PATH)")]
     BlasNotFound { tried: String },
     #[error("hipBLAS ({library}) lacks the function {symbol}: {message}")]
-    BlasSymbol {
-        library: String,
-        symbol: &'static str,
-        message: String,
-    },
+    BlasSymbol { library: String, symbol: &'static str, message: String },
     #[error("hipBLAS call {call} failed: {message}")]
-    BlasCall {
-        call: &'static str,
-        code: i32,
-        message: String,
-    },
+    BlasCall { call: &'static str, code: i32, message: String },
     #[error("{0}")]
     Runtime(String),
     #[error("{what} ({path}): {source}")]
-    Io {
-        what: &'static str,
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    Io { what: &'static str, path: PathBuf, source: std::io::Error },
 }
 
 impl From<HipError> for RuntimeError {
@@ -189,32 +133,19 @@ impl ScratchDir {
         let base = std::env::temp_dir();
         loop {
             let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-            let nanos = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.subsec_nanos())
-                .unwrap_or(0);
+            let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0);
             let path = base.join(format!("mra-{purpose}-{}-{n}-{nanos}", std::process::id()));
             match crate::scratch::create(&path) {
                 Ok(()) => return Ok(ScratchDir { path }),
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-                Err(source) => {
-                    return Err(HipError::Io {
-                        what: "creating a temporary directory",
-                        path,
-                        source,
-                    })
-                }
+                Err(source) => return Err(HipError::Io { what: "creating a temporary directory", path, source }),
             }
         }
     }
 
     pub fn write(&self, name: &str, bytes: &[u8]) -> Result<PathBuf> {
         let path = self.path.join(name);
-        std::fs::write(&path, bytes).map_err(|source| HipError::Io {
-            what: "writing a temporary file",
-            path: path.clone(),
-            source,
-        })?;
+        std::fs::write(&path, bytes).map_err(|source| HipError::Io { what: "writing a temporary file", path: path.clone(), source })?;
         Ok(path)
     }
 }
@@ -230,19 +161,11 @@ impl Drop for ScratchDir {
 /// an absolute path that exists or a bare name found on PATH. `accept` may reject a candidate
 /// (e.g. a clang without the AMDGPU target), and the search goes on. Returns the path, or the
 /// list of what was tried.
-pub(crate) fn find_tool(
-    env_var: &str,
-    names: &[&str],
-    accept: impl Fn(&Path) -> bool,
-) -> std::result::Result<PathBuf, String> {
+pub(crate) fn find_tool(env_var: &str, names: &[&str], accept: impl Fn(&Path) -> bool) -> std::result::Result<PathBuf, String> {
     let mut tried = Vec::new();
     if let Some(given) = std::env::var_os(env_var).filter(|v| !v.is_empty()) {
         let given = PathBuf::from(given);
-        let resolved = if given.components().count() > 1 {
-            Some(given.clone()).filter(|p| p.is_file())
-        } else {
-            on_path(&given)
-        };
+        let resolved = if given.components().count() > 1 { Some(given.clone()).filter(|p| p.is_file()) } else { on_path(&given) };
         match resolved {
             Some(p) if accept(&p) => return Ok(p),
             Some(p) => tried.push(format!("${env_var}={} (rejected)", p.display())),
@@ -252,11 +175,7 @@ pub(crate) fn find_tool(
     }
     for name in names {
         let p = Path::new(name);
-        let found = if p.is_absolute() {
-            Some(p.to_path_buf()).filter(|p| p.is_file())
-        } else {
-            on_path(p)
-        };
+        let found = if p.is_absolute() { Some(p.to_path_buf()).filter(|p| p.is_file()) } else { on_path(p) };
         match found {
             Some(path) if accept(&path) => return Ok(path),
             Some(path) => tried.push(format!("{} (rejected)", path.display())),
@@ -269,12 +188,7 @@ pub(crate) fn find_tool(
 fn on_path(name: &Path) -> Option<PathBuf> {
     use std::os::unix::fs::PermissionsExt;
     let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|dir| dir.join(name))
-        .find(|p| {
-            p.metadata()
-                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        })
+    std::env::split_paths(&path).map(|dir| dir.join(name)).find(|p| p.metadata().is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0))
 }
 
 #[cfg(test)]
@@ -309,18 +223,9 @@ mod tests {
     #[test]
     fn find_tool_reports_what_it_tried() {
         // An env var that nobody sets, so the names are searched.
-        let err = find_tool(
-            "MRA_TEST_TOOL_THAT_IS_NOT_SET",
-            &["mra-no-such-tool-1", "/no/such/tool"],
-            |_| true,
-        )
-        .unwrap_err();
+        let err = find_tool("MRA_TEST_TOOL_THAT_IS_NOT_SET", &["mra-no-such-tool-1", "/no/such/tool"], |_| true).unwrap_err();
         assert_eq!(err, "mra-no-such-tool-1, /no/such/tool");
         assert!(find_tool("MRA_TEST_TOOL_THAT_IS_NOT_SET", &["sh"], |_| true).is_ok());
-        assert!(
-            find_tool("MRA_TEST_TOOL_THAT_IS_NOT_SET", &["sh"], |_| false)
-                .unwrap_err()
-                .contains("(rejected)")
-        );
+        assert!(find_tool("MRA_TEST_TOOL_THAT_IS_NOT_SET", &["sh"], |_| false).unwrap_err().contains("(rejected)"));
     }
 }

@@ -114,31 +114,11 @@ const RDNA_1_5X: AmdLimits = AmdLimits {
 
 /// Every AMD arch of the codegen table.
 pub const AMD_LIMITS: &[AmdLimits] = &[
-    AmdLimits {
-        arch: "gfx90a",
-        family: "CDNA2",
-        ..CDNA
-    },
-    AmdLimits {
-        arch: "gfx942",
-        family: "CDNA3",
-        ..CDNA
-    },
-    AmdLimits {
-        arch: "gfx1100",
-        family: "RDNA3",
-        ..RDNA_1_5X
-    },
-    AmdLimits {
-        arch: "gfx1151",
-        family: "RDNA3.5",
-        ..RDNA_1_5X
-    },
-    AmdLimits {
-        arch: "gfx1201",
-        family: "RDNA4",
-        ..RDNA_1_5X
-    },
+    AmdLimits { arch: "gfx90a", family: "CDNA2", ..CDNA },
+    AmdLimits { arch: "gfx942", family: "CDNA3", ..CDNA },
+    AmdLimits { arch: "gfx1100", family: "RDNA3", ..RDNA_1_5X },
+    AmdLimits { arch: "gfx1151", family: "RDNA3.5", ..RDNA_1_5X },
+    AmdLimits { arch: "gfx1201", family: "RDNA4", ..RDNA_1_5X },
 ];
 
 /// The limits of `arch` (`gfx90a`; a target-feature suffix like `:sramecc+:xnack-` is ignored).
@@ -244,11 +224,7 @@ impl AmdLimits {
         } else if by_lds == Some(wgs) && wgs < by_regs.min(by_slots) {
             Limiter::Lds
         } else if by_regs == wgs && reg_waves < self.max_waves_per_simd {
-            if by_sgprs < by_vgprs {
-                Limiter::Sgprs
-            } else {
-                Limiter::Vgprs
-            }
+            if by_sgprs < by_vgprs { Limiter::Sgprs } else { Limiter::Vgprs }
         } else if by_slots == wgs && wgs * n < self.max_waves_per_simd * self.simds_per_cu {
             Limiter::WorkgroupSlots
         } else if by_lds == Some(wgs) {
@@ -278,20 +254,13 @@ impl AmdLimits {
     /// per-resource limits above against the compiler; [`AmdLimits::occupancy`] is what we report.
     pub fn llvm_occupancy(&self, k: KernelUse) -> u32 {
         let n = k.workgroup_size.max(1).div_ceil(self.wave_size);
-        let groups = self
-            .lds_bytes_per_cu
-            .checked_div(k.lds_bytes)
-            .unwrap_or(u32::MAX);
+        let groups = self.lds_bytes_per_cu.checked_div(k.lds_bytes).unwrap_or(u32::MAX);
         let by_lds = if groups == 0 {
             1
         } else {
-            (groups.min(self.workgroup_slots(n)) * n)
-                .div_ceil(self.simds_per_cu)
-                .min(self.max_waves_per_simd)
+            (groups.min(self.workgroup_slots(n)) * n).div_ceil(self.simds_per_cu).min(self.max_waves_per_simd)
         };
-        self.waves_with_vgprs(k.vgprs)
-            .min(self.waves_with_sgprs(k.sgprs))
-            .min(by_lds)
+        self.waves_with_vgprs(k.vgprs).min(self.waves_with_sgprs(k.sgprs)).min(by_lds)
     }
 }
 
@@ -300,20 +269,12 @@ mod tests {
     use super::*;
 
     fn use_(vgprs: u32, sgprs: u32, lds_bytes: u32, workgroup_size: u32) -> KernelUse {
-        KernelUse {
-            vgprs,
-            sgprs,
-            lds_bytes,
-            workgroup_size,
-        }
+        KernelUse { vgprs, sgprs, lds_bytes, workgroup_size }
     }
 
     #[test]
     fn every_amd_arch_of_the_codegen_table_has_limits() {
-        for a in mra_codegen::arch::ARCHS
-            .iter()
-            .filter(|a| a.vendor == mra_codegen::Vendor::Amd)
-        {
+        for a in mra_codegen::arch::ARCHS.iter().filter(|a| a.vendor == mra_codegen::Vendor::Amd) {
             let l = limits(a.name).unwrap_or_else(|| panic!("{} has no occupancy limits", a.name));
             assert_eq!(l.wave_size, a.wave_size, "{}", a.name);
         }
@@ -327,20 +288,7 @@ mod tests {
     fn cdna_vgpr_table() {
         for arch in ["gfx90a", "gfx942"] {
             let l = limits(arch).unwrap();
-            for (vgprs, waves) in [
-                (1, 8),
-                (64, 8),
-                (65, 7),
-                (72, 7),
-                (80, 6),
-                (96, 5),
-                (128, 4),
-                (129, 3),
-                (168, 3),
-                (256, 2),
-                (257, 1),
-                (512, 1),
-            ] {
+            for (vgprs, waves) in [(1, 8), (64, 8), (65, 7), (72, 7), (80, 6), (96, 5), (128, 4), (129, 3), (168, 3), (256, 2), (257, 1), (512, 1)] {
                 assert_eq!(l.waves_with_vgprs(vgprs), waves, "{arch} {vgprs} VGPRs");
             }
         }
@@ -350,15 +298,7 @@ mod tests {
     #[test]
     fn rdna_vgpr_steps() {
         let l = limits("gfx1100").unwrap();
-        for (vgprs, waves) in [
-            (24, 16),
-            (96, 16),
-            (97, 12),
-            (120, 12),
-            (128, 10),
-            (192, 8),
-            (256, 5),
-        ] {
+        for (vgprs, waves) in [(24, 16), (96, 16), (97, 12), (120, 12), (128, 10), (192, 8), (256, 5)] {
             assert_eq!(l.waves_with_vgprs(vgprs), waves, "{vgprs} VGPRs");
         }
     }
@@ -403,11 +343,7 @@ mod tests {
     #[test]
     fn per_resource_limits_agree_with_clang19() {
         let mut n = 0;
-        for row in CLANG19_OCCUPANCY
-            .split(['|', '\n'])
-            .map(str::trim)
-            .filter(|r| !r.is_empty())
-        {
+        for row in CLANG19_OCCUPANCY.split(['|', '\n']).map(str::trim).filter(|r| !r.is_empty()) {
             let f: Vec<&str> = row.split_whitespace().collect();
             let num = |i: usize| f[i].parse::<u32>().unwrap();
             let l = limits(f[0]).unwrap();
@@ -422,63 +358,33 @@ mod tests {
     fn whole_workgroups_per_cu() {
         // L3 at K=16 on gfx90a as clang-19 compiles it: 134 VGPRs, 100 SGPRs, 19456 B LDS,
         // 128 threads: 3 waves/SIMD by VGPRs, but only 3 workgroups (6 waves) fit the 64 KiB LDS.
-        let o = limits("gfx90a")
-            .unwrap()
-            .occupancy(use_(134, 100, 19456, 128));
-        assert_eq!(
-            (
-                o.waves_per_workgroup,
-                o.waves_per_simd_by_vgprs,
-                o.workgroups_by_lds
-            ),
-            (2, 3, Some(3))
-        );
-        assert_eq!(
-            (o.workgroups_per_cu, o.waves_per_cu, o.waves_per_simd),
-            (3, 6, 1.5)
-        );
+        let o = limits("gfx90a").unwrap().occupancy(use_(134, 100, 19456, 128));
+        assert_eq!((o.waves_per_workgroup, o.waves_per_simd_by_vgprs, o.workgroups_by_lds), (2, 3, Some(3)));
+        assert_eq!((o.workgroups_per_cu, o.waves_per_cu, o.waves_per_simd), (3, 6, 1.5));
         assert_eq!(o.limited_by, Limiter::Lds);
         // No LDS, few registers, 256 threads: 8 waves/SIMD = 32 per CU = 8 workgroups.
         let o = limits("gfx942").unwrap().occupancy(use_(32, 20, 0, 256));
-        assert_eq!(
-            (o.workgroups_per_cu, o.waves_per_cu, o.limited_by),
-            (8, 32, Limiter::MaxWaves)
-        );
+        assert_eq!((o.workgroups_per_cu, o.waves_per_cu, o.limited_by), (8, 32, Limiter::MaxWaves));
         // 64-thread workgroups on gfx90a: one wave each, no barrier slot needed: 32 per CU.
         let o = limits("gfx90a").unwrap().occupancy(use_(32, 20, 0, 64));
         assert_eq!((o.workgroups_per_cu, o.waves_per_cu), (32, 32));
         // 64-thread workgroups on RDNA: two wave32s each; 32 barrier slots x 2 waves fill the WGP.
         let o = limits("gfx1100").unwrap().occupancy(use_(24, 20, 0, 64));
-        assert_eq!(
-            (o.workgroups_per_cu, o.waves_per_cu, o.limited_by),
-            (32, 64, Limiter::MaxWaves)
-        );
+        assert_eq!((o.workgroups_per_cu, o.waves_per_cu, o.limited_by), (32, 64, Limiter::MaxWaves));
         // 32-thread workgroups (one wave32, no barrier slot) with 8 KiB of LDS: 16 per WGP.
         let o = limits("gfx1100").unwrap().occupancy(use_(24, 20, 8192, 32));
         assert_eq!((o.workgroups_per_cu, o.limited_by), (16, Limiter::Lds));
         // Registers: 201 VGPRs on RDNA3 allow 7 waves/SIMD = 28 per WGP, which holds three
         // 256-thread (8-wave) workgroups.
         let o = limits("gfx1100").unwrap().occupancy(use_(201, 20, 0, 256));
-        assert_eq!(
-            (o.workgroups_per_cu, o.waves_per_cu, o.limited_by),
-            (3, 24, Limiter::Vgprs)
-        );
+        assert_eq!((o.workgroups_per_cu, o.waves_per_cu, o.limited_by), (3, 24, Limiter::Vgprs));
         // 1024 threads = 16 wave64s need 4 waves on every SIMD: 201 VGPRs allow 2.
         let o = limits("gfx90a").unwrap().occupancy(use_(201, 20, 0, 1024));
-        assert_eq!(
-            (o.workgroups_per_cu, o.limited_by),
-            (0, Limiter::DoesNotFit)
-        );
+        assert_eq!((o.workgroups_per_cu, o.limited_by), (0, Limiter::DoesNotFit));
         // Barrier slots: 16 workgroups of 2 waves on gfx90a with tiny LDS.
         let o = limits("gfx90a").unwrap().occupancy(use_(32, 20, 512, 128));
-        assert_eq!(
-            (o.workgroups_per_cu, o.waves_per_cu, o.limited_by),
-            (16, 32, Limiter::MaxWaves)
-        );
+        assert_eq!((o.workgroups_per_cu, o.waves_per_cu, o.limited_by), (16, 32, Limiter::MaxWaves));
         let o = limits("gfx90a").unwrap().occupancy(use_(32, 20, 512, 192));
-        assert_eq!(
-            (o.workgroups_per_cu, o.waves_per_cu, o.limited_by),
-            (10, 30, Limiter::WorkgroupSlots)
-        );
+        assert_eq!((o.workgroups_per_cu, o.waves_per_cu, o.limited_by), (10, 30, Limiter::WorkgroupSlots));
     }
 }

@@ -92,60 +92,36 @@ impl CodeObjectReport {
 /// Reads the `NT_AMDGPU_METADATA` note of an AMDGPU ELF code object.
 pub fn read_metadata(code: &[u8]) -> Result<Metadata> {
     let bad = |what: String| HipError::BadCodeObject(what);
-    let header = FileHeader64::<Endianness>::parse(code)
-        .map_err(|e| bad(format!("not a 64-bit ELF: {e}")))?;
+    let header = FileHeader64::<Endianness>::parse(code).map_err(|e| bad(format!("not a 64-bit ELF: {e}")))?;
     let endian = header.endian().map_err(|e| bad(e.to_string()))?;
     if header.e_machine(endian) != EM_AMDGPU {
-        return Err(bad(format!(
-            "ELF machine {} is not EM_AMDGPU ({EM_AMDGPU})",
-            header.e_machine(endian)
-        )));
+        return Err(bad(format!("ELF machine {} is not EM_AMDGPU ({EM_AMDGPU})", header.e_machine(endian))));
     }
-    let sections = header
-        .sections(endian, code)
-        .map_err(|e| bad(format!("section table: {e}")))?;
+    let sections = header.sections(endian, code).map_err(|e| bad(format!("section table: {e}")))?;
     for section in sections.iter() {
-        let Some(mut notes) = section
-            .notes(endian, code)
-            .map_err(|e| bad(format!("note section: {e}")))?
-        else {
-            continue;
-        };
+        let Some(mut notes) = section.notes(endian, code).map_err(|e| bad(format!("note section: {e}")))? else { continue };
         while let Some(note) = notes.next().map_err(|e| bad(format!("note: {e}")))? {
-            if note.name() == b"AMDGPU"
-                && note.n_type(endian) == object::elf::NoteType(NT_AMDGPU_METADATA)
-            {
+            if note.name() == b"AMDGPU" && note.n_type(endian) == object::elf::NoteType(NT_AMDGPU_METADATA) {
                 return parse_metadata(note.desc());
             }
         }
     }
-    Err(bad(
-        "no NT_AMDGPU_METADATA note (code object v2 or older, or stripped)".into(),
-    ))
+    Err(bad("no NT_AMDGPU_METADATA note (code object v2 or older, or stripped)".into()))
 }
 
 /// Decodes the MessagePack payload of the metadata note.
 pub fn parse_metadata(msgpack: &[u8]) -> Result<Metadata> {
     let bad = |what: String| HipError::BadCodeObject(format!("AMDGPU metadata: {what}"));
     let mut rd = msgpack;
-    let root =
-        rmpv::decode::read_value(&mut rd).map_err(|e| bad(format!("not MessagePack: {e}")))?;
-    let target = lookup(&root, "amdhsa.target")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_string();
-    let list = lookup(&root, "amdhsa.kernels")
-        .and_then(Value::as_array)
-        .ok_or_else(|| bad("no amdhsa.kernels list".into()))?;
+    let root = rmpv::decode::read_value(&mut rd).map_err(|e| bad(format!("not MessagePack: {e}")))?;
+    let target = lookup(&root, "amdhsa.target").and_then(Value::as_str).unwrap_or_default().to_string();
+    let list = lookup(&root, "amdhsa.kernels").and_then(Value::as_array).ok_or_else(|| bad("no amdhsa.kernels list".into()))?;
     let mut kernels = Vec::with_capacity(list.len());
     for k in list {
         let num = |key: &str| lookup(k, key).and_then(Value::as_u64).map(|v| v as u32);
         let need = |key: &'static str| num(key).ok_or_else(|| bad(format!("kernel without {key}")));
         kernels.push(KernelResources {
-            name: lookup(k, ".name")
-                .and_then(Value::as_str)
-                .ok_or_else(|| bad("kernel without .name".into()))?
-                .to_string(),
+            name: lookup(k, ".name").and_then(Value::as_str).ok_or_else(|| bad("kernel without .name".into()))?.to_string(),
             vgpr_count: need(".vgpr_count")?,
             agpr_count: num(".agpr_count").unwrap_or(0),
             sgpr_count: need(".sgpr_count")?,
@@ -162,10 +138,7 @@ pub fn parse_metadata(msgpack: &[u8]) -> Result<Metadata> {
 
 /// The value under string key `key` of a MessagePack map.
 fn lookup<'v>(map: &'v Value, key: &str) -> Option<&'v Value> {
-    map.as_map()?
-        .iter()
-        .find(|(k, _)| k.as_str() == Some(key))
-        .map(|(_, v)| v)
+    map.as_map()?.iter().find(|(k, _)| k.as_str() == Some(key)).map(|(_, v)| v)
 }
 
 /// Counts matrix-core instructions in `llvm-objdump -d` output; `None` when the output holds no
@@ -189,20 +162,13 @@ pub fn count_matrix_instructions(disassembly: &str) -> Option<MatrixCounts> {
 }
 
 /// The note for a disassembly [`count_matrix_instructions`] does not understand.
-pub const MATRIX_NOT_UNDERSTOOD: &str =
-    "not counted: llvm-objdump output not understood (no AMDGPU instructions in it)";
+pub const MATRIX_NOT_UNDERSTOOD: &str = "not counted: llvm-objdump output not understood (no AMDGPU instructions in it)";
 
 /// The environment variable that names the llvm-objdump to use.
 pub const OBJDUMP_ENV: &str = "MRA_LLVM_OBJDUMP";
 
 /// Where llvm-objdump is looked for, in order, when `$MRA_LLVM_OBJDUMP` is not set.
-pub const OBJDUMP_CANDIDATES: &[&str] = &[
-    "llvm-objdump-19",
-    "llvm-objdump-20",
-    "llvm-objdump-18",
-    "llvm-objdump",
-    "/opt/rocm/llvm/bin/llvm-objdump",
-];
+pub const OBJDUMP_CANDIDATES: &[&str] = &["llvm-objdump-19", "llvm-objdump-20", "llvm-objdump-18", "llvm-objdump", "/opt/rocm/llvm/bin/llvm-objdump"];
 
 /// An llvm-objdump that can disassemble AMDGPU code.
 #[derive(Clone, Debug)]
@@ -214,40 +180,22 @@ impl Objdump {
     pub fn find() -> Result<Objdump> {
         find_tool(OBJDUMP_ENV, OBJDUMP_CANDIDATES, |_| true)
             .map(|path| Objdump { path })
-            .map_err(|tried| HipError::ToolNotFound {
-                tool: "llvm-objdump",
-                tried,
-                hint: " or point MRA_LLVM_OBJDUMP at one",
-            })
+            .map_err(|tried| HipError::ToolNotFound { tool: "llvm-objdump", tried, hint: " or point MRA_LLVM_OBJDUMP at one" })
     }
 
     /// `llvm-objdump -d --mcpu=<arch>` of a code object.
     pub fn disassemble(&self, code: &[u8], arch: &str) -> Result<String> {
         let dir = ScratchDir::new("objdump")?;
         let file = dir.write("kernel.co", code)?;
-        let out = crate::process::output(
-            Command::new(&self.path)
-                .arg("-d")
-                .arg(format!("--mcpu={arch}"))
-                .arg(&file),
-        )
-        .map_err(|source| HipError::Io {
-            what: "running llvm-objdump",
-            path: self.path.clone(),
-            source,
-        })?;
+        let out = crate::process::output(Command::new(&self.path).arg("-d").arg(format!("--mcpu={arch}")).arg(&file))
+            .map_err(|source| HipError::Io { what: "running llvm-objdump", path: self.path.clone(), source })?;
         if !out.status.success() {
             let stderr = String::from_utf8_lossy(&out.stderr);
             return Err(HipError::DisassemblerFailed {
                 tool: format!("{} -d --mcpu={arch}", self.path.display()),
                 arch: arch.to_string(),
                 status: out.status.to_string(),
-                message: stderr
-                    .lines()
-                    .map(str::trim)
-                    .find(|l| !l.is_empty())
-                    .unwrap_or("no message")
-                    .to_string(),
+                message: stderr.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("no message").to_string(),
             });
         }
         Ok(String::from_utf8_lossy(&out.stdout).into_owned())
@@ -258,18 +206,8 @@ impl Objdump {
 pub fn report(code: &CodeObject, objdump: &Objdump) -> Result<CodeObjectReport> {
     let meta = read_metadata(&code.bytes)?;
     let matrix = count_matrix_instructions(&objdump.disassemble(&code.bytes, &code.arch)?)
-        .ok_or_else(|| {
-            HipError::BadCodeObject(format!(
-                "{}: MFMA/WMMA {MATRIX_NOT_UNDERSTOOD}",
-                objdump.path.display()
-            ))
-        })?;
-    Ok(CodeObjectReport {
-        arch: code.arch.clone(),
-        target: meta.target,
-        kernels: meta.kernels,
-        matrix,
-    })
+        .ok_or_else(|| HipError::BadCodeObject(format!("{}: MFMA/WMMA {MATRIX_NOT_UNDERSTOOD}", objdump.path.display())))?;
+    Ok(CodeObjectReport { arch: code.arch.clone(), target: meta.target, kernels: meta.kernels, matrix })
 }
 
 #[cfg(test)]
@@ -304,23 +242,13 @@ mod tests {
         assert!(!lds.spills());
         let spill = meta.kernel("fixture_spill").unwrap();
         assert_eq!(
-            (
-                spill.vgpr_count,
-                spill.sgpr_count,
-                spill.scratch_bytes,
-                spill.vgpr_spill_count,
-                spill.sgpr_spill_count,
-                spill.lds_bytes
-            ),
+            (spill.vgpr_count, spill.sgpr_count, spill.scratch_bytes, spill.vgpr_spill_count, spill.sgpr_spill_count, spill.lds_bytes),
             (64, 104, 284, 160, 84, 0)
         );
         assert_eq!(spill.max_flat_workgroup_size, 256);
         assert!(spill.spills());
         let mfma = meta.kernel("fixture_mfma").unwrap();
-        assert_eq!(
-            (mfma.vgpr_count, mfma.agpr_count, mfma.sgpr_count),
-            (20, 8, 10)
-        );
+        assert_eq!((mfma.vgpr_count, mfma.agpr_count, mfma.sgpr_count), (20, 8, 10));
     }
 
     #[test]
@@ -352,16 +280,7 @@ mod tests {
         let meta = parse_metadata(&bytes).unwrap();
         assert_eq!(meta.target, "amdgcn-amd-amdhsa--gfx1100");
         let k = &meta.kernels[0];
-        assert_eq!(
-            (
-                k.vgpr_count,
-                k.agpr_count,
-                k.sgpr_count,
-                k.lds_bytes,
-                k.wavefront_size
-            ),
-            (187, 0, 18, 2048, 32)
-        );
+        assert_eq!((k.vgpr_count, k.agpr_count, k.sgpr_count, k.lds_bytes, k.wavefront_size), (187, 0, 18, 2048, 32));
         assert!(!k.spills());
         assert!(parse_metadata(&[0xc1]).is_err());
     }
@@ -373,25 +292,15 @@ mod tests {
                    \tv_wmma_f32_16x16x16_f16 v[0:7], v[8:15], v[16:23], v[0:7]\n\
                    \tv_fma_f64 v[0:1], v[2:3], v[4:5], v[0:1]\n\
                    0000000000001900 <mra_l4_mfma_k16_f64>:\n";
-        assert_eq!(
-            count_matrix_instructions(dis),
-            Some(MatrixCounts { mfma: 2, wmma: 1 })
-        );
+        assert_eq!(count_matrix_instructions(dis), Some(MatrixCounts { mfma: 2, wmma: 1 }));
         // A kernel without matrix instructions is a count of 0, not "not understood".
-        assert_eq!(
-            count_matrix_instructions("\ts_load_dword s0, s[4:5], 0x0\n\ts_endpgm\n"),
-            Some(MatrixCounts::default())
-        );
+        assert_eq!(count_matrix_instructions("\ts_load_dword s0, s[4:5], 0x0\n\ts_endpgm\n"), Some(MatrixCounts::default()));
     }
 
     #[test]
     fn output_without_instructions_is_not_a_count_of_zero() {
         // What a wrong tool or a changed format prints: no line is an AMDGPU instruction.
-        for garbage in [
-            "",
-            "hello world\nthis is not a disassembly\n",
-            "kernel.co:\tfile format elf64-amdgpu\n\nDisassembly of section .text:\n",
-        ] {
+        for garbage in ["", "hello world\nthis is not a disassembly\n", "kernel.co:\tfile format elf64-amdgpu\n\nDisassembly of section .text:\n"] {
             assert_eq!(count_matrix_instructions(garbage), None, "{garbage:?}");
         }
     }
@@ -412,13 +321,7 @@ mod tests {
                 return;
             }
         };
-        let code = CodeObject {
-            bytes: FIXTURE.to_vec(),
-            arch: "gfx90a".into(),
-            compiler: "fixture".into(),
-            log: String::new(),
-            seconds: 0.0,
-        };
+        let code = CodeObject { bytes: FIXTURE.to_vec(), arch: "gfx90a".into(), compiler: "fixture".into(), log: String::new(), seconds: 0.0 };
         let r = report(&code, &objdump).unwrap();
         assert_eq!(r.matrix, MatrixCounts { mfma: 2, wmma: 0 });
         assert_eq!(r.kernels.len(), 3);

@@ -51,16 +51,10 @@ pub fn device_count() -> Result<i32> {
         } else {
             "hipGetDeviceCount returned 0".to_string()
         };
-        if init != ffi::HIP_SUCCESS
-            && status != ffi::HIP_SUCCESS
-            && status != ffi::HIP_ERROR_NO_DEVICE
-        {
+        if init != ffi::HIP_SUCCESS && status != ffi::HIP_SUCCESS && status != ffi::HIP_ERROR_NO_DEVICE {
             detail.push_str(&format!("; hipInit: {}", lib.error_text(init)));
         }
-        return Err(HipError::NoGpu {
-            runtime: lib.describe(),
-            detail,
-        });
+        return Err(HipError::NoGpu { runtime: lib.describe(), detail });
     }
     Ok(count)
 }
@@ -90,55 +84,32 @@ impl Gpu {
         let lib = HipLib::get()?;
         let count = device_count()?;
         if ordinal >= count {
-            return Err(HipError::Runtime(format!(
-                "AMD GPU {ordinal} requested, {count} present"
-            )));
+            return Err(HipError::Runtime(format!("AMD GPU {ordinal} requested, {count} present")));
         }
         // SAFETY: ordinal is a valid device index.
         lib.check("hipSetDevice", unsafe { (lib.fns.set_device)(ordinal) })?;
         let attribute = |a: c_int, call: &'static str| -> Result<i32> {
             let mut v: c_int = 0;
             // SAFETY: valid out-pointer and device.
-            lib.check(call, unsafe {
-                (lib.fns.device_get_attribute)(&mut v, a, ordinal)
-            })?;
+            lib.check(call, unsafe { (lib.fns.device_get_attribute)(&mut v, a, ordinal) })?;
             Ok(v)
         };
-        let multiprocessors = attribute(
-            attr::MULTIPROCESSOR_COUNT,
-            "hipDeviceGetAttribute(hipDeviceAttributeMultiprocessorCount)",
-        )?;
-        let warp_size = attribute(
-            attr::WARP_SIZE,
-            "hipDeviceGetAttribute(hipDeviceAttributeWarpSize)",
-        )?;
+        let multiprocessors = attribute(attr::MULTIPROCESSOR_COUNT, "hipDeviceGetAttribute(hipDeviceAttributeMultiprocessorCount)")?;
+        let warp_size = attribute(attr::WARP_SIZE, "hipDeviceGetAttribute(hipDeviceAttributeWarpSize)")?;
         let mut name_buf = [0 as c_char; 256];
         // SAFETY: the buffer holds 256 bytes, as passed.
-        lib.check("hipDeviceGetName", unsafe {
-            (lib.fns.device_get_name)(name_buf.as_mut_ptr(), name_buf.len() as c_int, ordinal)
-        })?;
+        lib.check("hipDeviceGetName", unsafe { (lib.fns.device_get_name)(name_buf.as_mut_ptr(), name_buf.len() as c_int, ordinal) })?;
         // SAFETY: hipDeviceGetName NUL-terminates within the length given.
-        let name = unsafe { CStr::from_ptr(name_buf.as_ptr()) }
-            .to_string_lossy()
-            .trim()
-            .to_string();
+        let name = unsafe { CStr::from_ptr(name_buf.as_ptr()) }.to_string_lossy().trim().to_string();
 
         let layout = lib.fns.props_layout;
         let mut props = vec![0u64; ffi::PROPS_BUFFER / 8];
         // SAFETY: the buffer is larger than any hipDeviceProp_t layout and 8-byte aligned.
-        lib.check(layout.symbol, unsafe {
-            (lib.fns.get_device_properties)(props.as_mut_ptr() as *mut c_void, ordinal)
-        })?;
+        lib.check(layout.symbol, unsafe { (lib.fns.get_device_properties)(props.as_mut_ptr() as *mut c_void, ordinal) })?;
         let bytes: Vec<u8> = props.iter().flat_map(|w| w.to_le_bytes()).collect();
         let (gcn_arch_name, documented) = ffi::gcn_arch_name(&bytes, layout, Some(multiprocessors))
-            .map_err(|e| {
-                HipError::Runtime(format!(
-                    "cannot tell which AMD GPU device {ordinal} ({name}) is: {e}; {}",
-                    lib.describe()
-                ))
-            })?;
-        let arch = arch_of(&gcn_arch_name)
-            .map_err(|e| HipError::Runtime(format!("AMD GPU {ordinal} ({name}) {e}")))?;
+            .map_err(|e| HipError::Runtime(format!("cannot tell which AMD GPU device {ordinal} ({name}) is: {e}; {}", lib.describe())))?;
+        let arch = arch_of(&gcn_arch_name).map_err(|e| HipError::Runtime(format!("AMD GPU {ordinal} ({name}) {e}")))?;
         Ok(Gpu {
             ordinal,
             name,
@@ -156,28 +127,19 @@ impl Gpu {
     pub fn memory(&self) -> Result<(usize, usize)> {
         let (mut free, mut total) = (0usize, 0usize);
         // SAFETY: valid out-pointers.
-        self.lib.check("hipMemGetInfo", unsafe {
-            (self.lib.fns.mem_get_info)(&mut free, &mut total)
-        })?;
+        self.lib.check("hipMemGetInfo", unsafe { (self.lib.fns.mem_get_info)(&mut free, &mut total) })?;
         Ok((free, total))
     }
 
     pub fn synchronize(&self) -> Result<()> {
         // SAFETY: no arguments.
-        self.lib.check("hipDeviceSynchronize", unsafe {
-            (self.lib.fns.device_synchronize)()
-        })
+        self.lib.check("hipDeviceSynchronize", unsafe { (self.lib.fns.device_synchronize)() })
     }
 
     /// Loads a code object (an AMDGPU ELF from hiprtc or clang) and looks up `entry` in it.
     /// `dynamic_shared_bytes` of dynamic LDS are passed at each launch (as the CUDA backend
     /// does; AMD needs no opt-in below the 64 KiB per workgroup that the planner enforces).
-    pub fn load(
-        &self,
-        code_object: &[u8],
-        entry: &str,
-        dynamic_shared_bytes: u32,
-    ) -> Result<Function> {
+    pub fn load(&self, code_object: &[u8], entry: &str, dynamic_shared_bytes: u32) -> Result<Function> {
         // hipModuleLoadData reads the image through a pointer: keep it alive and aligned.
         let image: Vec<u64> = code_object
             .chunks(8)
@@ -189,25 +151,17 @@ impl Gpu {
             .collect();
         let mut module: HipModule = std::ptr::null_mut();
         // SAFETY: image holds a complete code object, 8-byte aligned, alive for the call.
-        self.lib.check("hipModuleLoadData", unsafe {
-            (self.lib.fns.module_load_data)(&mut module, image.as_ptr() as *const c_void)
-        })?;
+        self.lib.check("hipModuleLoadData", unsafe { (self.lib.fns.module_load_data)(&mut module, image.as_ptr() as *const c_void) })?;
         let name = CString::new(entry).expect("entry names hold no NUL");
         let mut func: HipFunction = std::ptr::null_mut();
         // SAFETY: module is live.
-        let status =
-            unsafe { (self.lib.fns.module_get_function)(&mut func, module, name.as_ptr()) };
+        let status = unsafe { (self.lib.fns.module_get_function)(&mut func, module, name.as_ptr()) };
         if let Err(e) = self.lib.check("hipModuleGetFunction", status) {
             // SAFETY: loaded above, unloaded once.
             unsafe { (self.lib.fns.module_unload)(module) };
             return Err(e);
         }
-        Ok(Function {
-            module,
-            func,
-            dynamic_shared_bytes,
-            lib: self.lib,
-        })
+        Ok(Function { module, func, dynamic_shared_bytes, lib: self.lib })
     }
 }
 
@@ -218,12 +172,7 @@ pub fn arch_of(gcn_arch_name: &str) -> std::result::Result<&'static Arch, String
         Ok(a) if a.vendor == Vendor::Amd => Ok(a),
         _ => Err(format!(
             "is {gcn_arch_name}, which has no arch table entry (known AMD archs: {})",
-            mra_codegen::arch::ARCHS
-                .iter()
-                .filter(|a| a.vendor == Vendor::Amd)
-                .map(|a| a.name)
-                .collect::<Vec<_>>()
-                .join(", ")
+            mra_codegen::arch::ARCHS.iter().filter(|a| a.vendor == Vendor::Amd).map(|a| a.name).collect::<Vec<_>>().join(", ")
         )),
     }
 }
@@ -260,12 +209,7 @@ impl<T: Copy> DeviceBuffer<T> {
         let mut ptr: HipDevicePtr = std::ptr::null_mut();
         // SAFETY: a plain allocation; freed in Drop.
         lib.check("hipMalloc", unsafe { (lib.fns.malloc)(&mut ptr, bytes) })?;
-        Ok(DeviceBuffer {
-            ptr,
-            len,
-            lib,
-            _t: std::marker::PhantomData,
-        })
+        Ok(DeviceBuffer { ptr, len, lib, _t: std::marker::PhantomData })
     }
 
     pub fn from_host(data: &[T]) -> Result<Self> {
@@ -280,30 +224,12 @@ impl<T: Copy> DeviceBuffer<T> {
 
     /// Queues a copy of `bytes` bytes of `src` from byte `src_at` into this buffer at byte
     /// `at` on `stream`.
-    pub fn copy_from(
-        &self,
-        at: usize,
-        src: &DeviceBuffer<T>,
-        src_at: usize,
-        bytes: usize,
-        stream: &Stream,
-    ) -> Result<()> {
-        let fits = |b: &DeviceBuffer<T>, from: usize| {
-            from.checked_add(bytes).is_some_and(|end| end <= b.bytes())
-        };
-        assert!(
-            fits(self, at) && fits(src, src_at),
-            "a device copy within both buffers"
-        );
+    pub fn copy_from(&self, at: usize, src: &DeviceBuffer<T>, src_at: usize, bytes: usize, stream: &Stream) -> Result<()> {
+        let fits = |b: &DeviceBuffer<T>, from: usize| from.checked_add(bytes).is_some_and(|end| end <= b.bytes());
+        assert!(fits(self, at) && fits(src, src_at), "a device copy within both buffers");
         // SAFETY: both ranges lie inside live allocations (checked above); the stream is live.
         self.lib.check("hipMemcpyAsync", unsafe {
-            (self.lib.fns.memcpy_async)(
-                (self.ptr as *mut u8).add(at) as *mut c_void,
-                (src.ptr as *const u8).add(src_at) as *const c_void,
-                bytes,
-                ffi::HIP_MEMCPY_DEVICE_TO_DEVICE,
-                stream.raw,
-            )
+            (self.lib.fns.memcpy_async)((self.ptr as *mut u8).add(at) as *mut c_void, (src.ptr as *const u8).add(src_at) as *const c_void, bytes, ffi::HIP_MEMCPY_DEVICE_TO_DEVICE, stream.raw)
         })
     }
 
@@ -312,18 +238,11 @@ impl<T: Copy> DeviceBuffer<T> {
         assert_eq!(data.len(), self.len);
         // SAFETY: the buffer holds exactly data.len() elements.
         self.lib.check("hipMemcpy", unsafe {
-            (self.lib.fns.memcpy)(
-                self.ptr,
-                data.as_ptr() as *const c_void,
-                self.bytes(),
-                ffi::HIP_MEMCPY_HOST_TO_DEVICE,
-            )
+            (self.lib.fns.memcpy)(self.ptr, data.as_ptr() as *const c_void, self.bytes(), ffi::HIP_MEMCPY_HOST_TO_DEVICE)
         })?;
         // As on CUDA: our streams do not wait for the null stream, so make sure the copy landed.
         // SAFETY: no arguments.
-        self.lib.check("hipDeviceSynchronize", unsafe {
-            (self.lib.fns.device_synchronize)()
-        })
+        self.lib.check("hipDeviceSynchronize", unsafe { (self.lib.fns.device_synchronize)() })
     }
 
     pub fn download(&self) -> Result<Vec<T>>
@@ -333,12 +252,7 @@ impl<T: Copy> DeviceBuffer<T> {
         let mut out = vec![T::default(); self.len];
         // SAFETY: out holds exactly len elements.
         self.lib.check("hipMemcpy", unsafe {
-            (self.lib.fns.memcpy)(
-                out.as_mut_ptr() as *mut c_void,
-                self.ptr,
-                self.bytes(),
-                ffi::HIP_MEMCPY_DEVICE_TO_HOST,
-            )
+            (self.lib.fns.memcpy)(out.as_mut_ptr() as *mut c_void, self.ptr, self.bytes(), ffi::HIP_MEMCPY_DEVICE_TO_HOST)
         })?;
         Ok(out)
     }
@@ -347,14 +261,10 @@ impl<T: Copy> DeviceBuffer<T> {
     /// write fails validation. Complete when this returns.
     pub fn poison(&self) -> Result<()> {
         // SAFETY: the range is inside the allocation.
-        self.lib.check("hipMemset", unsafe {
-            (self.lib.fns.memset)(self.ptr, 0xFF, self.bytes())
-        })?;
+        self.lib.check("hipMemset", unsafe { (self.lib.fns.memset)(self.ptr, 0xFF, self.bytes()) })?;
         // hipMemset runs on the null stream, which our non-blocking streams do not wait for.
         // SAFETY: no arguments.
-        self.lib.check("hipDeviceSynchronize", unsafe {
-            (self.lib.fns.device_synchronize)()
-        })
+        self.lib.check("hipDeviceSynchronize", unsafe { (self.lib.fns.device_synchronize)() })
     }
 
     pub fn len(&self) -> usize {
@@ -391,24 +301,18 @@ impl Stream {
         let lib = HipLib::get()?;
         let mut raw: HipStream = std::ptr::null_mut();
         // SAFETY: valid out-pointer.
-        lib.check("hipStreamCreateWithFlags", unsafe {
-            (lib.fns.stream_create_with_flags)(&mut raw, ffi::HIP_STREAM_NON_BLOCKING)
-        })?;
+        lib.check("hipStreamCreateWithFlags", unsafe { (lib.fns.stream_create_with_flags)(&mut raw, ffi::HIP_STREAM_NON_BLOCKING) })?;
         Ok(Stream { raw, lib })
     }
 
     pub fn wait(&self, e: &Event) -> Result<()> {
         // SAFETY: both handles are live; flags must be 0.
-        self.lib.check("hipStreamWaitEvent", unsafe {
-            (self.lib.fns.stream_wait_event)(self.raw, e.raw, 0)
-        })
+        self.lib.check("hipStreamWaitEvent", unsafe { (self.lib.fns.stream_wait_event)(self.raw, e.raw, 0) })
     }
 
     pub fn synchronize(&self) -> Result<()> {
         // SAFETY: live stream.
-        self.lib.check("hipStreamSynchronize", unsafe {
-            (self.lib.fns.stream_synchronize)(self.raw)
-        })
+        self.lib.check("hipStreamSynchronize", unsafe { (self.lib.fns.stream_synchronize)(self.raw) })
     }
 }
 
@@ -431,29 +335,21 @@ impl Event {
         let lib = HipLib::get()?;
         let mut raw: HipEvent = std::ptr::null_mut();
         // SAFETY: valid out-pointer.
-        lib.check("hipEventCreate", unsafe {
-            (lib.fns.event_create)(&mut raw)
-        })?;
+        lib.check("hipEventCreate", unsafe { (lib.fns.event_create)(&mut raw) })?;
         Ok(Event { raw, lib })
     }
 
     pub fn record(&self, s: &Stream) -> Result<()> {
         // SAFETY: live handles.
-        self.lib.check("hipEventRecord", unsafe {
-            (self.lib.fns.event_record)(self.raw, s.raw)
-        })
+        self.lib.check("hipEventRecord", unsafe { (self.lib.fns.event_record)(self.raw, s.raw) })
     }
 
     /// Milliseconds from `self` to `end` (both recorded); waits for `end` first.
     pub fn elapsed_ms(&self, end: &Event) -> Result<f32> {
         // SAFETY: live handles; valid out-pointer.
-        self.lib.check("hipEventSynchronize", unsafe {
-            (self.lib.fns.event_synchronize)(end.raw)
-        })?;
+        self.lib.check("hipEventSynchronize", unsafe { (self.lib.fns.event_synchronize)(end.raw) })?;
         let mut ms = 0f32;
-        self.lib.check("hipEventElapsedTime", unsafe {
-            (self.lib.fns.event_elapsed_time)(&mut ms, self.raw, end.raw)
-        })?;
+        self.lib.check("hipEventElapsedTime", unsafe { (self.lib.fns.event_elapsed_time)(&mut ms, self.raw, end.raw) })?;
         Ok(ms)
     }
 }
@@ -476,21 +372,12 @@ impl Function {
             return Err(HipError::RuntimeSymbol {
                 library: self.lib.library.clone(),
                 symbol: SYMBOL,
-                message:
-                    "not exported; persistent(1) needs it to size its grid (use persistent(0))"
-                        .into(),
+                message: "not exported; persistent(1) needs it to size its grid (use persistent(0))".into(),
             });
         };
         let mut per_cu = 0;
         // SAFETY: a live kernel handle; valid out-pointer.
-        self.lib.check(SYMBOL, unsafe {
-            occupancy(
-                &mut per_cu,
-                self.func,
-                threads as i32,
-                self.dynamic_shared_bytes as usize,
-            )
-        })?;
+        self.lib.check(SYMBOL, unsafe { occupancy(&mut per_cu, self.func, threads as i32, self.dynamic_shared_bytes as usize) })?;
         Ok(per_cu.max(0) as usize * multiprocessors.max(0) as usize)
     }
 
@@ -543,19 +430,13 @@ mod tests {
         match Gpu::open(0) {
             Ok(gpu) => {
                 assert_eq!(gpu.arch.vendor, Vendor::Amd);
-                println!(
-                    "AMD GPU: {} ({}), {}",
-                    gpu.name, gpu.gcn_arch_name, gpu.runtime
-                );
+                println!("AMD GPU: {} ({}), {}", gpu.name, gpu.gcn_arch_name, gpu.runtime);
             }
             Err(HipError::NoGpu { runtime, detail }) => {
                 assert!(runtime.starts_with("libamdhip64.so"), "{runtime}");
                 assert!(detail.contains("hipGetDeviceCount"), "{detail}");
                 let msg = HipError::NoGpu { runtime, detail }.to_string();
-                assert!(
-                    msg.contains("reports no AMD GPU") && msg.contains("--compile-only"),
-                    "{msg}"
-                );
+                assert!(msg.contains("reports no AMD GPU") && msg.contains("--compile-only"), "{msg}");
                 println!("{msg}");
             }
             Err(e @ HipError::RuntimeNotFound { .. }) => println!("{e}"),

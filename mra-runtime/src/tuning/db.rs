@@ -66,17 +66,8 @@ impl From<crate::harness::HarnessConfig> for Harness {
             Warmup::For(d) => Some(WarmupKey::Ms(d.as_millis() as u64)),
             Warmup::Settle => Some(WarmupKey::Settle),
         };
-        let stream_data =
-            (c.stream_data != crate::harness::StreamData::Shared).then_some(c.stream_data);
-        Harness {
-            nfuncs: c.nfuncs,
-            max_blocks: c.max_blocks,
-            tasks: c.tasks,
-            streams: c.streams,
-            reps: c.reps,
-            warmup,
-            stream_data,
-        }
+        let stream_data = (c.stream_data != crate::harness::StreamData::Shared).then_some(c.stream_data);
+        Harness { nfuncs: c.nfuncs, max_blocks: c.max_blocks, tasks: c.tasks, streams: c.streams, reps: c.reps, warmup, stream_data }
     }
 }
 
@@ -101,10 +92,7 @@ pub enum Outcome {
     },
     /// Compiled offline and fits (no spills, within shared memory): a survivor a tuning run
     /// on that arch starts from.
-    Compiled {
-        resources: Option<crate::backend::Resources>,
-        occupancy: Option<f64>,
-    },
+    Compiled { resources: Option<crate::backend::Resources>, occupancy: Option<f64> },
     /// Refused before running: compile error, spills, does not fit.
     Rejected { why: String },
     /// Ran, but its answer differs from the FP64 reference: never chosen.
@@ -142,10 +130,7 @@ impl Harness {
     /// time per launch over the whole batch); anything else is the harness's (concurrent
     /// launches of `-N` tensors). Times of the two do not compare.
     pub fn regime(&self) -> Regime {
-        let api = self.max_blocks == AUTO_BLOCKS
-            && self.streams == 1
-            && self.tasks == 1
-            && self.stream_data == Some(StreamData::Private);
+        let api = self.max_blocks == AUTO_BLOCKS && self.streams == 1 && self.tasks == 1 && self.stream_data == Some(StreamData::Private);
         if api {
             Regime::Api
         } else {
@@ -162,11 +147,7 @@ impl Record {
 
     /// Same device, level, K, dtype and harness as `other`: results that compare.
     pub fn same_case(&self, other: &Record) -> bool {
-        self.device == other.device
-            && self.level == other.level
-            && self.k == other.k
-            && self.dtype == other.dtype
-            && self.harness == other.harness
+        self.device == other.device && self.level == other.level && self.k == other.k && self.dtype == other.dtype && self.harness == other.harness
     }
 }
 
@@ -197,9 +178,7 @@ pub fn default_path() -> Option<PathBuf> {
     if let Some(d) = std::env::var_os("XDG_DATA_HOME").filter(|p| !p.is_empty()) {
         return Some(PathBuf::from(d).join("mra-dsl").join("tuning.json"));
     }
-    std::env::var_os("HOME")
-        .filter(|p| !p.is_empty())
-        .map(|h| PathBuf::from(h).join(".local/share/mra-dsl/tuning.json"))
+    std::env::var_os("HOME").filter(|p| !p.is_empty()).map(|h| PathBuf::from(h).join(".local/share/mra-dsl/tuning.json"))
 }
 
 impl Db {
@@ -207,18 +186,12 @@ impl Db {
     pub fn open(path: impl Into<PathBuf>) -> Result<Db> {
         let path = path.into();
         let records = read_records(&path)?;
-        Ok(Db {
-            path,
-            records,
-            removed: Vec::new(),
-        })
+        Ok(Db { path, records, removed: Vec::new() })
     }
 
     /// The database at [`default_path`].
     pub fn open_default() -> Result<Db> {
-        let path = default_path().ok_or_else(|| {
-            RuntimeError::Invalid("no tuning database location: set MRA_TUNING_DB or HOME".into())
-        })?;
+        let path = default_path().ok_or_else(|| RuntimeError::Invalid("no tuning database location: set MRA_TUNING_DB or HOME".into()))?;
         Db::open(path)
     }
 
@@ -232,18 +205,12 @@ impl Db {
 
     /// The recorded result of `config` for the case of `like` (its config is ignored), if any.
     pub fn find(&self, like: &Record, config: &Config) -> Option<&Record> {
-        self.records
-            .iter()
-            .find(|r| r.same_case(like) && &r.config == config)
+        self.records.iter().find(|r| r.same_case(like) && &r.config == config)
     }
 
     /// Adds (or replaces the result of the same case and config) and writes the file at once.
     pub fn put(&mut self, record: Record) -> Result<()> {
-        match self
-            .records
-            .iter_mut()
-            .find(|r| r.same_case(&record) && r.config == record.config)
-        {
+        match self.records.iter_mut().find(|r| r.same_case(&record) && r.config == record.config) {
             Some(old) => *old = record,
             None => self.records.push(record),
         }
@@ -269,12 +236,7 @@ impl Db {
     /// for one case and config, the newer), less the ones this process removed. This process's
     /// view becomes the merged file.
     pub fn flush(&mut self) -> Result<()> {
-        let io = |what: &str, e: std::io::Error| {
-            RuntimeError::Invalid(format!(
-                "cannot {what} tuning database {}: {e}",
-                self.path.display()
-            ))
-        };
+        let io = |what: &str, e: std::io::Error| RuntimeError::Invalid(format!("cannot {what} tuning database {}: {e}", self.path.display()));
         // Through a symbolic link to a shared database: the link's target is the file, and its
         // directory the one locked.
         let target = crate::replace_file::follow_links(&self.path).map_err(|e| io("write", e))?;
@@ -286,18 +248,9 @@ impl Db {
         let _lock = lock_dir(&dir).map_err(|e| io("lock", e))?;
         let mut merged = read_records(&self.path)?;
         merge(&mut merged, std::mem::take(&mut self.records));
-        merged.retain(|r| {
-            !self
-                .removed
-                .iter()
-                .any(|x| x.same_case(r) && x.config == r.config && x.at == r.at)
-        });
+        merged.retain(|r| !self.removed.iter().any(|x| x.same_case(r) && x.config == r.config && x.at == r.at));
         self.records = merged;
-        let json = serde_json::to_vec_pretty(&File {
-            version: VERSION,
-            records: self.records.clone(),
-        })
-        .expect("records serialize");
+        let json = serde_json::to_vec_pretty(&File { version: VERSION, records: self.records.clone() }).expect("records serialize");
         // Keeping the link and the file's mode.
         crate::replace_file::replace(&self.path, &json).map_err(|e| io("write", e))
     }
@@ -305,61 +258,16 @@ impl Db {
     /// The fastest valid timed configuration of `level` at `k` in `dtype` on `device`: a record
     /// of the same harness settings when `harness` is given and has one, else of `regime`
     /// ([`in_regime`]).
-    pub fn best(
-        &self,
-        device: &Device,
-        level: &str,
-        k: u32,
-        dtype: &str,
-        harness: Option<Harness>,
-        regime: Regime,
-    ) -> Option<&Record> {
-        let timed = |r: &&Record| {
-            r.device == *device
-                && r.level == level
-                && r.k == k
-                && r.dtype == dtype
-                && r.outcome.us().is_some()
-        };
-        let same_harness = harness.and_then(|h| {
-            fastest(
-                self.records
-                    .iter()
-                    .filter(timed)
-                    .filter(|r| r.harness == Some(h)),
-            )
-        });
-        same_harness.or_else(|| {
-            in_regime(regime, |g| {
-                fastest(
-                    self.records
-                        .iter()
-                        .filter(timed)
-                        .filter(|r| r.regime() == g),
-                )
-            })
-        })
+    pub fn best(&self, device: &Device, level: &str, k: u32, dtype: &str, harness: Option<Harness>, regime: Regime) -> Option<&Record> {
+        let timed = |r: &&Record| r.device == *device && r.level == level && r.k == k && r.dtype == dtype && r.outcome.us().is_some();
+        let same_harness = harness.and_then(|h| fastest(self.records.iter().filter(timed).filter(|r| r.harness == Some(h))));
+        same_harness.or_else(|| in_regime(regime, |g| fastest(self.records.iter().filter(timed).filter(|r| r.regime() == g))))
     }
 
     /// The fastest timed configuration of `level` at `k` in `dtype` on any GPU of `arch`, of
     /// `regime` ([`in_regime`]): for the commands with an arch and no GPU (`--emit-src`, `export`).
-    pub fn best_for_arch(
-        &self,
-        arch: &str,
-        level: &str,
-        k: u32,
-        dtype: &str,
-        regime: Regime,
-    ) -> Option<&Record> {
-        in_regime(regime, |g| {
-            fastest(self.records.iter().filter(|r| {
-                r.device.arch == arch
-                    && r.level == level
-                    && r.k == k
-                    && r.dtype == dtype
-                    && r.regime() == g
-            }))
-        })
+    pub fn best_for_arch(&self, arch: &str, level: &str, k: u32, dtype: &str, regime: Regime) -> Option<&Record> {
+        in_regime(regime, |g| fastest(self.records.iter().filter(|r| r.device.arch == arch && r.level == level && r.k == k && r.dtype == dtype && r.regime() == g)))
     }
 }
 
@@ -368,48 +276,21 @@ fn read_records(path: &Path) -> Result<Vec<Record>> {
     let bytes = match crate::read_file::read_bounded(path, crate::read_file::MAX_DATA) {
         Ok(bytes) => bytes,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => {
-            return Err(RuntimeError::Invalid(format!(
-                "cannot read tuning database {}: {e}",
-                path.display()
-            )))
-        }
+        Err(e) => return Err(RuntimeError::Invalid(format!("cannot read tuning database {}: {e}", path.display()))),
     };
-    let f: File = serde_json::from_slice(&bytes).map_err(|e| {
-        RuntimeError::Invalid(format!(
-            "tuning database {} is not valid JSON ({e}); move it away or set MRA_TUNING_DB",
-            path.display()
-        ))
-    })?;
+    let f: File = serde_json::from_slice(&bytes)
+        .map_err(|e| RuntimeError::Invalid(format!("tuning database {} is not valid JSON ({e}); move it away or set MRA_TUNING_DB", path.display())))?;
     if f.version != VERSION {
-        return Err(RuntimeError::Invalid(format!(
-            "tuning database {} has format version {}, this build reads {VERSION}",
-            path.display(),
-            f.version
-        )));
+        return Err(RuntimeError::Invalid(format!("tuning database {} has format version {}, this build reads {VERSION}", path.display(), f.version)));
     }
     Ok(f.records)
 }
 
 /// What identifies a result: its case ([`Record::same_case`]) and its config.
-type Key<'a> = (
-    &'a Device,
-    &'a str,
-    u32,
-    &'a str,
-    Option<Harness>,
-    &'a Config,
-);
+type Key<'a> = (&'a Device, &'a str, u32, &'a str, Option<Harness>, &'a Config);
 
 fn key(r: &Record) -> Key<'_> {
-    (
-        &r.device,
-        r.level.as_str(),
-        r.k,
-        r.dtype.as_str(),
-        r.harness,
-        &r.config,
-    )
+    (&r.device, r.level.as_str(), r.k, r.dtype.as_str(), r.harness, &r.config)
 }
 
 /// Adds `ours` to `file`'s records: a result `file` lacks is appended, one it has replaces it
@@ -443,10 +324,7 @@ fn lock_dir(dir: &Path) -> std::io::Result<std::fs::File> {
 
 /// `pick` of `regime`; a command of the API regime takes a harness result where no API one
 /// exists (as the shipped tuned defaults do), a harness command never an API one.
-fn in_regime<'a>(
-    regime: Regime,
-    pick: impl Fn(Regime) -> Option<&'a Record>,
-) -> Option<&'a Record> {
+fn in_regime<'a>(regime: Regime, pick: impl Fn(Regime) -> Option<&'a Record>) -> Option<&'a Record> {
     match regime {
         Regime::Harness => pick(Regime::Harness),
         Regime::Api => pick(Regime::Api).or_else(|| pick(Regime::Harness)),
@@ -455,17 +333,12 @@ fn in_regime<'a>(
 
 /// The timed record with the least µs per task.
 fn fastest<'a>(records: impl Iterator<Item = &'a Record>) -> Option<&'a Record> {
-    records
-        .filter(|r| r.outcome.us().is_some())
-        .min_by(|a, b| a.outcome.us().unwrap().total_cmp(&b.outcome.us().unwrap()))
+    records.filter(|r| r.outcome.us().is_some()).min_by(|a, b| a.outcome.us().unwrap().total_cmp(&b.outcome.us().unwrap()))
 }
 
 /// Seconds since the Unix epoch.
 pub fn now() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0)
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
 }
 
 #[cfg(test)]
@@ -473,12 +346,7 @@ pub(crate) mod tests {
     use super::*;
 
     pub fn device() -> Device {
-        Device {
-            gpu: "Fake GPU".into(),
-            arch: "sm_90".into(),
-            driver: "driver 1".into(),
-            compiler: "NVRTC 13.0".into(),
-        }
+        Device { gpu: "Fake GPU".into(), arch: "sm_90".into(), driver: "driver 1".into(), compiler: "NVRTC 13.0".into() }
     }
 
     pub fn record(cfg: &[(&str, u32)], outcome: Outcome) -> Record {
@@ -487,15 +355,7 @@ pub(crate) mod tests {
             level: "fused".into(),
             k: 8,
             dtype: "f64".into(),
-            harness: Some(Harness {
-                nfuncs: 2048,
-                max_blocks: 512,
-                tasks: 100,
-                streams: 4,
-                reps: 3,
-                warmup: None,
-                stream_data: None,
-            }),
+            harness: Some(Harness { nfuncs: 2048, max_blocks: 512, tasks: 100, streams: 4, reps: 3, warmup: None, stream_data: None }),
             config: cfg.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
             outcome,
             at: 1,
@@ -503,14 +363,7 @@ pub(crate) mod tests {
     }
 
     pub fn timed(us: f64) -> Outcome {
-        Outcome::Timed {
-            us_per_task: us,
-            copy_us_per_task: Some(3.0),
-            max_rel_err: 1e-15,
-            resources: None,
-            sm_clock: None,
-            host_bound_reps: None,
-        }
+        Outcome::Timed { us_per_task: us, copy_us_per_task: Some(3.0), max_rel_err: 1e-15, resources: None, sm_clock: None, host_bound_reps: None }
     }
 
     /// A time per launch over 2 GiB (µs per task of one launch) is not a harness time (µs per
@@ -518,70 +371,26 @@ pub(crate) mod tests {
     /// back on harness records where it has none, a harness lookup never taking an API one.
     #[test]
     fn each_regime_answers_from_its_own_records() {
-        let api = Harness {
-            nfuncs: 65536,
-            max_blocks: AUTO_BLOCKS,
-            tasks: 1,
-            streams: 1,
-            reps: 3,
-            warmup: None,
-            stream_data: Some(StreamData::Private),
-        };
+        let api = Harness { nfuncs: 65536, max_blocks: AUTO_BLOCKS, tasks: 1, streams: 1, reps: 3, warmup: None, stream_data: Some(StreamData::Private) };
         let harness_fast = record(&[("threads", 128)], timed(12.0));
-        let api_slow = Record {
-            harness: Some(api),
-            ..record(&[("threads", 256)], timed(1100.0))
-        };
-        let api_fast = Record {
-            harness: Some(api),
-            ..record(&[("threads", 512)], timed(1000.0))
-        };
+        let api_slow = Record { harness: Some(api), ..record(&[("threads", 256)], timed(1100.0)) };
+        let api_fast = Record { harness: Some(api), ..record(&[("threads", 512)], timed(1000.0)) };
         // Any other harness (several streams, a capped grid, shared data) is the harness's.
-        for other in [
-            Harness { streams: 4, ..api },
-            Harness {
-                max_blocks: 512,
-                ..api
-            },
-            Harness {
-                stream_data: None,
-                ..api
-            },
-        ] {
+        for other in [Harness { streams: 4, ..api }, Harness { max_blocks: 512, ..api }, Harness { stream_data: None, ..api }] {
             assert_eq!(other.regime(), Regime::Harness, "{other:?}");
         }
         assert_eq!(api.regime(), Regime::Api);
-        let db_of = |records: Vec<Record>| Db {
-            path: PathBuf::from("/nonexistent"),
-            records,
-            removed: Vec::new(),
-        };
+        let db_of = |records: Vec<Record>| Db { path: PathBuf::from("/nonexistent"), records, removed: Vec::new() };
         let db = db_of(vec![harness_fast.clone(), api_slow, api_fast.clone()]);
         let threads = |r: Option<&Record>| r.map(|r| r.config["threads"]);
         for (regime, want) in [(Regime::Harness, 128), (Regime::Api, 512)] {
-            assert_eq!(
-                threads(db.best(&device(), "fused", 8, "f64", None, regime)),
-                Some(want),
-                "{regime}"
-            );
-            assert_eq!(
-                threads(db.best_for_arch("sm_90", "fused", 8, "f64", regime)),
-                Some(want),
-                "{regime}"
-            );
+            assert_eq!(threads(db.best(&device(), "fused", 8, "f64", None, regime)), Some(want), "{regime}");
+            assert_eq!(threads(db.best_for_arch("sm_90", "fused", 8, "f64", regime)), Some(want), "{regime}");
         }
         let harness_only = db_of(vec![harness_fast]);
-        assert_eq!(
-            threads(harness_only.best_for_arch("sm_90", "fused", 8, "f64", Regime::Api)),
-            Some(128),
-            "API falls back on the harness"
-        );
+        assert_eq!(threads(harness_only.best_for_arch("sm_90", "fused", 8, "f64", Regime::Api)), Some(128), "API falls back on the harness");
         let api_only = db_of(vec![api_fast]);
-        assert_eq!(
-            threads(api_only.best(&device(), "fused", 8, "f64", None, Regime::Harness)),
-            None,
-            "a harness command never takes an API time"
-        );
+        assert_eq!(threads(api_only.best(&device(), "fused", 8, "f64", None, Regime::Harness)), None, "a harness command never takes an API time");
     }
 
     #[test]
@@ -593,53 +402,23 @@ pub(crate) mod tests {
         assert!(db.records().is_empty());
         db.put(record(&[("threads", 128)], timed(5.0))).unwrap();
         db.put(record(&[("threads", 256)], timed(4.0))).unwrap();
-        db.put(record(
-            &[("threads", 512)],
-            Outcome::Invalid {
-                why: "max rel err 0.3".into(),
-            },
-        ))
-        .unwrap();
+        db.put(record(&[("threads", 512)], Outcome::Invalid { why: "max rel err 0.3".into() })).unwrap();
         // A second result for the same config replaces the first.
         db.put(record(&[("threads", 128)], timed(6.0))).unwrap();
         let again = Db::open(&path).unwrap();
         assert_eq!(again.records(), db.records());
         assert_eq!(again.records().len(), 3);
-        let best = again
-            .best(&device(), "fused", 8, "f64", None, Regime::Harness)
-            .unwrap();
+        let best = again.best(&device(), "fused", 8, "f64", None, Regime::Harness).unwrap();
         assert_eq!(best.config["threads"], 256);
-        assert!(again
-            .best(&device(), "fused", 16, "f64", None, Regime::Harness)
-            .is_none());
-        let other = Device {
-            gpu: "Other".into(),
-            ..device()
-        };
-        assert!(
-            again
-                .best(&other, "fused", 8, "f64", None, Regime::Harness)
-                .is_none(),
-            "another GPU's result is not this one's"
-        );
-        assert_eq!(
-            again
-                .best_for_arch("sm_90", "fused", 8, "f64", Regime::Harness)
-                .unwrap()
-                .config["threads"],
-            256
-        );
+        assert!(again.best(&device(), "fused", 16, "f64", None, Regime::Harness).is_none());
+        let other = Device { gpu: "Other".into(), ..device() };
+        assert!(again.best(&other, "fused", 8, "f64", None, Regime::Harness).is_none(), "another GPU's result is not this one's");
+        assert_eq!(again.best_for_arch("sm_90", "fused", 8, "f64", Regime::Harness).unwrap().config["threads"], 256);
         // No temporary file is left behind.
-        let left: Vec<_> = std::fs::read_dir(path.parent().unwrap())
-            .unwrap()
-            .map(|e| e.unwrap().file_name())
-            .collect();
+        let left: Vec<_> = std::fs::read_dir(path.parent().unwrap()).unwrap().map(|e| e.unwrap().file_name()).collect();
         assert_eq!(left, [std::ffi::OsString::from("tuning.json")]);
         std::fs::write(&path, b"{ not json").unwrap();
-        assert!(Db::open(&path)
-            .unwrap_err()
-            .to_string()
-            .contains("is not valid JSON"));
+        assert!(Db::open(&path).unwrap_err().to_string().contains("is not valid JSON"));
         let _ = std::fs::remove_dir_all(&dir);
     }
 
@@ -647,8 +426,7 @@ pub(crate) mod tests {
     fn two_writers_at_once_keep_every_record() {
         // Two tunes on one database, each with its own view read at the start: each write must
         // merge the other's records rather than replace the file with its own view.
-        let dir =
-            std::env::temp_dir().join(format!("mra-tuning-db-writers-{}", std::process::id()));
+        let dir = std::env::temp_dir().join(format!("mra-tuning-db-writers-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         let path = dir.join("tuning.json");
         const N: u32 = 40;
@@ -658,30 +436,15 @@ pub(crate) mod tests {
                 s.spawn(move || {
                     let mut db = Db::open(path).unwrap();
                     for i in 0..N {
-                        db.put(record(
-                            &[("writer", writer), ("i", i)],
-                            timed(1.0 + i as f64),
-                        ))
-                        .unwrap();
+                        db.put(record(&[("writer", writer), ("i", i)], timed(1.0 + i as f64))).unwrap();
                     }
                 });
             }
         });
         let db = Db::open(&path).unwrap();
-        assert_eq!(
-            db.records().len(),
-            2 * N as usize,
-            "both writers' records are kept"
-        );
-        let left: Vec<_> = std::fs::read_dir(&dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name())
-            .collect();
-        assert_eq!(
-            left,
-            [std::ffi::OsString::from("tuning.json")],
-            "no temporary or lock file is left"
-        );
+        assert_eq!(db.records().len(), 2 * N as usize, "both writers' records are kept");
+        let left: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(left, [std::ffi::OsString::from("tuning.json")], "no temporary or lock file is left");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
@@ -691,33 +454,17 @@ pub(crate) mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         let path = dir.join("tuning.json");
         let (mut a, mut b) = (Db::open(&path).unwrap(), Db::open(&path).unwrap());
-        let at = |at, us| Record {
-            at,
-            ..record(&[("threads", 128)], timed(us))
-        };
+        let at = |at, us| Record { at, ..record(&[("threads", 128)], timed(us)) };
         b.put(at(5, 2.0)).unwrap();
         // Measured earlier, written later: the newer result (b's) stays, and a sees it.
         a.put(at(3, 9.0)).unwrap();
         a.put(record(&[("threads", 256)], timed(4.0))).unwrap();
-        assert_eq!(
-            a.find(&at(0, 0.0), &at(0, 0.0).config)
-                .unwrap()
-                .outcome
-                .us(),
-            Some(2.0)
-        );
+        assert_eq!(a.find(&at(0, 0.0), &at(0, 0.0).config).unwrap().outcome.us(), Some(2.0));
         // A newer result replaces an older one.
         b.put(at(7, 3.0)).unwrap();
         let again = Db::open(&path).unwrap();
         assert_eq!(again.records().len(), 2);
-        assert_eq!(
-            again
-                .find(&at(0, 0.0), &at(0, 0.0).config)
-                .unwrap()
-                .outcome
-                .us(),
-            Some(3.0)
-        );
+        assert_eq!(again.find(&at(0, 0.0), &at(0, 0.0).config).unwrap().outcome.us(), Some(3.0));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
@@ -725,10 +472,7 @@ pub(crate) mod tests {
     fn a_database_that_is_not_a_regular_file_is_refused_in_one_line() {
         for path in ["/dev/full", "/dev/zero"] {
             let e = Db::open(path).unwrap_err().to_string();
-            assert!(
-                e.contains(path) && e.contains("not a regular file") && !e.contains('\n'),
-                "{e}"
-            );
+            assert!(e.contains(path) && e.contains("not a regular file") && !e.contains('\n'), "{e}");
         }
     }
 
@@ -737,151 +481,48 @@ pub(crate) mod tests {
         // Written by a build before the clock was read: no `sm_clock` key.
         let old = r#"{"status":"timed","us_per_task":12.5,"copy_us_per_task":9.8,"max_rel_err":1e-15,"resources":null}"#;
         let o: Outcome = serde_json::from_str(old).unwrap();
-        assert_eq!(
-            o,
-            Outcome::Timed {
-                us_per_task: 12.5,
-                copy_us_per_task: Some(9.8),
-                max_rel_err: 1e-15,
-                resources: None,
-                sm_clock: None,
-                host_bound_reps: None
-            }
-        );
-        assert!(
-            !serde_json::to_string(&o).unwrap().contains("sm_clock"),
-            "nothing read, nothing written"
-        );
-        assert!(
-            !serde_json::to_string(&o)
-                .unwrap()
-                .contains("host_bound_reps"),
-            "none host-bound, nothing written"
-        );
-        let Outcome::Timed {
-            host_bound_reps, ..
-        } = serde_json::from_str(
-            &serde_json::to_string(&Outcome::Timed {
-                us_per_task: 3.1,
-                copy_us_per_task: None,
-                max_rel_err: 0.0,
-                resources: None,
-                sm_clock: None,
-                host_bound_reps: Some(5),
-            })
-            .unwrap(),
-        )
-        .unwrap()
-        else {
-            panic!()
-        };
-        assert_eq!(
-            host_bound_reps,
-            Some(5),
-            "a host-bound count survives the database"
-        );
-        let clock = crate::clocks::ClockStats::from_samples(&[crate::clocks::ClockSample {
-            sm_mhz: 1470,
-            reasons: 0x4,
-            power_mw: None,
-        }]);
-        let timed = Outcome::Timed {
-            us_per_task: 13.1,
-            copy_us_per_task: None,
-            max_rel_err: 0.0,
-            resources: None,
-            sm_clock: clock,
-            host_bound_reps: None,
-        };
+        assert_eq!(o, Outcome::Timed { us_per_task: 12.5, copy_us_per_task: Some(9.8), max_rel_err: 1e-15, resources: None, sm_clock: None, host_bound_reps: None });
+        assert!(!serde_json::to_string(&o).unwrap().contains("sm_clock"), "nothing read, nothing written");
+        assert!(!serde_json::to_string(&o).unwrap().contains("host_bound_reps"), "none host-bound, nothing written");
+        let Outcome::Timed { host_bound_reps, .. } = serde_json::from_str(&serde_json::to_string(&Outcome::Timed {
+            us_per_task: 3.1, copy_us_per_task: None, max_rel_err: 0.0, resources: None, sm_clock: None, host_bound_reps: Some(5),
+        }).unwrap()).unwrap() else { panic!() };
+        assert_eq!(host_bound_reps, Some(5), "a host-bound count survives the database");
+        let clock = crate::clocks::ClockStats::from_samples(&[crate::clocks::ClockSample { sm_mhz: 1470, reasons: 0x4, power_mw: None }]);
+        let timed = Outcome::Timed { us_per_task: 13.1, copy_us_per_task: None, max_rel_err: 0.0, resources: None, sm_clock: clock, host_bound_reps: None };
         let back: Outcome = serde_json::from_str(&serde_json::to_string(&timed).unwrap()).unwrap();
         assert_eq!(back, timed);
-        let Outcome::Timed {
-            sm_clock: Some(c), ..
-        } = back
-        else {
-            panic!()
-        };
-        assert_eq!(
-            (c.sm_mhz_median, c.reasons.as_slice()),
-            (1470, ["sw power cap".to_string()].as_slice())
-        );
+        let Outcome::Timed { sm_clock: Some(c), .. } = back else { panic!() };
+        assert_eq!((c.sm_mhz_median, c.reasons.as_slice()), (1470, ["sw power cap".to_string()].as_slice()));
     }
 
     #[test]
     fn a_non_default_warm_up_is_part_of_the_harness_key_and_old_records_read_as_the_default() {
         use crate::harness::{HarnessConfig, Warmup};
-        let cfg = |warmup| HarnessConfig {
-            nfuncs: 2048,
-            max_blocks: 512,
-            tasks: 100,
-            streams: 4,
-            reps: 3,
-            warmup,
-            stream_data: Default::default(),
-        };
+        let cfg = |warmup| HarnessConfig { nfuncs: 2048, max_blocks: 512, tasks: 100, streams: 4, reps: 3, warmup, stream_data: Default::default() };
         let usual = Harness::from(cfg(Warmup::default()));
         let settled = Harness::from(cfg(Warmup::Settle));
         let longer = Harness::from(cfg(Warmup::For(std::time::Duration::from_secs(3))));
-        assert_eq!(
-            (usual.warmup, settled.warmup, longer.warmup),
-            (None, Some(WarmupKey::Settle), Some(WarmupKey::Ms(3000)))
-        );
-        assert!(
-            usual != settled && settled != longer,
-            "times taken after different warm-ups do not compare"
-        );
+        assert_eq!((usual.warmup, settled.warmup, longer.warmup), (None, Some(WarmupKey::Settle), Some(WarmupKey::Ms(3000))));
+        assert!(usual != settled && settled != longer, "times taken after different warm-ups do not compare");
         // A record written before --warmup existed has no `warmup` key: it was the 200 ms one.
-        let old: Harness = serde_json::from_str(
-            r#"{"nfuncs":2048,"max_blocks":512,"tasks":100,"streams":4,"reps":3}"#,
-        )
-        .unwrap();
+        let old: Harness = serde_json::from_str(r#"{"nfuncs":2048,"max_blocks":512,"tasks":100,"streams":4,"reps":3}"#).unwrap();
         assert_eq!(old, usual);
-        assert_eq!(
-            serde_json::to_string(&usual).unwrap(),
-            r#"{"nfuncs":2048,"max_blocks":512,"tasks":100,"streams":4,"reps":3}"#,
-            "the usual warm-up writes the key it always wrote"
-        );
-        assert!(serde_json::to_string(&settled)
-            .unwrap()
-            .ends_with(r#""warmup":"settle"}"#));
+        assert_eq!(serde_json::to_string(&usual).unwrap(), r#"{"nfuncs":2048,"max_blocks":512,"tasks":100,"streams":4,"reps":3}"#, "the usual warm-up writes the key it always wrote");
+        assert!(serde_json::to_string(&settled).unwrap().ends_with(r#""warmup":"settle"}"#));
     }
 
     #[test]
     fn private_stream_data_is_part_of_the_harness_key_and_old_records_read_as_shared() {
         use crate::harness::{HarnessConfig, StreamData, Warmup};
-        let cfg = |stream_data| HarnessConfig {
-            nfuncs: 2048,
-            max_blocks: 512,
-            tasks: 100,
-            streams: 4,
-            reps: 3,
-            warmup: Warmup::default(),
-            stream_data,
-        };
+        let cfg = |stream_data| HarnessConfig { nfuncs: 2048, max_blocks: 512, tasks: 100, streams: 4, reps: 3, warmup: Warmup::default(), stream_data };
         let shared = Harness::from(cfg(StreamData::Shared));
         let private = Harness::from(cfg(StreamData::Private));
-        assert_eq!(
-            (shared.stream_data, private.stream_data),
-            (None, Some(StreamData::Private))
-        );
-        assert_ne!(
-            shared, private,
-            "a floor with and without L2 shared between tasks do not compare"
-        );
-        let old: Harness = serde_json::from_str(
-            r#"{"nfuncs":2048,"max_blocks":512,"tasks":100,"streams":4,"reps":3}"#,
-        )
-        .unwrap();
-        assert_eq!(
-            old, shared,
-            "a record from before --stream-data was the seed's shared data"
-        );
-        assert_eq!(
-            serde_json::to_string(&shared).unwrap(),
-            r#"{"nfuncs":2048,"max_blocks":512,"tasks":100,"streams":4,"reps":3}"#
-        );
-        assert!(serde_json::to_string(&private)
-            .unwrap()
-            .ends_with(r#""stream_data":"private"}"#));
+        assert_eq!((shared.stream_data, private.stream_data), (None, Some(StreamData::Private)));
+        assert_ne!(shared, private, "a floor with and without L2 shared between tasks do not compare");
+        let old: Harness = serde_json::from_str(r#"{"nfuncs":2048,"max_blocks":512,"tasks":100,"streams":4,"reps":3}"#).unwrap();
+        assert_eq!(old, shared, "a record from before --stream-data was the seed's shared data");
+        assert_eq!(serde_json::to_string(&shared).unwrap(), r#"{"nfuncs":2048,"max_blocks":512,"tasks":100,"streams":4,"reps":3}"#);
+        assert!(serde_json::to_string(&private).unwrap().ends_with(r#""stream_data":"private"}"#));
     }
 }

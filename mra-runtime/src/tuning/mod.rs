@@ -27,21 +27,12 @@ use mra_codegen::{Arch, DType, Request, Schedule};
 /// The configurations of `schedule` that plan for `k`, `arch` and `dtype` (constraints and arch
 /// limits hold), the defaults first (the schedule's, or the arch's tuned defaults at `k`); and
 /// how many the declared product had.
-pub fn space(
-    schedule: &Schedule,
-    k: u32,
-    arch: &'static Arch,
-    dtype: DType,
-) -> (Vec<Config>, usize) {
+pub fn space(schedule: &Schedule, k: u32, arch: &'static Arch, dtype: DType) -> (Vec<Config>, usize) {
     let all = schedule.at(Request { k, arch, dtype }).space();
     let n = all.len();
     let ok = all
         .into_iter()
-        .filter(|c| {
-            schedule
-                .with_config(c)
-                .is_ok_and(|s| s.plan(Request { k, arch, dtype }).is_ok())
-        })
+        .filter(|c| schedule.with_config(c).is_ok_and(|s| s.plan(Request { k, arch, dtype }).is_ok()))
         .collect();
     (ok, n)
 }
@@ -56,11 +47,7 @@ pub fn brief(log: &str) -> String {
             errors.push(l);
         }
     }
-    let line = if errors.is_empty() {
-        log.lines().next().unwrap_or("").to_string()
-    } else {
-        errors.join("; ")
-    };
+    let line = if errors.is_empty() { log.lines().next().unwrap_or("").to_string() } else { errors.join("; ") };
     line.chars().take(400).collect()
 }
 
@@ -85,12 +72,7 @@ impl Summary {
 
     /// Timed results, fastest first.
     pub fn ranked(&self) -> Vec<&Record> {
-        let mut r: Vec<&Record> = self
-            .tried
-            .iter()
-            .map(|(r, _)| r)
-            .filter(|r| r.outcome.us().is_some())
-            .collect();
+        let mut r: Vec<&Record> = self.tried.iter().map(|(r, _)| r).filter(|r| r.outcome.us().is_some()).collect();
         r.sort_by(|a, b| a.outcome.us().unwrap().total_cmp(&b.outcome.us().unwrap()));
         r
     }
@@ -130,13 +112,7 @@ pub fn tune_case(
 /// The defaults of a case whose candidates leave them out (`tune --fix`), measured before the
 /// candidates as the baseline they are compared with: through the database as a candidate is
 /// (`true`: from it), but not one of the candidates, so never among a [`Summary`]'s results.
-pub fn time_baseline(
-    db: &mut Db,
-    case: &Record,
-    defaults: &Config,
-    eval: &mut dyn Evaluate,
-    progress: &mut dyn FnMut(&Record, bool),
-) -> Result<(Record, bool)> {
+pub fn time_baseline(db: &mut Db, case: &Record, defaults: &Config, eval: &mut dyn Evaluate, progress: &mut dyn FnMut(&Record, bool)) -> Result<(Record, bool)> {
     let (record, cached) = evaluate_one(db, case, defaults, eval)?;
     progress(&record, cached);
     Ok((record, cached))
@@ -144,12 +120,7 @@ pub fn time_baseline(
 
 /// One configuration's record: the database's if it holds one for `case`, else measured now
 /// and written to the database (`true`: from the database).
-fn evaluate_one(
-    db: &mut Db,
-    case: &Record,
-    cfg: &Config,
-    eval: &mut dyn Evaluate,
-) -> Result<(Record, bool)> {
+fn evaluate_one(db: &mut Db, case: &Record, cfg: &Config, eval: &mut dyn Evaluate) -> Result<(Record, bool)> {
     if let Some(r) = db.find(case, cfg) {
         return Ok((r.clone(), true));
     }
@@ -160,19 +131,13 @@ fn evaluate_one(
     // skips it and it is never chosen. Its real outcome replaces this record when the
     // evaluation returns.
     let pending = Outcome::Invalid { why: "did not finish: the candidate crashed the process (a GPU fault), or the process was killed".into() };
-    db.put(Record {
-        config: cfg.clone(),
-        outcome: pending,
-        at: db::now(),
-        ..case.clone()
-    })?;
+    db.put(Record { config: cfg.clone(), outcome: pending, at: db::now(), ..case.clone() })?;
     let timeouts = crate::process::timeouts();
     let outcome = eval.evaluate(cfg);
     // An interrupt, or a tool stopped at MRA_TOOL_TIMEOUT, during the evaluation makes its
     // outcome no verdict on the candidate (a compiler stopped either way reads as "does not
     // compile"): the pending record goes, so that a rerun (with a longer limit) tries it again.
-    let interrupted =
-        crate::interrupt::pending().is_some() || matches!(outcome, Err(RuntimeError::Interrupted));
+    let interrupted = crate::interrupt::pending().is_some() || matches!(outcome, Err(RuntimeError::Interrupted));
     let timed_out = crate::process::timeouts() != timeouts;
     if interrupted || timed_out {
         db.remove(case, cfg)?;
@@ -201,12 +166,7 @@ fn evaluate_one(
             db.path().display()
         ))
     })?;
-    let r = Record {
-        config: cfg.clone(),
-        outcome,
-        at: db::now(),
-        ..case.clone()
-    };
+    let r = Record { config: cfg.clone(), outcome, at: db::now(), ..case.clone() };
     db.put(r.clone())?;
     Ok((r, false))
 }
@@ -216,17 +176,8 @@ fn evaluate_one(
 /// falls back on a harness one), if the database has one.
 /// The database is the default one ([`db::default_path`]); `Ok(None)` if it does not exist.
 /// For the commands that run or export a level: apply it with `Schedule::with_config`.
-pub fn lookup(
-    device: &Device,
-    level: &str,
-    k: u32,
-    dtype: DType,
-    harness: Option<Harness>,
-    regime: Regime,
-) -> Result<Option<Record>> {
-    let Some(path) = db::default_path() else {
-        return Ok(None);
-    };
+pub fn lookup(device: &Device, level: &str, k: u32, dtype: DType, harness: Option<Harness>, regime: Regime) -> Result<Option<Record>> {
+    let Some(path) = db::default_path() else { return Ok(None) };
     if !path.exists() {
         return Ok(None);
     }
@@ -235,19 +186,10 @@ pub fn lookup(
 }
 
 /// [`lookup`] in a given database.
-pub fn lookup_in(
-    db: &Db,
-    device: &Device,
-    level: &str,
-    k: u32,
-    dtype: DType,
-    harness: Option<Harness>,
-    regime: Regime,
-) -> Option<Record> {
+pub fn lookup_in(db: &Db, device: &Device, level: &str, k: u32, dtype: DType, harness: Option<Harness>, regime: Regime) -> Option<Record> {
     let dtype = dtype.to_string();
     if device.gpu.is_empty() {
-        db.best_for_arch(&device.arch, level, k, &dtype, regime)
-            .cloned()
+        db.best_for_arch(&device.arch, level, k, &dtype, regime).cloned()
     } else {
         db.best(device, level, k, &dtype, harness, regime).cloned()
     }
@@ -265,11 +207,7 @@ mod tests {
     /// once in a rejection.
     #[test]
     fn brief_says_each_error_once() {
-        let e = crate::RuntimeError::Compile {
-            entry: "k".into(),
-            arch: "sm_90".into(),
-            log: "k.cu(3): error: expected an expression\n1 error detected\n".into(),
-        };
+        let e = crate::RuntimeError::Compile { entry: "k".into(), arch: "sm_90".into(), log: "k.cu(3): error: expected an expression\n1 error detected\n".into() };
         assert_eq!(brief(&e.to_string()), "NVRTC could not compile k for sm_90: k.cu(3): error: expected an expression; 1 error detected");
     }
 
@@ -286,18 +224,10 @@ mod tests {
             std::thread::sleep(self.delay);
             self.calls.push(c.clone());
             if *c == self.wrong {
-                return Ok(Outcome::Invalid {
-                    why: "max rel err 3.1e-1 (limit 1e-10)".into(),
-                });
+                return Ok(Outcome::Invalid { why: "max rel err 3.1e-1 (limit 1e-10)".into() });
             }
-            let us = 10.0
-                + (c["threads"] as f64 - 256.0).abs() / 64.0
-                + c["pad_a"] as f64 * 0.5
-                + c["unroll_k"] as f64
-                + c["min_blocks"] as f64 * 0.25;
-            let us = us
-                + c.get("coalesce_c").copied().unwrap_or(0) as f64 * 0.125
-                + c.get("pair_rows").copied().unwrap_or(0) as f64 * 0.0625;
+            let us = 10.0 + (c["threads"] as f64 - 256.0).abs() / 64.0 + c["pad_a"] as f64 * 0.5 + c["unroll_k"] as f64 + c["min_blocks"] as f64 * 0.25;
+            let us = us + c.get("coalesce_c").copied().unwrap_or(0) as f64 * 0.125 + c.get("pair_rows").copied().unwrap_or(0) as f64 * 0.0625;
             let us = us + c.get("swap_operands").copied().unwrap_or(0) as f64 * 0.09375;
             Ok(timed(us))
         }
@@ -305,13 +235,7 @@ mod tests {
 
     fn fused_space() -> Vec<Config> {
         let fused = mra_codegen::levels::find("fused").unwrap();
-        space(
-            &fused,
-            8,
-            mra_codegen::arch::find("sm_90").unwrap(),
-            DType::F64,
-        )
-        .0
+        space(&fused, 8, mra_codegen::arch::find("sm_90").unwrap(), DType::F64).0
     }
 
     fn temp_db(name: &str) -> std::path::PathBuf {
@@ -331,32 +255,18 @@ mod tests {
         // pair_rows, coalesce_c and unroll_k at 0: 180 + 3 · 5.
         assert_eq!(all, 3 * 2 * 5 * 3 * 2 * 2 * 2 * 2);
         assert_eq!(ok.len(), 3 * 5 * 3 * 2 * 2 + 3 * 5, "{ok:?}");
-        assert!(ok
-            .iter()
-            .all(|c| c["min_blocks"] == 1 && c["align_runs"] == 0));
+        assert!(ok.iter().all(|c| c["min_blocks"] == 1 && c["align_runs"] == 0));
         // K = 32 does not fit in shared memory at all. On gfx90a's 64 KiB LDS, K = 16 fits
         // only unpadded (2 * 16 * 256 * 8 = 65536 bytes) and with one block per CU; its MFMA
         // has no row pairs, so pair_rows stays 0 (pair_rows <= row_pairs); swap_operands = 1 adds
         // the three block sizes at unroll_k 0, coalesce_c 0.
         assert!(space(&fused, 32, sm90, DType::F64).0.is_empty());
-        let (ok, _) = space(
-            &fused,
-            16,
-            mra_codegen::arch::find("gfx90a").unwrap(),
-            DType::F64,
-        );
+        let (ok, _) = space(&fused, 16, mra_codegen::arch::find("gfx90a").unwrap(), DType::F64);
         assert_eq!(ok.len(), 3 * 3 * 2 + 3, "{ok:?}");
-        assert!(ok
-            .iter()
-            .all(|c| c["pad_a"] == 0 && c["min_blocks"] == 1 && c["pair_rows"] == 0));
+        assert!(ok.iter().all(|c| c["pad_a"] == 0 && c["min_blocks"] == 1 && c["pair_rows"] == 0));
         // 64-thread blocks are a wave64 multiple, so all of L7's threads choices stay on gfx90a.
         let l7 = mra_codegen::levels::find("L7").unwrap();
-        let (ok, all) = space(
-            &l7,
-            16,
-            mra_codegen::arch::find("gfx90a").unwrap(),
-            DType::F64,
-        );
+        let (ok, all) = space(&l7, 16, mra_codegen::arch::find("gfx90a").unwrap(), DType::F64);
         // threads * min_blocks <= 2048 keeps (512, 4): exactly an SM's 2048 threads.
         assert_eq!((ok.len(), all), (all, 4 * 3 * 3));
     }
@@ -369,22 +279,8 @@ mod tests {
         let path = temp_db("invalid");
         let mut db = Db::open(&path).unwrap();
         let case = record(&[], timed(0.0));
-        let mut fake = Fake {
-            wrong: wrong.clone(),
-            delay: Duration::ZERO,
-            calls: vec![],
-        };
-        let s = tune_case(
-            &mut db,
-            &case,
-            &space,
-            Strategy::Exhaustive,
-            0,
-            Limits::default(),
-            &mut fake,
-            &mut |_, _| {},
-        )
-        .unwrap();
+        let mut fake = Fake { wrong: wrong.clone(), delay: Duration::ZERO, calls: vec![] };
+        let s = tune_case(&mut db, &case, &space, Strategy::Exhaustive, 0, Limits::default(), &mut fake, &mut |_, _| {}).unwrap();
         assert_eq!(s.measured(), space.len());
         let best = &s.ranked()[0];
         assert_ne!(best.config, wrong);
@@ -393,24 +289,8 @@ mod tests {
         // min_blocks 1, coalesce_c 0, pair_rows 0, swap_operands 0) wrong, next is the same with
         // pair_rows 1: 10.3125 (then swap_operands 1: 10.34375, coalesce_c 1: 10.375).
         assert_eq!(best.config, parse_config("threads=256 pad_a=0 unroll_k=0 min_blocks=1 align_runs=0 coalesce_c=0 pair_rows=1 swap_operands=0").unwrap());
-        assert!(matches!(
-            db.find(&case, &wrong).unwrap().outcome,
-            Outcome::Invalid { .. }
-        ));
-        assert_eq!(
-            lookup_in(
-                &db,
-                &case.device,
-                "fused",
-                8,
-                DType::F64,
-                None,
-                Regime::Harness
-            )
-            .unwrap()
-            .config,
-            best.config
-        );
+        assert!(matches!(db.find(&case, &wrong).unwrap().outcome, Outcome::Invalid { .. }));
+        assert_eq!(lookup_in(&db, &case.device, "fused", 8, DType::F64, None, Regime::Harness).unwrap().config, best.config);
         let _ = std::fs::remove_file(&path);
     }
 
@@ -421,88 +301,33 @@ mod tests {
         let all = fused_space();
         let defaults = all[0].clone();
         let fix = parse_config("threads=512").unwrap();
-        assert_ne!(
-            defaults["threads"], 512,
-            "the fused level's default at K = 8 is not 512 threads"
-        );
-        let space: Vec<Config> = all
-            .iter()
-            .filter(|c| c["threads"] == 512)
-            .cloned()
-            .collect();
+        assert_ne!(defaults["threads"], 512, "the fused level's default at K = 8 is not 512 threads");
+        let space: Vec<Config> = all.iter().filter(|c| c["threads"] == 512).cloned().collect();
         assert!(!space.contains(&defaults) && !space.is_empty());
         let path = temp_db("baseline");
         let mut db = Db::open(&path).unwrap();
         let case = record(&[], timed(0.0));
-        let mut fake = Fake {
-            wrong: fix.clone(),
-            delay: Duration::ZERO,
-            calls: vec![],
-        };
+        let mut fake = Fake { wrong: fix.clone(), delay: Duration::ZERO, calls: vec![] };
         let mut seen = vec![];
-        let (base, cached) = time_baseline(&mut db, &case, &defaults, &mut fake, &mut |r, _| {
-            seen.push(r.config.clone())
-        })
-        .unwrap();
-        let s = tune_case(
-            &mut db,
-            &case,
-            &space,
-            Strategy::Exhaustive,
-            0,
-            Limits::default(),
-            &mut fake,
-            &mut |_, _| {},
-        )
-        .unwrap();
-        assert_eq!(
-            fake.calls[0], defaults,
-            "the baseline runs before any candidate"
-        );
+        let (base, cached) = time_baseline(&mut db, &case, &defaults, &mut fake, &mut |r, _| seen.push(r.config.clone())).unwrap();
+        let s = tune_case(&mut db, &case, &space, Strategy::Exhaustive, 0, Limits::default(), &mut fake, &mut |_, _| {}).unwrap();
+        assert_eq!(fake.calls[0], defaults, "the baseline runs before any candidate");
         assert_eq!(fake.calls.len(), 1 + space.len());
         assert_eq!((seen, cached), (vec![defaults.clone()], false));
         // The fake's formula at the defaults: 10 + |threads - 256| / 64 + 0.5·pad_a + unroll_k + 0.25·min_blocks (+ 0.125·coalesce_c + 0.0625·pair_rows + 0.09375·swap_operands).
         let d = |n: &str| defaults[n] as f64;
-        let want = 10.0
-            + (d("threads") - 256.0).abs() / 64.0
-            + 0.5 * d("pad_a")
-            + d("unroll_k")
-            + 0.25 * d("min_blocks")
-            + 0.125 * d("coalesce_c")
-            + 0.0625 * d("pair_rows")
-            + 0.09375 * d("swap_operands");
+        let want = 10.0 + (d("threads") - 256.0).abs() / 64.0 + 0.5 * d("pad_a") + d("unroll_k") + 0.25 * d("min_blocks") + 0.125 * d("coalesce_c") + 0.0625 * d("pair_rows") + 0.09375 * d("swap_operands");
         assert_eq!(base.outcome.us(), Some(want));
-        assert!(
-            s.tried.iter().all(|(r, _)| r.config["threads"] == 512),
-            "the baseline is not among the candidates' results"
-        );
+        assert!(s.tried.iter().all(|(r, _)| r.config["threads"] == 512), "the baseline is not among the candidates' results");
         // A rerun takes it from the database, measuring nothing.
-        let mut again = Fake {
-            wrong: fix,
-            delay: Duration::ZERO,
-            calls: vec![],
-        };
-        let (base2, cached2) =
-            time_baseline(&mut db, &case, &defaults, &mut again, &mut |_, _| {}).unwrap();
+        let mut again = Fake { wrong: fix, delay: Duration::ZERO, calls: vec![] };
+        let (base2, cached2) = time_baseline(&mut db, &case, &defaults, &mut again, &mut |_, _| {}).unwrap();
         assert!(cached2 && again.calls.is_empty());
         assert_eq!(base2.outcome.us(), Some(want));
         // By the fake's formula the defaults (256 threads) beat every 512-thread candidate (by 2 µs
         // at least): a later run takes them from the database, not the best candidate.
         assert!(s.ranked()[0].outcome.us().unwrap() > want);
-        assert_eq!(
-            lookup_in(
-                &db,
-                &case.device,
-                "fused",
-                8,
-                DType::F64,
-                None,
-                Regime::Harness
-            )
-            .unwrap()
-            .config,
-            defaults
-        );
+        assert_eq!(lookup_in(&db, &case.device, "fused", 8, DType::F64, None, Regime::Harness).unwrap().config, defaults);
         let _ = std::fs::remove_file(&path);
     }
 
@@ -516,9 +341,7 @@ mod tests {
             fn evaluate(&mut self, c: &Config) -> Result<Outcome> {
                 self.1.push(c.clone());
                 if *c == self.0 {
-                    return Err(RuntimeError::Invalid(
-                        "CUDA_ERROR_MISALIGNED_ADDRESS: misaligned address".into(),
-                    ));
+                    return Err(RuntimeError::Invalid("CUDA_ERROR_MISALIGNED_ADDRESS: misaligned address".into()));
                 }
                 Ok(timed(10.0 + c["pad_a"] as f64))
             }
@@ -529,49 +352,16 @@ mod tests {
         let case = record(&[], timed(0.0));
         let mut db = Db::open(&path).unwrap();
         let mut first = Crashing(bad.clone(), vec![]);
-        let err = tune_case(
-            &mut db,
-            &case,
-            &space,
-            Strategy::Exhaustive,
-            0,
-            Limits::default(),
-            &mut first,
-            &mut |_, _| {},
-        )
-        .unwrap_err();
+        let err = tune_case(&mut db, &case, &space, Strategy::Exhaustive, 0, Limits::default(), &mut first, &mut |_, _| {}).unwrap_err();
         let msg = err.to_string();
-        assert!(
-            msg.contains(&describe(&bad)) && msg.contains("misaligned") && msg.contains("rerun"),
-            "{msg}"
-        );
+        assert!(msg.contains(&describe(&bad)) && msg.contains("misaligned") && msg.contains("rerun"), "{msg}");
         // On disk (a fresh open, as a new process would see it): recorded as failed.
         let mut db = Db::open(&path).unwrap();
-        assert!(matches!(
-            db.find(&case, &bad).unwrap().outcome,
-            Outcome::Invalid { .. }
-        ));
+        assert!(matches!(db.find(&case, &bad).unwrap().outcome, Outcome::Invalid { .. }));
         let mut second = Crashing(Config::new(), vec![]);
-        let s = tune_case(
-            &mut db,
-            &case,
-            &space,
-            Strategy::Exhaustive,
-            0,
-            Limits::default(),
-            &mut second,
-            &mut |_, _| {},
-        )
-        .unwrap();
-        assert!(
-            !second.1.contains(&bad),
-            "the crashing candidate was run again"
-        );
-        assert_eq!(
-            first.1.len() - 1 + second.1.len(),
-            space.len() - 1,
-            "something was measured twice"
-        );
+        let s = tune_case(&mut db, &case, &space, Strategy::Exhaustive, 0, Limits::default(), &mut second, &mut |_, _| {}).unwrap();
+        assert!(!second.1.contains(&bad), "the crashing candidate was run again");
+        assert_eq!(first.1.len() - 1 + second.1.len(), space.len() - 1, "something was measured twice");
         assert_ne!(s.ranked()[0].config, bad);
         let _ = std::fs::remove_file(&path);
     }
@@ -597,14 +387,8 @@ mod tests {
                     return Err(RuntimeError::Interrupted);
                 }
                 // A compiler that hangs, as the offline evaluator sees it: "does not compile".
-                let e = crate::process::output_within(
-                    &mut std::process::Command::new("sleep").arg("10"),
-                    Some(Duration::from_millis(50)),
-                )
-                .unwrap_err();
-                Ok(Outcome::Rejected {
-                    why: format!("does not compile: running clang: {e}"),
-                })
+                let e = crate::process::output_within(&mut std::process::Command::new("sleep").arg("10"), Some(Duration::from_millis(50))).unwrap_err();
+                Ok(Outcome::Rejected { why: format!("does not compile: running clang: {e}") })
             }
         }
         let space = fused_space();
@@ -613,75 +397,23 @@ mod tests {
             let path = temp_db(if timeout { "timeout" } else { "interrupted" });
             let case = record(&[], timed(0.0));
             let mut db = Db::open(&path).unwrap();
-            let mut first = Transient {
-                transient: transient.clone(),
-                timeout,
-                calls: vec![],
-            };
-            let err = tune_case(
-                &mut db,
-                &case,
-                &space,
-                Strategy::Exhaustive,
-                0,
-                Limits::default(),
-                &mut first,
-                &mut |_, _| {},
-            )
-            .unwrap_err();
+            let mut first = Transient { transient: transient.clone(), timeout, calls: vec![] };
+            let err = tune_case(&mut db, &case, &space, Strategy::Exhaustive, 0, Limits::default(), &mut first, &mut |_, _| {}).unwrap_err();
             if timeout {
                 let msg = err.to_string();
-                assert!(
-                    msg.contains(&describe(&transient))
-                        && msg.contains("not recorded")
-                        && msg.contains(crate::process::TIMEOUT_ENV)
-                        && !msg.contains('\n'),
-                    "{msg}"
-                );
+                assert!(msg.contains(&describe(&transient)) && msg.contains("not recorded") && msg.contains(crate::process::TIMEOUT_ENV) && !msg.contains('\n'), "{msg}");
             } else {
                 assert!(matches!(err, RuntimeError::Interrupted), "{err}");
             }
             // On disk, as a rerun sees it: what was measured before it, and nothing for it.
             let mut db = Db::open(&path).unwrap();
-            assert_eq!(
-                db.records().len(),
-                first.calls.len() - 1,
-                "timeout {timeout}"
-            );
-            assert!(
-                db.find(&case, &transient).is_none(),
-                "timeout {timeout}: {:?}",
-                db.find(&case, &transient)
-            );
-            let mut second = Transient {
-                transient: Config::new(),
-                timeout,
-                calls: vec![],
-            };
-            tune_case(
-                &mut db,
-                &case,
-                &space,
-                Strategy::Exhaustive,
-                0,
-                Limits::default(),
-                &mut second,
-                &mut |_, _| {},
-            )
-            .unwrap();
-            assert_eq!(
-                second.calls[0], transient,
-                "timeout {timeout}: the rerun starts with it"
-            );
-            assert_eq!(
-                first.calls.len() - 1 + second.calls.len(),
-                space.len(),
-                "nothing measured twice"
-            );
-            assert_eq!(
-                db.find(&case, &transient).unwrap().outcome.us(),
-                Some(10.0 + transient["pad_a"] as f64)
-            );
+            assert_eq!(db.records().len(), first.calls.len() - 1, "timeout {timeout}");
+            assert!(db.find(&case, &transient).is_none(), "timeout {timeout}: {:?}", db.find(&case, &transient));
+            let mut second = Transient { transient: Config::new(), timeout, calls: vec![] };
+            tune_case(&mut db, &case, &space, Strategy::Exhaustive, 0, Limits::default(), &mut second, &mut |_, _| {}).unwrap();
+            assert_eq!(second.calls[0], transient, "timeout {timeout}: the rerun starts with it");
+            assert_eq!(first.calls.len() - 1 + second.calls.len(), space.len(), "nothing measured twice");
+            assert_eq!(db.find(&case, &transient).unwrap().outcome.us(), Some(10.0 + transient["pad_a"] as f64));
             let _ = std::fs::remove_file(&path);
         }
     }
@@ -690,38 +422,17 @@ mod tests {
     /// process, which it kills mid-run.
     #[test]
     fn child_tuning_run() {
-        let Ok(path) = std::env::var("MRA_TEST_TUNE_CHILD_DB") else {
-            return;
-        };
+        let Ok(path) = std::env::var("MRA_TEST_TUNE_CHILD_DB") else { return };
         let mut db = Db::open(&path).unwrap();
-        let mut fake = Fake {
-            wrong: Config::new(),
-            delay: Duration::from_millis(20),
-            calls: vec![],
-        };
-        tune_case(
-            &mut db,
-            &record(&[], timed(0.0)),
-            &fused_space(),
-            Strategy::Anneal,
-            7,
-            Limits::default(),
-            &mut fake,
-            &mut |_, _| {},
-        )
-        .unwrap();
+        let mut fake = Fake { wrong: Config::new(), delay: Duration::from_millis(20), calls: vec![] };
+        tune_case(&mut db, &record(&[], timed(0.0)), &fused_space(), Strategy::Anneal, 7, Limits::default(), &mut fake, &mut |_, _| {}).unwrap();
     }
 
     #[test]
     fn an_interrupted_run_resumes_without_measuring_anything_twice() {
         let path = temp_db("resume");
         let mut child = std::process::Command::new(std::env::current_exe().unwrap())
-            .args([
-                "--exact",
-                "tuning::tests::child_tuning_run",
-                "--nocapture",
-                "--test-threads=1",
-            ])
+            .args(["--exact", "tuning::tests::child_tuning_run", "--nocapture", "--test-threads=1"])
             .env("MRA_TEST_TUNE_CHILD_DB", &path)
             .stdout(std::process::Stdio::null())
             .spawn()
@@ -743,42 +454,16 @@ mod tests {
         assert!(wrote, "the child run wrote nothing");
         let measured_before = Db::open(&path).unwrap().records().to_vec();
         let space = fused_space();
-        assert!(
-            measured_before.len() < space.len(),
-            "killed mid-run: {} of {}",
-            measured_before.len(),
-            space.len()
-        );
+        assert!(measured_before.len() < space.len(), "killed mid-run: {} of {}", measured_before.len(), space.len());
         // The rerun: the same strategy and seed, everything measured so far is skipped.
         let mut db = Db::open(&path).unwrap();
-        let mut fake = Fake {
-            wrong: Config::new(),
-            delay: Duration::ZERO,
-            calls: vec![],
-        };
-        let s = tune_case(
-            &mut db,
-            &record(&[], timed(0.0)),
-            &space,
-            Strategy::Anneal,
-            7,
-            Limits::default(),
-            &mut fake,
-            &mut |_, _| {},
-        )
-        .unwrap();
+        let mut fake = Fake { wrong: Config::new(), delay: Duration::ZERO, calls: vec![] };
+        let s = tune_case(&mut db, &record(&[], timed(0.0)), &space, Strategy::Anneal, 7, Limits::default(), &mut fake, &mut |_, _| {}).unwrap();
         let before: BTreeSet<&Config> = measured_before.iter().map(|r| &r.config).collect();
-        assert!(
-            fake.calls.iter().all(|c| !before.contains(c)),
-            "a configuration was measured twice"
-        );
+        assert!(fake.calls.iter().all(|c| !before.contains(c)), "a configuration was measured twice");
         let calls: BTreeSet<&Config> = fake.calls.iter().collect();
         assert_eq!(calls.len(), fake.calls.len());
-        assert_eq!(
-            before.len() + calls.len(),
-            space.len(),
-            "together the two runs measured the whole space once"
-        );
+        assert_eq!(before.len() + calls.len(), space.len(), "together the two runs measured the whole space once");
         assert_eq!(s.tried.len(), space.len());
         assert_eq!(db.records().len(), space.len());
         let _ = std::fs::remove_file(&path);
