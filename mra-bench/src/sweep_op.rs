@@ -90,23 +90,15 @@ fn sweep_on<B: Backend>(
                 arch: gpu.arch(),
                 dtype: DType::F64,
             };
-            // The API regime's tuned values, else the harness's, else the schedule's own: the
-            // first the operation lowers (a tuned stack(N) does not).
-            let tried = [s.at_in(req, Regime::Api), s.at(req)]
-                .map(|c| mra_codegen::generate_op(&c, req, op).map(|kernel| (c, kernel)));
-            let first_ok = tried.iter().position(|t| t.is_ok());
-            let (s, kernel) = match first_ok.map(|i| tried.into_iter().nth(i).unwrap()) {
-                Some(Ok(found)) => found,
-                _ => (
-                    s.clone(),
-                    match mra_codegen::generate_op(s, req, op) {
-                        Ok(kernel) => kernel,
-                        Err(e) => {
-                            crate::outln!("K={k} level={} SKIP ({e})", s.name)?;
-                            continue;
-                        }
-                    },
-                ),
+            // The API regime's tuned values, else the harness's (the schedule's own where the
+            // arch has none): the first the operation lowers (a tuned stack(N) does not).
+            let kernel = mra_codegen::generate_op(&s.at_in(req, Regime::Api), req, op).or_else(|_| mra_codegen::generate_op(&s.at(req), req, op));
+            let kernel = match kernel {
+                Ok(kernel) => kernel,
+                Err(e) => {
+                    crate::outln!("K={k} level={} SKIP ({e})", s.name)?;
+                    continue;
+                }
             };
             let measured = session.prepare_kernel(kernel).and_then(|p| {
                 let mut worst: f64 = 0.0;

@@ -46,17 +46,23 @@ pub fn transform_batch(k: usize, a: &[f64], b: &[f64]) -> crate::Result<Vec<f64>
 /// The definition, written out: C(i,j,l) = Σ_{a,b,c} A(a,b,c)·B(a,i)·B(b,j)·B(c,l).
 /// O(K⁶): only for checking [`transform_one`] at small K.
 pub fn transform_direct(k: usize, a: &[f64], b: &[f64]) -> Vec<f64> {
-    let at = |x: usize, y: usize, z: usize| a[(x * k + y) * k + z];
-    let bm = |r: usize, c: usize| b[r * k + c];
+    general_direct(k, a, b, b, b)
+}
+
+/// The definition with a matrix per dimension: C(i,j,l) = Σ_{a,b,c} A(a,b,c)·X(a,i)·Y(b,j)·Z(c,l).
+/// O(K⁶): only for checking the references at small K.
+pub fn general_direct(k: usize, a: &[f64], x: &[f64], y: &[f64], z: &[f64]) -> Vec<f64> {
+    let at = |p: usize, q: usize, r: usize| a[(p * k + q) * k + r];
+    let m = |v: &[f64], r: usize, c: usize| v[r * k + c];
     let mut c = vec![0.0; k * k * k];
     for i in 0..k {
         for j in 0..k {
             for l in 0..k {
                 let mut s = 0.0;
-                for x in 0..k {
-                    for y in 0..k {
-                        for z in 0..k {
-                            s += at(x, y, z) * bm(x, i) * bm(y, j) * bm(z, l);
+                for p in 0..k {
+                    for q in 0..k {
+                        for r in 0..k {
+                            s += at(p, q, r) * m(x, p, i) * m(y, q, j) * m(z, r, l);
                         }
                     }
                 }

@@ -75,31 +75,11 @@ pub fn dir_matrices(k: usize, m: &[f64], d: usize) -> Vec<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::reference::general_direct;
     use rand::{Rng, SeedableRng};
 
     fn random(n: usize, rng: &mut impl Rng) -> Vec<f64> {
         (0..n).map(|_| rng.random_range(-1.0..1.0)).collect()
-    }
-
-    /// The six-loop definition with three matrices.
-    fn general_direct(k: usize, a: &[f64], x: &[f64], y: &[f64], z: &[f64]) -> Vec<f64> {
-        let mut c = vec![0.0; k * k * k];
-        for i in 0..k {
-            for j in 0..k {
-                for l in 0..k {
-                    let mut s = 0.0;
-                    for p in 0..k {
-                        for q in 0..k {
-                            for r in 0..k {
-                                s += a[(p * k + q) * k + r] * x[p * k + i] * y[q * k + j] * z[r * k + l];
-                            }
-                        }
-                    }
-                    c[(i * k + j) * k + l] = s;
-                }
-            }
-        }
-        c
     }
 
     fn close(x: &[f64], y: &[f64]) -> bool {

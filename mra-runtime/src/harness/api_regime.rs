@@ -30,10 +30,16 @@ pub fn config(nfuncs: usize, max_blocks: Option<usize>, reps: usize, warmup: War
 /// doubling on the device: the timed batch holds real data without a host upload of it all.
 pub fn tile_a<B: Backend>(gpu: &B, bufs: &Buffers<B>, k: u32, have: usize, stream: &B::Stream) -> Result<()> {
     let tensor = (k as usize).pow(3) * bufs.dtype.bytes() as usize;
-    let mut filled = have.min(bufs.nfuncs);
-    while filled < bufs.nfuncs {
-        let n = filled.min(bufs.nfuncs - filled);
-        gpu.copy_device(&bufs.a, filled * tensor, &bufs.a, 0, n * tensor, stream)?;
+    tile(gpu, &bufs.a, tensor, have, bufs.nfuncs, stream)
+}
+
+/// Fills `buf`'s first `count` units of `unit` bytes with copies of its first `have` units
+/// (already there), doubling on the device.
+pub fn tile<B: Backend>(gpu: &B, buf: &B::Buffer, unit: usize, have: usize, count: usize, stream: &B::Stream) -> Result<()> {
+    let mut filled = have.min(count);
+    while filled < count {
+        let n = filled.min(count - filled);
+        gpu.copy_device(buf, filled * unit, buf, 0, n * unit, stream)?;
         filled += n;
     }
     gpu.synchronize(stream)

@@ -104,17 +104,47 @@ pub struct OpOutcome {
     pub gaps_intact: bool,
 }
 
-/// Device copies of a case's batch: A and C laid out as the operation says, B, the pointer
-/// arrays and the workspace.
+/// Device copies of a case's batch: A and C laid out as the operation says, the workspace,
+/// and the launch's arguments (B and the pointer arrays are held until the case is done).
 struct Placed<B: Backend> {
     a: B::Buffer,
-    b: B::Buffer,
     c: B::Buffer,
-    ptrs: Option<(B::Buffer, B::Buffer)>,
     workspace: B::Buffer,
     args: LaunchArgs,
+    _held: (B::Buffer, Option<(B::Buffer, B::Buffer)>),
 }
 
+/// The rest of a launch around A and C already in place: B uploaded, the workspace of `grid`
+/// blocks, with tensor pointers their two arrays, and the kernel's arguments.
+fn bind<B: Backend>(gpu: &B, p: &Prepared<B>, case: &OpCase, a: B::Buffer, b_host: &[f64], c: B::Buffer, grid: usize) -> Result<Placed<B>> {
+    let dtype = p.kernel.plan.request.dtype;
+    let e = dtype.bytes() as usize;
+    let b = gpu.alloc(b_host.len() * e)?;
+    gpu.upload(&b, &to_device_bytes(dtype, b_host)?)?;
+    let workspace = gpu.alloc(((p.kernel.plan.workspace_elems_per_block as usize) * grid).max(1) * e)?;
+    let (slot_a, slot_c) = case.slots();
+    let ptr_array = |base: u64, slots: &[usize]| -> Result<B::Buffer> {
+        let bytes: Vec<u8> = slots.iter().flat_map(|s| (base + (*s * e) as u64).to_le_bytes()).collect();
+        let buf = gpu.alloc(bytes.len())?;
+        gpu.upload(&buf, &bytes)?;
+        Ok(buf)
+    };
+    let ptrs = match case.op.layout {
+        Layout::Pointers => Some((ptr_array(B::device_ptr(&a), &slot_a)?, ptr_array(B::device_ptr(&c), &slot_c)?)),
+        _ => None,
+    };
+    let (a_arg, c_arg) = match &ptrs {
+        Some((pa, pc)) => (B::device_ptr(pa), B::device_ptr(pc)),
+        None => (B::device_ptr(&a), B::device_ptr(&c)),
+    };
+    let (sa, sc) = case.strides();
+    let op = (!case.op.is_seed()).then(|| OpParams { pointers: case.op.layout == Layout::Pointers, ..OpParams::new(sa as i64, sc as i64, case.alpha, case.beta) });
+    let args = LaunchArgs { a: a_arg, b: B::device_ptr(&b), c: c_arg, workspace: B::device_ptr(&workspace), nfuncs: case.nfuncs as i32, nblocks: grid as i32, op };
+    Ok(Placed { a, c, workspace, args, _held: (b, ptrs) })
+}
+
+/// A case's inputs on the device: A's tensors at their slots with NaN in the gaps, C's tensors
+/// NaN (β = 0) or C0, the sentinel in C's gaps.
 fn place<B: Backend>(gpu: &B, p: &Prepared<B>, case: &OpCase, data: &OpData, grid: usize) -> Result<Placed<B>> {
     let dtype = p.kernel.plan.request.dtype;
     let k3 = (case.k as usize).pow(3);
@@ -133,28 +163,7 @@ fn place<B: Backend>(gpu: &B, p: &Prepared<B>, case: &OpCase, data: &OpData, gri
         gpu.upload(&buf, &to_device_bytes(dtype, v)?)?;
         Ok(buf)
     };
-    let (a, b, c) = (upload(&a_host)?, upload(&data.b)?, upload(&c_host)?);
-    let workspace = gpu.alloc(((p.kernel.plan.workspace_elems_per_block as usize) * grid).max(1) * dtype.bytes() as usize)?;
-    let e = dtype.bytes() as u64;
-    let ptrs = match case.op.layout {
-        Layout::Pointers => {
-            let arr = |base: u64, slots: &[usize]| -> Result<B::Buffer> {
-                let bytes: Vec<u8> = slots.iter().flat_map(|s| (base + *s as u64 * e).to_le_bytes()).collect();
-                let buf = gpu.alloc(bytes.len())?;
-                gpu.upload(&buf, &bytes)?;
-                Ok(buf)
-            };
-            Some((arr(B::device_ptr(&a), &slot_a)?, arr(B::device_ptr(&c), &slot_c)?))
-        }
-        _ => None,
-    };
-    let (a_arg, c_arg) = match &ptrs {
-        Some((pa, pc)) => (B::device_ptr(pa), B::device_ptr(pc)),
-        None => (B::device_ptr(&a), B::device_ptr(&c)),
-    };
-    let op = (!case.op.is_seed()).then(|| OpParams { pointers: case.op.layout == Layout::Pointers, ..OpParams::new(sa as i64, sc as i64, case.alpha, case.beta) });
-    let args = LaunchArgs { a: a_arg, b: B::device_ptr(&b), c: c_arg, workspace: B::device_ptr(&workspace), nfuncs: case.nfuncs as i32, nblocks: grid as i32, op };
-    Ok(Placed { a, b, c, ptrs, workspace, args })
+    bind(gpu, p, case, upload(&a_host)?, &data.b, upload(&c_host)?, grid)
 }
 
 fn kernel_of<B: Backend>(p: &Prepared<B>) -> Result<&B::Function> {
@@ -199,20 +208,7 @@ pub fn check<B: Backend>(gpu: &B, p: &Prepared<B>, case: &OpCase, max_blocks: Op
         inside[*s..][..k3].fill(true);
     }
     let gaps_intact = c_all.iter().zip(&inside).all(|(v, t)| *t || *v == SENTINEL);
-    let _ = (&placed.a, &placed.b, &placed.ptrs);
     Ok(OpOutcome { cmp: Comparison::of_in(&got, &data.reference, dtype), gaps_intact })
-}
-
-/// Fills `buf`'s first `elems` elements with copies of its first `have` (already there),
-/// doubling on the device.
-fn tile<B: Backend>(gpu: &B, buf: &B::Buffer, elem: usize, have: usize, elems: usize, stream: &B::Stream) -> Result<()> {
-    let mut filled = have.min(elems);
-    while filled < elems {
-        let n = filled.min(elems - filled);
-        gpu.copy_device(buf, filled * elem, buf, 0, n * elem, stream)?;
-        filled += n;
-    }
-    gpu.synchronize(stream)
 }
 
 /// The API regime for an operation: `case` (its batch far larger than L2, laid out as the
@@ -224,7 +220,6 @@ pub fn time_api<B: Backend>(gpu: &B, p: &Prepared<B>, case: &OpCase, reps: usize
     let e = dtype.bytes() as usize;
     let k3 = (case.k as usize).pow(3);
     let (sa, sc) = case.strides();
-    let (slot_a, slot_c) = case.slots();
     let span = |stride: usize| stride * (case.nfuncs - 1) + k3;
     let stream = gpu.stream()?;
     let mut rng = rand::rngs::StdRng::seed_from_u64(case.seed);
@@ -235,30 +230,13 @@ pub fn time_api<B: Backend>(gpu: &B, p: &Prepared<B>, case: &OpCase, reps: usize
     gpu.upload(&seed_buf, &to_device_bytes(dtype, &values)?)?;
     for (buf, n) in [(&a, span(sa)), (&c, span(sc))] {
         gpu.copy_device(buf, 0, &seed_buf, 0, seed_elems.min(n) * e, &stream)?;
-        tile(gpu, buf, e, seed_elems.min(n), n, &stream)?;
+        super::api_regime::tile(gpu, buf, e, seed_elems.min(n), n, &stream)?;
     }
     drop(seed_buf);
     let b_host: Vec<f64> = (0..case.op.b_elems(case.k)).map(|_| rng.random_range(-1.0..1.0)).collect();
-    let b = gpu.alloc(b_host.len() * e)?;
-    gpu.upload(&b, &to_device_bytes(dtype, &b_host)?)?;
     let g = grid(p, case.nfuncs, None);
-    let workspace = gpu.alloc(((p.kernel.plan.workspace_elems_per_block as usize) * g).max(1) * e)?;
-    let ptr_array = |base: u64, slots: &[usize]| -> Result<B::Buffer> {
-        let bytes: Vec<u8> = slots.iter().flat_map(|s| (base + (*s * e) as u64).to_le_bytes()).collect();
-        let buf = gpu.alloc(bytes.len())?;
-        gpu.upload(&buf, &bytes)?;
-        Ok(buf)
-    };
-    let ptrs = match case.op.layout {
-        Layout::Pointers => Some((ptr_array(B::device_ptr(&a), &slot_a)?, ptr_array(B::device_ptr(&c), &slot_c)?)),
-        _ => None,
-    };
-    let (a_arg, c_arg) = match &ptrs {
-        Some((pa, pc)) => (B::device_ptr(pa), B::device_ptr(pc)),
-        None => (B::device_ptr(&a), B::device_ptr(&c)),
-    };
-    let op = (!case.op.is_seed()).then(|| OpParams { pointers: case.op.layout == Layout::Pointers, ..OpParams::new(sa as i64, sc as i64, case.alpha, case.beta) });
-    let args = LaunchArgs { a: a_arg, b: B::device_ptr(&b), c: c_arg, workspace: B::device_ptr(&workspace), nfuncs: case.nfuncs as i32, nblocks: g as i32, op };
+    let placed = bind(gpu, p, case, a, &b_host, c, g)?;
+    let (a, c, args) = (&placed.a, &placed.c, placed.args);
     let f = kernel_of(p)?;
     let (start, end) = (gpu.event()?, gpu.event()?);
     let timed = |what: &mut dyn FnMut() -> Result<()>| -> Result<f64> {
@@ -272,7 +250,7 @@ pub fn time_api<B: Backend>(gpu: &B, p: &Prepared<B>, case: &OpCase, reps: usize
     crate::warmup::run(warmup, None, &mut || timed(&mut kernel).map(|us| us / 1000.0))?;
     let kernel_us: Vec<f64> = (0..reps).map(|_| timed(&mut kernel)).collect::<Result<_>>()?;
     let bytes = case.nfuncs * k3 * e;
-    let mut copy = || gpu.copy_device(&c, 0, &a, 0, bytes, &stream);
+    let mut copy = || gpu.copy_device(c, 0, a, 0, bytes, &stream);
     crate::warmup::run(warmup, None, &mut || timed(&mut copy).map(|us| us / 1000.0))?;
     let copy_us: Vec<f64> = (0..reps).map(|_| timed(&mut copy)).collect::<Result<_>>()?;
     Ok((super::median(&kernel_us), super::median(&copy_us), g))
