@@ -49,12 +49,6 @@ impl Operation {
         *self == Self::SEED
     }
 
-    /// Matrices per dimension, α and β, strided tensors: what MADNESS's `general_transform`
-    /// over a tree's separately allocated nodes needs, in one kernel.
-    pub fn general(layout: Layout) -> Operation {
-        Operation { matrices: Matrices::PerDim, layout, scaled: true }
-    }
-
     /// Elements of `b` a launch reads: K² or 3·K².
     pub fn b_elems(&self, k: u32) -> usize {
         let k2 = (k * k) as usize;
@@ -119,6 +113,6 @@ mod tests {
                 }
             }
         }
-        assert_eq!(Operation::general(Layout::Pointers).suffix(), "_opxpab");
+        assert_eq!(Operation { matrices: Matrices::PerDim, layout: Layout::Pointers, scaled: true }.suffix(), "_opxpab");
     }
 }
