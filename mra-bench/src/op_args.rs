@@ -9,9 +9,14 @@ pub struct OpArgs {
     /// The operation: `transform` (one matrix B for all three dimensions, the seed's),
     /// `general` (a matrix X, Y, Z per dimension, MADNESS's general_transform) or `dir` (one
     /// dimension only, MRA-TTG's transform_dir: run as `general` with the identity in the two
-    /// others). Every operation but the seed's kernel computes C = alpha T(A) + beta C.
-    #[arg(long, value_name = "OP", default_value = "transform", value_parser = ["transform", "general", "dir"])]
+    /// others) or `ranksum` (MADNESS's operator application: sum over --ranks terms mu of
+    /// s_mu A x1 X_mu x2 Y_mu x3 Z_mu, A read once). Every operation but the seed's kernel
+    /// computes C = alpha T(A) + beta C.
+    #[arg(long, value_name = "OP", default_value = "transform", value_parser = ["transform", "general", "dir", "ranksum"])]
     pub op: String,
+    /// Terms of `--op ranksum` (the separation rank R).
+    #[arg(long, value_name = "R", default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub ranks: u32,
     /// Where tensor n of the batch lies: `contiguous` (n K^3), `strided` (n times a stride of at
     /// least K^3 elements) or `pointers` (device arrays of tensor pointers for A and C).
     #[arg(long, value_name = "LAYOUT", default_value = "contiguous", value_parser = ["contiguous", "strided", "pointers"])]
@@ -26,7 +31,11 @@ impl OpArgs {
             "pointers" => Layout::Pointers,
             _ => Layout::Contiguous,
         };
-        let matrices = if self.op == "transform" { Matrices::One } else { Matrices::PerDim };
+        let matrices = match self.op.as_str() {
+            "transform" => Matrices::One,
+            "ranksum" => Matrices::RankSum,
+            _ => Matrices::PerDim,
+        };
         let op = Operation { matrices, layout, scaled: true };
         if op == (Operation { scaled: true, ..Operation::SEED }) { Operation::SEED } else { op }
     }

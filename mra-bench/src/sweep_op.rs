@@ -50,12 +50,15 @@ pub fn run(args: &SweepArgs) -> CmdResult {
         .as_deref()
         .map(|p| crate::outfile::Target::check("--json", p))
         .transpose()?;
+    let rank_sum = args.op.operation().matrices == mra_codegen::Matrices::RankSum;
     match session::open(
         None,
         None,
         select::cache(args.no_cache),
         crate::session::GpuFree::Sweep,
     )? {
+        Opened::Cuda(s) if rank_sum => crate::sweep_ranksum::sweep_on(&s, args, &levels, &ks, json),
+        Opened::Hip(s) if rank_sum => crate::sweep_ranksum::sweep_on(&s, args, &levels, &ks, json),
         Opened::Cuda(s) => sweep_on(&s, args, &levels, &ks, json),
         Opened::Hip(s) => sweep_on(&s, args, &levels, &ks, json),
     }
@@ -108,6 +111,7 @@ fn sweep_on<B: Backend>(
                         k,
                         nfuncs: 7,
                         dir,
+                        ranks: args.op.ranks as usize,
                         alpha,
                         beta,
                         seed: args.seed.unwrap_or_else(rand::random),
@@ -126,6 +130,7 @@ fn sweep_on<B: Backend>(
                     k,
                     nfuncs,
                     dir,
+                    ranks: args.op.ranks as usize,
                     alpha: 1.0,
                     beta: 0.0,
                     seed: 1,

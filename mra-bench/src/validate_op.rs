@@ -56,7 +56,7 @@ pub fn validate_on<B: Backend>(session: &Session<B>, args: &ValidateArgs, levels
                 for (alpha, beta, dir) in variants(args) {
                     mra_runtime::interrupt::check()?;
                     let seed = args.seed.unwrap_or_else(rand::random);
-                    let case = OpCase { op, k, nfuncs: n, dir, alpha, beta, seed };
+                    let case = OpCase { op, k, nfuncs: n, dir, ranks: args.op.ranks as usize, alpha, beta, seed };
                     let outcome = check(gpu, &prepared, &case, Some(args.max_blocks));
                     mra_runtime::interrupt::check()?;
                     cases += 1;

@@ -16,6 +16,10 @@ pub enum Matrices {
     One,
     /// X, Y, Z for dimensions 0, 1, 2 (`b` holds 3·K² values: X, then Y, then Z).
     PerDim,
+    /// The rank sum of operator application: C = Σ_μ s_μ · A ×₁ X_μ ×₂ Y_μ ×₃ Z_μ over
+    /// μ < R (`ranks`, a kernel parameter). `b` holds, for μ = 0 .. R - 1, X_μ, Y_μ, Z_μ
+    /// (3·K² values each), then the R weights s_μ.
+    RankSum,
 }
 
 /// Where tensor n of a batch lies.
@@ -49,12 +53,14 @@ impl Operation {
         *self == Self::SEED
     }
 
-    /// Elements of `b` a launch reads: K² or 3·K².
-    pub fn b_elems(&self, k: u32) -> usize {
+    /// Elements of `b` a launch reads: K², 3·K², or for a rank sum of `ranks` terms
+    /// `ranks`·(3·K² + 1).
+    pub fn b_elems(&self, k: u32, ranks: usize) -> usize {
         let k2 = (k * k) as usize;
         match self.matrices {
             Matrices::One => k2,
             Matrices::PerDim => 3 * k2,
+            Matrices::RankSum => ranks * (3 * k2 + 1),
         }
     }
 
@@ -66,8 +72,10 @@ impl Operation {
             return String::new();
         }
         let mut s = "_op".to_string();
-        if self.matrices == Matrices::PerDim {
-            s.push('x');
+        match self.matrices {
+            Matrices::One => {}
+            Matrices::PerDim => s.push('x'),
+            Matrices::RankSum => s.push('r'),
         }
         match self.layout {
             Layout::Contiguous => {}
@@ -85,6 +93,7 @@ impl Operation {
         let mut parts = vec![match self.matrices {
             Matrices::One => "one matrix",
             Matrices::PerDim => "a matrix per dimension",
+            Matrices::RankSum => "a rank sum of matrix triples",
         }];
         parts.push(match self.layout {
             Layout::Contiguous => "contiguous tensors",
@@ -106,7 +115,7 @@ mod tests {
     fn the_seed_has_no_suffix_and_every_other_operation_a_distinct_one() {
         assert_eq!(Operation::SEED.suffix(), "");
         let mut seen = std::collections::BTreeSet::new();
-        for matrices in [Matrices::One, Matrices::PerDim] {
+        for matrices in [Matrices::One, Matrices::PerDim, Matrices::RankSum] {
             for layout in [Layout::Contiguous, Layout::Strided, Layout::Pointers] {
                 for scaled in [false, true] {
                     assert!(seen.insert(Operation { matrices, layout, scaled }.suffix()));

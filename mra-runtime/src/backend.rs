@@ -15,7 +15,7 @@ use mra_codegen::{Arch, DType};
 
 /// The common kernel parameters `(a, b, c, workspace, nfuncs, nblocks)` of every generated
 /// kernel (`mra_codegen::emit::KERNEL_PARAMS`), then for an operation other than the seed's
-/// its four more ([`OpParams`]); the grid is `nblocks` blocks.
+/// its four more (five for a rank sum: [`OpParams`]); the grid is `nblocks` blocks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LaunchArgs {
     pub a: u64,
@@ -38,11 +38,13 @@ pub struct OpParams {
     pub beta_bits: u64,
     /// `a` and `c` are device arrays of tensor pointers (the emulator translates them).
     pub pointers: bool,
+    /// A rank sum's terms: its kernels take them as an eleventh parameter.
+    pub ranks: Option<i32>,
 }
 
 impl OpParams {
     pub fn new(a_stride: i64, c_stride: i64, alpha: f64, beta: f64) -> OpParams {
-        OpParams { a_stride, c_stride, alpha_bits: alpha.to_bits(), beta_bits: beta.to_bits(), pointers: false }
+        OpParams { a_stride, c_stride, alpha_bits: alpha.to_bits(), beta_bits: beta.to_bits(), pointers: false, ranks: None }
     }
     pub fn alpha(&self) -> f64 {
         f64::from_bits(self.alpha_bits)
@@ -54,14 +56,16 @@ impl OpParams {
 
 impl LaunchArgs {
     /// Calls `launch` with the kernel-parameter array both drivers take: one pointer per
-    /// parameter, each to a copy that lives until `launch` returns (6, or 10 with `op`).
+    /// parameter, each to a copy that lives until `launch` returns (6, or 10 with `op`, 11 for
+    /// a rank sum).
     pub fn with_params<R>(&self, launch: impl FnOnce(&mut [*mut std::ffi::c_void]) -> R) -> R {
         use std::ffi::c_void;
         let (mut a, mut b, mut c, mut w) = (self.a, self.b, self.c, self.workspace);
         let (mut n, mut nb) = (self.nfuncs, self.nblocks);
         let op = self.op.unwrap_or(OpParams::new(0, 0, 1.0, 0.0));
         let (mut sa, mut sc, mut alpha, mut beta) = (op.a_stride, op.c_stride, op.alpha(), op.beta());
-        let mut params: [*mut c_void; 10] = [
+        let mut ranks = op.ranks.unwrap_or(0);
+        let mut params: [*mut c_void; 11] = [
             &mut a as *mut _ as *mut c_void,
             &mut b as *mut _ as *mut c_void,
             &mut c as *mut _ as *mut c_void,
@@ -72,8 +76,13 @@ impl LaunchArgs {
             &mut sc as *mut _ as *mut c_void,
             &mut alpha as *mut _ as *mut c_void,
             &mut beta as *mut _ as *mut c_void,
+            &mut ranks as *mut _ as *mut c_void,
         ];
-        let count = if self.op.is_some() { 10 } else { 6 };
+        let count = match self.op {
+            None => 6,
+            Some(OpParams { ranks: None, .. }) => 10,
+            Some(_) => 11,
+        };
         launch(&mut params[..count])
     }
 }

@@ -158,6 +158,7 @@ fn operations_match_their_reference_on_the_emulator() {
                         k,
                         nfuncs,
                         dir,
+                        ranks: 3,
                         alpha,
                         beta,
                         seed: 7,

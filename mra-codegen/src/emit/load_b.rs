@@ -104,7 +104,7 @@ impl Emitter<'_> {
     /// dimension).
     pub(super) fn b_args_op(&self, tp: &TransformPlan) -> String {
         match self.op().matrices {
-            crate::op::Matrices::One => b_args(tp).to_string(),
+            crate::op::Matrices::One | crate::op::Matrices::RankSum => b_args(tp).to_string(),
             crate::op::Matrices::PerDim => super::operation::all_dims(b_args(tp)),
         }
     }
@@ -113,7 +113,7 @@ impl Emitter<'_> {
     pub(super) fn b_params_op(&self, tp: &TransformPlan) -> String {
         let params = b_params(tp, self.t());
         match self.op().matrices {
-            crate::op::Matrices::One => params,
+            crate::op::Matrices::One | crate::op::Matrices::RankSum => params,
             crate::op::Matrices::PerDim => super::operation::all_dims(&params),
         }
     }

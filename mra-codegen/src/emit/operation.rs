@@ -18,6 +18,7 @@ impl Emitter<'_> {
         s += match op.matrices {
             Matrices::One => "C_n(i,j,k) = sum_{a,b,c} A_n(a,b,c) B(a,i) B(b,j) B(c,k)",
             Matrices::PerDim => "C_n(i,j,k) = sum_{a,b,c} A_n(a,b,c) X(a,i) Y(b,j) Z(c,k), b = X, Y, Z (3 K^2)",
+            Matrices::RankSum => "C_n(i,j,k) = sum_mu s_mu sum_{a,b,c} A_n(a,b,c) X_mu(a,i) Y_mu(b,j) Z_mu(c,k), mu < ranks,\n// b = X_mu, Y_mu, Z_mu per term (3 K^2 each), then the ranks weights s_mu",
         };
         if op.scaled {
             s += ", stored as\n// alpha * C_n + beta * (C_n as it was); beta == 0 does not read C";
@@ -28,15 +29,17 @@ impl Emitter<'_> {
             Layout::Pointers => ";\n// tensor n at a[n] and c[n]",
         };
         s += ". Computed as three passes of out(i,j) = sum_k in(k,i) * M(k,j),\n// in: K x K^2, out: K^2 x K row-major";
-        if op.matrices == Matrices::PerDim {
-            s += ", M = X, Y, Z in passes 0, 1, 2";
+        match op.matrices {
+            Matrices::One => {}
+            Matrices::PerDim => s += ", M = X, Y, Z in passes 0, 1, 2",
+            Matrices::RankSum => s += ", M = X_mu, Y_mu, s_mu Z_mu in passes 0, 1, 2 of term mu",
         }
         s + "."
     }
 
     /// The kernel's parameters: the seed's six, then for any other operation the strides and
     /// α, β (each kernel of an operation takes all four, used or not, so the runtime launches
-    /// every operation alike).
+    /// every operation alike), and for a rank sum its number of terms.
     pub(super) fn kernel_params(&self) -> String {
         let t = self.t();
         let op = self.op();
@@ -47,7 +50,8 @@ impl Emitter<'_> {
             Layout::Pointers => (format!("const {t}* const* __restrict__ a"), format!("{t}* const* __restrict__ c")),
             _ => (format!("const {t}* __restrict__ a"), format!("{t}* __restrict__ c")),
         };
-        format!("{a}, const {t}* __restrict__ b, {c}, {t}* workspace, int nfuncs, int nblocks, long long a_stride, long long c_stride, double alpha, double beta")
+        let ranks = if op.matrices == Matrices::RankSum { ", int ranks" } else { "" };
+        format!("{a}, const {t}* __restrict__ b, {c}, {t}* workspace, int nfuncs, int nblocks, long long a_stride, long long c_stride, double alpha, double beta{ranks}")
     }
 
     /// The address of tensor `n` (an expression) of A (`'a'`) or C (`'c'`).

@@ -217,26 +217,7 @@ impl Emitter<'_> {
     /// reads it directly.
     pub(super) fn tile_gemm_passes(&mut self, tp: &TransformPlan, f: &Fragment) -> [String; 3] {
         let b = super::load_b::b_args(tp);
-        // Whole-tensor staging happens in the kernel, before pass 0; chunk staging in the pass.
-        let staged = |pass: usize| tp.a.memory == Memory::Shared && !tp.stages_whole_tensor() && (pass == 0 || tp.workspace != Memory::Shared);
-        // The padded layout applies to the shared intermediates of whole-tensor staging: every
-        // pass reads one, passes 0 and 1 write one, pass 2 writes C.
-        let padded = tp.stages_whole_tensor();
-        // align_runs(1) at odd K: the intermediates (outputs of passes 0, 1) hold padded runs.
-        let runs = tp.runs_padded(self.k());
-        let variants: Vec<Variant> = (0..3)
-            .map(|p| Variant {
-                src: if staged(p) { ASource::Staged } else { ASource::Direct },
-                in_shared: padded,
-                out_shared: padded && p < 2,
-                c_staged: tp.coalesce_c && p == 2,
-                in_place: tp.shared_buffers == 1 && p < 2,
-                slice: None,
-                in_runs: runs && p > 0,
-                out_runs: runs && p < 2,
-                in_staged_stride: tp.split_staged_stride(self.k()) && p == 0,
-            })
-            .collect();
+        let variants = self.tile_variants(tp);
         let mut emitted: Vec<Variant> = Vec::new();
         for v in &variants {
             if !emitted.contains(v) && tp.swap_operands {
@@ -259,7 +240,30 @@ impl Emitter<'_> {
         })
     }
 
-    fn tile_pass_function(&mut self, tp: &TransformPlan, f: &Fragment, v: Variant) {
+    /// The three passes' functions: where each reads A and whether its input and output are
+    /// shared intermediates (padded rows, padded runs) or written in place.
+    pub(super) fn tile_variants(&self, tp: &TransformPlan) -> [Variant; 3] {
+        // Whole-tensor staging happens in the kernel, before pass 0; chunk staging in the pass.
+        let staged = |pass: usize| tp.a.memory == Memory::Shared && !tp.stages_whole_tensor() && (pass == 0 || tp.workspace != Memory::Shared);
+        // The padded layout applies to the shared intermediates of whole-tensor staging: every
+        // pass reads one, passes 0 and 1 write one, pass 2 writes C.
+        let padded = tp.stages_whole_tensor();
+        // align_runs(1) at odd K: the intermediates (outputs of passes 0, 1) hold padded runs.
+        let runs = tp.runs_padded(self.k());
+        [0, 1, 2].map(|p| Variant {
+            src: if staged(p) { ASource::Staged } else { ASource::Direct },
+            in_shared: padded,
+            out_shared: padded && p < 2,
+            c_staged: tp.coalesce_c && p == 2,
+            in_place: tp.shared_buffers == 1 && p < 2,
+            slice: None,
+            in_runs: runs && p > 0,
+            out_runs: runs && p < 2,
+            in_staged_stride: tp.split_staged_stride(self.k()) && p == 0,
+        })
+    }
+
+    pub(super) fn tile_pass_function(&mut self, tp: &TransformPlan, f: &Fragment, v: Variant) {
         let src = v.src;
         let t = self.t();
         let k = self.k();

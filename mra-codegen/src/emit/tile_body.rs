@@ -450,8 +450,10 @@ impl Emitter<'_> {
             if mode == TileMode::Whole {
                 w.line(&acc_decl);
             }
-            w.line("#pragma unroll");
-            w.line(format!("for (int nf = 0; nf < {nfr}; ++nf) for (int r = 0; r < {c_regs}; ++r) acc[nf][r] = 0;"));
+            if mode != TileMode::Accumulate {
+                w.line("#pragma unroll");
+                w.line(format!("for (int nf = 0; nf < {nfr}; ++nf) for (int r = 0; r < {c_regs}; ++r) acc[nf][r] = 0;"));
+            }
             // One k-step `ks`: its A fragment, then one instruction per column fragment.
             let one_step = |w: &mut Writer| {
                 w.line(format!("// A fragment: register {} of this lane is A(i0 + {a_i}, ks * FK + {a_k}) = in(k, i).", reg(a_regs)));

@@ -59,12 +59,14 @@ impl Variant {
 }
 
 /// Which part of one tile's work a body emits: all of it, or (for an in-place pass) the
-/// computation into held registers `acc_all[t]`, or the store of those registers.
+/// computation into held registers `acc_all[t]`, or the store of those registers; or (for a
+/// rank sum's last pass) the computation added to what `acc_all[t]` holds.
 #[derive(Clone, Copy, PartialEq)]
 pub(super) enum TileMode {
     Whole,
     Compute,
     Store,
+    Accumulate,
 }
 
 impl Variant {

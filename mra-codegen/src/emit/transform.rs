@@ -25,6 +25,10 @@ impl Emitter<'_> {
         }
         if let Some(f) = tp.fragment {
             self.tile_constants(tp, &f);
+            if self.op().matrices == crate::op::Matrices::RankSum {
+                self.rank_sum_kernel(entry, tp, &f);
+                return;
+            }
         } else {
             if let Some(out) = tp.out {
                 let note = self.step_comment(|s| matches!(s, Step::CacheWrite { .. }));
@@ -109,7 +113,7 @@ impl Emitter<'_> {
     fn tensor_function(&mut self, tp: &TransformPlan, passes: &[String; 3]) {
         let t = self.t();
         let barrier = self.d.barrier();
-        let whole_stage = if tp.stages_whole_tensor() { self.whole_tensor_stage() } else { String::new() };
+        let whole_stage = if tp.stages_whole_tensor() { self.whole_tensor_stage("w1") } else { String::new() };
         let c_store = if tp.coalesce_c { self.coalesced_c_store() } else { String::new() };
         let coalesce_note = self.step_comment(|s| matches!(s, Step::CoalesceC(_)));
         let b_param = self.b_params_op(tp);
@@ -238,14 +242,14 @@ impl Emitter<'_> {
         });
     }
 
-    /// Staging of the whole input tensor into `w1` (free until pass 1 writes it): every thread
-    /// loads, 16 bytes at a time where the tensor's alignment allows, then one barrier.
-    fn whole_tensor_stage(&self) -> String {
+    /// Staging of the whole input tensor into `into` (`w1`, free until pass 1 writes it): every
+    /// thread loads, 16 bytes at a time where the tensor's alignment allows, then one barrier.
+    pub(super) fn whole_tensor_stage(&self, into: &str) -> String {
         let cache = self.step_comment(|s| matches!(s, Step::CacheRead { operand: crate::ir::Operand::A, .. }));
         let k = self.plan.request.k;
         let dtype = self.plan.request.dtype;
         let width = 16 / dtype.bytes();
-        let mut s = format!("{cache}: the whole tensor goes to w1 in one coalesced sweep.\n");
+        let mut s = format!("{cache}: the whole tensor goes to {into} in one coalesced sweep.\n");
         // Tensor n starts n·K³ elements in: 16-byte aligned for every n only if K³ is a
         // multiple of the vector width; a vector must not straddle a padded row either.
         let pad = match self.plan.body {
@@ -264,13 +268,13 @@ impl Emitter<'_> {
                 s += &format!("{decl}\n");
             }
             s += &format!("const {vec_t}* a_vec = reinterpret_cast<const {vec_t}*>(a_n);\n");
-            s += &format!("{vec_t}* w1_vec = reinterpret_cast<{vec_t}*>(w1);\n");
+            s += &format!("{vec_t}* {into}_vec = reinterpret_cast<{vec_t}*>({into});\n");
             s += &format!("for (int e = tid; e < K3 / {width}; e += THREADS) {{\n");
             s += &format!("    const int x = e * {width};  // element x of A goes to row x / K2 of the padded layout\n");
-            s += &format!("    w1_vec[((x / K2) * {stride} + x % K2) / {width}] = a_vec[e];\n}}\n");
+            s += &format!("    {into}_vec[((x / K2) * {stride} + x % K2) / {width}] = a_vec[e];\n}}\n");
         } else {
             s += "// No 16-byte accesses: the tensors or the padded rows are not 16-byte aligned.\n";
-            s += &format!("for (int e = tid; e < K3; e += THREADS) w1[(e / K2) * {stride} + e % K2] = a_n[e];\n");
+            s += &format!("for (int e = tid; e < K3; e += THREADS) {into}[(e / K2) * {stride} + e % K2] = a_n[e];\n");
         }
         s += &format!("{}  // the tensor is staged\n", self.d.barrier());
         s

@@ -8,9 +8,31 @@ use super::{Body, Plan, PlanError, Request, TransformPlan};
 use crate::ir::{Memory, Schedule};
 use crate::op::{Matrices, Operation};
 
-/// The level a refusal names instead: fused-pipe (tuned for every K it fits), else L3.
-fn instead(k: u32) -> &'static str {
-    if k <= 24 { "fused-pipe or L3-regblk" } else { "L3-regblk" }
+/// The level a refusal names instead: fused-pipe (tuned for every K it fits), else L3; for
+/// a rank sum, fused (its three buffers fit in shared memory up to K = 20 in f64 on sm_90).
+fn instead(k: u32, op: Operation) -> &'static str {
+    match op.matrices {
+        Matrices::RankSum => "fused",
+        _ if k <= 24 => "fused-pipe or L3-regblk",
+        _ => "L3-regblk",
+    }
+}
+
+/// Why a transform plan cannot walk a rank sum's terms, if it cannot: the terms need the whole
+/// tensor staged once in shared memory beside the two intermediates, and each wave's output
+/// tiles held in registers across the terms, so one tensor per block and plain fragment passes.
+fn rank_sum_refusal(tp: &TransformPlan) -> Option<&'static str> {
+    let f = tp.fragment?;
+    match () {
+        _ if tp.wmma || f.b.regs != 1 => Some("a rank sum scales B fragments of one register"),
+        _ if !tp.stages_whole_tensor() || tp.shared_buffers != 2 => Some("a rank sum keeps A staged whole beside two shared intermediates"),
+        _ if tp.pipeline >= 2 || tp.bulk_copy => Some("a rank sum walks its terms on one staged tensor, not a pipeline of tensors"),
+        _ if tp.b.memory != Memory::Registers => Some("a rank sum loads each term's matrices into register fragments"),
+        _ if tp.swap_operands || tp.fma_tail || tp.coalesce_c || tp.jam > 1 || tp.col_split > 1 => {
+            Some("a rank sum holds each wave's output tiles in registers (no swap_operands, fma_tail, coalesce_c, unroll(rows), split_cols)")
+        }
+        _ => None,
+    }
 }
 
 impl Schedule {
@@ -21,7 +43,7 @@ impl Schedule {
         if op.is_seed() {
             return Ok(plan);
         }
-        let refuse = |why: &str| PlanError::Operation { level: self.name.clone(), op: op.describe(), why: why.into(), instead: instead(req.k) };
+        let refuse = |why: &str| PlanError::Operation { level: self.name.clone(), op: op.describe(), why: why.into(), instead: instead(req.k, op) };
         let tp: TransformPlan = match plan.body {
             Body::Transform(tp) => tp,
             Body::Copy { .. } => return Err(refuse("the copy floor computes no transform")),
@@ -32,6 +54,8 @@ impl Schedule {
             _ if tp.tensors > 1 || tp.stack > 1 => Some("a stage holds several consecutive tensors (tensors(N), stack(N))"),
             _ if tp.coalesce_c && op.scaled => Some("coalesce_c(1) stores C in vectors; beta needs C element by element"),
             _ if tp.wmma && op.scaled => Some("tensorize(wmma) stores C with the fragment API; beta needs C element by element"),
+            _ if op.matrices == Matrices::RankSum && tp.fragment.is_none() => Some("a rank sum holds its accumulators in matrix fragments"),
+            _ if op.matrices == Matrices::RankSum => rank_sum_refusal(&tp),
             _ => None,
         };
         if let Some(why) = why {
@@ -44,6 +68,15 @@ impl Schedule {
                 None => (req.k, req.k),
             };
             let need = plan.shared_bytes as u64 + 2 * rows as u64 * (cols + tp.b.pad) as u64 * req.dtype.bytes() as u64;
+            if need > req.arch.shared_bytes_max as u64 {
+                return Err(PlanError::SharedTooLarge { level: self.name.clone(), k: req.k, dtype: req.dtype, need, max: req.arch.shared_bytes_max, arch: req.arch.name });
+            }
+            plan.shared_bytes = need as u32;
+            plan.dynamic_shared = need > req.arch.shared_bytes_default as u64;
+        }
+        if op.matrices == Matrices::RankSum {
+            // A third buffer: the staged tensor, read by every term's pass 0.
+            let need = plan.shared_bytes as u64 + req.k as u64 * tp.shared_row_elems(req.k) as u64 * req.dtype.bytes() as u64;
             if need > req.arch.shared_bytes_max as u64 {
                 return Err(PlanError::SharedTooLarge { level: self.name.clone(), k: req.k, dtype: req.dtype, need, max: req.arch.shared_bytes_max, arch: req.arch.name });
             }

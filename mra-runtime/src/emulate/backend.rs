@@ -294,6 +294,9 @@ impl Backend for Emulator {
             .args(&files);
         if let Some(op) = args.op {
             run.args([op.a_stride.to_string(), op.c_stride.to_string(), op.alpha_bits.to_string(), op.beta_bits.to_string()]);
+            if let Some(ranks) = op.ranks {
+                run.arg(format!("ranks={ranks}"));
+            }
         }
         if let Some((_, paths)) = &pools {
             run.args(paths);

@@ -89,6 +89,16 @@ template <class T>
 static void mra_emu_launch(void (*kernel)(const T* const*, const T*, T* const*, T*, int, int, long long, long long, double, double), MraEmuBuffer* buf, int nfuncs, int nblocks) {
     kernel((const T* const*)buf[0].data, (const T*)buf[1].data, (T* const*)buf[2].data, (T*)buf[3].data, nfuncs, nblocks, mra_emu_a_stride, mra_emu_c_stride, mra_emu_alpha, mra_emu_beta);
 }
+// A rank sum's kernel: its terms after the four ("ranks=R" on the command line).
+static int mra_emu_ranks = 0;
+template <class T>
+static void mra_emu_launch(void (*kernel)(const T*, const T*, T*, T*, int, int, long long, long long, double, double, int), MraEmuBuffer* buf, int nfuncs, int nblocks) {
+    kernel((const T*)buf[0].data, (const T*)buf[1].data, (T*)buf[2].data, (T*)buf[3].data, nfuncs, nblocks, mra_emu_a_stride, mra_emu_c_stride, mra_emu_alpha, mra_emu_beta, mra_emu_ranks);
+}
+template <class T>
+static void mra_emu_launch(void (*kernel)(const T* const*, const T*, T* const*, T*, int, int, long long, long long, double, double, int), MraEmuBuffer* buf, int nfuncs, int nblocks) {
+    kernel((const T* const*)buf[0].data, (const T*)buf[1].data, (T* const*)buf[2].data, (T*)buf[3].data, nfuncs, nblocks, mra_emu_a_stride, mra_emu_c_stride, mra_emu_alpha, mra_emu_beta, mra_emu_ranks);
+}
 
 static MraEmuBuffer mra_emu_buf[4];
 static MraEmuBuffer mra_emu_pool[2];  // with tensor pointers: the buffers they point into
@@ -114,7 +124,13 @@ MRA_EMU_FIBER_END static void mra_emu_fiber_main() {
 static constexpr size_t MRA_EMU_STACK = 256 * 1024, MRA_EMU_GUARD = 4096;
 
 int main(int argc, char** argv) {
-    if (argc != 8 && argc != 12 && argc != 14) mra_emu_fail("usage: kernel THREADS NBLOCKS NFUNCS A B C WORKSPACE [A_STRIDE C_STRIDE ALPHA_BITS BETA_BITS [A_POOL C_POOL]]");
+    // A rank sum's "ranks=R" follows the four operation arguments.
+    if (argc >= 13 && std::strncmp(argv[12], "ranks=", 6) == 0) {
+        mra_emu_ranks = std::atoi(argv[12] + 6);
+        for (int i = 12; i + 1 < argc; ++i) argv[i] = argv[i + 1];
+        --argc;
+    }
+    if (argc != 8 && argc != 12 && argc != 14) mra_emu_fail("usage: kernel THREADS NBLOCKS NFUNCS A B C WORKSPACE [A_STRIDE C_STRIDE ALPHA_BITS BETA_BITS [ranks=R] [A_POOL C_POOL]]");
 #ifdef MRA_EMU_TSAN
     mra_emu_main_fiber = __tsan_get_current_fiber();
 #endif

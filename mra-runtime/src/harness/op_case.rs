@@ -15,14 +15,16 @@ use crate::validate::Comparison;
 use mra_codegen::{Layout, Matrices, Operation};
 use rand::{Rng, SeedableRng};
 
-/// What one case computes: the kernel's operation, and for a per-dimension kernel whether
-/// it runs one direction (`dir`: the identity in the other two).
+/// What one case computes: the kernel's operation, for a per-dimension kernel whether it
+/// runs one direction (`dir`: the identity in the other two), for a rank sum its terms.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct OpCase {
     pub op: Operation,
     pub k: u32,
     pub nfuncs: usize,
     pub dir: Option<usize>,
+    /// Terms of a rank sum (ignored by the other operations).
+    pub ranks: usize,
     pub alpha: f64,
     pub beta: f64,
     pub seed: u64,
@@ -37,7 +39,8 @@ type OneTensor = Box<dyn Fn(&[f64]) -> Vec<f64> + Sync>;
 /// Host inputs of a case and the reference, tensor by tensor in batch order.
 pub struct OpData {
     pub a: Vec<f64>,
-    /// What the kernel's `b` holds: B, or X, Y, Z (for `dir`, the identity around M).
+    /// What the kernel's `b` holds: B, or X, Y, Z (for `dir`, the identity around M), or per
+    /// term X_μ, Y_μ, Z_μ and then the weights.
     pub b: Vec<f64>,
     pub c0: Vec<f64>,
     pub reference: Vec<f64>,
@@ -84,6 +87,12 @@ impl OpCase {
                 let m = random(k2);
                 (r::dir_matrices(k, &m, d), Box::new(move |t| r::dir_one(k, t, &m, d)))
             }
+            (Matrices::RankSum, _) => {
+                let r = self.ranks;
+                let (xs, ys, zs, w) = (random(r * k2), random(r * k2), random(r * k2), random(r));
+                let b = rank_sum_b(k, &xs, &ys, &zs, &w);
+                (b, Box::new(move |t| r::ranksum_one(k, t, &xs, &ys, &zs, &w)))
+            }
             (Matrices::PerDim, None) => {
                 let b = random(3 * k2);
                 let m = b.clone();
@@ -95,6 +104,20 @@ impl OpCase {
         let reference = r::scale(self.alpha, &t, self.beta, &c0);
         OpData { a, b, c0, reference }
     }
+}
+
+/// A rank sum's `b` as its kernels read it: per term X_μ, Y_μ, Z_μ, then the weights (`xs`,
+/// `ys`, `zs` hold the R matrices of each dimension, term after term).
+pub fn rank_sum_b(k: usize, xs: &[f64], ys: &[f64], zs: &[f64], weights: &[f64]) -> Vec<f64> {
+    let k2 = k * k;
+    let mut b = Vec::with_capacity(weights.len() * (3 * k2 + 1));
+    for mu in 0..weights.len() {
+        for m in [xs, ys, zs] {
+            b.extend_from_slice(&m[mu * k2..][..k2]);
+        }
+    }
+    b.extend_from_slice(weights);
+    b
 }
 
 /// The outcome: C against the reference, and whether every gap kept its sentinel.
@@ -138,7 +161,8 @@ fn bind<B: Backend>(gpu: &B, p: &Prepared<B>, case: &OpCase, a: B::Buffer, b_hos
         None => (B::device_ptr(&a), B::device_ptr(&c)),
     };
     let (sa, sc) = case.strides();
-    let op = (!case.op.is_seed()).then(|| OpParams { pointers: case.op.layout == Layout::Pointers, ..OpParams::new(sa as i64, sc as i64, case.alpha, case.beta) });
+    let ranks = (case.op.matrices == Matrices::RankSum).then_some(case.ranks as i32);
+    let op = (!case.op.is_seed()).then(|| OpParams { pointers: case.op.layout == Layout::Pointers, ranks, ..OpParams::new(sa as i64, sc as i64, case.alpha, case.beta) });
     let args = LaunchArgs { a: a_arg, b: B::device_ptr(&b), c: c_arg, workspace: B::device_ptr(&workspace), nfuncs: case.nfuncs as i32, nblocks: grid as i32, op };
     Ok(Placed { a, c, workspace, args, _held: (b, ptrs) })
 }
@@ -233,7 +257,7 @@ pub fn time_api<B: Backend>(gpu: &B, p: &Prepared<B>, case: &OpCase, reps: usize
         super::api_regime::tile(gpu, buf, e, seed_elems.min(n), n, &stream)?;
     }
     drop(seed_buf);
-    let b_host: Vec<f64> = (0..case.op.b_elems(case.k)).map(|_| rng.random_range(-1.0..1.0)).collect();
+    let b_host: Vec<f64> = (0..case.op.b_elems(case.k, case.ranks)).map(|_| rng.random_range(-1.0..1.0)).collect();
     let g = grid(p, case.nfuncs, None);
     let placed = bind(gpu, p, case, a, &b_host, c, g)?;
     let (a, c, args) = (&placed.a, &placed.c, placed.args);
