@@ -54,7 +54,7 @@ pub fn sweep_on<B: Backend>(session: &Session<B>, args: &SweepArgs, levels: &[Sc
         let req = Request { k, arch: gpu.arch(), dtype: DType::F64 };
         for s in levels {
             mra_runtime::interrupt::check()?;
-            let kernel = match mra_codegen::generate_op(&s.at(req), req, op) {
+            let kernel = match mra_codegen::generate_op(&s.at_for(req, Regime::Api, op.tuned_as()), req, op) {
                 Ok(kernel) => kernel,
                 Err(e) => {
                     crate::outln!("K={k} level={} SKIP ({e})", s.name)?;

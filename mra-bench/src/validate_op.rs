@@ -18,10 +18,18 @@ fn variants(args: &ValidateArgs) -> Vec<(f64, f64, Option<usize>)> {
     }
 }
 
+/// The kernel of `op` that the sweeps time and the export ships: the values tuned for the
+/// operation in the API regime, else the transform's, else the schedule's own (a tuned
+/// configuration the operation does not lower, such as stack(N), falls back).
+fn kernel_for(s: &Schedule, req: Request, op: Operation) -> Result<mra_codegen::Kernel, mra_codegen::PlanError> {
+    let api = mra_codegen::tuned_defaults::Regime::Api;
+    mra_codegen::generate_op(&s.at_for(req, api, op.tuned_as()), req, op).or_else(|_| mra_codegen::generate_op(&s.at(req), req, op)).or_else(|_| mra_codegen::generate_op(s, req, op))
+}
+
 /// Compiles the emulated kernels of the operation in parallel before the cases run.
 pub fn prebuild(session: &EmulatorSession, levels: &[Schedule], ks: &[u32], op: Operation) -> CmdResult<()> {
     let arch = session.gpu.arch();
-    let kernels: Vec<_> = levels.iter().flat_map(|s| ks.iter().filter_map(move |&k| mra_codegen::generate_op(s, Request { k, arch, dtype: DType::F64 }, op).ok())).collect();
+    let kernels: Vec<_> = levels.iter().flat_map(|s| ks.iter().filter_map(move |&k| kernel_for(s, Request { k, arch, dtype: DType::F64 }, op).ok())).collect();
     let jobs = std::thread::available_parallelism().map_or(2, |n| n.get());
     session.gpu.prebuild(&session.compiler, &kernels, &session.cache, jobs)?;
     Ok(())
@@ -35,7 +43,7 @@ pub fn validate_on<B: Backend>(session: &Session<B>, args: &ValidateArgs, levels
     let (mut cases, mut failures, mut refused) = (0usize, 0usize, 0usize);
     for &k in ks {
         for s in levels {
-            let kernel = match mra_codegen::generate_op(s, Request { k, arch: gpu.arch(), dtype }, op) {
+            let kernel = match kernel_for(s, Request { k, arch: gpu.arch(), dtype }, op) {
                 Ok(kernel) => kernel,
                 Err(e) => {
                     refused += 1;

@@ -88,6 +88,15 @@ impl Operation {
         s
     }
 
+    /// The operation's name in the tuned defaults where its values are its own (`ranksum`);
+    /// empty where the transform's serve.
+    pub fn tuned_as(&self) -> &'static str {
+        match self.matrices {
+            Matrices::RankSum => "ranksum",
+            _ => "",
+        }
+    }
+
     /// One line for humans: `per-dimension matrices, strided, C = αT(A) + βC`.
     pub fn describe(&self) -> String {
         let mut parts = vec![match self.matrices {

@@ -125,10 +125,20 @@ impl Schedule {
 
     /// [`Schedule::at`] with the tuned defaults of `regime` preferred.
     pub fn at_in(&self, req: Request, regime: Regime) -> Schedule {
+        self.at_for(req, regime, "")
+    }
+
+    /// [`Schedule::at_in`] with the values tuned for the operation `op` (`ranksum`), else the
+    /// transform's: a rank sum holds its output tiles across the terms, so the transform's
+    /// block size is no guide to its own.
+    pub fn at_for(&self, req: Request, regime: Regime, op: &str) -> Schedule {
         if !self.has_open_defaults() {
             return self.clone();
         }
-        let tuned = tuned_defaults::lookup(&self.name, req, regime).map(|e| &e.config);
+        // An operation's own values are timed where it is used, in one launch (compute-bound,
+        // so either regime's harness would choose alike).
+        let own = if op.is_empty() { None } else { tuned_defaults::lookup_op(&self.name, req, Regime::Api, op) };
+        let tuned = own.or_else(|| tuned_defaults::lookup(&self.name, req, regime)).map(|e| &e.config);
         let env = |n: &str| builtin(n, req.k, req.arch, req.dtype);
         self.rewrite_defaults(|name, default, default_when, chosen| {
             if *chosen {

@@ -52,6 +52,11 @@ pub struct Entry {
     pub config: Config,
     /// The harness the values were timed in.
     pub regime: Regime,
+    /// The operation the values were tuned for (`ranksum`), where its kernel differs enough
+    /// from the transform's that the transform's values do not carry over; empty: the
+    /// transform's values, used by every operation without entries of its own.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub op: String,
     /// The measurement behind the entry (GPU, time per task, date), where one was recorded.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub source: String,
@@ -81,7 +86,13 @@ impl DefaultsFile {
     /// has none, the one timed in the seed's harness (a value measured there is a better guess
     /// than none), never the other way round.
     pub fn lookup(&self, level: &str, k: u32, dtype: DType, regime: Regime) -> Option<&Entry> {
-        let find = |r: Regime| self.entries.iter().find(|e| e.level == level && e.dtype == dtype.name() && e.k.contains(&k) && e.regime == r);
+        self.lookup_op(level, k, dtype, regime, "")
+    }
+
+    /// [`DefaultsFile::lookup`] among the entries tuned for the operation `op` (empty: the
+    /// transform's).
+    pub fn lookup_op(&self, level: &str, k: u32, dtype: DType, regime: Regime, op: &str) -> Option<&Entry> {
+        let find = |r: Regime| self.entries.iter().find(|e| e.level == level && e.dtype == dtype.name() && e.k.contains(&k) && e.regime == r && e.op == op);
         match regime {
             Regime::Harness => find(Regime::Harness),
             Regime::Api => find(Regime::Api).or_else(|| find(Regime::Harness)),
@@ -103,11 +114,11 @@ impl DefaultsFile {
     /// Sets the values of `level` at `k` in `dtype` timed in `regime` to `config` (the parameters
     /// that differ from the schedule's defaults), replacing what the file said of that case.
     pub fn set(&mut self, level: &str, dtype: DType, k: u32, regime: Regime, config: Config, source: String) {
-        for e in self.entries.iter_mut().filter(|e| e.level == level && e.dtype == dtype.name() && e.regime == regime) {
+        for e in self.entries.iter_mut().filter(|e| e.level == level && e.dtype == dtype.name() && e.regime == regime && e.op.is_empty()) {
             e.k.retain(|&x| x != k);
         }
         self.entries.retain(|e| !e.k.is_empty());
-        self.entries.push(Entry { level: level.to_string(), dtype: dtype.name().to_string(), k: vec![k], config, regime, source });
+        self.entries.push(Entry { level: level.to_string(), dtype: dtype.name().to_string(), k: vec![k], config, regime, op: String::new(), source });
         self.entries.sort_by(|a, b| (&a.level, &a.dtype, a.k.first()).cmp(&(&b.level, &b.dtype, b.k.first())));
     }
 
@@ -123,7 +134,8 @@ impl DefaultsFile {
                 let ks = e.k.iter().map(u32::to_string).collect::<Vec<_>>().join(", ");
                 let config = e.config.iter().map(|(n, v)| format!("{}: {v}", line(n))).collect::<Vec<_>>().join(", ");
                 let source = if e.source.is_empty() { String::new() } else { format!(", \"source\": {}", line(&e.source)) };
-                format!("    {{\"level\": {}, \"dtype\": {}, \"k\": [{ks}], \"config\": {{{config}}}, \"regime\": {}{source}}}", line(&e.level), line(&e.dtype), line(&e.regime))
+                let op = if e.op.is_empty() { String::new() } else { format!(", \"op\": {}", line(&e.op)) };
+                format!("    {{\"level\": {}, \"dtype\": {}, \"k\": [{ks}], \"config\": {{{config}}}, \"regime\": {}{op}{source}}}", line(&e.level), line(&e.dtype), line(&e.regime))
             })
             .collect();
         let provenance = serde_json::to_string_pretty(&self.provenance).expect("plain data serializes").replace('\n', "\n  ");
@@ -158,7 +170,12 @@ pub fn for_arch(arch: &str) -> Option<&'static DefaultsFile> {
 
 /// The shipped values for `level` at `req` (timed in `regime` where there are both).
 pub fn lookup(level: &str, req: Request, regime: Regime) -> Option<&'static Entry> {
-    for_arch(req.arch.name)?.lookup(level, req.k, req.dtype, regime)
+    lookup_op(level, req, regime, "")
+}
+
+/// [`lookup`] among the entries tuned for the operation `op` (empty: the transform's).
+pub fn lookup_op(level: &str, req: Request, regime: Regime, op: &str) -> Option<&'static Entry> {
+    for_arch(req.arch.name)?.lookup_op(level, req.k, req.dtype, regime, op)
 }
 
 /// One line for `levels` and `--compile-only`: whose defaults a command uses on `arch`.

@@ -251,8 +251,14 @@ impl Emitter<'_> {
             // In-place passes hold a wave's output tiles in registers: without a bound the
             // compiler takes more registers than a block of THREADS may have (168 at K = 20).
             // An explicit launch_bounds(min_blocks = ..) of the schedule wins.
-            // A rank sum holds them across its terms.
-            Body::Transform(tp) if (tp.shared_buffers == 1 || self.plan.op.matrices == crate::op::Matrices::RankSum) && self.plan.min_blocks.is_none() => {
+            // A rank sum holds them across its terms; where shared memory admits fewer blocks
+            // than that bound assumes, the registers of the blocks that cannot be there are free.
+            Body::Transform(_) if self.plan.op.matrices == crate::op::Matrices::RankSum && self.plan.min_blocks.is_none() => {
+                let arch = self.plan.request.arch;
+                let by_shared = (arch.shared_bytes_max / self.plan.shared_bytes.max(1)).max(1);
+                self.d.launch_bounds_min_blocks(self.plan.threads, (65536 / (self.plan.threads * 128)).clamp(1, by_shared), arch)
+            }
+            Body::Transform(tp) if tp.shared_buffers == 1 && self.plan.min_blocks.is_none() => {
                 self.d.launch_bounds_min_blocks(self.plan.threads, (65536 / (self.plan.threads * 128)).max(1), self.plan.request.arch)
             }
             _ => self.d.launch_bounds(self.plan.threads, self.plan.min_blocks, self.plan.request.arch),
