@@ -167,9 +167,28 @@ pub struct TransformArgs {
     /// A: N x K x K x K or N x K^3 (C order, little- or big-endian) .npy file.
     #[arg(long)]
     pub input: std::path::PathBuf,
-    /// B: K x K .npy file (row-major: C(i,j,k) = sum A(a,b,c) B(a,i) B(b,j) B(c,k)).
-    #[arg(long)]
-    pub matrix: std::path::PathBuf,
+    /// B: K x K .npy file (row-major: C(i,j,k) = sum A(a,b,c) B(a,i) B(b,j) B(c,k)); or three
+    /// files X,Y,Z, one matrix per dimension (MADNESS's general_transform); with --weights, X,
+    /// Y, Z of shape (R, K, K), the terms of a rank sum.
+    #[arg(long, value_delimiter = ',', num_args = 1.., required = true)]
+    pub matrix: Vec<std::path::PathBuf>,
+    /// Transform dimension D (0, 1 or 2) only, with the one --matrix (MRA-TTG's transform_dir):
+    /// for D = 1, C(a,j,c) = sum_b A(a,b,c) M(b,j).
+    #[arg(long, value_name = "D", value_parser = clap::value_parser!(u32).range(0..=2))]
+    pub dim: Option<u32>,
+    /// C = alpha T(A) + beta C0.
+    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
+    pub alpha: f64,
+    /// C = alpha T(A) + beta C0; a beta other than 0 needs --initial.
+    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
+    pub beta: f64,
+    /// C0 (A's shape) for --beta.
+    #[arg(long, value_name = "C0.npy")]
+    pub initial: Option<std::path::PathBuf>,
+    /// The R weights s of a rank sum, sum over mu of s_mu A x1 X_mu x2 Y_mu x3 Z_mu (MADNESS's
+    /// operator application): a .npy vector of R values, with three --matrix files of (R, K, K).
+    #[arg(long, value_name = "s.npy")]
+    pub weights: Option<std::path::PathBuf>,
     /// C: written atomically, in A's shape and dtype (an existing file is replaced; not the
     /// --input or --matrix file); `-` or a pipe such as /dev/stdout streams it (not to a terminal).
     #[arg(long)]

@@ -95,7 +95,7 @@ fn sweep_on<B: Backend>(
             };
             // The API regime's tuned values, else the harness's (the schedule's own where the
             // arch has none): the first the operation lowers (a tuned stack(N) does not).
-            let kernel = mra_codegen::generate_op(&s.at_in(req, Regime::Api), req, op).or_else(|_| mra_codegen::generate_op(&s.at(req), req, op));
+            let kernel = s.generate_tuned(req, op, Regime::Api);
             let kernel = match kernel {
                 Ok(kernel) => kernel,
                 Err(e) => {

@@ -37,7 +37,7 @@ struct Row {
 fn general_kernel(req: Request, op: Operation) -> Option<mra_codegen::Kernel> {
     ["fused-pipe", "L3-regblk"].iter().find_map(|name| {
         let s = mra_codegen::levels::find(name).ok()?;
-        mra_codegen::generate_op(&s.at_in(req, Regime::Api), req, op).or_else(|_| mra_codegen::generate_op(&s.at(req), req, op)).ok()
+        s.generate_tuned(req, op, Regime::Api).ok()
     })
 }
 
@@ -54,7 +54,7 @@ pub fn sweep_on<B: Backend>(session: &Session<B>, args: &SweepArgs, levels: &[Sc
         let req = Request { k, arch: gpu.arch(), dtype: DType::F64 };
         for s in levels {
             mra_runtime::interrupt::check()?;
-            let kernel = match mra_codegen::generate_op(&s.at_for(req, Regime::Api, op.tuned_as()), req, op) {
+            let kernel = match s.generate_tuned(req, op, Regime::Api) {
                 Ok(kernel) => kernel,
                 Err(e) => {
                     crate::outln!("K={k} level={} SKIP ({e})", s.name)?;

@@ -18,12 +18,9 @@ fn variants(args: &ValidateArgs) -> Vec<(f64, f64, Option<usize>)> {
     }
 }
 
-/// The kernel of `op` that the sweeps time and the export ships: the values tuned for the
-/// operation in the API regime, else the transform's, else the schedule's own (a tuned
-/// configuration the operation does not lower, such as stack(N), falls back).
+/// The kernel of `op` that the sweeps time and the export ships.
 fn kernel_for(s: &Schedule, req: Request, op: Operation) -> Result<mra_codegen::Kernel, mra_codegen::PlanError> {
-    let api = mra_codegen::tuned_defaults::Regime::Api;
-    mra_codegen::generate_op(&s.at_for(req, api, op.tuned_as()), req, op).or_else(|_| mra_codegen::generate_op(&s.at(req), req, op)).or_else(|_| mra_codegen::generate_op(s, req, op))
+    s.generate_tuned(req, op, mra_codegen::tuned_defaults::Regime::Api)
 }
 
 /// Compiles the emulated kernels of the operation in parallel before the cases run.

@@ -128,6 +128,15 @@ impl Schedule {
         self.at_for(req, regime, "")
     }
 
+    /// The kernel of `op` at `req` with the tuned values of `regime` (and the operation's own,
+    /// [`Schedule::at_for`]); where the operation does not lower those (a tuned stack(N)), the
+    /// seed harness's values, else the schedule's own.
+    pub fn generate_tuned(&self, req: Request, op: crate::op::Operation, regime: Regime) -> Result<crate::Kernel, crate::PlanError> {
+        crate::generate_op(&self.at_for(req, regime, op.tuned_as()), req, op)
+            .or_else(|_| crate::generate_op(&self.at(req), req, op))
+            .or_else(|_| crate::generate_op(self, req, op))
+    }
+
     /// [`Schedule::at_in`] with the values tuned for the operation `op` (`ranksum`), else the
     /// transform's: a rank sum holds its output tiles across the terms, so the transform's
     /// block size is no guide to its own.

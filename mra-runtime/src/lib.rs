@@ -20,6 +20,7 @@ pub mod reference_op;
 pub mod replace_file;
 pub mod residency;
 pub mod transformer;
+pub mod transformer_op;
 pub mod scratch;
 pub mod tuning;
 pub mod validate;

@@ -52,7 +52,7 @@ use crate::emulate::Emulator;
 use crate::harness::{self, Backend, EmulatorSession, HarnessConfig, Prepared, Session};
 use crate::{reference, KernelCache};
 use mra_codegen::plan::Body;
-use mra_codegen::{Arch, DType, Request, Schedule};
+use mra_codegen::{Arch, DType, Operation, Request, Schedule};
 
 /// Where a [`Transformer`] computes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -97,14 +97,16 @@ impl Element for f32 {
 
 /// One level compiled for one K (or the CPU reference), ready to transform batches.
 pub struct Transformer {
-    k: u32,
-    dtype: DType,
+    pub(crate) k: u32,
+    pub(crate) dtype: DType,
     level: String,
-    max_blocks: usize,
-    engine: Engine,
+    pub(crate) max_blocks: usize,
+    pub(crate) engine: Engine,
+    /// What the compiled kernel computes ([`Transformer::apply_op`] for the others than the seed's).
+    pub(crate) op: Operation,
 }
 
-enum Engine {
+pub(crate) enum Engine {
     Reference,
     Cuda(Box<(harness::CudaSession, Prepared<crate::cuda::Gpu>)>),
     Hip(Box<(harness::HipSession, Prepared<crate::hip::runtime::Gpu>)>),
@@ -125,7 +127,17 @@ impl Transformer {
     /// `level` for order `k` computing in `dtype` (f64 or f32) on `target`. `default` picks the
     /// export default (the first of `mra_codegen::export::DEFAULT_CHAIN` that fits); `best` the tuned one.
     pub fn with_options(k: u32, level: &str, dtype: DType, target: Target) -> Result<Transformer> {
+        Transformer::with_operation(k, level, dtype, target, Operation::SEED)
+    }
+
+    /// As [`Transformer::with_options`], compiling the kernel of `op` (a matrix per dimension,
+    /// one direction, a rank sum; C = α·T(A) + β·C), applied with [`Transformer::apply_op`].
+    /// `default` picks the first level of `mra_codegen::export::OP_CHAIN` that lowers `op`.
+    pub fn with_operation(k: u32, level: &str, dtype: DType, target: Target, op: Operation) -> Result<Transformer> {
         check_k(k)?;
+        if op.layout != mra_codegen::Layout::Contiguous {
+            return Err(invalid(format!("{}: host data is one contiguous batch; strided and pointer batches are the export's", op.describe())));
+        }
         if !matches!(dtype, DType::F64 | DType::F32) {
             return Err(invalid(format!("dtype {dtype}: the transform of host data is f64 or f32")));
         }
@@ -142,10 +154,10 @@ impl Transformer {
             }
             Target::Emulate { arch } => {
                 let emulator = Emulator::new(arch)?;
-                let schedule = resolve_level(level, k, arch, dtype)?;
+                let schedule = resolve_level_op(level, k, arch, dtype, op)?;
                 // Refused before looking for clang: a level the arch cannot run, a library
                 // level (the emulator has no BLAS to call), and the copy floor.
-                match schedule.plan(Request { k, arch, dtype })?.body {
+                match schedule.plan_op(Request { k, arch, dtype }, op)?.body {
                     Body::Library(_) => {
                         return Err(invalid(format!(
                             "level {} is a library level (vendor BLAS calls, no generated kernel): the emulator runs only generated kernels; choose another level",
@@ -156,24 +168,24 @@ impl Transformer {
                     Body::Transform(_) => {}
                 }
                 let s = EmulatorSession::open_emulator(emulator, cache)?;
-                let p = prepare_schedule(&s, &schedule, k, dtype)?;
+                let p = prepare_schedule(&s, &schedule, k, dtype, op)?;
                 let name = p.kernel.level.clone();
                 (Engine::Emulate(Box::new((s, p))), name)
             }
             Target::Gpu => match open_gpu(cache)? {
                 Opened::Cuda(s) => {
-                    let p = prepare(&s, k, level, dtype)?;
+                    let p = prepare(&s, k, level, dtype, op)?;
                     let name = p.kernel.level.clone();
                     (Engine::Cuda(Box::new((s, p))), name)
                 }
                 Opened::Hip(s) => {
-                    let p = prepare(&s, k, level, dtype)?;
+                    let p = prepare(&s, k, level, dtype, op)?;
                     let name = p.kernel.level.clone();
                     (Engine::Hip(Box::new((s, p))), name)
                 }
             },
         };
-        Ok(Transformer { k, dtype, level, max_blocks: crate::harness::AUTO_BLOCKS, engine })
+        Ok(Transformer { k, dtype, level, max_blocks: crate::harness::AUTO_BLOCKS, engine, op })
     }
 
     /// At most `m` blocks per launch. By default ([`crate::harness::AUTO_BLOCKS`]) a launch has
@@ -207,6 +219,9 @@ impl Transformer {
     pub fn apply<T: Element>(&self, a: &[T], b: &[T]) -> Result<Vec<T>> {
         if T::DTYPE != self.dtype {
             return Err(invalid(format!("this transformer computes in {}, but the data is {}", self.dtype, T::DTYPE)));
+        }
+        if !self.op.is_seed() {
+            return Err(invalid(format!("this transformer computes {}: use apply_op", self.op.describe())));
         }
         let nfuncs = check_shapes(self.k, a.len(), b.len())?;
         // Host copies as large as the data: allocated fallibly (one error, not an abort).
@@ -258,7 +273,15 @@ pub fn resolve_level(sel: &str, k: u32, arch: &'static Arch, dtype: DType) -> Re
     }
 }
 
-fn invalid(msg: String) -> RuntimeError {
+/// [`resolve_level`] for `op`: `default` is the first level that lowers it.
+pub fn resolve_level_op(sel: &str, k: u32, arch: &'static Arch, dtype: DType, op: Operation) -> Result<Schedule> {
+    match sel.trim().to_ascii_lowercase().as_str() {
+        "default" if !op.is_seed() => mra_codegen::export::default_op_level(k, arch, dtype, op).map_err(|e| invalid(e.to_string())),
+        _ => resolve_level(sel, k, arch, dtype),
+    }
+}
+
+pub(crate) fn invalid(msg: String) -> RuntimeError {
     RuntimeError::Invalid(msg)
 }
 
@@ -278,15 +301,15 @@ fn open_gpu(cache: KernelCache) -> Result<Opened> {
     }
 }
 
-fn prepare<B: Backend>(s: &Session<B>, k: u32, level: &str, dtype: DType) -> Result<Prepared<B>> {
-    prepare_schedule(s, &resolve_level(level, k, s.gpu.arch(), dtype)?, k, dtype)
+fn prepare<B: Backend>(s: &Session<B>, k: u32, level: &str, dtype: DType, op: Operation) -> Result<Prepared<B>> {
+    prepare_schedule(s, &resolve_level_op(level, k, s.gpu.arch(), dtype, op)?, k, dtype, op)
 }
 
-fn prepare_schedule<B: Backend>(s: &Session<B>, schedule: &Schedule, k: u32, dtype: DType) -> Result<Prepared<B>> {
+fn prepare_schedule<B: Backend>(s: &Session<B>, schedule: &Schedule, k: u32, dtype: DType, op: Operation) -> Result<Prepared<B>> {
     // One launch over the caller's batch: the tuned defaults timed that way, where there are.
     let req = mra_codegen::Request { k, arch: s.gpu.arch(), dtype };
-    let schedule = schedule.at_in(req, mra_codegen::tuned_defaults::Regime::Api);
-    let p = s.prepare(&schedule, k, dtype)?;
+    let regime = mra_codegen::tuned_defaults::Regime::Api;
+    let p = if op.is_seed() { s.prepare(&schedule.at_in(req, regime), k, dtype)? } else { s.prepare_kernel(schedule.generate_tuned(req, op, regime)?)? };
     if p.kernel.plan.is_copy() {
         return Err(copy_is_no_transform(&schedule));
     }

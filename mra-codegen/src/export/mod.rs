@@ -215,6 +215,29 @@ fn one_tensor_per_pass(level: &Schedule, req: Request) -> Option<Schedule> {
     level.with_config(&[("stack".to_string(), 1)].into_iter().collect()).ok()
 }
 
+/// Levels tried in order for an operation other than the seed's ([`crate::Operation`]): the
+/// levels `plan_op` names in its refusals. A rank sum: `fused` only.
+pub const OP_CHAIN: &[&str] = &["fused-pipe", "fused", "L7-breg", "L3-regblk"];
+
+/// The default level computing `op` at `k`: the first of [`OP_CHAIN`] (for a rank sum, `fused`)
+/// that lowers it, or every level's reason.
+pub fn default_op_level(k: u32, arch: &'static Arch, dtype: DType, op: crate::Operation) -> Result<Schedule, ExportError> {
+    if op.is_seed() {
+        return default_level(k, arch, dtype);
+    }
+    let chain: &[&str] = if op.matrices == crate::Matrices::RankSum { &["fused"] } else { OP_CHAIN };
+    let mut why = Vec::new();
+    for name in chain {
+        let level = levels::find(name).expect("the operation chain names levels");
+        match level.plan_op(Request { k, arch, dtype }, op) {
+            Ok(_) => return Ok(level),
+            Err(e @ PlanError::KOutOfRange(_)) => return Err(ExportError::Plan { k, source: e }),
+            Err(e) => why.push(e.to_string()),
+        }
+    }
+    Err(ExportError::NoDefault { k, chain: chain.join(", "), arch: arch.name, dtype, why: distinct_clauses(&why) })
+}
+
 /// The default level for `k`: the first level of [`DEFAULT_CHAIN`] that lowers.
 pub fn default_level(k: u32, arch: &'static Arch, dtype: DType) -> Result<Schedule, ExportError> {
     let mut why = Vec::new();

@@ -235,6 +235,37 @@ pub fn check<B: Backend>(gpu: &B, p: &Prepared<B>, case: &OpCase, max_blocks: Op
     Ok(OpOutcome { cmp: Comparison::of_in(&got, &data.reference, dtype), gaps_intact })
 }
 
+/// One launch of `p` (prepared for `op`) over host data: `nfuncs` contiguous tensors of `a`,
+/// the kernel's `b` ([`mra_codegen::Operation::b_elems`]), C = α·T(A) + β·`c0` (`c0` read
+/// only where β ≠ 0), at most `max_blocks` blocks; C as f64. What `Transformer::apply_op`
+/// runs on a device or the emulator.
+#[allow(clippy::too_many_arguments)]
+pub fn run_host<B: Backend>(gpu: &B, p: &Prepared<B>, nfuncs: usize, a: &[f64], b: &[f64], c0: Option<&[f64]>, alpha: f64, beta: f64, ranks: usize, max_blocks: usize) -> Result<Vec<f64>> {
+    let op = p.kernel.plan.op;
+    if op.layout != Layout::Contiguous {
+        return Err(RuntimeError::Invalid(format!("{}: host data is one contiguous batch", op.describe())));
+    }
+    let dtype = p.kernel.plan.request.dtype;
+    let upload = |v: &[f64]| -> Result<B::Buffer> {
+        let buf = gpu.alloc(v.len().max(1) * dtype.bytes() as usize)?;
+        gpu.upload(&buf, &to_device_bytes(dtype, v)?)?;
+        Ok(buf)
+    };
+    let k3 = (p.kernel.plan.request.k as usize).pow(3);
+    let (a_buf, c_buf) = (upload(a)?, gpu.alloc(nfuncs * k3 * dtype.bytes() as usize)?);
+    match c0 {
+        Some(c0) if beta != 0.0 => gpu.upload(&c_buf, &to_device_bytes(dtype, c0)?)?,
+        // β = 0 does not read C: NaN there shows a kernel that does.
+        _ => gpu.poison(&c_buf)?,
+    }
+    let case = OpCase { op, k: p.kernel.plan.request.k, nfuncs, dir: None, ranks, alpha, beta, seed: 0 };
+    let placed = bind(gpu, p, &case, a_buf, b, c_buf, grid(p, nfuncs, Some(max_blocks)))?;
+    let stream = gpu.stream()?;
+    gpu.launch(kernel_of(p)?, &stream, p.kernel.plan.threads, &placed.args)?;
+    gpu.synchronize(&stream)?;
+    from_device_bytes(dtype, &gpu.download(&placed.c)?)
+}
+
 /// The API regime for an operation: `case` (its batch far larger than L2, laid out as the
 /// operation says, values tiled on the device from a random slice) launched once per
 /// repetition, and a device-to-device copy of the batch's bytes, each timed with events after
