@@ -160,6 +160,12 @@ pub struct ExportArgs {
     /// tuned configuration for this arch.
     #[arg(long)]
     pub untuned: bool,
+    /// Also export these operations (comma-separated): `general` (a matrix per dimension),
+    /// `dir` (one dimension), `ranksum` (operator application's rank sum), each with C = alpha
+    /// T(A) + beta C over contiguous, strided and pointer-array batches: kernels, block-level
+    /// device parts and mra_transform_ops.h.
+    #[arg(long, value_name = "OP,...", value_delimiter = ',', value_parser = ["general", "dir", "ranksum"])]
+    pub ops: Vec<String>,
 }
 
 #[derive(Args, Debug)]

@@ -9,6 +9,7 @@
 
 use crate::cli::ExportArgs;
 use crate::select::{self, CmdResult};
+use mra_codegen::export::operations::{self, OpKind};
 use mra_codegen::export::{self, Entry};
 use mra_runtime::configure::{self, Configured, Tuning};
 use std::path::{Path, PathBuf};
@@ -44,7 +45,12 @@ pub fn run(args: &ExportArgs) -> CmdResult {
     // The last safe point: from here the export's files are written whole.
     mra_runtime::interrupt::check()?;
     let generator = format!("mra-bench {} export --arch {} -K {} --dtype {dtype}", env!("CARGO_PKG_VERSION"), arch.name, args.ks);
-    let files = export::bundle(&entries, &generator)?;
+    let mut files = export::bundle(&entries, &generator)?;
+    let kinds: Vec<OpKind> = args.ops.iter().filter_map(|o| OpKind::parse(o)).collect();
+    if !kinds.is_empty() {
+        let ops = ks.iter().map(|&k| operations::op_kernels(k, arch, dtype, &kinds)).collect::<Result<Vec<_>, _>>()?.concat();
+        files.extend(operations::files(&ops, &kinds, &generator));
+    }
     if dir.is_dir() {
         // An existing directory keeps its owner, group and mode (setgid, a read-only one's
         // refusal): the files go into it. Checked before the first write, so that a directory or

@@ -117,6 +117,12 @@ pub fn namespace_name(schedule: &Schedule, req: &Request) -> String {
     format!("mra::{}", &entry_name(schedule, req)["mra_".len()..])
 }
 
+/// The namespace of the kernel whose entry point is `entry` (`mra_fused_k10_f64_oprab` →
+/// `mra::fused_k10_f64_oprab`): [`namespace_name`] with the operation's suffix.
+pub fn namespace_of(kernel: &Kernel) -> String {
+    format!("mra::{}", kernel.entry.strip_prefix("mra_").unwrap_or(&kernel.entry))
+}
+
 /// The line that closes a kernel's namespace: everything before it (prelude, constants, device
 /// functions) can be included into a caller's translation unit without the `__global__` kernel.
 pub fn namespace_end(namespace: &str) -> String {

@@ -12,6 +12,7 @@
 //! per-K dispatch), `mra_transform_device.h` (every device part), `manifest.json` and a README.
 
 mod header;
+pub mod operations;
 mod readme;
 
 use crate::emit::{self, Kernel};
