@@ -50,7 +50,8 @@ int main(int argc, char** argv) {
     for (int arg = 1; arg < argc; ++arg) {
         const int K = std::atoi(argv[arg]);
         const int K2 = K * K, K3 = K2 * K;
-        const long long stride_a = K3 + 3, stride_c = K3 + 5;
+        // Gaps between tensors: even where K^3 is (the kernels read A 16 bytes at a time), else odd.
+        const long long stride_a = K3 % 2 ? K3 + 3 : K3 + 2, stride_c = K3 % 2 ? K3 + 5 : K3 + 6;
         Vec a = random_vec((size_t)N * K3), c0 = random_vec((size_t)N * K3), xyz = random_vec(3 * K2);
         Vec terms = random_vec((size_t)R * (3 * K2 + 1));
         // 0: general, 1-3: dir 0..2, 4: rank sum.

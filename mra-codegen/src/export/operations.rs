@@ -199,6 +199,8 @@ fn host_header(ops: &[OpKernel], kinds: &[OpKind], generator: &str) -> String {
     s += "//           (K x K each), then the ranks weights s_mu\n";
     s += "// beta == 0 never reads C. Batches: contiguous (tensor n at n K^3), _strided (at n a_stride in A, n c_stride\n";
     s += "// in C, in elements, each at least K^3), _pointers (device arrays of nfuncs tensor pointers for A and C).\n";
+    s += "// Where K is even the kernels read A 16 bytes at a time: a and c 16-byte aligned, strides even (refused\n";
+    s += "// otherwise), and every pointer of a _pointers batch 16-byte aligned (as cudaMalloc/hipMalloc give).\n";
     s += "// Each function takes a workspace of <op>_workspace_bytes(K, nfuncs) bytes of device memory (null where that\n";
     s += "// is 0) and returns as mra_transform does (mra_status_string).\n//\n";
     s += "//  K  op        layout       level        kernel                                threads  shared  workspace/block\n";
@@ -314,11 +316,17 @@ fn launcher(o: &OpKernel, t: &str, stream: &str) -> String {
     }
     let ws_check = if ws > 0 { " || !workspace" } else { "" };
     let rank_check = if o.kind == OpKind::RankSum { " || ranks < 0" } else { "" };
+    // Where K³ is even the kernels read A 16 bytes at a time: every tensor 16-byte aligned.
+    let stride_check = match o.layout {
+        Layout::Strided if k % 2 == 0 => " || a_stride < K3 || c_stride < K3 || a_stride % 2 != 0 || c_stride % 2 != 0",
+        Layout::Strided => " || a_stride < K3 || c_stride < K3",
+        _ => "",
+    };
     s += &format!(
         "inline int {name}({params}, {m_param}{ranks_param}, double alpha, double beta, {t}* workspace, int nfuncs, {stream} stream) {{\n\
          \x20   const long long K3 = {k3};\n\
          \x20   (void)K3;\n\
-         \x20   if (nfuncs < 0{rank_check}) return MRA_ERROR_INVALID_ARGUMENT;\n\
+         \x20   if (nfuncs < 0{rank_check}{stride_check}) return MRA_ERROR_INVALID_ARGUMENT;\n\
          \x20   if (nfuncs == 0) return MRA_SUCCESS;\n\
          \x20   if (!a || !{m_arg} || !c{ws_check}) return MRA_ERROR_INVALID_ARGUMENT;\n\
          \x20   return mra_op_launch((const void*){entry}, {threads}, {dynamic}, {name}_blocks(nfuncs), a, {m_arg}, c, workspace, nfuncs, {strides}, alpha, beta, {ranks_arg}, stream);\n}}\n",
