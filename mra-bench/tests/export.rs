@@ -449,3 +449,126 @@ fn the_export_demo_compiles_against_the_stub_runtime() {
 fn which(name: &str) -> Option<PathBuf> {
     std::env::var_os("PATH")?.to_str()?.split(':').map(|d| Path::new(d).join(name)).find(|p| p.is_file())
 }
+
+/// `export --ops`: the operation kernels of every K in every layout, their device parts, the
+/// direction kernels, mra_transform_ops.h and operations.json; the flag off, none of them.
+fn export_ops(arch: &str, ks: &str, name: &str) -> (PathBuf, Vec<Value>) {
+    let dir = scratch(name);
+    let o = mra_bench(&["export", "--arch", arch, "-K", ks, "--ops", "general,dir,ranksum", "-o", dir.to_str().unwrap()]);
+    assert!(o.status.success(), "export failed: {}", text(&o.stderr));
+    let ops: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("operations.json")).unwrap()).unwrap();
+    (dir, ops.as_array().unwrap().clone())
+}
+
+#[test]
+fn export_ops_writes_each_operation_in_each_layout() {
+    let (dir, ops) = export_ops("sm_90", "5,10", "ops-files");
+    for k in [5, 10] {
+        for (op, level) in [("general", "fused-pipe"), ("ranksum", "fused")] {
+            for layout in ["contiguous", "strided", "pointers"] {
+                let row = ops.iter().find(|r| r["K"] == k && r["op"] == op && r["layout"] == layout).unwrap_or_else(|| panic!("K={k} {op} {layout}"));
+                assert_eq!(row["level"], level, "{row}");
+                assert!(dir.join(format!("{}.cu", row["entry"].as_str().unwrap())).is_file(), "{row}");
+            }
+        }
+        assert!(dir.join(format!("mra_dir_matrices_k{k}_f64.cu")).is_file());
+    }
+    let header = std::fs::read_to_string(dir.join("mra_transform_ops.h")).unwrap();
+    for f in ["mra_transform_general_pointers(int K", "mra_transform_dir_strided(int K", "mra_transform_ranksum(int K", "mra_transform_ranksum_k10_strided_workspace_bytes"] {
+        assert!(header.contains(f), "{f}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+    let (plain, _) = export("sm_90", "5", "ops-none");
+    assert!(!plain.join("mra_transform_ops.h").exists() && !plain.join("operations.json").exists());
+    std::fs::remove_dir_all(&plain).unwrap();
+}
+
+#[test]
+#[ignore = "needs NVRTC and clang with the AMDGPU target (run with --include-ignored; .ci/run does)"]
+fn exported_operations_compile_for_sm90_gfx90a_and_gfx942() {
+    let Some(nvrtc) = require("NVRTC (libnvrtc)", Nvrtc::load()) else { return };
+    let Some(clang) = require("clang with the AMDGPU target", Clang::find()) else { return };
+    let cache = KernelCache::disabled();
+    let (dir, ops) = export_ops("sm_90", "5,10,16,20", "ops-nvrtc");
+    for r in &ops {
+        let entry = r["entry"].as_str().unwrap();
+        let src = std::fs::read_to_string(dir.join(format!("{entry}.cu"))).unwrap();
+        // Compiles (spills at K = 20, three B register sets, are a measured cost: docs/performance.md).
+        let out = nvrtc.compile(&src, entry, "sm_90", &cache).unwrap_or_else(|e| panic!("{r}: {e}"));
+        assert!(out.cubin.starts_with(b"\x7fELF"), "{r}");
+    }
+    for k in [5, 10, 16, 20] {
+        let entry = format!("mra_dir_matrices_k{k}_f64");
+        let src = std::fs::read_to_string(dir.join(format!("{entry}.cu"))).unwrap();
+        nvrtc.compile(&src, &entry, "sm_90", &cache).unwrap_or_else(|e| panic!("{entry}: {e}"));
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+    for arch in ["gfx90a", "gfx942"] {
+        let (dir, ops) = export_ops(arch, "5,10", &format!("ops-{arch}"));
+        for r in &ops {
+            let src = std::fs::read_to_string(dir.join(format!("{}.hip", r["entry"].as_str().unwrap()))).unwrap();
+            clang.compile(&src, arch).unwrap_or_else(|e| panic!("{arch} {r}: {e}"));
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
+
+#[test]
+#[ignore = "needs clang++ (run with --include-ignored; .ci/run does)"]
+fn the_ops_header_checks_its_arguments_and_launches_the_right_kernels() {
+    let Some(clang) = which("clang++-19").or_else(|| which("clang++")) else {
+        require::<(), _>("clang++ (host C++)", Err("not on PATH"));
+        return;
+    };
+    let (dir, ops) = export_ops("sm_90", "10", "ops-host");
+    let entry = |op: &str, layout: &str| ops.iter().find(|r| r["op"] == op && r["layout"] == layout).unwrap()["entry"].as_str().unwrap().to_string();
+    let mut s = String::from("#include \"mra_transform_ops.h\"\n#include <stdio.h>\n\n");
+    s += "static const void* funcs[4]; static int launches; static int ranks_seen = -7; static double alpha_seen, beta_seen; static long long stride_seen;\n";
+    s += "extern \"C\" cudaError_t cudaLaunchKernel(const void* f, dim3 g, dim3 b, void** args, size_t shared, cudaStream_t s) {\n\
+          \x20   (void)g; (void)b; (void)shared; (void)s; if (launches < 4) funcs[launches] = f; ++launches;\n\
+          \x20   if (f != (const void*)mra_dir_matrices_k10_f64) { stride_seen = *(long long*)args[6]; alpha_seen = *(double*)args[8]; beta_seen = *(double*)args[9]; ranks_seen = *(int*)args[10]; }\n\
+          \x20   return (cudaError_t)0;\n}\n";
+    s += "extern \"C\" cudaError_t cudaFuncSetAttribute(const void* f, enum cudaFuncAttribute a, int v) { (void)f; (void)a; (void)v; return (cudaError_t)0; }\n";
+    s += "extern \"C\" const char* cudaGetErrorString(cudaError_t e) { (void)e; return \"stub\"; }\n";
+    s += "extern \"C\" cudaError_t cudaGetDevice(int* d) { *d = 0; return (cudaError_t)0; }\n";
+    s += "extern \"C\" cudaError_t cudaDeviceGetAttribute(int* v, enum cudaDeviceAttr a, int d) { (void)a; (void)d; *v = 7; return (cudaError_t)0; }\n";
+    s += "extern \"C\" cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* n, const void* f, int b, size_t shared) { (void)f; (void)b; (void)shared; *n = 3; return (cudaError_t)0; }\n";
+    for r in &ops {
+        let e = r["entry"].as_str().unwrap();
+        let (a, c) = if r["layout"] == "pointers" { ("const double* const*", "double* const*") } else { ("const double*", "double*") };
+        let ranks = if r["op"] == "ranksum" { ", int" } else { "" };
+        s += &format!("extern \"C\" void {e}({a}, const double*, {c}, double*, int, int, long long, long long, double, double{ranks}) {{}}\n");
+    }
+    s += "extern \"C\" void mra_dir_matrices_k10_f64(const double*, int, double*) {}\n";
+    s += "int main() {\n    double x[4096] = {0}; double* p = x;\n";
+    s += "    printf(\"odd_stride %d\\n\", mra_transform_general_strided(10, p, 1001, p, 1002, p, 1.0, 0.0, p, 3, 0));\n";
+    s += "    printf(\"short_stride %d\\n\", mra_transform_general_strided(10, p, 998, p, 1002, p, 1.0, 0.0, p, 3, 0));\n";
+    s += "    printf(\"bad_dim %d\\n\", mra_transform_dir(10, p, p, p, 3, 1.0, 0.0, p, 3, 0));\n";
+    s += "    printf(\"unsupported %d\\n\", mra_transform_ranksum(7, p, p, p, 2, 1.0, 0.0, p, 3, 0));\n";
+    s += "    launches = 0; int rc = mra_transform_general_strided(10, p, 1002, p, 1006, p, 1.5, -0.75, p, 3, 0);\n";
+    s += &format!("    printf(\"general rc=%d launches=%d right=%d stride=%lld alpha=%g beta=%g\\n\", rc, launches, funcs[0] == (const void*){}, stride_seen, alpha_seen, beta_seen);\n", entry("general", "strided"));
+    s += "    launches = 0; rc = mra_transform_dir(10, p, p, p, 1, 2.0, 0.0, p, 3, 0);\n";
+    s += &format!("    printf(\"dir rc=%d launches=%d fill_first=%d then_general=%d\\n\", rc, launches, funcs[0] == (const void*)mra_dir_matrices_k10_f64, funcs[1] == (const void*){});\n", entry("general", "contiguous"));
+    s += "    launches = 0; rc = mra_transform_ranksum_pointers(10, (const double* const*)p, (double* const*)p, p, 16, 1.0, 0.5, p, 3, 0);\n";
+    s += &format!("    printf(\"ranksum rc=%d launches=%d right=%d ranks=%d beta=%g\\n\", rc, launches, funcs[0] == (const void*){}, ranks_seen, beta_seen);\n", entry("ranksum", "pointers"));
+    s += "    return 0;\n}\n";
+    let prog = dir.join("ops.cpp");
+    std::fs::write(&prog, s).unwrap();
+    let exe = dir.join("ops");
+    let stubs = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/stubs");
+    let o = Command::new(&clang).args(["-std=c++17", "-Wall", "-Wextra", "-Werror", "-Wno-unused-parameter", "-I"]).arg(&stubs).arg("-I").arg(&dir).arg(&prog).arg("-o").arg(&exe).output().unwrap();
+    assert!(o.status.success(), "mra_transform_ops.h does not compile:\n{}", text(&o.stderr));
+    let out = text(&Command::new(&exe).output().unwrap().stdout);
+    for want in [
+        "odd_stride -2",
+        "short_stride -2",
+        "bad_dim -2",
+        "unsupported -1",
+        "general rc=0 launches=1 right=1 stride=1002 alpha=1.5 beta=-0.75",
+        "dir rc=0 launches=2 fill_first=1 then_general=1",
+        "ranksum rc=0 launches=1 right=1 ranks=16 beta=0.5",
+    ] {
+        assert!(out.contains(want), "want `{want}` in:\n{out}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

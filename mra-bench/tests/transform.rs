@@ -249,3 +249,113 @@ fn emulate_round_trips_npy_against_the_six_loop_definition() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// One direction by its definition: for d = 1, C(a, j, c) = Σ_b A(a, b, c) M(b, j).
+fn dir_direct(k: usize, a: &[f64], m: &[f64], d: usize) -> Vec<f64> {
+    let mut c = vec![0.0; k * k * k];
+    for (e, out) in c.iter_mut().enumerate() {
+        let i = [e / (k * k), e / k % k, e % k];
+        *out = (0..k)
+            .map(|q| {
+                let mut j = i;
+                j[d] = q;
+                a[(j[0] * k + j[1]) * k + j[2]] * m[q * k + i[d]]
+            })
+            .sum();
+    }
+    c
+}
+
+/// `transform` with a matrix per dimension, one direction, α/β with an initial C0, and the rank
+/// sum, through `target` (`--reference`, or the emulator), against the definitions: general
+/// and the rank sum by the six loops of `general_direct`, a direction by its own loop.
+fn operations_round_trip(target: &[&str], name: &str) {
+    let dir = scratch(name);
+    let seed = fresh_seed();
+    let (k, n, r) = (5usize, 3usize, 4usize);
+    let (k2, k3) = (k * k, k * k * k);
+    let a = values(n * k3, seed);
+    let c0 = values(n * k3, seed ^ 1);
+    let m: Vec<Vec<f64>> = (0..3).map(|p| values(r * k2, seed ^ (7 + p))).collect();
+    let w = values(r, seed ^ 11);
+    let file = |name: &str, shape: &[usize], v: &[f64]| {
+        let p = dir.join(name);
+        std::fs::write(&p, npy_bytes("<f8", false, shape, &f64_le(v))).unwrap();
+        p.to_str().unwrap().to_string()
+    };
+    let ap = file("a.npy", &[n, k, k, k], &a);
+    let c0p = file("c0.npy", &[n, k, k, k], &c0);
+    let xyz: Vec<String> = (0..3).map(|p| file(&format!("m{p}.npy"), &[k, k], &m[p][..k2])).collect();
+    let stacks: Vec<String> = (0..3).map(|p| file(&format!("s{p}.npy"), &[r, k, k], &m[p])).collect();
+    let wp = file("w.npy", &[r], &w);
+    let out = dir.join("c.npy");
+    let per_dim = xyz.join(",");
+    let stacked = stacks.join(",");
+    type Want = Box<dyn Fn(&[f64]) -> Vec<f64>>;
+    let (mx, my, mz) = (m[0][..k2].to_vec(), m[1][..k2].to_vec(), m[2][..k2].to_vec());
+    let general: Want = { let (x, y, z) = (mx.clone(), my.clone(), mz.clone()); Box::new(move |t| mra_runtime::reference::general_direct(k, t, &x, &y, &z)) };
+    let one: Want = { let y = my.clone(); Box::new(move |t| dir_direct(k, t, &y, 2)) };
+    let sum: Want = {
+        let (m, w) = (m.clone(), w.clone());
+        Box::new(move |t| {
+            let mut c = vec![0.0; k3];
+            for mu in 0..r {
+                let g = mra_runtime::reference::general_direct(k, t, &m[0][mu * k2..][..k2], &m[1][mu * k2..][..k2], &m[2][mu * k2..][..k2]);
+                c.iter_mut().zip(g).for_each(|(c, g)| *c += w[mu] * g);
+            }
+            c
+        })
+    };
+    let cases: Vec<(Vec<&str>, Want, f64, f64)> = vec![
+        (vec!["--matrix", &per_dim], general, 1.0, 0.0),
+        (vec!["--matrix", &xyz[1], "--dim", "2", "--alpha", "2", "--beta", "-0.5", "--initial", &c0p], one, 2.0, -0.5),
+        (vec!["--matrix", &stacked, "--weights", &wp, "--beta", "1", "--initial", &c0p], sum, 1.0, 1.0),
+    ];
+    for (flags, want, alpha, beta) in cases {
+        let mut args = vec!["transform", "--input", &ap, "--output", out.to_str().unwrap()];
+        args.extend(&flags);
+        args.extend(target);
+        let o = mra_bench(&args);
+        assert!(o.status.success(), "{flags:?}: {}", String::from_utf8_lossy(&o.stderr));
+        let (_, shape, data) = parse_npy(&std::fs::read(&out).unwrap());
+        assert_eq!(shape, [n, k, k, k]);
+        let c: Vec<f64> = data.chunks_exact(8).map(|x| f64::from_le_bytes(x.try_into().unwrap())).collect();
+        for t in 0..n {
+            let expect: Vec<f64> = want(&a[t * k3..][..k3]).iter().zip(&c0[t * k3..][..k3]).map(|(v, c0)| alpha * v + beta * c0).collect();
+            let scale = expect.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+            for (e, (x, y)) in c[t * k3..][..k3].iter().zip(&expect).enumerate() {
+                assert!((x - y).abs() / scale < 1e-12, "{flags:?} tensor {t} element {e}: {x} vs {y} (seed {seed})");
+            }
+        }
+    }
+    // Flags that do not fit together: one line each, nothing written.
+    std::fs::remove_file(&out).unwrap();
+    for (flags, says) in [
+        (vec!["--matrix", &per_dim, "--dim", "1"], "--dim transforms one dimension with one --matrix file"),
+        (vec!["--matrix", &xyz[0], "--beta", "1"], "--beta 1 accumulates into C0"),
+        (vec!["--matrix", &xyz[0], "--initial", &c0p], "--initial is read only with a --beta"),
+        (vec!["--matrix", &stacked, "--weights", &c0p], "it must be (4,)"),
+        (vec!["--matrix", &per_dim, "--weights", &wp], "a rank sum's X, Y, Z are (R, K, K)"),
+    ] {
+        let mut args = vec!["transform", "--input", &ap, "--output", out.to_str().unwrap()];
+        args.extend(&flags);
+        args.extend(target);
+        let o = mra_bench(&args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{flags:?}: {err}");
+        assert!(err.contains(says) && err.trim().lines().count() == 1, "{flags:?}: {err}");
+        assert!(!out.exists(), "{flags:?}: wrote C");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn operations_on_the_reference_match_their_definitions() {
+    operations_round_trip(&["--reference"], "ops-reference");
+}
+
+#[test]
+#[ignore = "needs clang++ with AddressSanitizer (run with --include-ignored; .ci/run does)"]
+fn operations_on_the_emulator_match_their_definitions() {
+    operations_round_trip(&["--emulate", "--arch", "gfx90a"], "ops-emulate");
+}

@@ -208,13 +208,33 @@ mod tests {
                 let tuned = level.with_config(&e.config).unwrap_or_else(|err| panic!("{name}: {err}"));
                 for &k in &e.k {
                     assert!((1..=crate::K_MAX).contains(&k), "{name}: K={k}");
-                    assert!(seen.insert((e.level.clone(), e.dtype.clone(), k, e.regime)), "{name}: {} K={k} listed twice", e.level);
+                    assert!(seen.insert((e.level.clone(), e.dtype.clone(), k, e.regime, e.op.clone())), "{name}: {} K={k} listed twice", e.level);
+                    assert!(["", "ranksum"].contains(&e.op.as_str()), "{name}: no operation {}", e.op);
                     if let Err(err) = tuned.plan(Request { k, arch, dtype }) {
                         panic!("{name}: {} K={k} does not plan with its tuned values: {err}", e.level);
                     }
                 }
             }
         }
+    }
+
+    /// An entry tuned for an operation applies to that operation only: the rank sum's block size
+    /// at K = 16 on sm_90 is its own, the transform's stays the schedule's; an operation without
+    /// entries of its own takes the transform's.
+    #[test]
+    fn an_operations_entries_apply_to_it_alone() {
+        let fused = levels::find("fused").unwrap();
+        let req = Request { k: 16, arch: arch::find("sm_90").unwrap(), dtype: DType::F64 };
+        let threads = |s: crate::Schedule| s.defaults().into_iter().find(|(n, _)| n == "threads").unwrap().1;
+        let own = lookup_op("fused", req, Regime::Api, "ranksum").expect("sm_90 ships the rank sum's fused at K = 16");
+        assert_eq!(own.op, "ranksum");
+        assert_eq!(threads(fused.at_for(req, Regime::Api, "ranksum")), own.config["threads"]);
+        assert!(lookup("fused", req, Regime::Api).is_none_or(|e| e.op.is_empty()));
+        assert_eq!(threads(fused.at_for(req, Regime::Api, "")), threads(fused.at_in(req, Regime::Api)));
+        assert_ne!(threads(fused.at_for(req, Regime::Api, "ranksum")), threads(fused.at_in(req, Regime::Api)));
+        let ten = Request { k: 10, ..req };
+        assert!(lookup_op("fused", ten, Regime::Api, "ranksum").is_none());
+        assert_eq!(threads(fused.at_for(ten, Regime::Api, "ranksum")), threads(fused.at_in(ten, Regime::Api)));
     }
 
     /// A shipped file printed by `to_text` reads back equal, and `set` replaces one K of an

@@ -24,7 +24,7 @@ pub enum PlanError {
     KUnsupported { level: String, k: u32, why: String },
     #[error("level {level} cannot run on {arch}: {why}")]
     ArchUnsupported { level: String, arch: &'static str, why: String },
-    #[error("level {level} does not lower {op}: {why}; {instead} do")]
+    #[error("level {level} does not lower {op}: {why}; {instead} can")]
     Operation { level: String, op: String, why: String, instead: &'static str },
     /// A tensorized level without an instruction for (arch, dtype): either the arch lacks such
     /// matrix cores, or it has them and this level has no lowering onto them. The message
