@@ -96,7 +96,8 @@ pub enum Command {
     Export(ExportArgs),
     /// Transform your own tensors: A (N x K x K x K or N x K^3) and B (K x K) from .npy files,
     /// on the GPU found (or the level's generated HIP for --arch on the CPU wave emulator with
-    /// --emulate, or the CPU reference with --reference), C written to a .npy file.
+    /// --emulate, or the CPU reference with --reference), C written to a .npy file; a matrix per
+    /// dimension, one direction (--dim), a rank sum (--weights), C = alpha T(A) + beta C0.
     Transform(TransformArgs),
     /// Test helper: write a .npy file of uniform random values in [-1, 1).
     #[command(hide = true)]

@@ -1,5 +1,7 @@
 //! `mra-bench transform`: your own tensors from NumPy files. A (N x K x K x K or N x K³) and B
-//! (K x K) are read with `npyz`; C is computed on the GPU found (`mra_runtime::transformer`), by
+//! (K x K; or X, Y, Z, one per dimension; one matrix with `--dim`; three (R, K, K) stacks and
+//! `--weights` for a rank sum; C0 with `--beta`) are read with `npyz`; C is computed on the GPU
+//! found (`mra_runtime::transformer`, `transformer_op` for the operations), by
 //! the level's generated HIP for `--arch` on the CPU wave emulator with `--emulate`, or on the
 //! FP64 CPU reference with `--reference`, and written atomically in A's shape and dtype (the
 //! output path checked first). Reading and writing the files is `npy`'s job.
