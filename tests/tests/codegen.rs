@@ -493,11 +493,14 @@ fn every_tuned_default_of_sm_90_reaches_its_kernel() {
         let dtype = DType::parse(e["dtype"].as_str().unwrap()).unwrap();
         for k in e["k"].as_array().unwrap().iter().map(|k| k.as_u64().unwrap() as u32) {
             let req = Request { k, arch: sm90, dtype };
-            let resolved = match e["regime"].as_str().unwrap() {
-                "api" => level.at_in(req, mra_codegen::tuned_defaults::Regime::Api),
-                _ => level.clone(),
+            let api = mra_codegen::tuned_defaults::Regime::Api;
+            // An operation's entries reach that operation's kernel.
+            let (resolved, op) = match (e["regime"].as_str().unwrap(), e["op"].as_str()) {
+                ("api", Some("ranksum")) => (level.at_for(req, api, "ranksum"), mra_codegen::Operation { matrices: mra_codegen::Matrices::RankSum, layout: mra_codegen::Layout::Contiguous, scaled: true }),
+                ("api", _) => (level.at_in(req, api), mra_codegen::Operation::SEED),
+                _ => (level.clone(), mra_codegen::Operation::SEED),
             };
-            let kernel = mra_codegen::generate(&resolved, req).unwrap();
+            let kernel = mra_codegen::generate_op(&resolved, req, op).unwrap();
             for p in level.params() {
                 let want = e["config"].get(&p.name).map_or(p.default, |v| v.as_u64().unwrap() as u32);
                 assert_eq!(kernel.plan.parameters[&p.name], want, "{} K={k} {}", level.name, p.name);
