@@ -198,7 +198,8 @@ fn kernel_of<B: Backend>(p: &Prepared<B>) -> Result<&B::Function> {
 }
 
 /// The grid of one launch over `nfuncs` tensors: at most `max_blocks`, at most what fills the
-/// device ([`Prepared::auto_grid`]), at most one block per tensor.
+/// device ([`Prepared::auto_grid`]), at most one block per tensor, and with `persistent(1)` no
+/// more than the device holds at once ([`Prepared::grid_blocks`]), as the seed's launches.
 pub fn grid<B: Backend>(p: &Prepared<B>, nfuncs: usize, max_blocks: Option<usize>) -> usize {
     let mut g = p.kernel.plan.work_blocks(nfuncs);
     if let Some(auto) = p.auto_grid() {
@@ -207,7 +208,7 @@ pub fn grid<B: Backend>(p: &Prepared<B>, nfuncs: usize, max_blocks: Option<usize
     if let Some(m) = max_blocks {
         g = g.min(m);
     }
-    p.kernel.plan.grid_blocks(g.max(1))
+    p.grid_blocks(g.max(1))
 }
 
 /// Runs `case` once with `p` (prepared for `case.op`) and checks it.
@@ -309,4 +310,28 @@ pub fn time_api<B: Backend>(gpu: &B, p: &Prepared<B>, case: &OpCase, reps: usize
     crate::warmup::run(warmup, None, &mut || timed(&mut copy).map(|us| us / 1000.0))?;
     let copy_us: Vec<f64> = (0..reps).map(|_| timed(&mut copy)).collect::<Result<_>>()?;
     Ok((super::median(&kernel_us), super::median(&copy_us), g))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::harness::fake::{level, session};
+    use mra_codegen::{arch, DType, Request};
+
+    /// An operation's launch sizes its grid as the seed's launches do: `persistent(1)` (fused-pipe
+    /// from K = 20) no more blocks than the device holds, else min(N, what fills the device).
+    /// Expected grids by hand.
+    #[test]
+    fn an_operations_grid_is_persistent_where_its_kernel_is() {
+        let op = Operation { matrices: Matrices::PerDim, layout: Layout::Contiguous, scaled: true };
+        for (k, resident, nfuncs, want) in [(20, Some(132), 30000, 132), (20, Some(132), 100, 100), (16, Some(132), 30000, 30000.min(132 * crate::harness::AUTO_WAVES))] {
+            let s = session(1.0);
+            s.gpu.resident.set(resident);
+            let req = Request { k, arch: arch::find("sm_90").unwrap(), dtype: DType::F64 };
+            let kernel = mra_codegen::generate_op(&level("fused-pipe").at(req), req, op).unwrap();
+            assert_eq!(kernel.plan.persistent, k == 20, "the shipped values: persistent(1) at K = 20");
+            let p = s.prepare_kernel(kernel).unwrap();
+            assert_eq!(grid(&p, nfuncs, None), want, "K={k} N={nfuncs}");
+        }
+    }
 }
