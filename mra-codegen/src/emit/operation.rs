@@ -96,7 +96,10 @@ impl Emitter<'_> {
         format!("template <class Out>\n{}", head.replacen(&plain, "Out out", 1))
     }
 
-    /// `COut`: C written element by element as α·value + β·C; β == 0 never reads C.
+    /// `COut`: where C goes, with α and β. The last pass is called with `COutSet` (β = 0: C
+    /// written, never read) or `COutAdd` (α·value + β·C), chosen once per call
+    /// ([`beta_dispatch`]), not per element: a test of β at every store made the stores
+    /// dependent and the kernels up to 2.4× slower.
     pub(super) fn scaled_output(&mut self) {
         if !self.op().scaled {
             return;
@@ -104,26 +107,55 @@ impl Emitter<'_> {
         let t = self.t();
         let inline = self.d.inline_device();
         self.w.line("");
-        self.w.line("// C as the last pass writes it: out[e] = v stores alpha * v + beta * out[e]; beta == 0 does");
-        self.w.line("// not read C, so whatever it held (NaN included) is harmless. The passes that write the");
-        self.w.line("// shared or workspace intermediates take plain pointers.");
-        self.w.block("struct COut", ";", |w| {
+        self.w.line("// C as the last pass writes it: COutSet stores alpha * v (beta == 0: C is not read, so");
+        self.w.line("// whatever it held, NaN included, is harmless); COutAdd stores alpha * v + beta * C. The");
+        self.w.line("// passes that write the shared or workspace intermediates take plain pointers.");
+        self.w.block("struct COutSet", ";", |w| {
+            w.line(format!("{t}* p;"));
+            w.line("double alpha;");
+            w.block("struct Ref", ";", |w| {
+                w.line(format!("{t}* q;"));
+                w.line("double alpha;");
+                w.line(format!("{inline} void operator=({t} v) const {{ *q = ({t})(alpha * v); }}"));
+            });
+            w.line(format!("{inline} Ref operator[](long long e) const {{ return Ref{{p + e, alpha}}; }}"));
+        });
+        self.w.block("struct COutAdd", ";", |w| {
             w.line(format!("{t}* p;"));
             w.line("double alpha, beta;");
             w.block("struct Ref", ";", |w| {
                 w.line(format!("{t}* q;"));
                 w.line("double alpha, beta;");
-                w.line(format!("{inline} void operator=({t} v) const {{ *q = beta == 0 ? ({t})(alpha * v) : ({t})(alpha * v + beta * *q); }}"));
+                w.line(format!("{inline} void operator=({t} v) const {{ *q = ({t})(alpha * v + beta * *q); }}"));
             });
             w.line(format!("{inline} Ref operator[](long long e) const {{ return Ref{{p + e, alpha, beta}}; }}"));
         });
+        self.w.block("struct COut", ";", |w| {
+            w.line(format!("{t}* p;"));
+            w.line("double alpha, beta;");
+            w.line(format!("{inline} COutSet set() const {{ return COutSet{{p, alpha}}; }}"));
+            w.line(format!("{inline} COutAdd add() const {{ return COutAdd{{p, alpha, beta}}; }}"));
+        });
         if self.plan.request.dtype == crate::DType::F64 && self.d.vendor() == crate::Vendor::Nvidia {
-            // The paired stores of the untransposed passes: one 16-byte store into the
-            // intermediates, two element stores into C.
+            // The paired stores of the untransposed passes, 16 bytes each: into the
+            // intermediates, and into C (a pair starts at an even element of a tensor that is
+            // 16-byte aligned where K is even, the only K that pairs C's columns).
             self.w.line(format!("{inline} void store_pair(double* out, int e, double x, double y) {{ *reinterpret_cast<double2*>(&out[e]) = make_double2(x, y); }}"));
-            self.w.line(format!("{inline} void store_pair(const COut& out, int e, double x, double y) {{ out[e] = x; out[e + 1] = y; }}"));
+            self.w.line(format!("{inline} void store_pair(const COutSet& out, int e, double x, double y) {{ *reinterpret_cast<double2*>(&out.p[e]) = make_double2(out.alpha * x, out.alpha * y); }}"));
+            self.w.block(format!("{inline} void store_pair(const COutAdd& out, int e, double x, double y)"), "", |w| {
+                w.line("double2* q = reinterpret_cast<double2*>(&out.p[e]);");
+                w.line("const double2 c = *q;");
+                w.line("*q = make_double2(out.alpha * x + out.beta * c.x, out.alpha * y + out.beta * c.y);");
+            });
         }
     }
+}
+
+/// The last pass's call (with `{out}`, the COut of C) as two calls, one per output type,
+/// chosen once by β.
+pub(super) fn beta_dispatch(call: &str) -> String {
+    let call = call.trim_end_matches(';');
+    format!("if ({{out}}.beta == 0) {}; else {};", call.replace("{out}", "{out}.set()"), call.replace("{out}", "{out}.add()"))
 }
 
 /// `b_frag, b_tail` → `b_frag1, b_tail1`: pass `p`'s B arguments or parameters where each

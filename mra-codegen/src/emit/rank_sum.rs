@@ -142,7 +142,7 @@ impl Emitter<'_> {
                 w.line("gemm_pass_accumulate(w1, bm, acc_all, lane, wave);  // pass 2: w1 -> the held tiles");
                 w.line("if (mu + 1 < ranks) load_b(m + 3 * K2, tid, bm);  // X_mu+1");
             });
-            w.line("store_accumulated(acc_all, c_n, lane, wave);");
+            w.line(super::operation::beta_dispatch("store_accumulated(acc_all, {out}, lane, wave);").replace("{out}", "c_n"));
             w.line(format!("{barrier}  // the next tensor is staged into wa; its pass 1 writes w1, which the last pass 2 read"));
         });
     }

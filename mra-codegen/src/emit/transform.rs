@@ -50,7 +50,10 @@ impl Emitter<'_> {
                 ["gemm_pass", "gemm_pass", "gemm_pass"].map(|name| format!("{name}({{in}}, bm, {{out}}{args});"))
             }
         };
-        let passes = [0, 1, 2].map(|p| self.pass_for_dim(tp, &passes[p], p));
+        let mut passes = [0, 1, 2].map(|p| self.pass_for_dim(tp, &passes[p], p));
+        if self.op().scaled {
+            passes[2] = super::operation::beta_dispatch(&passes[2]);
+        }
         self.w.line("");
         self.b_loader(tp);
         self.tensor_function(tp, &passes);
