@@ -106,6 +106,11 @@ impl Emitter<'_> {
         }
         let t = self.t();
         let inline = self.d.inline_device();
+        // C's old value through the read-only path on NVIDIA: each element is read once, by the
+        // thread that then writes it, so the compiler may issue every load of a tile before its
+        // stores (a plain load may alias the store before it, which serializes load, store, load).
+        let nvidia = self.d.vendor() == crate::Vendor::Nvidia;
+        let old = if nvidia { "__ldg(q)" } else { "*q" };
         self.w.line("");
         self.w.line("// C as the last pass writes it: COutSet stores alpha * v (beta == 0: C is not read, so");
         self.w.line("// whatever it held, NaN included, is harmless); COutAdd stores alpha * v + beta * C. The");
@@ -126,7 +131,7 @@ impl Emitter<'_> {
             w.block("struct Ref", ";", |w| {
                 w.line(format!("{t}* q;"));
                 w.line("double alpha, beta;");
-                w.line(format!("{inline} void operator=({t} v) const {{ *q = ({t})(alpha * v + beta * *q); }}"));
+                w.line(format!("{inline} void operator=({t} v) const {{ *q = ({t})(alpha * v + beta * {old}); }}"));
             });
             w.line(format!("{inline} Ref operator[](long long e) const {{ return Ref{{p + e, alpha, beta}}; }}"));
         });
@@ -144,7 +149,7 @@ impl Emitter<'_> {
             self.w.line(format!("{inline} void store_pair(const COutSet& out, int e, double x, double y) {{ *reinterpret_cast<double2*>(&out.p[e]) = make_double2(out.alpha * x, out.alpha * y); }}"));
             self.w.block(format!("{inline} void store_pair(const COutAdd& out, int e, double x, double y)"), "", |w| {
                 w.line("double2* q = reinterpret_cast<double2*>(&out.p[e]);");
-                w.line("const double2 c = *q;");
+                w.line("const double2 c = __ldg(q);");
                 w.line("*q = make_double2(out.alpha * x + out.beta * c.x, out.alpha * y + out.beta * c.y);");
             });
         }
