@@ -98,8 +98,8 @@ impl Emitter<'_> {
 
     /// `COut`: where C goes, with α and β. The last pass is called with `COutSet` (β = 0: C
     /// written, never read) or `COutAdd` (α·value + β·C), chosen once per call
-    /// ([`beta_dispatch`]), not per element: a test of β at every store made the stores
-    /// dependent and the kernels up to 2.4× slower.
+    /// ([`beta_dispatch`]), not per element: a test of β at every store, each store a
+    /// read-modify-write, kept the last pass from issuing its stores back to back.
     pub(super) fn scaled_output(&mut self) {
         if !self.op().scaled {
             return;
