@@ -197,3 +197,38 @@ fn operations_match_their_reference_on_the_emulator() {
         }
     }
 }
+
+/// stack(N) (N consecutive tensors side by side in each pass, fused-pipe's tuned value at
+/// K = 6 in one launch) lowers a contiguous batch of every operation but the rank sum, and the
+/// kernel compiles; a strided or pointer batch, and the rank sum, are refused naming the levels
+/// that lower them.
+#[test]
+fn stack_lowers_contiguous_operations_only() {
+    let sm90 = arch::find("sm_90").unwrap();
+    let req = Request {
+        k: 6,
+        arch: sm90,
+        dtype: DType::F64,
+    };
+    let stacked = levels::find("fused-pipe")
+        .unwrap()
+        .with_config(&mra_codegen::tune::parse_config("stack=4").unwrap())
+        .unwrap();
+    for op in every_operation() {
+        match mra_codegen::generate_op(&stacked, req, op) {
+            Ok(kernel) => {
+                assert!(op.layout == Layout::Contiguous && op.matrices != Matrices::RankSum, "{op:?}");
+                assert!(kernel.source.contains("constexpr int STACK = 4;"), "{op:?}");
+                if let Ok(nvrtc) = mra_runtime::cuda::nvrtc::Nvrtc::load() {
+                    nvrtc
+                        .compile(&kernel.source, &kernel.entry, "sm_90", &KernelCache::disabled())
+                        .unwrap_or_else(|e| panic!("{op:?}: {e}"));
+                }
+            }
+            Err(e) => {
+                assert!(op.layout != Layout::Contiguous || op.matrices == Matrices::RankSum, "{op:?}: {e}");
+                assert!(e.to_string().contains("stack(N)"), "{e}");
+            }
+        }
+    }
+}

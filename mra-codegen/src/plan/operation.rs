@@ -6,7 +6,7 @@
 
 use super::{Body, Plan, PlanError, Request, TransformPlan};
 use crate::ir::{Memory, Schedule};
-use crate::op::{Matrices, Operation};
+use crate::op::{Layout, Matrices, Operation};
 
 /// The level a refusal names instead: fused-pipe (tuned for every K it fits), else L3; for
 /// a rank sum, fused (its three buffers fit in shared memory up to K = 20 in f64 on sm_90).
@@ -51,7 +51,10 @@ impl Schedule {
         };
         let why = match () {
             _ if tp.cluster > 1 || tp.split_output > 1 => Some("its blocks share a tensor (cluster(N), split_output(N))"),
-            _ if tp.tensors > 1 || tp.stack > 1 => Some("a stage holds several consecutive tensors (tensors(N), stack(N))"),
+            _ if tp.tensors > 1 => Some("a stage holds several consecutive tensors (tensors(N))"),
+            // stack(N): N consecutive tensors side by side in each pass, so one contiguous
+            // batch; a rank sum keeps one tensor per block.
+            _ if tp.stack > 1 && (op.layout != Layout::Contiguous || op.matrices == Matrices::RankSum) => Some("a stage holds several consecutive tensors (stack(N)); stack(N) takes a contiguous batch"),
             _ if tp.coalesce_c && op.scaled => Some("coalesce_c(1) stores C in vectors; beta needs C element by element"),
             _ if tp.wmma && op.scaled => Some("tensorize(wmma) stores C with the fragment API; beta needs C element by element"),
             _ if op.matrices == Matrices::RankSum && tp.fragment.is_none() => Some("a rank sum holds its accumulators in matrix fragments"),
