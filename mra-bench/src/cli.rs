@@ -615,6 +615,11 @@ pub struct TuneArgs {
     /// Compiler: hiprtc or clang (AMD), nvrtc (NVIDIA).
     #[arg(long, value_name = "hiprtc|clang|nvrtc")]
     pub compiler: Option<String>,
+    /// `--op general|dir|ranksum` (and `--layout`, `--ranks`): tune the operation's kernels in
+    /// one launch over the API regime's batch, each candidate validated first; prints the
+    /// tuned-defaults entry of the best (no database record).
+    #[command(flatten)]
+    pub op: crate::op_args::OpArgs,
 }
 
 #[derive(Args, Debug)]

@@ -26,6 +26,7 @@ mod sweep_ranksum;
 mod sweep_report;
 mod transform_cmd;
 mod tune_cmd;
+mod tune_op;
 mod validate_cmd;
 mod validate_op;
 mod write_defaults;

@@ -35,6 +35,12 @@ pub fn run(args: &TuneArgs) -> CmdResult {
         // Names the level does not declare, or values not among its choices.
         s.with_config(&fix).map_err(|e| select::usage(format!("--fix: {e}")))?;
     }
+    let op = args.op.operation();
+    if !op.is_seed() {
+        let budget = args.budget.as_deref().map(parse_duration).transpose()?;
+        let t = crate::tune_op::OpTune { levels: &schedules, ks: &ks, op, fix: &fix, max_configs: args.max_configs, budget };
+        return crate::tune_op::run(args, t);
+    }
     if args.list {
         list(&schedules, &ks, arch, dtype, &fix)?;
         return Ok(0);

@@ -88,12 +88,14 @@ impl Operation {
         s
     }
 
-    /// The operation's name in the tuned defaults where its values are its own (`ranksum`);
-    /// empty where the transform's serve.
+    /// The operation's name in the tuned defaults, where entries of its own take precedence
+    /// over the transform's (`ranksum`, `general` for a matrix per dimension and `dir`); empty
+    /// for one matrix, whose kernels are the transform's with α and β.
     pub fn tuned_as(&self) -> &'static str {
         match self.matrices {
             Matrices::RankSum => "ranksum",
-            _ => "",
+            Matrices::PerDim => "general",
+            Matrices::One => "",
         }
     }
 

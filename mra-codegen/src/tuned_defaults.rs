@@ -209,7 +209,7 @@ mod tests {
                 for &k in &e.k {
                     assert!((1..=crate::K_MAX).contains(&k), "{name}: K={k}");
                     assert!(seen.insert((e.level.clone(), e.dtype.clone(), k, e.regime, e.op.clone())), "{name}: {} K={k} listed twice", e.level);
-                    assert!(["", "ranksum"].contains(&e.op.as_str()), "{name}: no operation {}", e.op);
+                    assert!(["", "ranksum", "general"].contains(&e.op.as_str()), "{name}: no operation {}", e.op);
                     if let Err(err) = tuned.plan(Request { k, arch, dtype }) {
                         panic!("{name}: {} K={k} does not plan with its tuned values: {err}", e.level);
                     }
