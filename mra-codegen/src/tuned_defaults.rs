@@ -232,9 +232,9 @@ mod tests {
         assert!(lookup("fused", req, Regime::Api).is_none_or(|e| e.op.is_empty()));
         assert_eq!(threads(fused.at_for(req, Regime::Api, "")), threads(fused.at_in(req, Regime::Api)));
         assert_ne!(threads(fused.at_for(req, Regime::Api, "ranksum")), threads(fused.at_in(req, Regime::Api)));
-        let ten = Request { k: 10, ..req };
-        assert!(lookup_op("fused", ten, Regime::Api, "ranksum").is_none());
-        assert_eq!(threads(fused.at_for(ten, Regime::Api, "ranksum")), threads(fused.at_in(ten, Regime::Api)));
+        let none = Request { k: 13, ..req };
+        assert!(lookup_op("fused", none, Regime::Api, "ranksum").is_none());
+        assert_eq!(threads(fused.at_for(none, Regime::Api, "ranksum")), threads(fused.at_in(none, Regime::Api)));
     }
 
     /// A shipped file printed by `to_text` reads back equal, and `set` replaces one K of an
