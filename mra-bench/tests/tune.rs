@@ -78,6 +78,10 @@ fn refuses_levels_without_parameters_and_bad_flags_in_one_line() {
         (vec!["tune", "-l", "fused", "--fix", "threads=128,threads=256", "--list"], "--fix: `threads` is given twice (128 and 256); give each parameter once", 2),
         (vec!["tune", "-l", "L7", "-K", "6", "--arch", "gfx90a", "--compile-only", "--db", ""], "--db: the path is empty", 2),
         (vec!["tune", "-l", "L7", "--arch", "gfx90a", "--write-defaults", "x.json", "--db", " "], "--db: the path is empty", 2),
+        // tune --op times on a GPU and prints an entry: no offline compile, no database.
+        (vec!["tune", "--op", "ranksum", "-l", "fused", "-K", "10", "--arch", "sm_90", "--compile-only"], "tune --op times candidates on a GPU", 2),
+        (vec!["tune", "--op", "general", "-l", "fused-pipe", "-K", "10", "--list"], "it takes none of --compile-only, --write-defaults, --db, --list", 2),
+        (vec!["tune", "--op", "general", "-l", "fused-pipe", "-K", "10", "--dtype", "f32"], "tune --op tunes the f64 kernels", 2),
     ] {
         let o = mra_bench(&args, &db);
         let err = text(&o.stderr);
