@@ -29,6 +29,8 @@ pub enum GpuFree {
     Validate,
     Sweep,
     Tune,
+    /// `tune --op`: times on a GPU only.
+    TuneOp,
     Transform,
 }
 
@@ -39,6 +41,7 @@ impl GpuFree {
             GpuFree::Validate => "validate --emulate --arch gfx90a (or another AMD arch) runs the generated HIP on the CPU wave emulator",
             GpuFree::Sweep => "a sweep times kernels and needs one; --compile-only -l all --arch ARCH compiles every level offline",
             GpuFree::Tune => "tune --compile-only --arch ARCH compiles every candidate offline and keeps those that fit",
+            GpuFree::TuneOp => "tune --op times kernels and needs one; validate --op ... --emulate --arch gfx90a checks an operation's kernels on the CPU wave emulator",
             GpuFree::Transform => "transform --reference (the FP64 CPU reference) or --emulate --arch ARCH (the generated HIP, emulated)",
         }
     }

@@ -35,7 +35,7 @@ pub fn run(args: &TuneArgs, t: OpTune) -> CmdResult {
     }
     let out = args.out.as_deref().map(|p| crate::outfile::Target::check("--out", p)).transpose()?;
     let arch = args.arch.as_deref().map(select::arch).transpose()?;
-    match session::open(arch, args.compiler.as_deref(), select::cache(args.no_cache), session::GpuFree::Tune)? {
+    match session::open(arch, args.compiler.as_deref(), select::cache(args.no_cache), session::GpuFree::TuneOp)? {
         Opened::Cuda(s) => tune_on(&s, args, &t, out),
         Opened::Hip(s) => tune_on(&s, args, &t, out),
     }
