@@ -44,7 +44,8 @@ pub fn run(args: &ExportArgs) -> CmdResult {
         .collect::<CmdResult<Vec<Entry>>>()?;
     // The last safe point: from here the export's files are written whole.
     mra_runtime::interrupt::check()?;
-    let generator = format!("mra-bench {} export --arch {} -K {} --dtype {dtype}", env!("CARGO_PKG_VERSION"), arch.name, args.ks);
+    let ops = if args.ops.is_empty() { String::new() } else { format!(" --ops {}", args.ops.join(",")) };
+    let generator = format!("mra-bench {} export --arch {} -K {} --dtype {dtype}{ops}", env!("CARGO_PKG_VERSION"), arch.name, args.ks);
     let mut files = export::bundle(&entries, &generator)?;
     let kinds: Vec<OpKind> = args.ops.iter().filter_map(|o| OpKind::parse(o)).collect();
     if !kinds.is_empty() {
