@@ -34,17 +34,12 @@ impl Emitter<'_> {
         let calls = [0, 1].map(|p| format!("{}({}, bm, {}, lane, wave);", v[p].name(), ["wa", "w0"][p], ["w0", "w1"][p]));
         self.rank_sum_tensor_function(&calls);
         self.rank_sum_block_function(tp);
-        let (tid, bid) = (self.d.thread_index(), self.d.block_index());
-        let shared = self.shared_declarations(tp);
         let ws_note = self.step_comment(|s| matches!(s, Step::Workspace(_)));
         let pitch = buffer_pitch(tp, self.plan.request.k);
         let (a_n, c_n) = (self.tensor_at('a', "n"), self.c_out("n"));
-        let using = self.begin_kernel();
+        let prologue = self.kernel_prologue(tp);
         self.w.block(self.kernel_signature(entry), "", |w| {
-            w.line(using);
-            w.line(format!("const int tid = {tid};"));
-            w.line(format!("const int block = {bid};"));
-            w.lines(&shared);
+            w.lines(&prologue);
             w.line(format!("{ws_note}: the two intermediates and the staged tensor stay in shared memory."));
             w.line(format!("{t}* w0 = w_shared;"));
             w.line(format!("{t}* w1 = w0 + {pitch};"));
@@ -150,35 +145,53 @@ impl Emitter<'_> {
     /// `rank_sum_block`: the block-level entry for callers' own kernels, as `transform_block`.
     fn rank_sum_block_function(&mut self, tp: &TransformPlan) {
         let t = self.t();
+        let pitch = buffer_pitch(tp, self.plan.request.k);
+        let body = [
+            format!("{t}* w0 = static_cast<{t}*>(smem) + W_SHARED_AT;"),
+            format!("{t}* w1 = w0 + {pitch};"),
+            format!("{t}* wa = w1 + {pitch};"),
+            "(void)workspace;".to_string(),
+            "rank_sum_tensor(a_n, b, ranks, COut{c_n, alpha, beta}, w0, w1, wa, tid);".to_string(),
+        ];
+        self.rank_sum_block_with(tp, "0", &body);
+    }
+
+    /// `rank_sum_block` around `body` (which has `tid`, `a_n`, `b`, `ranks`, `c_n`, `workspace`,
+    /// `smem`, `alpha`, `beta`): the shared layout's constants, then the function.
+    pub(super) fn rank_sum_block_with(&mut self, tp: &TransformPlan, workspace_elems: &str, body: &[String]) {
+        let t = self.t();
         let arrays = self.shared_arrays(tp);
         let tid = self.d.thread_index();
-        let pitch = buffer_pitch(tp, self.plan.request.k);
         self.w.line("");
         self.w.line("// What rank_sum_block needs: SHARED_BYTES of shared memory, laid out as the kernel's");
-        self.w.line("// dynamic allocation is; no device workspace.");
+        self.w.line("// dynamic allocation is, and WORKSPACE_ELEMS elements of device memory per block (0: none).");
         let mut end = String::new();
         for (name, count) in &arrays {
             let at = format!("{}_AT", name.to_uppercase());
             self.w.line(format!("constexpr int {at} = {};", if end.is_empty() { "0" } else { &end }));
             end = format!("{at} + {count}");
         }
-        self.w.line(format!("constexpr int SHARED_BYTES = ({end}) * (int)sizeof({t});"));
-        self.w.line("constexpr long long WORKSPACE_ELEMS = 0;");
+        if end.is_empty() {
+            self.w.line("constexpr int SHARED_BYTES = 0;");
+        } else {
+            self.w.line(format!("constexpr int SHARED_BYTES = ({end}) * (int)sizeof({t});"));
+        }
+        self.w.line(format!("constexpr long long WORKSPACE_ELEMS = {workspace_elems};"));
         self.w.line("");
         self.w.line("// c_n = alpha * sum_mu s_mu a_n x1 X_mu x2 Y_mu x3 Z_mu + beta * c_n (K^3 elements each, device or");
         self.w.line("// shared memory; a_n 16-byte aligned) with the calling block: every thread of a 1-D block of");
         self.w.line("// exactly THREADS threads calls it. b: per term X_mu, Y_mu, Z_mu (K x K, row-major), then the");
-        self.w.line("// ranks weights. smem: SHARED_BYTES bytes, 32-byte aligned. Ends with a barrier.");
+        self.w.line("// ranks weights. smem: SHARED_BYTES bytes, 32-byte aligned; workspace: WORKSPACE_ELEMS elements.");
+        self.w.line("// Ends with a barrier.");
         let head = format!(
-            "{} void rank_sum_block(const {t}* a_n, const {t}* b, int ranks, {t}* c_n, void* smem, double alpha, double beta)",
+            "{} void rank_sum_block(const {t}* a_n, const {t}* b, int ranks, {t}* c_n, {t}* workspace, void* smem, double alpha, double beta)",
             self.d.inline_device()
         );
         self.w.block(head, "", |w| {
             w.line(format!("const int tid = {tid};"));
-            w.line(format!("{t}* w0 = static_cast<{t}*>(smem) + W_SHARED_AT;"));
-            w.line(format!("{t}* w1 = w0 + {pitch};"));
-            w.line(format!("{t}* wa = w1 + {pitch};"));
-            w.line("rank_sum_tensor(a_n, b, ranks, COut{c_n, alpha, beta}, w0, w1, wa, tid);");
+            for line in body {
+                w.line(line);
+            }
         });
     }
 }

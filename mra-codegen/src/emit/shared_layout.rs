@@ -64,6 +64,8 @@ impl Emitter<'_> {
             arrays.push(("w_shared", if tp.shared_buffers == 4 { FOUR[mbarriers] } else { THREE[mbarriers] }));
         } else if tp.workspace == Memory::Shared {
             let buffers = match tp.shared_buffers {
+                // A thread-mapped rank sum: its accumulator beside the two intermediates.
+                2 if !tp.stages_whole_tensor() && self.plan.op.matrices == crate::op::Matrices::RankSum => "3 * K3",
                 2 if !tp.stages_whole_tensor() => "2 * K3",
                 // tensors(N): two buffers per warp group.
                 2 if tp.tensors > 1 => "GROUPS * 2 * K * W_STRIDE",

@@ -50,6 +50,12 @@ impl Emitter<'_> {
                 ["gemm_pass", "gemm_pass", "gemm_pass"].map(|name| format!("{name}({{in}}, bm, {{out}}{args});"))
             }
         };
+        if tp.fragment.is_none() && self.op().matrices == crate::op::Matrices::RankSum {
+            self.w.line("");
+            self.b_loader(tp);
+            self.rank_sum_thread_kernel(entry, tp, &passes);
+            return;
+        }
         let mut passes = [0, 1, 2].map(|p| self.pass_for_dim(tp, &passes[p], p));
         if self.op().scaled {
             passes[2] = super::operation::beta_dispatch(&passes[2]);
@@ -58,8 +64,6 @@ impl Emitter<'_> {
         self.b_loader(tp);
         self.tensor_function(tp, &passes);
         self.block_function(tp);
-        let (tid, bid) = (self.d.thread_index(), self.d.block_index());
-        let shared = self.shared_declarations(tp);
         let ws_note = self.step_comment(|s| matches!(s, Step::Workspace(_)));
         let buffers = self.step_comment(|s| matches!(s, Step::Buffers(_)));
         let b_setup = self.b_setup_call(tp, if tp.b.memory == Memory::Shared { "b_shared" } else { "nullptr" });
@@ -73,12 +77,9 @@ impl Emitter<'_> {
         let scratch = scratch_args(tp, self.plan.request.k);
         let pitch = buffer_pitch(tp, self.plan.request.k);
         let (a_n, c_n) = (self.tensor_at('a', "n"), self.c_out("n"));
-        let using = self.begin_kernel();
+        let prologue = self.kernel_prologue(tp);
         self.w.block(self.kernel_signature(entry), "", |w| {
-            w.line(using);
-            w.line(format!("const int tid = {tid};"));
-            w.line(format!("const int block = {bid};"));
-            w.lines(&shared);
+            w.lines(&prologue);
             // A pipelined loop loads B itself, after issuing its first copies.
             if pipelined.is_none() {
                 w.lines(&b_setup);
@@ -108,6 +109,15 @@ impl Emitter<'_> {
                 w.line(format!("transform_tensor({a_n}, {b_arg}, {c_n}, w0, w1, tid{scratch});"));
             });
         });
+    }
+
+    /// A transform kernel's first statements (after closing the namespace): the namespace
+    /// brought into scope, the thread and block index, the shared arrays.
+    pub(super) fn kernel_prologue(&mut self, tp: &TransformPlan) -> String {
+        let (tid, bid) = (self.d.thread_index(), self.d.block_index());
+        let shared = self.shared_declarations(tp);
+        let using = self.begin_kernel();
+        format!("{using}\nconst int tid = {tid};\nconst int block = {bid};\n{shared}")
     }
 
     /// `transform_tensor`: one tensor's three passes with the calling block's threads, B already

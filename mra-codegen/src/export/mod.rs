@@ -217,7 +217,7 @@ fn one_tensor_per_pass(level: &Schedule, req: Request) -> Option<Schedule> {
 }
 
 /// Levels tried in order for an operation other than the seed's ([`crate::Operation`]): the
-/// levels `plan_op` names in its refusals. A rank sum: `fused` only.
+/// levels `plan_op` names in its refusals. A rank sum: `fused`, else `L3-regblk`.
 pub const OP_CHAIN: &[&str] = &["fused-pipe", "fused", "L7-breg", "L3-regblk"];
 
 /// The default level computing `op` at `k`: the first of [`OP_CHAIN`] (for a rank sum, `fused`)
@@ -226,7 +226,7 @@ pub fn default_op_level(k: u32, arch: &'static Arch, dtype: DType, op: crate::Op
     if op.is_seed() {
         return default_level(k, arch, dtype);
     }
-    let chain: &[&str] = if op.matrices == crate::Matrices::RankSum { &["fused"] } else { OP_CHAIN };
+    let chain: &[&str] = if op.matrices == crate::Matrices::RankSum { &["fused", "L3-regblk"] } else { OP_CHAIN };
     let mut why = Vec::new();
     for name in chain {
         let level = levels::find(name).expect("the operation chain names levels");

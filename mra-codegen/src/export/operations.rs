@@ -151,14 +151,15 @@ fn device_part(kernel: &Kernel) -> String {
     let end = kernel.source.find(&end_line).expect("a transform kernel closes its namespace") + end_line.len();
     let guard: String = format!("{}_device_h", kernel.entry).chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_uppercase() } else { '_' }).collect();
     let call = if kernel.plan.op.matrices == Matrices::RankSum {
-        "rank_sum_block(a_n, b, ranks, c_n, smem, alpha, beta)"
+        "rank_sum_block(a_n, b, ranks, c_n, workspace, smem, alpha, beta)"
     } else {
         "transform_block(a_n, xyz, c_n, workspace, smem, alpha, beta)"
     };
     format!(
         "// Device part of {entry}: the block-level function for callers' own kernels, #include it and call\n\
          //   {ns}::{call}\n\
-         // with every thread of a block of {ns}::THREADS threads and {ns}::SHARED_BYTES bytes of shared memory.\n\
+         // with every thread of a block of {ns}::THREADS threads, {ns}::SHARED_BYTES bytes of shared memory and\n\
+         // {ns}::WORKSPACE_ELEMS elements of workspace per block.\n\
          #ifndef {guard}\n#define {guard}\n\n{body}\n\n#endif  // {guard}\n",
         entry = kernel.entry,
         body = &kernel.source[..end],

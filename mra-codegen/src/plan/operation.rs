@@ -9,10 +9,11 @@ use crate::ir::{Memory, Schedule};
 use crate::op::{Layout, Matrices, Operation};
 
 /// The level a refusal names instead: fused-pipe (tuned for every K it fits), else L3; for
-/// a rank sum, fused (its three buffers fit in shared memory up to K = 20 in f64 on sm_90).
+/// a rank sum, fused (matrix cores; its three buffers fit in shared memory up to K = 20 in
+/// f64 on sm_90), else L3 (thread-mapped, its accumulator in the workspace).
 fn instead(k: u32, op: Operation) -> &'static str {
     match op.matrices {
-        Matrices::RankSum => "fused",
+        Matrices::RankSum => "fused or L3-regblk",
         _ if k <= 24 => "fused-pipe or L3-regblk",
         _ => "L3-regblk",
     }
@@ -57,8 +58,8 @@ impl Schedule {
             _ if tp.stack > 1 && (op.layout != Layout::Contiguous || op.matrices == Matrices::RankSum) => Some("a stage holds several consecutive tensors (stack(N)); stack(N) takes a contiguous batch"),
             _ if tp.coalesce_c && op.scaled => Some("coalesce_c(1) stores C in vectors; beta needs C element by element"),
             _ if tp.wmma && op.scaled => Some("tensorize(wmma) stores C with the fragment API; beta needs C element by element"),
-            _ if op.matrices == Matrices::RankSum && tp.fragment.is_none() => Some("a rank sum holds its accumulators in matrix fragments"),
-            _ if op.matrices == Matrices::RankSum => rank_sum_refusal(&tp),
+            _ if op.matrices == Matrices::RankSum && tp.fragment.is_none() && tp.stages_whole_tensor() => Some("a rank sum's thread-mapped passes read A where it lies"),
+            _ if op.matrices == Matrices::RankSum && tp.fragment.is_some() => rank_sum_refusal(&tp),
             _ => None,
         };
         if let Some(why) = why {
@@ -77,7 +78,21 @@ impl Schedule {
             plan.shared_bytes = need as u32;
             plan.dynamic_shared = need > req.arch.shared_bytes_default as u64;
         }
-        if op.matrices == Matrices::RankSum {
+        if op.matrices == Matrices::RankSum && tp.fragment.is_none() {
+            // The thread-mapped rank sum adds each term into a third K³ buffer beside the two
+            // intermediates, in the workspace where they are.
+            let k3 = (req.k as u64).pow(3);
+            if tp.workspace == Memory::Shared {
+                let need = plan.shared_bytes as u64 + k3 * req.dtype.bytes() as u64;
+                if need > req.arch.shared_bytes_max as u64 {
+                    return Err(PlanError::SharedTooLarge { level: self.name.clone(), k: req.k, dtype: req.dtype, need, max: req.arch.shared_bytes_max, arch: req.arch.name });
+                }
+                plan.shared_bytes = need as u32;
+                plan.dynamic_shared = need > req.arch.shared_bytes_default as u64;
+            } else {
+                plan.workspace_elems_per_block += k3;
+            }
+        } else if op.matrices == Matrices::RankSum {
             // A third buffer: the staged tensor, read by every term's pass 0.
             let need = plan.shared_bytes as u64 + req.k as u64 * tp.shared_row_elems(req.k) as u64 * req.dtype.bytes() as u64;
             if need > req.arch.shared_bytes_max as u64 {
