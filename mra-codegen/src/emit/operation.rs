@@ -115,26 +115,8 @@ impl Emitter<'_> {
         self.w.line("// C as the last pass writes it: COutSet stores alpha * v (beta == 0: C is not read, so");
         self.w.line("// whatever it held, NaN included, is harmless); COutAdd stores alpha * v + beta * C. The");
         self.w.line("// passes that write the shared or workspace intermediates take plain pointers.");
-        self.w.block("struct COutSet", ";", |w| {
-            w.line(format!("{t}* p;"));
-            w.line("double alpha;");
-            w.block("struct Ref", ";", |w| {
-                w.line(format!("{t}* q;"));
-                w.line("double alpha;");
-                w.line(format!("{inline} void operator=({t} v) const {{ *q = ({t})(alpha * v); }}"));
-            });
-            w.line(format!("{inline} Ref operator[](long long e) const {{ return Ref{{p + e, alpha}}; }}"));
-        });
-        self.w.block("struct COutAdd", ";", |w| {
-            w.line(format!("{t}* p;"));
-            w.line("double alpha, beta;");
-            w.block("struct Ref", ";", |w| {
-                w.line(format!("{t}* q;"));
-                w.line("double alpha, beta;");
-                w.line(format!("{inline} void operator=({t} v) const {{ *q = ({t})(alpha * v + beta * {old}); }}"));
-            });
-            w.line(format!("{inline} Ref operator[](long long e) const {{ return Ref{{p + e, alpha, beta}}; }}"));
-        });
+        self.w.lines(&output_type("COutSet", t, inline, "double alpha", "alpha", &format!("*q = ({t})(alpha * v);")));
+        self.w.lines(&output_type("COutAdd", t, inline, "double alpha, beta", "alpha, beta", &format!("*q = ({t})(alpha * v + beta * {old});")));
         self.w.block("struct COut", ";", |w| {
             w.line(format!("{t}* p;"));
             w.line("double alpha, beta;");
@@ -154,6 +136,14 @@ impl Emitter<'_> {
             });
         }
     }
+}
+
+/// An output type of the last pass: `name { T* p; fields; }` whose `out[e] = v` runs `store`
+/// with `q` = `p + e` and the fields (`args`, their names) in scope.
+pub(super) fn output_type(name: &str, t: &str, inline: &str, fields: &str, args: &str, store: &str) -> String {
+    format!(
+        "struct {name} {{\n    {t}* p;\n    {fields};\n    struct Ref {{\n        {t}* q;\n        {fields};\n        {inline} void operator=({t} v) const {{ {store} }}\n    }};\n    {inline} Ref operator[](long long e) const {{ return Ref{{p + e, {args}}}; }}\n}};"
+    )
 }
 
 /// The last pass's call (with `{out}`, the COut of C) as two calls, one per output type,

@@ -162,21 +162,7 @@ impl Emitter<'_> {
         let t = self.t();
         let arrays = self.shared_arrays(tp);
         let tid = self.d.thread_index();
-        self.w.line("");
-        self.w.line("// What rank_sum_block needs: SHARED_BYTES of shared memory, laid out as the kernel's");
-        self.w.line("// dynamic allocation is, and WORKSPACE_ELEMS elements of device memory per block (0: none).");
-        let mut end = String::new();
-        for (name, count) in &arrays {
-            let at = format!("{}_AT", name.to_uppercase());
-            self.w.line(format!("constexpr int {at} = {};", if end.is_empty() { "0" } else { &end }));
-            end = format!("{at} + {count}");
-        }
-        if end.is_empty() {
-            self.w.line("constexpr int SHARED_BYTES = 0;");
-        } else {
-            self.w.line(format!("constexpr int SHARED_BYTES = ({end}) * (int)sizeof({t});"));
-        }
-        self.w.line(format!("constexpr long long WORKSPACE_ELEMS = {workspace_elems};"));
+        self.block_needs("rank_sum_block", &arrays, workspace_elems);
         self.w.line("");
         self.w.line("// c_n = alpha * sum_mu s_mu a_n x1 X_mu x2 Y_mu x3 Z_mu + beta * c_n (K^3 elements each, device or");
         self.w.line("// shared memory; a_n 16-byte aligned) with the calling block: every thread of a 1-D block of");

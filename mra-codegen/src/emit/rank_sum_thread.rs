@@ -19,16 +19,7 @@ impl Emitter<'_> {
         let barrier = self.d.barrier();
         self.w.line("");
         self.w.line("// The sum of the terms: pass 2 of term mu stores s_mu times its output added to it.");
-        self.w.block("struct AccOut", ";", |w| {
-            w.line(format!("{t}* p;"));
-            w.line(format!("{t} s;"));
-            w.block("struct Ref", ";", |w| {
-                w.line(format!("{t}* q;"));
-                w.line(format!("{t} s;"));
-                w.line(format!("{inline} void operator=({t} v) const {{ *q += s * v; }}"));
-            });
-            w.line(format!("{inline} Ref operator[](long long e) const {{ return Ref{{p + e, s}}; }}"));
-        });
+        self.w.lines(&super::operation::output_type("AccOut", t, inline, &format!("{t} s"), "s", "*q += s * v;"));
         self.w.line("");
         self.w.line("// Every term is in: the sum goes to C.");
         self.w.block(format!("template <class Out>\n{inline} void store_sum(const {t}* acc, Out out, int tid)"), "", |w| {

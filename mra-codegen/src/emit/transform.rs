@@ -111,6 +111,27 @@ impl Emitter<'_> {
         });
     }
 
+    /// What a block-level function (`name`) needs, as constants: where each shared array
+    /// starts (`<NAME>_AT`), `SHARED_BYTES` and `WORKSPACE_ELEMS` (`workspace_elems` per block).
+    pub(super) fn block_needs(&mut self, name: &str, arrays: &[(&str, &str)], workspace_elems: &str) {
+        let t = self.t();
+        self.w.line("");
+        self.w.line(format!("// What {name} needs: SHARED_BYTES of shared memory, laid out as the kernel's"));
+        self.w.line("// dynamic allocation is, and WORKSPACE_ELEMS elements of device memory per block (0: none).");
+        let mut end = String::new();
+        for (array, count) in arrays {
+            let at = format!("{}_AT", array.to_uppercase());
+            self.w.line(format!("constexpr int {at} = {};", if end.is_empty() { "0" } else { &end }));
+            end = format!("{at} + {count}");
+        }
+        if end.is_empty() {
+            self.w.line("constexpr int SHARED_BYTES = 0;");
+        } else {
+            self.w.line(format!("constexpr int SHARED_BYTES = ({end}) * (int)sizeof({t});"));
+        }
+        self.w.line(format!("constexpr long long WORKSPACE_ELEMS = {workspace_elems};"));
+    }
+
     /// A transform kernel's first statements (after closing the namespace): the namespace
     /// brought into scope, the thread and block index, the shared arrays.
     pub(super) fn kernel_prologue(&mut self, tp: &TransformPlan) -> String {
@@ -194,22 +215,8 @@ impl Emitter<'_> {
         let arrays = self.shared_arrays(tp);
         let inline = self.d.inline_device();
         let (tid, barrier) = (self.d.thread_index(), self.d.barrier());
-        self.w.line("");
-        self.w.line("// What transform_block needs: SHARED_BYTES of shared memory, laid out as the kernel's");
-        self.w.line("// dynamic allocation is, and WORKSPACE_ELEMS elements of device memory per block (0: none).");
-        let mut end = String::new();
-        for (name, count) in &arrays {
-            let at = format!("{}_AT", name.to_uppercase());
-            self.w.line(format!("constexpr int {at} = {};", if end.is_empty() { "0" } else { &end }));
-            end = format!("{at} + {count}");
-        }
-        if end.is_empty() {
-            self.w.line("constexpr int SHARED_BYTES = 0;");
-        } else {
-            self.w.line(format!("constexpr int SHARED_BYTES = ({end}) * (int)sizeof({t});"));
-        }
         let ws = if tp.workspace == Memory::Shared { "0" } else { "2 * K3" };
-        self.w.line(format!("constexpr long long WORKSPACE_ELEMS = {ws};"));
+        self.block_needs("transform_block", &arrays, ws);
         self.w.line("");
         self.w.line("// Transforms one tensor a_n -> c_n (K^3 elements each, device or shared memory; a_n 16-byte");
         self.w.line("// aligned) with the calling block: every thread of a 1-D block of exactly THREADS threads");

@@ -65,36 +65,29 @@ impl Schedule {
         if let Some(why) = why {
             return Err(refuse(why));
         }
-        if op.matrices == Matrices::PerDim && tp.b.memory == Memory::Shared {
+        // The operation's extra elements of shared memory (and of device workspace per block).
+        let extra_elems: u64 = match op.matrices {
             // Three staged matrices where there was one.
-            let (rows, cols) = match tp.fragment {
-                Some(f) => (TransformPlan::padded(req.k, f.k), TransformPlan::padded(req.k, f.n)),
-                None => (req.k, req.k),
-            };
-            let need = plan.shared_bytes as u64 + 2 * rows as u64 * (cols + tp.b.pad) as u64 * req.dtype.bytes() as u64;
-            if need > req.arch.shared_bytes_max as u64 {
-                return Err(PlanError::SharedTooLarge { level: self.name.clone(), k: req.k, dtype: req.dtype, need, max: req.arch.shared_bytes_max, arch: req.arch.name });
+            Matrices::PerDim if tp.b.memory == Memory::Shared => {
+                let (rows, cols) = match tp.fragment {
+                    Some(f) => (TransformPlan::padded(req.k, f.k), TransformPlan::padded(req.k, f.n)),
+                    None => (req.k, req.k),
+                };
+                2 * rows as u64 * (cols + tp.b.pad) as u64
             }
-            plan.shared_bytes = need as u32;
-            plan.dynamic_shared = need > req.arch.shared_bytes_default as u64;
-        }
-        if op.matrices == Matrices::RankSum && tp.fragment.is_none() {
             // The thread-mapped rank sum adds each term into a third K³ buffer beside the two
             // intermediates, in the workspace where they are.
-            let k3 = (req.k as u64).pow(3);
-            if tp.workspace == Memory::Shared {
-                let need = plan.shared_bytes as u64 + k3 * req.dtype.bytes() as u64;
-                if need > req.arch.shared_bytes_max as u64 {
-                    return Err(PlanError::SharedTooLarge { level: self.name.clone(), k: req.k, dtype: req.dtype, need, max: req.arch.shared_bytes_max, arch: req.arch.name });
-                }
-                plan.shared_bytes = need as u32;
-                plan.dynamic_shared = need > req.arch.shared_bytes_default as u64;
-            } else {
-                plan.workspace_elems_per_block += k3;
+            Matrices::RankSum if tp.fragment.is_none() && tp.workspace != Memory::Shared => {
+                plan.workspace_elems_per_block += (req.k as u64).pow(3);
+                0
             }
-        } else if op.matrices == Matrices::RankSum {
+            Matrices::RankSum if tp.fragment.is_none() => (req.k as u64).pow(3),
             // A third buffer: the staged tensor, read by every term's pass 0.
-            let need = plan.shared_bytes as u64 + req.k as u64 * tp.shared_row_elems(req.k) as u64 * req.dtype.bytes() as u64;
+            Matrices::RankSum => req.k as u64 * tp.shared_row_elems(req.k) as u64,
+            _ => 0,
+        };
+        if extra_elems > 0 {
+            let need = plan.shared_bytes as u64 + extra_elems * req.dtype.bytes() as u64;
             if need > req.arch.shared_bytes_max as u64 {
                 return Err(PlanError::SharedTooLarge { level: self.name.clone(), k: req.k, dtype: req.dtype, need, max: req.arch.shared_bytes_max, arch: req.arch.name });
             }

@@ -236,6 +236,23 @@ pub fn check<B: Backend>(gpu: &B, p: &Prepared<B>, case: &OpCase, max_blocks: Op
     Ok(OpOutcome { cmp: Comparison::of_in(&got, &data.reference, dtype), gaps_intact })
 }
 
+/// The check a timed operation kernel passes first: `case` (a few tensors) with β = 0 over a C
+/// of NaN, then with α = 1.5, β = -0.75 over a given C, each on inputs from `seed(i)`
+/// (`i` = 0, 1); the worse relative error, or an error saying which case failed and why.
+pub fn check_before_timing<B: Backend>(gpu: &B, p: &Prepared<B>, case: OpCase, seed: impl Fn(usize) -> u64) -> Result<f64> {
+    let mut worst: f64 = 0.0;
+    for (i, (alpha, beta)) in [(1.0, 0.0), (1.5, -0.75)].into_iter().enumerate() {
+        let small = OpCase { alpha, beta, seed: seed(i), ..case };
+        let o = check(gpu, p, &small, None)?;
+        let tolerance = p.kernel.plan.request.dtype.tolerance();
+        if !o.cmp.passes(tolerance) || !o.gaps_intact {
+            return Err(RuntimeError::Invalid(format!("validation failed: max rel {:.2e}, {} non-finite (seed {})", o.cmp.max_rel, o.cmp.non_finite, small.seed)));
+        }
+        worst = worst.max(o.cmp.max_rel);
+    }
+    Ok(worst)
+}
+
 /// One launch of `p` (prepared for `op`) over host data: `nfuncs` contiguous tensors of `a`,
 /// the kernel's `b` ([`mra_codegen::Operation::b_elems`]), C = α·T(A) + β·`c0` (`c0` read
 /// only where β ≠ 0), at most `max_blocks` blocks; C as f64. What `Transformer::apply_op`
