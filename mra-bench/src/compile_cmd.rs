@@ -66,8 +66,8 @@ pub fn run(args: &RunArgs) -> CmdResult {
             if let Some(note) = &c.note {
                 eprintln!("{note}");
             }
-            let config = config_note(&c, Request { k, arch, dtype });
-            match mra_codegen::generate_op(&c.schedule, Request { k, arch, dtype }, args.op.operation()) {
+            let config = config_note(&c, Request { k, arch, dtype }, args.op.operation());
+            match args.op.generate(&c.schedule, Request { k, arch, dtype }) {
                 Ok(kernel) => jobs.push((k, Ok((
                     match &hand {
                         Some(h) => h.apply(kernel)?,
@@ -130,14 +130,19 @@ pub fn run(args: &RunArgs) -> CmdResult {
 
 /// `config threads=128 pad_a=0 (tuned defaults, sm_90.json)`: the values a line's kernel was
 /// generated with and where they came from (`None` for a level without parameters).
-fn config_note(c: &mra_runtime::configure::Configured, req: Request) -> Option<String> {
+fn config_note(c: &mra_runtime::configure::Configured, req: Request, op: mra_codegen::Operation) -> Option<String> {
+    use mra_codegen::tuned_defaults::{self, Regime};
     if c.schedule.params().is_empty() {
         return None;
     }
-    let values = mra_codegen::tune::describe(&c.schedule.at(req).defaults());
+    // An operation other than the seed's is generated as `validate --op` runs it: the API
+    // regime's values and the operation's own (`OpArgs::generate`).
+    let regime = if op == mra_codegen::Operation::SEED { Regime::Harness } else { Regime::Api };
+    let values = mra_codegen::tune::describe(&c.schedule.at_for(req, regime, op.tuned_as()).defaults());
+    let tuned = (!op.tuned_as().is_empty() && tuned_defaults::lookup_op(&c.schedule.name, req, Regime::Api, op.tuned_as()).is_some()) || tuned_defaults::lookup(&c.schedule.name, req, regime).is_some();
     let from = if c.record.is_some() {
         "tuning database".to_string()
-    } else if let Some(f) = mra_codegen::tuned_defaults::lookup(&c.schedule.name, req, mra_codegen::tuned_defaults::Regime::Harness).and_then(|_| mra_codegen::tuned_defaults::for_arch(req.arch.name)) {
+    } else if let Some(f) = tuned.then(|| tuned_defaults::for_arch(req.arch.name)).flatten() {
         format!("tuned defaults, {}", f.path())
     } else {
         "the schedule's defaults".to_string()

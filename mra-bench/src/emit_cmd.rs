@@ -39,7 +39,7 @@ pub fn run(args: &RunArgs) -> CmdResult {
     }
     let several = schedules.len() > 1 || args.ks.len() > 1;
     if !several {
-        let kernel = mra_codegen::generate_op(&tuned(&schedules[0], args.ks[0])?, Request { k: args.ks[0], arch, dtype }, args.op.operation())?;
+        let kernel = args.op.generate(&tuned(&schedules[0], args.ks[0])?, Request { k: args.ks[0], arch, dtype })?;
         let file = match &args.output {
             // An existing directory gets the kernel under its descriptive name.
             Some(dir) if Path::new(dir).is_dir() => Path::new(dir).join(file_name(&kernel.level, args.ks[0], arch, dtype)),
@@ -70,7 +70,7 @@ pub fn run(args: &RunArgs) -> CmdResult {
         let mut refused: Vec<(String, Vec<u32>)> = Vec::new();
         for &k in &args.ks {
             mra_runtime::interrupt::check()?;
-            match mra_codegen::generate_op(&tuned(s, k)?, Request { k, arch, dtype }, args.op.operation()) {
+            match args.op.generate(&tuned(s, k)?, Request { k, arch, dtype }) {
                 Ok(kernel) => {
                     files.push((dir.join(file_name(&kernel.level, k, arch, dtype)), kernel.source));
                     written += 1;

@@ -2,7 +2,8 @@
 //! ([`mra_codegen::Operation`]).
 
 use clap::Args;
-use mra_codegen::{Layout, Matrices, Operation};
+use mra_codegen::tuned_defaults::Regime;
+use mra_codegen::{Kernel, Layout, Matrices, Operation, PlanError, Request, Schedule};
 
 #[derive(Args, Debug, Clone, Default)]
 pub struct OpArgs {
@@ -38,5 +39,16 @@ impl OpArgs {
         };
         let op = Operation { matrices, layout, scaled: true };
         if op == (Operation { scaled: true, ..Operation::SEED }) { Operation::SEED } else { op }
+    }
+
+    /// The kernel `--emit-src` and `--compile-only` show for `schedule`: the one `validate`,
+    /// `sweep` and `tune` run. An operation other than the seed's takes the API regime's tuned
+    /// values and its own (`"op"` entries), as `validate --op` and `sweep --op` do; the seed's
+    /// keeps the configuration `schedule` carries.
+    pub fn generate(&self, schedule: &Schedule, req: Request) -> Result<Kernel, PlanError> {
+        match self.operation() {
+            Operation::SEED => mra_codegen::generate_op(schedule, req, Operation::SEED),
+            op => schedule.generate_tuned(req, op, Regime::Api),
+        }
     }
 }

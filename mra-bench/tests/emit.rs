@@ -114,3 +114,30 @@ fn dev_stdout_into_a_pipe_streams_the_kernel() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(String::from_utf8_lossy(&o.stdout).contains("mra_l3_regblk_k5_f64"));
 }
+
+/// `--emit-src --op` shows the kernel `validate --op` and `sweep --op` run: every `"op"` entry
+/// of the shipped tuned defaults, read here from the data file itself, is the configuration of
+/// the emitted source (its "tunable parameters" line), not the seed's values for that level.
+#[test]
+fn an_operation_is_emitted_with_its_own_tuned_values() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../mra-codegen/tuned/sm_90.json");
+    let data: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let mut checked = 0;
+    for e in data["entries"].as_array().unwrap().iter().filter(|e| e.get("op").is_some()) {
+        let (level, op) = (e["level"].as_str().unwrap(), e["op"].as_str().unwrap());
+        for k in e["k"].as_array().unwrap() {
+            let k = k.to_string();
+            let o = mra_bench(&["--arch", "sm_90", "-K", &k, "-l", level, "--op", op, "--emit-src"]);
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            let src = String::from_utf8_lossy(&o.stdout);
+            let params = src.lines().find(|l| l.starts_with("// tunable parameters of this kernel:")).expect("the parameters line");
+            let values: Vec<&str> = params.split(':').nth(1).unwrap().split_whitespace().collect();
+            for (name, value) in e["config"].as_object().unwrap() {
+                let want = format!("{name}={value}");
+                assert!(values.contains(&want.as_str()), "{level} --op {op} K={k}: {want} not in `{params}`");
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 5, "the shipped tuned defaults have op entries for the rank sum and general ({checked} checked)");
+}
