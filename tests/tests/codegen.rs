@@ -496,7 +496,14 @@ fn every_tuned_default_of_sm_90_reaches_its_kernel() {
             let api = mra_codegen::tuned_defaults::Regime::Api;
             // An operation's entries reach that operation's kernel.
             let (resolved, op) = match (e["regime"].as_str().unwrap(), e["op"].as_str()) {
-                ("api", Some("ranksum")) => (level.at_for(req, api, "ranksum"), mra_codegen::Operation { matrices: mra_codegen::Matrices::RankSum, layout: mra_codegen::Layout::Contiguous, scaled: true }),
+                ("api", Some(op)) => {
+                    let matrices = match op {
+                        "ranksum" => mra_codegen::Matrices::RankSum,
+                        "general" => mra_codegen::Matrices::PerDim,
+                        other => panic!("an op entry names an operation this test does not know: {other}"),
+                    };
+                    (level.at_for(req, api, op), mra_codegen::Operation { matrices, layout: mra_codegen::Layout::Contiguous, scaled: true })
+                }
                 ("api", _) => (level.at_in(req, api), mra_codegen::Operation::SEED),
                 _ => (level.clone(), mra_codegen::Operation::SEED),
             };

@@ -89,6 +89,7 @@ fn every_level_lowers_an_operation_or_names_one_that_does() {
                                     "L7-breg",
                                     "fused",
                                     "fused-pipe",
+                                    "fused-split",
                                 ]
                             };
                             assert!(
@@ -225,5 +226,29 @@ fn stack_lowers_contiguous_operations_only() {
                 assert!(e.to_string().contains("stack(N)"), "{e}");
             }
         }
+    }
+}
+
+/// With β ≠ 0, C's tensor is asked of L2 as its work begins where one block holds the SM
+/// (fused-pipe at K = 20 and 24, fused-split at K = 32: a DRAM round trip per tile would stall
+/// every warp there), and nowhere else: not where several blocks share an SM (K = 10, 16,
+/// whose registers it would cost), not in the seed's kernel, not for AMD.
+#[test]
+fn c_is_prefetched_only_where_one_block_holds_the_sm() {
+    let general = Operation { matrices: Matrices::PerDim, layout: Layout::Strided, scaled: true };
+    let source = |level: &str, k: u32, arch: &str, op: Operation| {
+        let req = Request { k, arch: arch::find(arch).unwrap(), dtype: DType::F64 };
+        mra_codegen::generate_op(&levels::find(level).unwrap().at_for(req, mra_codegen::tuned_defaults::Regime::Api, op.tuned_as()), req, op).unwrap().source
+    };
+    for k in [20, 24] {
+        let src = source("fused-pipe", k, "sm_90", general);
+        assert!(src.contains("if (beta != 0) for (int e = tid * (128 / sizeof(double)); e < K3;"), "fused-pipe K={k}: no prefetch of C");
+        assert!(src.contains("mra_prefetch_line(c + (long long)n * c_stride + e)"), "fused-pipe K={k}: the prefetch's address");
+        assert!(!source("fused-pipe", k, "sm_90", Operation::SEED).contains("mra_prefetch_line"), "the seed's kernel at K={k}");
+    }
+    let split = source("fused-split", 32, "sm_90", general);
+    assert!(split.contains("if (ADD) {") && split.contains("mra_prefetch_l2(cq + r * K, ZH * 8)"), "fused-split: its half of C");
+    for (level, k, arch) in [("fused-pipe", 10, "sm_90"), ("fused-pipe", 16, "sm_90"), ("L3-regblk", 32, "sm_90"), ("fused", 13, "gfx90a")] {
+        assert!(!source(level, k, arch, general).contains("prefetch"), "{level} K={k} on {arch}");
     }
 }

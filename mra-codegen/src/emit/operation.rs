@@ -80,6 +80,30 @@ impl Emitter<'_> {
         }
     }
 
+    /// With β ≠ 0 on NVIDIA, tensor n's C asked of L2 as its work begins, where shared memory
+    /// admits one block per SM: its last pass's loads of C then wait on L2, not DRAM, since no
+    /// other block's work hides a DRAM round trip per tile. Where several blocks share an SM
+    /// they do, and the prefetch's registers would cost one of them. `None`: nothing to emit
+    /// (β = 0 never reads C; the AMD dialect has no prefetch to L2).
+    pub(super) fn c_prefetch(&self) -> Option<String> {
+        if !self.prefetches_c() {
+            return None;
+        }
+        let t = self.t();
+        Some(format!(
+            "if (beta != 0) for (int e = tid * (128 / sizeof({t})); e < K3; e += THREADS * (128 / sizeof({t}))) mra_prefetch_line({});  // C's lines to L2 before the last pass reads them",
+            format!("{} + e", self.tensor_at('c', "n"))
+        ))
+    }
+
+    /// Whether [`Emitter::c_prefetch`] emits anything (and its helper is needed).
+    fn prefetches_c(&self) -> bool {
+        let one_block_per_sm = 2 * self.plan.shared_bytes > self.plan.request.arch.shared_bytes_max;
+        // split_output(2) asks for its block's half of C itself (emit/split.rs).
+        let split = matches!(&self.plan.body, crate::plan::Body::Transform(tp) if tp.split_output > 1);
+        self.op().scaled && self.d.vendor() == crate::Vendor::Nvidia && one_block_per_sm && !split
+    }
+
     /// The type of `transform_tensor`'s C parameter.
     pub(super) fn c_param_type(&self) -> String {
         if self.op().scaled { "COut".into() } else { format!("{}*", self.t()) }
@@ -123,6 +147,10 @@ impl Emitter<'_> {
             w.line(format!("{inline} COutSet set() const {{ return COutSet{{p, alpha}}; }}"));
             w.line(format!("{inline} COutAdd add() const {{ return COutAdd{{p, alpha, beta}}; }}"));
         });
+        if self.prefetches_c() {
+            self.w.line("// Asks L2 for the 128-byte line at p (a generic address of global memory).");
+            self.w.line(format!("{inline} void mra_prefetch_line(const void* p) {{ asm volatile(\"prefetch.L2 [%0];\" :: \"l\"(p)); }}"));
+        }
         if self.plan.request.dtype == crate::DType::F64 && self.d.vendor() == crate::Vendor::Nvidia {
             // The paired stores of the untransposed passes, 16 bytes each: into the
             // intermediates, and into C (a pair starts at an even element of a tensor that is

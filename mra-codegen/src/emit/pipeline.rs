@@ -272,6 +272,9 @@ impl Emitter<'_> {
         }
         let next = if stacked { "g + stride" } else { "n + stride" };
         s += &self.c_n_decl();
+        if let Some(prefetch) = self.c_prefetch().filter(|_| !stacked) {
+            s += &format!("    {prefetch}\n");
+        }
         if shifted {
             s += &format!("    {}  // pass 0: A (in wa, from element sha) -> wb\n", call(0, "wa + sha", "wb"));
         } else {
@@ -339,6 +342,9 @@ impl Emitter<'_> {
         s += "int slot = 0;  // the slot of tensor n\n";
         s += "for (int n = block; n < nfuncs; n += nblocks) {\n";
         s += &self.c_n_decl();
+        if let Some(prefetch) = self.c_prefetch() {
+            s += &format!("    {prefetch}\n");
+        }
         s += "    // The tensor SLOTS - 1 ahead goes to the slot the previous tensor freed.\n";
         s += "    const int m = n + (SLOTS - 1) * nblocks;\n";
         s += "    const int ahead = slot + SLOTS - 1 < SLOTS ? slot + SLOTS - 1 : slot - 1;\n";

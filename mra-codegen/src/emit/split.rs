@@ -12,6 +12,12 @@
 //! m-tiles and every k-step, in the chain's k order within each group of 8, (0, 2, 4, 6, 1, 3,
 //! 5, 7). A warp's slice arrives in its own slot by one bulk copy, refilled with the warp's
 //! next slice as soon as it has been read into registers.
+//!
+//! Other operations ([`crate::op::Operation`]): with a matrix per dimension, pass 0 contracts c
+//! with Z (its one m-tile of Zᵀ held apart), pass 1 b with Y and the last pass a with X: the
+//! shared registers hold Yᵀ through phase 1 and are reloaded with Xᵀ for phase 2 (and Yᵀ again
+//! after it), where a barrier stands anyway. A strided or pointer batch changes the address of
+//! tensor n; α and β the last pass's stores, chosen once per call (a template flag).
 
 use super::Emitter;
 use crate::fragment::{deeper, fragment};
@@ -32,6 +38,10 @@ impl Emitter<'_> {
         let ws = self.step_comment(|s| matches!(s, Step::Workspace(_)));
         let bind = self.step_comment(|s| matches!(s, Step::Bind(_)));
         let tensorize = self.step_comment(|s| matches!(s, Step::Tensorize(_)));
+        let op = self.op();
+        let per_dim = op.matrices == crate::op::Matrices::PerDim;
+        let a_n = self.tensor_at('a', "n");
+        let c_n = self.tensor_at('c', "n");
         let w = &mut self.w;
         w.line(format!("constexpr int ZH = {};  {split}: values of z per block (one m16 tile)", tp.split_z(k)));
         w.line("constexpr int WARPS = THREADS / 32;");
@@ -54,6 +64,22 @@ impl Emitter<'_> {
              \x20   asm volatile(\"{ .reg .u64 g; cvta.to.global.u64 g, %0; st.global.v2.f64 [g], {%1, %2}; }\" :: \"l\"(p), \"d\"(x), \"d\"(y) : \"memory\");\n\
              }",
         );
+        if op.scaled {
+            w.lines(
+                "// C(p), C(p + 1) = alpha (x, y) + beta C(p), C(p + 1) as it was; without ADD (beta == 0) C is\n\
+                 // not read, so whatever it held, NaN included, is harmless. ADD is chosen once per call. The\n\
+                 // old values of a tile are loaded before its first store: no load may pass the asm store.\n\
+                 template <bool ADD>\n\
+                 __device__ __forceinline__ void mra_store_c(double* p, double x, double y, double alpha, double beta) {\n\
+                 \x20   if (ADD) {\n\
+                 \x20       const double2 old = __ldg(reinterpret_cast<const double2*>(p));\n\
+                 \x20       mra_store_pair(p, alpha * x + beta * old.x, alpha * y + beta * old.y);\n\
+                 \x20   } else {\n\
+                 \x20       mra_store_pair(p, alpha * x, alpha * y);\n\
+                 \x20   }\n\
+                 }",
+            );
+        }
         // The k-step of this kernel is the arch's instruction two steps deep (m16n8k8 on sm_90);
         // fuse_k(4) takes two of them side by side (m16n8k16), as the fragment tables say.
         let base = tp.fragment.expect("split_output is a tensorize(mma) level");
@@ -130,10 +156,37 @@ impl Emitter<'_> {
         w.dedent();
         w.line("}");
         w.line("");
+        if per_dim {
+            w.line(format!("{b_regs}: Mᵀ(m, k) = M(k, m) for one matrix M, m-tile mt, k-step j, k-slots t, t + 4."));
+            w.line(format!("__device__ __forceinline__ void load_bt({a_ty} (&bt)[MT][KS], const double* __restrict__ m_, int g, int t) {{"));
+            w.indent();
+            w.line("#pragma unroll");
+            w.line("for (int mt = 0; mt < MT; ++mt)");
+            w.line("#pragma unroll");
+            w.block("for (int j = 0; j < KS; ++j)", "", |w| {
+                w.line("const int k = 8 * j + 2 * t, m = 16 * mt + g;");
+                w.line("bt[mt][j][0] = m_[k * K + m];");
+                w.line("bt[mt][j][1] = m_[k * K + m + 8];");
+                w.line("bt[mt][j][2] = m_[(k + 1) * K + m];");
+                w.line("bt[mt][j][3] = m_[(k + 1) * K + m + 8];");
+            });
+            w.dedent();
+            w.line("}");
+            w.line("");
+        }
         // The per-half body: the half is a template parameter, so pass 0 names its m-tile of Bᵀ.
         w.line(format!("{split}: the work of block h of a pair, for every tensor n = blockIdx / 2, += gridDim / 2."));
-        w.line("template <int H>");
-        w.line("__device__ __forceinline__ void split_half(const double* __restrict__ a, const double* __restrict__ b, double* __restrict__ c, int nfuncs, double* smem) {");
+        if op.is_seed() {
+            w.line("template <int H>");
+            w.line("__device__ __forceinline__ void split_half(const double* __restrict__ a, const double* __restrict__ b, double* __restrict__ c, int nfuncs, double* smem) {");
+        } else {
+            let (a, c) = match op.layout {
+                crate::op::Layout::Pointers => ("const double* const* __restrict__ a", "double* const* __restrict__ c"),
+                _ => ("const double* __restrict__ a", "double* __restrict__ c"),
+            };
+            w.line(format!("template <int H{}>", if op.scaled { ", bool ADD" } else { "" }));
+            w.line(format!("__device__ __forceinline__ void split_half({a}, const double* __restrict__ b, {c}, int nfuncs, long long a_stride, long long c_stride, double alpha, double beta, double* smem) {{"));
+        }
         w.indent();
         w.line("double* t2 = smem;");
         w.line("const int tid = threadIdx.x, lane = tid & 31, w = tid >> 5, g = lane >> 2, t = lane & 3;");
@@ -142,23 +195,40 @@ impl Emitter<'_> {
         w.line("const int first = blockIdx.x >> 1, stride = gridDim.x >> 1;");
         w.line(format!("{b_regs}: Bᵀ(m, k) = B(k, m), m-tile mt, k-step j, k-slots t, t + 4 -> k = 8j + 2t, 8j + 2t + 1."));
         w.line(format!("{a_ty} bt[MT][KS];"));
-        w.line("#pragma unroll");
-        w.line("for (int mt = 0; mt < MT; ++mt)");
-        w.line("#pragma unroll");
-        w.block("for (int j = 0; j < KS; ++j)", "", |w| {
-            w.line("const int k = 8 * j + 2 * t, m = 16 * mt + g;");
-            w.line("bt[mt][j][0] = b[k * K + m];");
-            w.line("bt[mt][j][1] = b[k * K + m + 8];");
-            w.line("bt[mt][j][2] = b[(k + 1) * K + m];");
-            w.line("bt[mt][j][3] = b[(k + 1) * K + m + 8];");
-        });
+        if per_dim {
+            w.line("// A matrix per dimension (X, Y, Z at b, b + K2, b + 2 K2): bt holds Yᵀ for phase 1, Xᵀ for phase 2");
+            w.line("// (reloaded after each phase's barrier: before it, with more values live, more spill); pass 0's m-tile H");
+            w.line("// of Zᵀ is held apart, in bz.");
+            w.line(format!("{a_ty} bz[KS];"));
+            w.line("load_bt(bt, b + K2, g, t);");
+            w.line("#pragma unroll");
+            w.block("for (int j = 0; j < KS; ++j)", "", |w| {
+                w.line("const int k = 8 * j + 2 * t, m = 16 * H + g;");
+                w.line("const double* z = b + 2 * K2;");
+                w.line("bz[j][0] = z[k * K + m];");
+                w.line("bz[j][1] = z[k * K + m + 8];");
+                w.line("bz[j][2] = z[(k + 1) * K + m];");
+                w.line("bz[j][3] = z[(k + 1) * K + m + 8];");
+            });
+        } else {
+            w.line("#pragma unroll");
+            w.line("for (int mt = 0; mt < MT; ++mt)");
+            w.line("#pragma unroll");
+            w.block("for (int j = 0; j < KS; ++j)", "", |w| {
+                w.line("const int k = 8 * j + 2 * t, m = 16 * mt + g;");
+                w.line("bt[mt][j][0] = b[k * K + m];");
+                w.line("bt[mt][j][1] = b[k * K + m + 8];");
+                w.line("bt[mt][j][2] = b[(k + 1) * K + m];");
+                w.line("bt[mt][j][3] = b[(k + 1) * K + m + 8];");
+            });
+        }
         w.line("if (lane == 0) mra_mbar_init(bar);");
         w.line("__syncwarp();");
         w.line("// The warp's q-th slice after (tensor n, slice i): tensors advance by `stride` every SLICES slices.");
         w.block("auto slice = [&](int n, int i, int q) -> const double*", ";", |w| {
             w.line("i += q;");
             w.line("while (i >= SLICES) { i -= SLICES; n += stride; }");
-            w.line("return n < nfuncs ? a + (long long)n * K3 + (long long)(w + WARPS * i) * K2 : nullptr;");
+            w.line(format!("return n < nfuncs ? {a_n} + (long long)(w + WARPS * i) * K2 : nullptr;"));
         });
         w.line(format!("{bulk}: one bulk copy of the slice into the warp's slot, completing on its mbarrier."));
         w.block("auto load_slice = [&](const double* src)", ";", |w| {
@@ -170,6 +240,14 @@ impl Emitter<'_> {
             w.line("if (lane == 0) for (int q = 1; q < PREFETCH; ++q) if (const double* p = slice(first, 0, q)) mra_prefetch_l2(p, K2 * 8);");
         });
         w.block("for (int n = first; n < nfuncs; n += stride)", "", |w| {
+            if op.scaled {
+                w.block("if (ADD)", "", |w| {
+                    w.line("// C's half of tensor n asked of L2 while phase 1 runs: the last pass's loads of it, with 8 warps");
+                    w.line("// per SM and every warp in the same phase, would otherwise wait on DRAM (128 bytes per (x, y)).");
+                    w.line(format!("const double* cq = {c_n} + ZH * H;"));
+                    w.line("for (int r = tid; r < K2; r += THREADS) mra_prefetch_l2(cq + r * K, ZH * 8);");
+                });
+            }
             w.line("double d1o[KS][4];  // the previous slice's pass 0, for its pass 1");
             w.line("#pragma unroll 1");
             w.block("for (int i = 0; i < SLICES; ++i)", "", |w| {
@@ -192,7 +270,7 @@ impl Emitter<'_> {
                     w.line("#pragma unroll");
                     w.line("for (int r = 0; r < 4; ++r) d1[nf][r] = 0;");
                     w.line("#pragma unroll");
-                    let a = |j: &str| format!("bt[H][{j}]");
+                    let a = |j: &str| if per_dim { format!("bz[{j}]") } else { format!("bt[H][{j}]") };
                     let b = |j: &str, _: u32, slot: u32| format!("s[nf][{j}].{}", if slot == 0 { "x" } else { "y" });
                     w.line(format!("for (int j = 0; j < {steps}; ++j) {}", mma("d1[nf]", &a, "j", &b)));
                 });
@@ -205,9 +283,12 @@ impl Emitter<'_> {
             });
             w.line("pass1_store(bt, d1o, t2, w + WARPS * (SLICES - 1), g, t);");
             w.line("__syncthreads();  // T2 complete");
+            if per_dim {
+                w.line("load_bt(bt, b, g, t);  // Xᵀ for the last pass");
+            }
             w.line("// Phase 2: C(x, n') = Σ_a Bᵀ(x, a) T2(a, n'), n' = (y, z local) = 8f + g; warp w takes");
             w.line("// f in [LAST_FRAGS·w, LAST_FRAGS·(w + 1)), four at a time.");
-            w.line("double* out = c + (long long)n * K3 + ZH * H;");
+            w.line(format!("double* out = {c_n} + ZH * H;"));
             w.line("#pragma unroll 1");
             w.block("for (int round = 0; round < LAST_FRAGS / 4; ++round)", "", |w| {
                 w.line("const int f0 = LAST_FRAGS * w + 4 * round;");
@@ -241,16 +322,30 @@ impl Emitter<'_> {
                         }
                     });
                 });
-                w.line("#pragma unroll");
-                w.line("for (int mt = 0; mt < MT; ++mt)");
-                w.line("#pragma unroll");
-                w.block("for (int q = 0; q < 4; ++q)", "", |w| {
-                    w.line("const int f = f0 + q, y = f >> 1, zl = 8 * (f & 1) + 2 * t, x = 16 * mt + g;");
-                    w.line("mra_store_pair(out + x * K2 + y * K + zl, acc[mt][q][0], acc[mt][q][1]);");
-                    w.line("mra_store_pair(out + (x + 8) * K2 + y * K + zl, acc[mt][q][2], acc[mt][q][3]);");
-                });
+                if op.scaled {
+                    w.line("#pragma unroll");
+                    w.line("for (int mt = 0; mt < MT; ++mt)");
+                    w.line("#pragma unroll");
+                    w.block("for (int q = 0; q < 4; ++q)", "", |w| {
+                        w.line("const int f = f0 + q, y = f >> 1, zl = 8 * (f & 1) + 2 * t, x = 16 * mt + g;");
+                        w.line("mra_store_c<ADD>(out + x * K2 + y * K + zl, acc[mt][q][0], acc[mt][q][1], alpha, beta);");
+                        w.line("mra_store_c<ADD>(out + (x + 8) * K2 + y * K + zl, acc[mt][q][2], acc[mt][q][3], alpha, beta);");
+                    });
+                } else {
+                    w.line("#pragma unroll");
+                    w.line("for (int mt = 0; mt < MT; ++mt)");
+                    w.line("#pragma unroll");
+                    w.block("for (int q = 0; q < 4; ++q)", "", |w| {
+                        w.line("const int f = f0 + q, y = f >> 1, zl = 8 * (f & 1) + 2 * t, x = 16 * mt + g;");
+                        w.line("mra_store_pair(out + x * K2 + y * K + zl, acc[mt][q][0], acc[mt][q][1]);");
+                        w.line("mra_store_pair(out + (x + 8) * K2 + y * K + zl, acc[mt][q][2], acc[mt][q][3]);");
+                    });
+                }
             });
             w.line("__syncthreads();  // T2 read before the next tensor's phase 1 writes it");
+            if per_dim {
+                w.line("load_bt(bt, b + K2, g, t);  // Yᵀ again for the next tensor's pass 1");
+            }
         });
         w.dedent();
         w.line("}");
@@ -265,8 +360,20 @@ impl Emitter<'_> {
             w.line(using);
             w.line("extern __shared__ __align__(128) double mra_smem[];");
             w.line(format!("(void)workspace; (void)nblocks;  {split}: the grid is a multiple of 2, block b's half is b & 1"));
-            w.line("if (blockIdx.x & 1) split_half<1>(a, b, c, nfuncs, mra_smem);");
-            w.line("else split_half<0>(a, b, c, nfuncs, mra_smem);");
+            if op.is_seed() {
+                w.line("if (blockIdx.x & 1) split_half<1>(a, b, c, nfuncs, mra_smem);");
+                w.line("else split_half<0>(a, b, c, nfuncs, mra_smem);");
+            } else {
+                let args = "(a, b, c, nfuncs, a_stride, c_stride, alpha, beta, mra_smem)";
+                if op.scaled {
+                    w.line("// beta == 0: C is written, never read (chosen once per call).");
+                    w.line(format!("if (blockIdx.x & 1) {{ if (beta == 0) split_half<1, false>{args}; else split_half<1, true>{args}; }}"));
+                    w.line(format!("else {{ if (beta == 0) split_half<0, false>{args}; else split_half<0, true>{args}; }}"));
+                } else {
+                    w.line(format!("if (blockIdx.x & 1) split_half<1>{args};"));
+                    w.line(format!("else split_half<0>{args};"));
+                }
+            }
         });
     }
 }

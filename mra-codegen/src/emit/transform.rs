@@ -78,6 +78,7 @@ impl Emitter<'_> {
         let pitch = buffer_pitch(tp, self.plan.request.k);
         let (a_n, c_n) = (self.tensor_at('a', "n"), self.c_out("n"));
         let prologue = self.kernel_prologue(tp);
+        let prefetch = self.c_prefetch();
         self.w.block(self.kernel_signature(entry), "", |w| {
             w.lines(&prologue);
             // A pipelined loop loads B itself, after issuing its first copies.
@@ -106,6 +107,9 @@ impl Emitter<'_> {
             }
             w.line("// Blocks walk the batch: block b transforms tensors b, b + nblocks, b + 2 nblocks, ...");
             w.block("for (int n = block; n < nfuncs; n += nblocks)", "", |w| {
+                if let Some(prefetch) = &prefetch {
+                    w.line(prefetch);
+                }
                 w.line(format!("transform_tensor({a_n}, {b_arg}, {c_n}, w0, w1, tid{scratch});"));
             });
         });

@@ -218,7 +218,7 @@ fn one_tensor_per_pass(level: &Schedule, req: Request) -> Option<Schedule> {
 
 /// Levels tried in order for an operation other than the seed's ([`crate::Operation`]): the
 /// levels `plan_op` names in its refusals. A rank sum: `fused`, else `L3-regblk`.
-pub const OP_CHAIN: &[&str] = &["fused-pipe", "fused", "L7-breg", "L3-regblk"];
+pub const OP_CHAIN: &[&str] = &["fused-split", "fused-pipe", "fused", "L7-breg", "L3-regblk"];
 
 /// The default level computing `op` at `k`: the first of [`OP_CHAIN`] (for a rank sum, `fused`)
 /// that lowers it, or every level's reason.
@@ -237,6 +237,17 @@ pub fn default_op_level(k: u32, arch: &'static Arch, dtype: DType, op: crate::Op
         }
     }
     Err(ExportError::NoDefault { k, chain: chain.join(", "), arch: arch.name, dtype, why: distinct_clauses(&why) })
+}
+
+/// The level of an operation's block-level device function where [`default_op_level`]'s spreads
+/// a tensor over several blocks: the first of [`OP_CHAIN`] with one tensor per block.
+pub fn block_op_level(k: u32, arch: &'static Arch, dtype: DType, op: crate::Operation) -> Result<Schedule, ExportError> {
+    let req = Request { k, arch, dtype };
+    let one_per_block = |name: &str| levels::find(name).ok().and_then(|l| l.plan_op(req, op).ok()).is_some_and(|p| p.work_blocks(1) == 1);
+    match OP_CHAIN.iter().find(|name| one_per_block(name)) {
+        Some(name) => Ok(levels::find(name).expect("the operation chain names levels")),
+        None => Err(ExportError::NoDefault { k, chain: OP_CHAIN.join(", "), arch: arch.name, dtype, why: "no level of the chain with one tensor per block lowers it".into() }),
+    }
 }
 
 /// The default level for `k`: the first level of [`DEFAULT_CHAIN`] that lowers.

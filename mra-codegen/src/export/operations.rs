@@ -6,7 +6,7 @@
 //! `dir` runs the per-dimension kernel with the identity in the two other dimensions (exact),
 //! the three matrices written into the caller's workspace by `mra_dir_matrices_k<K>`.
 
-use super::{default_op_level, source_ext, ExportError, File};
+use super::{block_op_level, default_op_level, source_ext, ExportError, File};
 use crate::emit::{self, Kernel};
 use crate::op::{Layout, Matrices, Operation};
 use crate::tuned_defaults::Regime;
@@ -50,6 +50,17 @@ pub struct OpKernel {
     pub kind: OpKind,
     pub layout: Layout,
     pub kernel: Kernel,
+    /// Where `kernel`'s level spreads a tensor over several blocks (fused-split at K = 32) and so
+    /// has no block-level function: the contiguous kernel of the next level that has one, whose
+    /// device part the export ships instead.
+    pub block: Option<Kernel>,
+}
+
+impl OpKernel {
+    /// The kernel whose block-level functions the device part holds.
+    pub fn block_kernel(&self) -> &Kernel {
+        self.block.as_ref().unwrap_or(&self.kernel)
+    }
 }
 
 /// The operation kernels of one K: the per-dimension kernel in every layout where `general` or
@@ -67,9 +78,14 @@ pub fn op_kernels(k: u32, arch: &'static Arch, dtype: DType, kinds: &[OpKind]) -
         }
         for layout in LAYOUTS {
             let op = Operation { matrices, layout, scaled: true };
+            let req = Request { k, arch, dtype };
             let level = default_op_level(k, arch, dtype, op)?;
-            let kernel = level.generate_tuned(Request { k, arch, dtype }, op, Regime::Api).map_err(|source| ExportError::Plan { k, source })?;
-            out.push(OpKernel { k, kind, layout, kernel });
+            let kernel = level.generate_tuned(req, op, Regime::Api).map_err(|source| ExportError::Plan { k, source })?;
+            let block = match kernel.plan.work_blocks(1) > 1 && layout == Layout::Contiguous {
+                true => Some(block_op_level(k, arch, dtype, op)?.generate_tuned(req, op, Regime::Api).map_err(|source| ExportError::Plan { k, source })?),
+                false => None,
+            };
+            out.push(OpKernel { k, kind, layout, kernel, block });
         }
     }
     Ok(out)
@@ -97,7 +113,7 @@ pub fn files(ops: &[OpKernel], kinds: &[OpKind], generator: &str) -> Vec<File> {
     for o in ops {
         files.push(File { path: format!("{}.{ext}", o.kernel.entry), text: o.kernel.source.clone() });
         if o.layout == Layout::Contiguous {
-            files.push(File { path: format!("{}_device.h", o.kernel.entry), text: device_part(&o.kernel) });
+            files.push(File { path: format!("{}_device.h", o.block_kernel().entry), text: device_part(o.block_kernel()) });
         }
     }
     let dir = kinds.contains(&OpKind::Dir);
@@ -239,8 +255,9 @@ fn host_header(ops: &[OpKernel], kinds: &[OpKind], generator: &str) -> String {
     s += "}\n#undef MRA_KERNEL\n\n";
     s += &format!(
         "// Blocks of one launch: waves of what the device holds of the kernel at once (asked once per device and\n\
-         // kernel, cached in *resident), at most one per tensor, MRA_MAX_BLOCKS where defined.\n\
-         inline int mra_op_blocks(const void* kernel, int threads, int dynamic, int* resident, int nfuncs) {{\n\
+         // kernel, cached in *resident), at most per_tensor per tensor (a level that splits a tensor's output over\n\
+         // per_tensor blocks takes whole groups of them), MRA_MAX_BLOCKS where defined.\n\
+         inline int mra_op_blocks(const void* kernel, int threads, int dynamic, int* resident, int nfuncs, int per_tensor) {{\n\
          \x20   int device = 0;\n\
          \x20   if ({p}GetDevice(&device) != {p}Success || device < 0 || device >= MRA_MAX_DEVICES) device = -1;\n\
          \x20   if (device >= 0 && resident[device] == 0) {{\n\
@@ -254,7 +271,10 @@ fn host_header(ops: &[OpKernel], kinds: &[OpKind], generator: &str) -> String {
          #ifdef MRA_MAX_BLOCKS\n\
          \x20   if (cap > MRA_MAX_BLOCKS) cap = MRA_MAX_BLOCKS;\n\
          #endif\n\
-         \x20   return (int)(nfuncs < cap ? nfuncs : cap);\n}}\n\n",
+         \x20   cap = cap / per_tensor * per_tensor;\n\
+         \x20   if (cap < per_tensor) cap = per_tensor;\n\
+         \x20   const long long want = (long long)nfuncs * per_tensor;\n\
+         \x20   return (int)(want < cap ? want : cap);\n}}\n\n",
         attr = if p == "cuda" { "cudaDeviceGetAttribute" } else { "hipDeviceGetAttribute" },
         mp = if p == "cuda" { "cudaDevAttrMultiProcessorCount" } else { "hipDeviceAttributeMultiprocessorCount" },
     );
@@ -308,7 +328,8 @@ fn launcher(o: &OpKernel, t: &str, stream: &str) -> String {
     };
     let m_arg = if o.kind == OpKind::RankSum { "terms" } else { "xyz" };
     let mut s = format!("\n// ---- K = {k}, {kind}{}: {} ({entry}) ----\n", suffix(o.layout), o.kernel.level);
-    s += &format!("inline int {name}_blocks(int nfuncs) {{\n    static int resident[MRA_MAX_DEVICES];\n    return mra_op_blocks((const void*){entry}, {threads}, {dynamic}, resident, nfuncs);\n}}\n");
+    let per_tensor = pl.work_blocks(1);
+    s += &format!("inline int {name}_blocks(int nfuncs) {{\n    static int resident[MRA_MAX_DEVICES];\n    return mra_op_blocks((const void*){entry}, {threads}, {dynamic}, resident, nfuncs, {per_tensor});\n}}\n");
     s += &format!("inline size_t {name}_workspace_bytes(int nfuncs) {{\n");
     if ws == 0 {
         s += "    (void)nfuncs;\n    return 0;\n}\n";

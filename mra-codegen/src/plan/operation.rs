@@ -15,6 +15,7 @@ fn instead(k: u32, op: Operation) -> &'static str {
     match op.matrices {
         Matrices::RankSum => "fused or L3-regblk",
         _ if k <= 24 => "fused-pipe or L3-regblk",
+        _ if k == 32 => "fused-split or L3-regblk",
         _ => "L3-regblk",
     }
 }
@@ -51,7 +52,10 @@ impl Schedule {
             Body::Library(_) => return Err(refuse("its vendor BLAS calls take one matrix over a contiguous batch")),
         };
         let why = match () {
-            _ if tp.cluster > 1 || tp.split_output > 1 => Some("its blocks share a tensor (cluster(N), split_output(N))"),
+            _ if tp.cluster > 1 => Some("its blocks share a tensor through a cluster (cluster(N))"),
+            // split_output(2): each block computes its half of the output from the whole tensor,
+            // one tensor per pair of blocks; a rank sum would hold the half's output across terms.
+            _ if tp.split_output > 1 && op.matrices == Matrices::RankSum => Some("its blocks split a tensor's output (split_output(N))"),
             _ if tp.tensors > 1 => Some("a stage holds several consecutive tensors (tensors(N))"),
             // stack(N): N consecutive tensors side by side in each pass, so one contiguous
             // batch; a rank sum keeps one tensor per block.
