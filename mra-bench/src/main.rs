@@ -22,6 +22,7 @@ mod select;
 mod session;
 mod sweep_cmd;
 mod sweep_op;
+mod sweep_op_harness;
 mod sweep_ranksum;
 mod sweep_report;
 mod transform_cmd;

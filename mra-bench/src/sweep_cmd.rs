@@ -249,7 +249,7 @@ fn sweep_on<B: Backend>(session: &Session<B>, args: &SweepArgs, ks: &[u32], dtyp
 
 /// Prepares, validates and times one level.
 #[allow(clippy::too_many_arguments)]
-fn measure<B: Backend>(
+pub(crate) fn measure<B: Backend>(
     session: &Session<B>,
     s: &Schedule,
     k: u32,

@@ -1,4 +1,5 @@
-//! `sweep --launch api --op general|dir|transform --layout ...`: per K and level, the
+//! `sweep --launch api --op general|dir|transform --layout ...` (the seed harness's regime:
+//! `sweep_op_harness`; the rank sum's: `sweep_ranksum`): per K and level, the
 //! operation's kernel validated on a small batch (β = 0 over NaN, β ≠ 0), then timed as one
 //! launch over a batch far larger than L2 against a copy of the same bytes
 //! ([`mra_runtime::harness::op_case::time_api`]).
@@ -32,10 +33,10 @@ struct Row {
 }
 
 pub fn run(args: &SweepArgs) -> CmdResult {
-    if args.launch != "api" {
-        return Err(select::usage(
-            "--op and --layout are timed in the API regime only so far: add --launch api",
-        ));
+    let rank_sum = args.op.operation().matrices == mra_codegen::Matrices::RankSum;
+    let harness = args.launch != "api";
+    if harness && rank_sum {
+        return Err(select::usage("--op ranksum is timed in the API regime (one launch, against DGEMM and R separate calls): add --launch api"));
     }
     let ks = select::k_list(&args.ks)?;
     if select::dtype(&args.dtype)? != DType::F64 {
@@ -50,13 +51,14 @@ pub fn run(args: &SweepArgs) -> CmdResult {
         .as_deref()
         .map(|p| crate::outfile::Target::check("--json", p))
         .transpose()?;
-    let rank_sum = args.op.operation().matrices == mra_codegen::Matrices::RankSum;
     match session::open(
         None,
         None,
         select::cache(args.no_cache),
         crate::session::GpuFree::Sweep,
     )? {
+        Opened::Cuda(s) if harness => crate::sweep_op_harness::sweep_on(&s, args, &levels, &ks, json),
+        Opened::Hip(s) if harness => crate::sweep_op_harness::sweep_on(&s, args, &levels, &ks, json),
         Opened::Cuda(s) if rank_sum => crate::sweep_ranksum::sweep_on(&s, args, &levels, &ks, json),
         Opened::Hip(s) if rank_sum => crate::sweep_ranksum::sweep_on(&s, args, &levels, &ks, json),
         Opened::Cuda(s) => sweep_on(&s, args, &levels, &ks, json),

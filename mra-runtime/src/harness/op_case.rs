@@ -329,6 +329,74 @@ pub fn time_api<B: Backend>(gpu: &B, p: &Prepared<B>, case: &OpCase, reps: usize
     Ok((super::median(&kernel_us), super::median(&copy_us), g))
 }
 
+/// `case` timed as the seed's harness times a level (`cfg`: `-N`, `-M`, `-s`, `-n`, `-r`,
+/// `--warmup`, `--stream-data`): per repetition `cfg.tasks` launches round-robin over
+/// `streams`, which share one A and one C (or each has its own with `--stream-data private`)
+/// and each its own workspace, timed from an event on stream 0 to one after every stream
+/// joined; after the warm-up, the median repetition's µs per task, and the grid.
+pub fn time_harness<B: Backend>(gpu: &B, p: &Prepared<B>, case: &OpCase, cfg: &super::HarnessConfig, streams: &[B::Stream]) -> Result<(f64, usize)> {
+    let dtype = p.kernel.plan.request.dtype;
+    let e = dtype.bytes() as usize;
+    let k3 = (case.k as usize).pow(3);
+    let (sa, sc) = case.strides();
+    let span = |stride: usize| stride * (case.nfuncs - 1) + k3;
+    let mut rng = rand::rngs::StdRng::seed_from_u64(case.seed);
+    let seed_elems = (1 << 17).min(span(sa));
+    let values: Vec<f64> = (0..seed_elems).map(|_| rng.random_range(-1.0..1.0)).collect();
+    let seed_buf = gpu.alloc(seed_elems * e)?;
+    gpu.upload(&seed_buf, &to_device_bytes(dtype, &values)?)?;
+    let b_host: Vec<f64> = (0..case.op.b_elems(case.k, case.ranks)).map(|_| rng.random_range(-1.0..1.0)).collect();
+    let g = grid(p, case.nfuncs, Some(cfg.max_blocks));
+    let sets = if cfg.stream_data == super::config::StreamData::Private { streams.len() } else { 1 };
+    let mut placed = Vec::new();
+    for _ in 0..sets {
+        let (a, c) = (gpu.alloc(span(sa) * e)?, gpu.alloc(span(sc) * e)?);
+        for (buf, n) in [(&a, span(sa)), (&c, span(sc))] {
+            gpu.copy_device(buf, 0, &seed_buf, 0, seed_elems.min(n) * e, &streams[0])?;
+            super::api_regime::tile(gpu, buf, e, seed_elems.min(n), n, &streams[0])?;
+        }
+        placed.push(bind(gpu, p, case, a, &b_host, c, g)?);
+    }
+    gpu.synchronize(&streams[0])?;
+    drop(seed_buf);
+    // Shared stream data: the other streams launch on set 0's A, B and C with a workspace each.
+    let mut workspaces = Vec::new();
+    let mut args = Vec::new();
+    for s in 0..streams.len() {
+        match placed.get(s) {
+            Some(pl) => args.push(pl.args),
+            None => {
+                let ws = gpu.alloc(((p.kernel.plan.workspace_elems_per_block as usize) * g).max(1) * e)?;
+                args.push(LaunchArgs { workspace: B::device_ptr(&ws), ..placed[0].args });
+                workspaces.push(ws);
+            }
+        }
+    }
+    let f = kernel_of(p)?;
+    let (start, end) = (gpu.event()?, gpu.event()?);
+    let joins = streams.iter().map(|_| gpu.event()).collect::<Result<Vec<_>>>()?;
+    let mut rep = || -> Result<f64> {
+        gpu.record(&start, &streams[0])?;
+        for s in &streams[1..] {
+            gpu.wait(s, &start)?;
+        }
+        for t in 0..cfg.tasks {
+            let s = t % streams.len();
+            gpu.launch(f, &streams[s], p.kernel.plan.threads, &args[s])?;
+        }
+        for (s, j) in streams.iter().zip(&joins).skip(1) {
+            gpu.record(j, s)?;
+            gpu.wait(&streams[0], j)?;
+        }
+        gpu.record(&end, &streams[0])?;
+        gpu.synchronize(&streams[0])?;
+        Ok(gpu.elapsed_ms(&start, &end)? as f64)
+    };
+    crate::warmup::run(cfg.warmup, None, &mut rep)?;
+    let ms: Vec<f64> = (0..cfg.reps).map(|_| rep()).collect::<Result<_>>()?;
+    Ok((super::median(&ms) * 1000.0 / cfg.tasks as f64, g))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -351,4 +419,42 @@ mod tests {
             assert_eq!(grid(&p, nfuncs, None), want, "K={k} N={nfuncs}");
         }
     }
+
+    /// `sweep --op` in the seed harness: per repetition `tasks` launches round-robin over the
+    /// streams, each stream its own workspace; with shared stream data every stream on stream
+    /// 0's A and C (the seed harness's), with private data each its own; the operation's
+    /// strides, α and β in every launch; µs per task from the median repetition.
+    #[test]
+    fn an_operation_is_timed_as_the_harness_times_a_level() {
+        use crate::harness::config::StreamData;
+        let op = Operation { matrices: Matrices::PerDim, layout: Layout::Strided, scaled: true };
+        for data in [StreamData::Shared, StreamData::Private] {
+            let s = session(500.0);
+            s.gpu.lazy.set(true); // timing only: the fake computes the seed's operation, not this one
+            let req = Request { k: 6, arch: arch::find("sm_90").unwrap(), dtype: DType::F64 };
+            let p = s.prepare_kernel(mra_codegen::generate_op(&level("L3").at(req), req, op).unwrap()).unwrap();
+            let cfg = crate::harness::HarnessConfig { stream_data: data, ..crate::harness::fake::cfg(9, 5, 3, 2) };
+            let streams = s.streams(cfg.streams).unwrap();
+            let case = OpCase { op, k: 6, nfuncs: 9, dir: None, ranks: 1, alpha: 1.0, beta: 1.0, seed: 3 };
+            s.gpu.ops.borrow_mut().clear();
+            let (us, grid) = time_harness(&s.gpu, &p, &case, &cfg, &streams).unwrap();
+            assert_eq!(us, 500.0 * 1000.0 / 5.0, "µs per task");
+            assert_eq!(grid, 9, "one block per tensor, under -M");
+            let launches = s.gpu.launches();
+            assert_eq!(launches.len(), (1 + 2) * 5, "one untimed repetition of 500 ms, two timed, 5 tasks each");
+            for (t, (stream, args)) in launches.iter().enumerate() {
+                let si = t % 5 % 3;
+                assert_eq!(*stream, streams[si], "task {t} on stream {si}");
+                let first = &launches[si].1;
+                assert_eq!((args.a, args.c, args.workspace), (first.a, first.c, first.workspace), "a stream's buffers stay its own");
+                let op = args.op.expect("the operation's parameters");
+                assert_eq!((op.a_stride, op.c_stride, op.alpha(), op.beta()), (6 * 36 + 2, 6 * 36 + 6, 1.0, 1.0));
+                assert_eq!((args.nfuncs, args.nblocks), (9, 9));
+            }
+            let (s0, s1, s2) = (&launches[0].1, &launches[1].1, &launches[2].1);
+            assert!(s0.workspace != s1.workspace && s1.workspace != s2.workspace && s0.workspace != s2.workspace, "a workspace per stream");
+            assert_eq!(s0.a == s1.a && s0.c == s2.c, data == StreamData::Shared, "{data:?}: shared A and C, or each stream its own");
+        }
+    }
 }
+
