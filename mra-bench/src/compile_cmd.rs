@@ -62,7 +62,7 @@ pub fn run(args: &RunArgs) -> CmdResult {
     let mut jobs = Vec::new();
     for &k in &args.ks {
         for s in &schedules {
-            let c = tuning.configure(s, &any, k, dtype)?;
+            let c = tuning.configure_op(s, &any, k, dtype, args.op.operation())?;
             if let Some(note) = &c.note {
                 eprintln!("{note}");
             }

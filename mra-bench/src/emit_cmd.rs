@@ -30,7 +30,7 @@ pub fn run(args: &RunArgs) -> CmdResult {
     };
     let schedules = if best { vec![say(tuning.best(&device, args.ks[0], dtype, |_| true)?)] } else { select::level_list(&args.level)? };
     let tuned = |s: &mra_codegen::Schedule, k: u32| -> CmdResult<mra_codegen::Schedule> {
-        if best { Ok(s.clone()) } else { Ok(say(tuning.configure(s, &device, k, dtype)?)) }
+        if best { Ok(s.clone()) } else { Ok(say(tuning.configure_op(s, &device, k, dtype, args.op.operation())?)) }
     };
     for &k in &args.ks {
         if !(1..=mra_codegen::K_MAX).contains(&k) {

@@ -51,4 +51,16 @@ impl OpArgs {
             op => schedule.generate_tuned(req, op, Regime::Api),
         }
     }
+
+    /// `schedule` for this operation at `k` on the session's GPU: the fastest configuration
+    /// `tune --op` recorded in the tuning database (said on stderr), else its open defaults,
+    /// which [`OpArgs::generate`] and `generate_tuned` fill from the tuned-defaults data.
+    pub fn configured<B: mra_runtime::harness::Backend>(&self, session: &mra_runtime::harness::Session<B>, tuning: &mra_runtime::configure::Tuning, schedule: &Schedule, k: u32) -> Result<Schedule, mra_runtime::RuntimeError> {
+        let device = mra_runtime::configure::device_of(session);
+        let c = tuning.configure_op(schedule, &device, k, mra_codegen::DType::F64, self.operation())?;
+        if let Some(note) = &c.note {
+            eprintln!("{note}");
+        }
+        Ok(c.schedule)
+    }
 }

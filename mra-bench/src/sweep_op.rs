@@ -84,11 +84,13 @@ fn sweep_on<B: Backend>(
     );
     let mut rows = Vec::new();
     let mut failures = 0;
+    let tuning = mra_runtime::configure::Tuning::open(None, args.untuned, false)?;
     for &k in ks {
         let nfuncs = args.nfuncs.unwrap_or_else(|| {
             api_regime::batch_for_bytes(k, DType::F64, api_regime::DEFAULT_BATCH_BYTES)
         });
         for s in levels {
+            let s = &args.op.configured(session, &tuning, s, k)?;
             mra_runtime::interrupt::check()?;
             let req = Request {
                 k,

@@ -61,6 +61,7 @@ pub fn sweep_on<B: Backend>(session: &Session<B>, args: &SweepArgs, levels: &[Sc
     let streams = session.streams(cfg.streams)?;
     let copy = levels::find("copy")?;
     let (mut rows, mut failures) = (Vec::new(), 0);
+    let tuning = mra_runtime::configure::Tuning::open(None, args.untuned, false)?;
     for &k in ks {
         let req = Request { k, arch: gpu.arch(), dtype: DType::F64 };
         let seed = args.seed.unwrap_or_else(rand::random);
@@ -74,6 +75,7 @@ pub fn sweep_on<B: Backend>(session: &Session<B>, args: &SweepArgs, levels: &[Sc
             }
         };
         for s in levels {
+            let s = &args.op.configured(session, &tuning, s, k)?;
             mra_runtime::interrupt::check()?;
             // The seed harness's tuned values (and the operation's own), as `validate --op`
             // takes the API regime's: the harness is the regime measured here.

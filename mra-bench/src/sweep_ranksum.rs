@@ -49,10 +49,12 @@ pub fn sweep_on<B: Backend>(session: &Session<B>, args: &SweepArgs, levels: &[Sc
     let dgemm = gemm_peak_tflops(gpu, 8192, 5)?;
     eprintln!("# ranksum, R = {ranks} ({}) on {}: FP64 DGEMM {dgemm:.1} TFLOP/s in this process", op.describe(), gpu.device_name());
     let (mut rows, mut failures) = (Vec::new(), 0);
+    let tuning = mra_runtime::configure::Tuning::open(None, args.untuned, false)?;
     for &k in ks {
         let nfuncs = args.nfuncs.unwrap_or_else(|| api_regime::batch_for_bytes(k, DType::F64, api_regime::DEFAULT_BATCH_BYTES));
         let req = Request { k, arch: gpu.arch(), dtype: DType::F64 };
         for s in levels {
+            let s = &args.op.configured(session, &tuning, s, k)?;
             mra_runtime::interrupt::check()?;
             let kernel = match s.generate_tuned(req, op, Regime::Api) {
                 Ok(kernel) => kernel,

@@ -327,6 +327,7 @@ fn tune_on<B: Backend>(session: &Session<B>, plan: &Plan, harness: &HarnessConfi
                 config: Config::new(),
                 outcome: Outcome::Rejected { why: String::new() },
                 at: 0,
+                op: String::new(),
             };
             let seed = plan.seed.unwrap_or_else(rand::random);
             let mut eval = GpuEvaluator::new(session, s, k, plan.dtype, *harness, seed)?;
@@ -545,6 +546,7 @@ fn compile_only(args: &TuneArgs, plan: &Plan, arch: &'static Arch, db: &mut Db) 
                 config: Config::new(),
                 outcome: Outcome::Rejected { why: String::new() },
                 at: 0,
+                op: String::new(),
             };
             let mut eval = OfflineEvaluator { compiler: &compiler, schedule: s, arch, k, dtype: plan.dtype };
             let bar = progress(space.len(), &format!("{} K={k}", s.name));
@@ -615,6 +617,7 @@ mod tests {
             config: Config::new(),
             outcome,
             at: 0,
+            op: String::new(),
         };
         let tried = vec![(rec(timed(Some(5))), true), (rec(timed(None)), true), (rec(timed(Some(2))), false), (rec(Outcome::Invalid { why: String::new() }), true)];
         assert_eq!(host_bound_candidates(&tried), 2);

@@ -1,10 +1,11 @@
 //! `tune --op general|dir|ranksum`: a level's candidates for an operation, each validated on a
 //! few tensors against the operation's FP64 reference (β = 0 over NaN, β ≠ 0), then timed as
 //! one launch over the API regime's batch against a copy of the same bytes
-//! ([`mra_runtime::harness::op_case`]), ranked. The best is printed as the entry of
-//! `mra-codegen/tuned/<arch>.json` that makes it the operation's default (`"op": ...`): the
-//! shipped tuned values are data a person reviews and commits, so this command writes no file
-//! but `--out` (the summary), and no tuning database record.
+//! ([`mra_runtime::harness::op_case`]), ranked. Every timed candidate is a record of the
+//! tuning database marked with the operation (`"op"`), which `validate --op`, `sweep --op`,
+//! `--emit-src` and `--compile-only` then take on this GPU; the best is also printed as the
+//! entry of `mra-codegen/tuned/<arch>.json` that makes it the operation's shipped default
+//! (`"op": ...`), data a person reviews and commits.
 
 use crate::cli::TuneArgs;
 use crate::select::{self, CmdResult};
@@ -14,6 +15,7 @@ use mra_codegen::tuned_defaults::Regime;
 use mra_codegen::{DType, Operation, Request, Schedule};
 use mra_runtime::harness::op_case::{check_before_timing, time_api, OpCase};
 use mra_runtime::harness::{api_regime, Backend, Session};
+use mra_runtime::tuning::{db, Db, Harness, Outcome, Record};
 use std::time::{Duration, Instant};
 
 /// What `tune --op` tunes and within which limits.
@@ -27,8 +29,8 @@ pub struct OpTune<'a> {
 }
 
 pub fn run(args: &TuneArgs, t: OpTune) -> CmdResult {
-    if args.compile_only || args.write_defaults.is_some() || args.db.is_some() || args.list {
-        return Err(select::usage("tune --op times candidates on a GPU and prints the tuned-defaults entry; it takes none of --compile-only, --write-defaults, --db, --list"));
+    if args.compile_only || args.write_defaults.is_some() || args.list {
+        return Err(select::usage("tune --op times candidates on a GPU and prints the tuned-defaults entry; it takes none of --compile-only, --write-defaults, --list"));
     }
     if select::dtype(&args.dtype)? != DType::F64 {
         return Err(select::usage("tune --op tunes the f64 kernels"));
@@ -65,6 +67,11 @@ fn tune_on<B: Backend>(session: &Session<B>, args: &TuneArgs, t: &OpTune, out: O
     let gpu = &session.gpu;
     let op = t.op;
     let ranks = args.op.ranks as usize;
+    let mut db = match &args.db {
+        Some(path) => Db::open(path)?,
+        None => Db::open_default()?,
+    };
+    let device = mra_runtime::configure::device_of(session);
     eprintln!("# tuning {} ({}) on {}: each candidate validated, then one launch over the API regime's batch (2 GiB per K; -N, -n, -s do not apply)", args.op.op, op.describe(), gpu.device_name());
     let start = Instant::now();
     let cases = (t.ks.len() * t.levels.len()).max(1);
@@ -96,17 +103,22 @@ fn tune_on<B: Backend>(session: &Session<B>, args: &TuneArgs, t: &OpTune, out: O
                 let kernel = mra_codegen::generate_op(&tuned_s, req, op)?;
                 let measured = session.prepare_kernel(kernel).and_then(|p| {
                     let small = OpCase { op, k, nfuncs: 7, dir: (args.op.op == "dir").then_some(1), ranks, alpha: 1.0, beta: 0.0, seed: 0 };
-                    check_before_timing(gpu, &p, small, |_| rand::random())?;
+                    let worst = check_before_timing(gpu, &p, small, |_| rand::random())?;
                     let big = OpCase { op, k, nfuncs, dir: None, ranks, alpha: 1.0, beta: 0.0, seed: 1 };
                     let (us, copy_us, _) = time_api(gpu, &p, &big, args.reps, args.timing.warmup)?;
-                    Ok((us, copy_us))
+                    Ok((us, copy_us, worst))
                 });
                 let what = mra_codegen::tune::describe(&changed(s, c));
                 let what = if what.is_empty() { "(the schedule's defaults)".to_string() } else { what };
                 match measured {
-                    Ok((us, copy_us)) => {
+                    Ok((us, copy_us, worst)) => {
                         crate::outln!("  {} K={k} {what}: {us:.1} us, {:.3} of the copy", s.name, us / copy_us)?;
                         timed.push((c.clone(), us, copy_us));
+                        // The API regime's harness (one launch, one stream, private data), so the
+                        // record answers the API lookups of the commands that take it.
+                        let harness = Harness::from(api_regime::config(nfuncs, None, args.reps, args.timing.warmup));
+                        let outcome = Outcome::Timed { us_per_task: us, copy_us_per_task: Some(copy_us), max_rel_err: worst, resources: None, sm_clock: None, host_bound_reps: None };
+                        db.put(Record { device: device.clone(), level: s.name.clone(), k, dtype: DType::F64.to_string(), harness: Some(harness), config: c.clone(), outcome, at: db::now(), op: op.tuned_as().into() })?;
                     }
                     Err(e) => crate::outln!("  {} K={k} {what}: {}", s.name, e.to_string().lines().next().unwrap_or_default())?,
                 }

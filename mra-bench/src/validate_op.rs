@@ -38,8 +38,10 @@ pub fn validate_on<B: Backend>(session: &Session<B>, args: &ValidateArgs, levels
     let dtype = DType::F64;
     eprintln!("# validating {} ({}) on {}", args.op.op, op.describe(), gpu.device_name());
     let (mut cases, mut failures, mut refused) = (0usize, 0usize, 0usize);
+    let tuning = mra_runtime::configure::Tuning::open(None, args.untuned, false)?;
     for &k in ks {
         for s in levels {
+            let s = &args.op.configured(session, &tuning, s, k)?;
             let kernel = match kernel_for(s, Request { k, arch: gpu.arch(), dtype }, op) {
                 Ok(kernel) => kernel,
                 Err(e) => {

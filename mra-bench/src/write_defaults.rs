@@ -56,6 +56,14 @@ pub fn run(args: &TuneArgs, path: &str, schedules: &[Schedule], ks: &[u32], dtyp
                     found = true;
                 }
             }
+            // The operations' own values (`tune --op`, timed in one launch), as `"op"` entries.
+            for op in ["general", "ranksum"] {
+                if let Some(r) = db.best_for_arch_op(arch.name, &s.name, k, dtype.name(), Regime::Api, op).filter(|r| r.regime() == Regime::Api) {
+                    file.set_op(&s.name, dtype, k, Regime::Api, op, differences(s, &r.config), source(r));
+                    used.push(r.clone());
+                    found = true;
+                }
+            }
             if !found {
                 missing.push(format!("{} K={k}", s.name));
             }

@@ -80,7 +80,7 @@ fn refuses_levels_without_parameters_and_bad_flags_in_one_line() {
         (vec!["tune", "-l", "L7", "--arch", "gfx90a", "--write-defaults", "x.json", "--db", " "], "--db: the path is empty", 2),
         // tune --op times on a GPU and prints an entry: no offline compile, no database.
         (vec!["tune", "--op", "ranksum", "-l", "fused", "-K", "10", "--arch", "sm_90", "--compile-only"], "tune --op times candidates on a GPU", 2),
-        (vec!["tune", "--op", "general", "-l", "fused-pipe", "-K", "10", "--list"], "it takes none of --compile-only, --write-defaults, --db, --list", 2),
+        (vec!["tune", "--op", "general", "-l", "fused-pipe", "-K", "10", "--list"], "it takes none of --compile-only, --write-defaults, --list", 2),
         (vec!["tune", "--op", "general", "-l", "fused-pipe", "-K", "10", "--dtype", "f32"], "tune --op tunes the f64 kernels", 2),
     ] {
         let o = mra_bench(&args, &db);
@@ -308,4 +308,55 @@ fn compile_only_prunes_offline_and_resumes() {
     assert!(text(&fixed.stdout).contains("L7-breg K=6 on sm_90: 3 candidates (36 declared), 3 compiled"), "{}", text(&fixed.stdout));
     let _ = std::fs::remove_file(&db);
     let _ = std::fs::remove_file(&out);
+}
+
+/// `tune --op` records are the operation's, marked `"op"`: `--emit-src --op general` takes the
+/// fastest of them, the seed's operation never does, and an operation never takes the seed's
+/// records (without its own it has the shipped `"op": "general"` entry's 256 threads).
+#[test]
+fn an_operations_records_answer_that_operation_only() {
+    let db = temp("emit-op");
+    let full = |threads: u32| json!({"threads": threads, "pad_a": 4, "min_blocks": 1, "unroll_k": 0, "buffers": 2, "align_runs": 0, "pair_rows": 0, "fuse_k": 2, "bulk_copy": 1, "stack": 1, "persistent": 1, "swap_operands": 0});
+    let mut op_record = record("fused-pipe", 20, full(128), 1200.0);
+    op_record["harness"] = json!({"nfuncs": 33554, "max_blocks": usize::MAX, "tasks": 1, "streams": 1, "reps": 5, "stream_data": "private"});
+    op_record["op"] = json!("general");
+    let seed_record = record("fused-pipe", 20, full(384), 70.0);
+    let params = |o: &std::process::Output| text(&o.stdout).lines().find(|l| l.starts_with("// tunable parameters")).unwrap_or_default().to_string();
+
+    std::fs::write(&db, serde_json::to_vec(&json!({"version": 1, "records": [op_record, seed_record.clone()]})).unwrap()).unwrap();
+    let general = mra_bench(&["--arch", "sm_90", "-K", "20", "-l", "fused-pipe", "--op", "general", "--emit-src"], &db);
+    assert!(general.status.success(), "{}", text(&general.stderr));
+    assert!(params(&general).contains("threads=128") && text(&general.stderr).contains("tuned configuration"), "{}", params(&general));
+    let seed = mra_bench(&["--arch", "sm_90", "-K", "20", "-l", "fused-pipe", "--emit-src"], &db);
+    assert!(params(&seed).contains("threads=384"), "the seed's record: {}", params(&seed));
+
+    std::fs::write(&db, serde_json::to_vec(&json!({"version": 1, "records": [seed_record]})).unwrap()).unwrap();
+    let general = mra_bench(&["--arch", "sm_90", "-K", "20", "-l", "fused-pipe", "--op", "general", "--emit-src"], &db);
+    assert!(params(&general).contains("threads=256") && !text(&general.stderr).contains("tuned configuration"), "{}", params(&general));
+    let _ = std::fs::remove_file(&db);
+}
+
+/// `tune --write-defaults` turns an operation's records (`tune --op`) into `"op"` entries of
+/// the arch's file, beside the transform's entry of the same level, K and regime.
+#[test]
+fn write_defaults_writes_an_operations_entries_apart() {
+    let db = temp("write-defaults-op-db");
+    let dir = std::env::temp_dir().join(format!("mra-bench-write-defaults-op-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("sm_90.json");
+    let config = |threads: u32| json!({"threads": threads, "pad_a": 4, "min_blocks": 1, "buffers": 2, "stack": 1, "unroll_k": 0, "align_runs": 0, "pair_rows": 0, "fuse_k": 1, "bulk_copy": 0, "persistent": 0, "swap_operands": 0});
+    let api = json!({"nfuncs": 33554, "max_blocks": usize::MAX, "tasks": 1, "streams": 1, "reps": 3, "stream_data": "private"});
+    let (mut transform, mut general) = (record("fused-pipe", 20, config(416), 1100.0), record("fused-pipe", 20, config(256), 1250.0));
+    transform["harness"] = api.clone();
+    general["harness"] = api;
+    general["op"] = json!("general");
+    std::fs::write(&db, serde_json::to_vec(&json!({"version": 1, "records": [transform, general]})).unwrap()).unwrap();
+    let o = mra_bench(&["tune", "--write-defaults", out.to_str().unwrap(), "--arch", "sm_90", "-l", "fused-pipe", "-K", "20", "--db", db.to_str().unwrap()], &db);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let file: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let entries: Vec<(&Value, &Value)> = file["entries"].as_array().unwrap().iter().map(|e| (&e["config"]["threads"], &e["op"])).collect();
+    assert_eq!(entries, [(&json!(416), &Value::Null), (&json!(256), &json!("general"))], "{file}");
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_file(&db);
 }

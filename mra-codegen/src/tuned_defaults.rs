@@ -114,11 +114,17 @@ impl DefaultsFile {
     /// Sets the values of `level` at `k` in `dtype` timed in `regime` to `config` (the parameters
     /// that differ from the schedule's defaults), replacing what the file said of that case.
     pub fn set(&mut self, level: &str, dtype: DType, k: u32, regime: Regime, config: Config, source: String) {
-        for e in self.entries.iter_mut().filter(|e| e.level == level && e.dtype == dtype.name() && e.regime == regime && e.op.is_empty()) {
+        self.set_op(level, dtype, k, regime, "", config, source)
+    }
+
+    /// [`DefaultsFile::set`] for the values of operation `op` (`""`: the transform's).
+    #[allow(clippy::too_many_arguments)]
+    pub fn set_op(&mut self, level: &str, dtype: DType, k: u32, regime: Regime, op: &str, config: Config, source: String) {
+        for e in self.entries.iter_mut().filter(|e| e.level == level && e.dtype == dtype.name() && e.regime == regime && e.op == op) {
             e.k.retain(|&x| x != k);
         }
         self.entries.retain(|e| !e.k.is_empty());
-        self.entries.push(Entry { level: level.to_string(), dtype: dtype.name().to_string(), k: vec![k], config, regime, op: String::new(), source });
+        self.entries.push(Entry { level: level.to_string(), dtype: dtype.name().to_string(), k: vec![k], config, regime, op: op.to_string(), source });
         self.entries.sort_by(|a, b| (&a.level, &a.dtype, a.k.first()).cmp(&(&b.level, &b.dtype, b.k.first())));
     }
 

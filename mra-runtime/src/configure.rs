@@ -12,7 +12,7 @@ use crate::error::{Result, RuntimeError};
 use crate::harness::Session;
 use crate::tuning::{self, db, Db, Device, Record};
 use mra_codegen::tuned_defaults::Regime;
-use mra_codegen::{levels, tune, Arch, DType, Schedule};
+use mra_codegen::{levels, tune, Arch, DType, Operation, Schedule};
 
 /// The tuning database a command reads (if any), and whether it ignores it for named levels.
 pub struct Tuning {
@@ -76,6 +76,31 @@ impl Tuning {
         }
         let Some(db) = &self.db else { return Ok(Configured::defaults(schedule)) };
         match tuning::lookup_in(db, device, &schedule.name, k, dtype, None, self.regime) {
+            Some(r) => with_record(schedule, r, db),
+            None => Ok(Configured::defaults(schedule)),
+        }
+    }
+
+    /// [`Tuning::configure`] for the kernel of `op`: the fastest record `tune --op` left for
+    /// that operation (`"op"`, as [`Operation::tuned_as`] names it, timed in the API regime) for
+    /// `device` at `k`; without one the schedule's open defaults, which
+    /// [`Schedule::generate_tuned`] fills from the tuned-defaults data. An operation tuned as the
+    /// transform (one matrix, another layout or α, β) takes the transform's records.
+    pub fn configure_op(&self, schedule: &Schedule, device: &Device, k: u32, dtype: DType, op: Operation) -> Result<Configured> {
+        let name = op.tuned_as();
+        if name.is_empty() {
+            return self.configure(schedule, device, k, dtype);
+        }
+        if self.untuned || schedule.params().is_empty() {
+            return Ok(Configured::defaults(schedule));
+        }
+        let Some(db) = &self.db else { return Ok(Configured::defaults(schedule)) };
+        let dt = dtype.to_string();
+        let record = match device.gpu.is_empty() {
+            true => db.best_for_arch_op(&device.arch, &schedule.name, k, &dt, Regime::Api, name),
+            false => db.best_op(device, &schedule.name, k, &dt, None, Regime::Api, name),
+        };
+        match record.cloned() {
             Some(r) => with_record(schedule, r, db),
             None => Ok(Configured::defaults(schedule)),
         }

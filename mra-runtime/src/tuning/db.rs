@@ -122,6 +122,11 @@ pub struct Record {
     pub outcome: Outcome,
     /// Seconds since the Unix epoch when it was recorded.
     pub at: u64,
+    /// The operation the configuration was timed for (`general`, `ranksum`: `tune --op`, as
+    /// [`mra_codegen::Operation::tuned_as`] names them); empty for the seed's transform. The
+    /// transform's lookups never take an operation's record, nor the other way round.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub op: String,
 }
 
 impl Harness {
@@ -147,7 +152,7 @@ impl Record {
 
     /// Same device, level, K, dtype and harness as `other`: results that compare.
     pub fn same_case(&self, other: &Record) -> bool {
-        self.device == other.device && self.level == other.level && self.k == other.k && self.dtype == other.dtype && self.harness == other.harness
+        self.device == other.device && self.level == other.level && self.k == other.k && self.dtype == other.dtype && self.harness == other.harness && self.op == other.op
     }
 }
 
@@ -259,7 +264,13 @@ impl Db {
     /// of the same harness settings when `harness` is given and has one, else of `regime`
     /// ([`in_regime`]).
     pub fn best(&self, device: &Device, level: &str, k: u32, dtype: &str, harness: Option<Harness>, regime: Regime) -> Option<&Record> {
-        let timed = |r: &&Record| r.device == *device && r.level == level && r.k == k && r.dtype == dtype && r.outcome.us().is_some();
+        self.best_op(device, level, k, dtype, harness, regime, "")
+    }
+
+    /// [`Db::best`] among the records of operation `op` (`""`: the seed's transform).
+    #[allow(clippy::too_many_arguments)]
+    pub fn best_op(&self, device: &Device, level: &str, k: u32, dtype: &str, harness: Option<Harness>, regime: Regime, op: &str) -> Option<&Record> {
+        let timed = |r: &&Record| r.device == *device && r.level == level && r.k == k && r.dtype == dtype && r.op == op && r.outcome.us().is_some();
         let same_harness = harness.and_then(|h| fastest(self.records.iter().filter(timed).filter(|r| r.harness == Some(h))));
         same_harness.or_else(|| in_regime(regime, |g| fastest(self.records.iter().filter(timed).filter(|r| r.regime() == g))))
     }
@@ -267,7 +278,12 @@ impl Db {
     /// The fastest timed configuration of `level` at `k` in `dtype` on any GPU of `arch`, of
     /// `regime` ([`in_regime`]): for the commands with an arch and no GPU (`--emit-src`, `export`).
     pub fn best_for_arch(&self, arch: &str, level: &str, k: u32, dtype: &str, regime: Regime) -> Option<&Record> {
-        in_regime(regime, |g| fastest(self.records.iter().filter(|r| r.device.arch == arch && r.level == level && r.k == k && r.dtype == dtype && r.regime() == g)))
+        self.best_for_arch_op(arch, level, k, dtype, regime, "")
+    }
+
+    /// [`Db::best_for_arch`] among the records of operation `op` (`""`: the seed's transform).
+    pub fn best_for_arch_op(&self, arch: &str, level: &str, k: u32, dtype: &str, regime: Regime, op: &str) -> Option<&Record> {
+        in_regime(regime, |g| fastest(self.records.iter().filter(|r| r.device.arch == arch && r.level == level && r.k == k && r.dtype == dtype && r.op == op && r.regime() == g)))
     }
 }
 
@@ -287,10 +303,10 @@ fn read_records(path: &Path) -> Result<Vec<Record>> {
 }
 
 /// What identifies a result: its case ([`Record::same_case`]) and its config.
-type Key<'a> = (&'a Device, &'a str, u32, &'a str, Option<Harness>, &'a Config);
+type Key<'a> = (&'a Device, &'a str, u32, &'a str, Option<Harness>, &'a Config, &'a str);
 
 fn key(r: &Record) -> Key<'_> {
-    (&r.device, r.level.as_str(), r.k, r.dtype.as_str(), r.harness, &r.config)
+    (&r.device, r.level.as_str(), r.k, r.dtype.as_str(), r.harness, &r.config, r.op.as_str())
 }
 
 /// Adds `ours` to `file`'s records: a result `file` lacks is appended, one it has replaces it
@@ -359,6 +375,7 @@ pub(crate) mod tests {
             config: cfg.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
             outcome,
             at: 1,
+            op: String::new(),
         }
     }
 
@@ -391,6 +408,29 @@ pub(crate) mod tests {
         assert_eq!(threads(harness_only.best_for_arch("sm_90", "fused", 8, "f64", Regime::Api)), Some(128), "API falls back on the harness");
         let api_only = db_of(vec![api_fast]);
         assert_eq!(threads(api_only.best(&device(), "fused", 8, "f64", None, Regime::Harness)), None, "a harness command never takes an API time");
+    }
+
+    /// An operation's records (`tune --op`) answer that operation's lookups only, on the GPU
+    /// and for the arch; the transform's never take them, though faster; and they survive a
+    /// save and a reload.
+    #[test]
+    fn an_operations_records_are_apart_from_the_transforms() {
+        let api = Harness { nfuncs: 65536, max_blocks: AUTO_BLOCKS, tasks: 1, streams: 1, reps: 3, warmup: None, stream_data: Some(StreamData::Private) };
+        let transform = Record { harness: Some(api), ..record(&[("threads", 256)], timed(1100.0)) };
+        let general = Record { harness: Some(api), op: "general".into(), ..record(&[("threads", 128)], timed(900.0)) };
+        let path = std::env::temp_dir().join(format!("mra-db-op-{}.json", std::process::id()));
+        let _ = std::fs::remove_file(&path);
+        let mut db = Db::open(&path).unwrap();
+        db.put(transform).unwrap();
+        db.put(general).unwrap();
+        let db = Db::open(&path).unwrap();
+        let threads = |r: Option<&Record>| r.map(|r| r.config["threads"]);
+        assert_eq!(threads(db.best(&device(), "fused", 8, "f64", None, Regime::Api)), Some(256));
+        assert_eq!(threads(db.best_for_arch("sm_90", "fused", 8, "f64", Regime::Api)), Some(256));
+        assert_eq!(threads(db.best_op(&device(), "fused", 8, "f64", None, Regime::Api, "general")), Some(128));
+        assert_eq!(threads(db.best_for_arch_op("sm_90", "fused", 8, "f64", Regime::Api, "general")), Some(128));
+        assert_eq!(threads(db.best_op(&device(), "fused", 8, "f64", None, Regime::Api, "ranksum")), None);
+        let _ = std::fs::remove_file(&path);
     }
 
     #[test]
