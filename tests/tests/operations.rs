@@ -232,7 +232,7 @@ fn stack_lowers_contiguous_operations_only() {
 /// With β ≠ 0, C's tensor is asked of L2 as its work begins where one block holds the SM
 /// (fused-pipe at K = 20 and 24, fused-split at K = 32: a DRAM round trip per tile would stall
 /// every warp there), and nowhere else: not where several blocks share an SM (K = 10, 16,
-/// whose registers it would cost), not in the seed's kernel, not for AMD.
+/// whose registers it would cost), not in the seed's kernel or the rank sum's, not for AMD.
 #[test]
 fn c_is_prefetched_only_where_one_block_holds_the_sm() {
     let general = Operation { matrices: Matrices::PerDim, layout: Layout::Strided, scaled: true };
@@ -251,4 +251,7 @@ fn c_is_prefetched_only_where_one_block_holds_the_sm() {
     for (level, k, arch) in [("fused-pipe", 10, "sm_90"), ("fused-pipe", 16, "sm_90"), ("L3-regblk", 32, "sm_90"), ("fused", 13, "gfx90a")] {
         assert!(!source(level, k, arch, general).contains("prefetch"), "{level} K={k} on {arch}");
     }
+    // The rank sum reads C once, after its terms: nothing to prefetch at the tensor's start.
+    let rank_sum = Operation { matrices: Matrices::RankSum, layout: Layout::Contiguous, scaled: true };
+    assert!(!source("fused", 20, "sm_90", rank_sum).contains("prefetch"), "the rank sum at K = 20");
 }

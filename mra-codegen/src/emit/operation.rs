@@ -99,9 +99,11 @@ impl Emitter<'_> {
     /// Whether [`Emitter::c_prefetch`] emits anything (and its helper is needed).
     fn prefetches_c(&self) -> bool {
         let one_block_per_sm = 2 * self.plan.shared_bytes > self.plan.request.arch.shared_bytes_max;
-        // split_output(2) asks for its block's half of C itself (emit/split.rs).
+        // split_output(2) asks for its block's half of C itself (emit/split.rs); a rank sum
+        // reads C once, after all its terms, long after a prefetch at the tensor's start.
         let split = matches!(&self.plan.body, crate::plan::Body::Transform(tp) if tp.split_output > 1);
-        self.op().scaled && self.d.vendor() == crate::Vendor::Nvidia && one_block_per_sm && !split
+        let rank_sum = self.op().matrices == Matrices::RankSum;
+        self.op().scaled && self.d.vendor() == crate::Vendor::Nvidia && one_block_per_sm && !split && !rank_sum
     }
 
     /// The type of `transform_tensor`'s C parameter.
