@@ -13,8 +13,9 @@ use mra_runtime::harness::op_case::{check_before_timing, time_api, OpCase};
 use mra_runtime::harness::{api_regime, Backend, Session};
 use serde::Serialize;
 
+/// One level and K of an operation sweep (either regime).
 #[derive(Serialize)]
-struct Row {
+pub(crate) struct Row {
     level: String,
     #[serde(rename = "K")]
     k: u32,
@@ -132,28 +133,7 @@ fn sweep_on<B: Backend>(
             });
             match measured {
                 Ok((us, copy_us, us_accumulate, nblocks, max_rel_err)) => {
-                    let acc = us_accumulate / (1.5 * copy_us);
-                    crate::outln!(
-                        "K={k} level={} op={} layout={} N={nfuncs} blocks={nblocks} beta=0: {us:.1} us, copy {copy_us:.1} us, {:.3} of the copy; beta=1: {us_accumulate:.1} us, {acc:.3} of 1.5 copies",
-                        s.name,
-                        args.op.op,
-                        args.op.layout,
-                        us / copy_us
-                    )?;
-                    rows.push(Row {
-                        level: s.name.clone(),
-                        k,
-                        op: args.op.op.clone(),
-                        layout: args.op.layout.clone(),
-                        nfuncs,
-                        nblocks,
-                        us,
-                        copy_us,
-                        ratio_to_copy: us / copy_us,
-                        us_accumulate,
-                        accumulate_ratio_to_copy_bytes: acc,
-                        max_rel_err,
-                    });
+                    rows.push(report(s, k, args, nfuncs, nblocks, [us, copy_us, us_accumulate], max_rel_err)?);
                 }
                 Err(e) => {
                     failures += 1;
@@ -174,4 +154,30 @@ fn sweep_on<B: Backend>(
         return Err("nothing measured: no level chosen lowers the operation here".into());
     }
     Ok(if failures == 0 { 0 } else { 1 })
+}
+
+/// The row of `level` at `k` (µs of β = 0, of the copy, of β = 1), its line printed.
+pub(crate) fn report(level: &Schedule, k: u32, args: &SweepArgs, nfuncs: usize, nblocks: usize, [us, copy_us, us_accumulate]: [f64; 3], max_rel_err: f64) -> CmdResult<Row> {
+    let acc = us_accumulate / (1.5 * copy_us);
+    crate::outln!(
+        "K={k} level={} op={} layout={} N={nfuncs} blocks={nblocks} beta=0: {us:.2} us, copy {copy_us:.2} us, {:.3} of the copy; beta=1: {us_accumulate:.2} us, {acc:.3} of 1.5 copies",
+        level.name,
+        args.op.op,
+        args.op.layout,
+        us / copy_us
+    )?;
+    Ok(Row {
+        level: level.name.clone(),
+        k,
+        op: args.op.op.clone(),
+        layout: args.op.layout.clone(),
+        nfuncs,
+        nblocks,
+        us,
+        copy_us,
+        ratio_to_copy: us / copy_us,
+        us_accumulate,
+        accumulate_ratio_to_copy_bytes: acc,
+        max_rel_err,
+    })
 }

@@ -10,27 +10,6 @@ use mra_codegen::tuned_defaults::Regime;
 use mra_codegen::{levels, DType, Request, Schedule};
 use mra_runtime::harness::op_case::{check_before_timing, time_harness, OpCase};
 use mra_runtime::harness::{Backend, HarnessConfig, Inputs, Session};
-use serde::Serialize;
-
-#[derive(Serialize)]
-struct Row {
-    level: String,
-    #[serde(rename = "K")]
-    k: u32,
-    op: String,
-    layout: String,
-    nfuncs: usize,
-    nblocks: usize,
-    /// µs per task, β = 0 (C written only).
-    us: f64,
-    /// The `copy` level's µs per task in the same harness.
-    copy_us: f64,
-    ratio_to_copy: f64,
-    /// β = 1: C read and written, half again the copy's bytes.
-    us_accumulate: f64,
-    accumulate_ratio_to_copy_bytes: f64,
-    max_rel_err: f64,
-}
 
 pub fn sweep_on<B: Backend>(session: &Session<B>, args: &SweepArgs, levels: &[Schedule], ks: &[u32], json: Option<crate::outfile::Target>) -> CmdResult {
     let gpu = &session.gpu;
@@ -96,29 +75,7 @@ pub fn sweep_on<B: Backend>(session: &Session<B>, args: &SweepArgs, levels: &[Sc
             });
             match measured {
                 Ok((us, us_accumulate, nblocks, max_rel_err)) => {
-                    let acc = us_accumulate / (1.5 * copy_us);
-                    crate::outln!(
-                        "K={k} level={} op={} layout={} N={} blocks={nblocks} beta=0: {us:.2} us, copy {copy_us:.2} us, {:.3} of the copy; beta=1: {us_accumulate:.2} us, {acc:.3} of 1.5 copies",
-                        s.name,
-                        args.op.op,
-                        args.op.layout,
-                        cfg.nfuncs,
-                        us / copy_us
-                    )?;
-                    rows.push(Row {
-                        level: s.name.clone(),
-                        k,
-                        op: args.op.op.clone(),
-                        layout: args.op.layout.clone(),
-                        nfuncs: cfg.nfuncs,
-                        nblocks,
-                        us,
-                        copy_us,
-                        ratio_to_copy: us / copy_us,
-                        us_accumulate,
-                        accumulate_ratio_to_copy_bytes: acc,
-                        max_rel_err,
-                    });
+                    rows.push(crate::sweep_op::report(s, k, args, cfg.nfuncs, nblocks, [us, copy_us, us_accumulate], max_rel_err)?);
                 }
                 Err(e) => {
                     failures += 1;

@@ -156,20 +156,28 @@ impl Emitter<'_> {
         w.dedent();
         w.line("}");
         w.line("");
-        if per_dim {
-            w.line(format!("{b_regs}: Mᵀ(m, k) = M(k, m) for one matrix M, m-tile mt, k-step j, k-slots t, t + 4."));
-            w.line(format!("__device__ __forceinline__ void load_bt({a_ty} (&bt)[MT][KS], const double* __restrict__ m_, int g, int t) {{"));
-            w.indent();
+        // One k-step's A fragment of Mᵀ: Mᵀ(m, k) = M(k, m) at k = 8j + 2t, k + 1 and rows m, m + 8.
+        fn frag_loads(w: &mut super::writer::Writer, dst: &str, src: &str) {
+            w.line(format!("{dst}[0] = {src}[k * K + m];"));
+            w.line(format!("{dst}[1] = {src}[k * K + m + 8];"));
+            w.line(format!("{dst}[2] = {src}[(k + 1) * K + m];"));
+            w.line(format!("{dst}[3] = {src}[(k + 1) * K + m + 8];"));
+        }
+        // Every m-tile and k-step of Mᵀ into bt, M at `src`.
+        fn bt_loads(w: &mut super::writer::Writer, src: &str) {
             w.line("#pragma unroll");
             w.line("for (int mt = 0; mt < MT; ++mt)");
             w.line("#pragma unroll");
             w.block("for (int j = 0; j < KS; ++j)", "", |w| {
                 w.line("const int k = 8 * j + 2 * t, m = 16 * mt + g;");
-                w.line("bt[mt][j][0] = m_[k * K + m];");
-                w.line("bt[mt][j][1] = m_[k * K + m + 8];");
-                w.line("bt[mt][j][2] = m_[(k + 1) * K + m];");
-                w.line("bt[mt][j][3] = m_[(k + 1) * K + m + 8];");
+                frag_loads(w, "bt[mt][j]", src);
             });
+        }
+        if per_dim {
+            w.line(format!("{b_regs}: Mᵀ(m, k) = M(k, m) for one matrix M, m-tile mt, k-step j, k-slots t, t + 4."));
+            w.line(format!("__device__ __forceinline__ void load_bt({a_ty} (&bt)[MT][KS], const double* __restrict__ m_, int g, int t) {{"));
+            w.indent();
+            bt_loads(w, "m_");
             w.dedent();
             w.line("}");
             w.line("");
@@ -205,22 +213,10 @@ impl Emitter<'_> {
             w.block("for (int j = 0; j < KS; ++j)", "", |w| {
                 w.line("const int k = 8 * j + 2 * t, m = 16 * H + g;");
                 w.line("const double* z = b + 2 * K2;");
-                w.line("bz[j][0] = z[k * K + m];");
-                w.line("bz[j][1] = z[k * K + m + 8];");
-                w.line("bz[j][2] = z[(k + 1) * K + m];");
-                w.line("bz[j][3] = z[(k + 1) * K + m + 8];");
+                frag_loads(w, "bz[j]", "z");
             });
         } else {
-            w.line("#pragma unroll");
-            w.line("for (int mt = 0; mt < MT; ++mt)");
-            w.line("#pragma unroll");
-            w.block("for (int j = 0; j < KS; ++j)", "", |w| {
-                w.line("const int k = 8 * j + 2 * t, m = 16 * mt + g;");
-                w.line("bt[mt][j][0] = b[k * K + m];");
-                w.line("bt[mt][j][1] = b[k * K + m + 8];");
-                w.line("bt[mt][j][2] = b[(k + 1) * K + m];");
-                w.line("bt[mt][j][3] = b[(k + 1) * K + m + 8];");
-            });
+            bt_loads(w, "b");
         }
         w.line("if (lane == 0) mra_mbar_init(bar);");
         w.line("__syncwarp();");
