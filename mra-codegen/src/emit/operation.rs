@@ -89,10 +89,9 @@ impl Emitter<'_> {
         if !self.prefetches_c() {
             return None;
         }
-        let t = self.t();
+        let (t, c_n) = (self.t(), self.tensor_at('c', "n"));
         Some(format!(
-            "if (beta != 0) for (int e = tid * (128 / sizeof({t})); e < K3; e += THREADS * (128 / sizeof({t}))) mra_prefetch_line({});  // C's lines to L2 before the last pass reads them",
-            format!("{} + e", self.tensor_at('c', "n"))
+            "if (beta != 0) for (int e = tid * (128 / sizeof({t})); e < K3; e += THREADS * (128 / sizeof({t}))) mra_prefetch_line({c_n} + e);  // C's lines to L2 before the last pass reads them"
         ))
     }
 

@@ -17,7 +17,8 @@
 //! with Z (its one m-tile of Zᵀ held apart), pass 1 b with Y and the last pass a with X: the
 //! shared registers hold Yᵀ through phase 1 and are reloaded with Xᵀ for phase 2 (and Yᵀ again
 //! after it), where a barrier stands anyway. A strided or pointer batch changes the address of
-//! tensor n; α and β the last pass's stores, chosen once per call (a template flag).
+//! tensor n; α and β the last pass's stores, chosen once per call (a template flag), and with
+//! β ≠ 0 the block's half of C is asked of L2 as the tensor's phase 1 begins.
 
 use super::Emitter;
 use crate::fragment::{deeper, fragment};
@@ -204,9 +205,8 @@ impl Emitter<'_> {
         w.line(format!("{b_regs}: Bᵀ(m, k) = B(k, m), m-tile mt, k-step j, k-slots t, t + 4 -> k = 8j + 2t, 8j + 2t + 1."));
         w.line(format!("{a_ty} bt[MT][KS];"));
         if per_dim {
-            w.line("// A matrix per dimension (X, Y, Z at b, b + K2, b + 2 K2): bt holds Yᵀ for phase 1, Xᵀ for phase 2");
-            w.line("// (reloaded after each phase's barrier: before it, with more values live, more spill); pass 0's m-tile H");
-            w.line("// of Zᵀ is held apart, in bz.");
+            w.line("// A matrix per dimension (X, Y, Z at b, b + K2, b + 2 K2): bt holds Yᵀ for phase 1 and Xᵀ for phase 2,");
+            w.line("// reloaded after each phase's barrier; pass 0's m-tile H of Zᵀ is held apart, in bz.");
             w.line(format!("{a_ty} bz[KS];"));
             w.line("load_bt(bt, b + K2, g, t);");
             w.line("#pragma unroll");
@@ -318,25 +318,15 @@ impl Emitter<'_> {
                         }
                     });
                 });
-                if op.scaled {
-                    w.line("#pragma unroll");
-                    w.line("for (int mt = 0; mt < MT; ++mt)");
-                    w.line("#pragma unroll");
-                    w.block("for (int q = 0; q < 4; ++q)", "", |w| {
-                        w.line("const int f = f0 + q, y = f >> 1, zl = 8 * (f & 1) + 2 * t, x = 16 * mt + g;");
-                        w.line("mra_store_c<ADD>(out + x * K2 + y * K + zl, acc[mt][q][0], acc[mt][q][1], alpha, beta);");
-                        w.line("mra_store_c<ADD>(out + (x + 8) * K2 + y * K + zl, acc[mt][q][2], acc[mt][q][3], alpha, beta);");
-                    });
-                } else {
-                    w.line("#pragma unroll");
-                    w.line("for (int mt = 0; mt < MT; ++mt)");
-                    w.line("#pragma unroll");
-                    w.block("for (int q = 0; q < 4; ++q)", "", |w| {
-                        w.line("const int f = f0 + q, y = f >> 1, zl = 8 * (f & 1) + 2 * t, x = 16 * mt + g;");
-                        w.line("mra_store_pair(out + x * K2 + y * K + zl, acc[mt][q][0], acc[mt][q][1]);");
-                        w.line("mra_store_pair(out + (x + 8) * K2 + y * K + zl, acc[mt][q][2], acc[mt][q][3]);");
-                    });
-                }
+                let (store, scale) = if op.scaled { ("mra_store_c<ADD>", ", alpha, beta") } else { ("mra_store_pair", "") };
+                w.line("#pragma unroll");
+                w.line("for (int mt = 0; mt < MT; ++mt)");
+                w.line("#pragma unroll");
+                w.block("for (int q = 0; q < 4; ++q)", "", |w| {
+                    w.line("const int f = f0 + q, y = f >> 1, zl = 8 * (f & 1) + 2 * t, x = 16 * mt + g;");
+                    w.line(format!("{store}(out + x * K2 + y * K + zl, acc[mt][q][0], acc[mt][q][1]{scale});"));
+                    w.line(format!("{store}(out + (x + 8) * K2 + y * K + zl, acc[mt][q][2], acc[mt][q][3]{scale});"));
+                });
             });
             w.line("__syncthreads();  // T2 read before the next tensor's phase 1 writes it");
             if per_dim {
