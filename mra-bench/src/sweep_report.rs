@@ -398,7 +398,9 @@ mod tests {
         let text = serde_json::to_string(&report).unwrap();
         let file = std::env::temp_dir().join(format!("mra-sweep-unit-{}.json", std::process::id()));
         std::fs::write(&file, text).unwrap();
-        assert!(crate::plot::load(file.to_str().unwrap()).is_ok(), "a --json file loads for `mra-bench plot`");
+        let loaded = crate::plot::load(file.to_str().unwrap());
+        let _ = std::fs::remove_file(&file);
+        assert!(loaded.is_ok(), "a --json file loads for `mra-bench plot`");
     }
 
     /// An interrupted sweep keeps what it measured: after every row the --json and --csv files

@@ -65,7 +65,9 @@ fn stubs() -> Option<&'static Path> {
             .find(|c| Command::new(c).arg("--version").output().is_ok_and(|o| o.status.success()))
             .ok_or("no C compiler (clang-19, clang, cc)")?;
         let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/stubs");
-        let out = std::env::temp_dir().join(format!("mra-stub-libs-{}", std::process::id()));
+        // In the build's own scratch directory (target/tmp), not the system's: built once per
+        // run and shared by the tests, so no test could remove them after the others.
+        let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("mra-stub-libs-{}", std::process::id()));
         for (dir, file, source, defines) in [
             ("broken-cuda", "libcuda.so.1", "fake_cuda.c", &["-DBROKEN"][..]),
             ("stub-gpu", "libcuda.so.1", "fake_cuda.c", &[][..]),

@@ -9,11 +9,11 @@ fn mra_bench(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_mra-bench")).args(args).output().expect("run mra-bench")
 }
 
-fn scratch(name: &str) -> PathBuf {
-    let p = std::env::temp_dir().join(format!("mra-emit-test-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&p);
-    let _ = std::fs::remove_file(&p);
-    p
+#[path = "support/scratch.rs"]
+mod support_scratch;
+
+fn scratch(name: &str) -> support_scratch::Scratch {
+    support_scratch::Scratch::new("mra-emit-test", name)
 }
 
 fn files(dir: &PathBuf) -> Vec<String> {

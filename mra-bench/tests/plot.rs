@@ -1,7 +1,6 @@
 //! `mra-bench plot`: a chart from a small sweep JSON (SVG and PNG), and one-line errors for a
 //! missing file, malformed JSON, a sweep without the copy floor and an unknown image format.
 
-use std::path::PathBuf;
 use std::process::{Command, Output};
 
 const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/sweep-small.json");
@@ -10,12 +9,11 @@ fn mra_bench(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_mra-bench")).args(args).output().expect("run mra-bench")
 }
 
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("mra-plot-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let p = dir.join(name);
-    let _ = std::fs::remove_file(&p);
-    p
+#[path = "support/scratch.rs"]
+mod support_scratch;
+
+fn scratch(name: &str) -> support_scratch::Scratch {
+    support_scratch::Scratch::new("mra-plot-test", name)
 }
 
 fn assert_one_line_error(args: &[&str], needle: &str) {

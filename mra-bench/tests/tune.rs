@@ -303,7 +303,9 @@ fn compile_only_prunes_offline_and_resumes() {
     assert!(again.status.success());
     assert_eq!(text(&again.stderr).matches("(database)").count(), 36, "{}", text(&again.stderr));
     // --fix keeps the candidates with those values only: 36 / 4 thread counts = 9, 3 with unroll_k=0 too.
-    let fixed = mra_bench(&["tune", "--arch", "sm_90", "-K", "6", "-l", "L7", "--compile-only", "--fix", "threads=256,unroll_k=0"], &temp("offline-fix"));
+    let fix_db = temp("offline-fix");
+    let fixed = mra_bench(&["tune", "--arch", "sm_90", "-K", "6", "-l", "L7", "--compile-only", "--fix", "threads=256,unroll_k=0"], &fix_db);
+    let _ = std::fs::remove_file(&fix_db);
     assert!(fixed.status.success(), "{}", text(&fixed.stderr));
     assert!(text(&fixed.stdout).contains("L7-breg K=6 on sm_90: 3 candidates (36 declared), 3 compiled"), "{}", text(&fixed.stdout));
     let _ = std::fs::remove_file(&db);
