@@ -1,8 +1,8 @@
-//! `sweep --launch api --op general|dir|transform --layout ...` (the seed harness's regime:
-//! `sweep_op_harness`; the rank sum's: `sweep_ranksum`): per K and level, the
+//! `sweep --launch api --op general|dir|transform --layout ...`: per K and level, the
 //! operation's kernel validated on a small batch (β = 0 over NaN, β ≠ 0), then timed as one
 //! launch over a batch far larger than L2 against a copy of the same bytes
-//! ([`mra_runtime::harness::op_case::time_api`]).
+//! ([`mra_runtime::harness::op_case::time_api`]). The seed harness's regime, for every
+//! operation: `sweep_op_harness`; the rank sum in the API regime: `sweep_ranksum`.
 
 use crate::cli::SweepArgs;
 use crate::select::{self, CmdResult};
@@ -31,14 +31,14 @@ pub(crate) struct Row {
     us_accumulate: f64,
     accumulate_ratio_to_copy_bytes: f64,
     max_rel_err: f64,
+    /// The rank sum: useful TFLOP/s (6·K⁴·R per tensor) at β = 0.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    useful_tflops: Option<f64>,
 }
 
 pub fn run(args: &SweepArgs) -> CmdResult {
     let rank_sum = args.op.operation().matrices == mra_codegen::Matrices::RankSum;
     let harness = args.launch != "api";
-    if harness && rank_sum {
-        return Err(select::usage("--op ranksum is timed in the API regime (one launch, against DGEMM and R separate calls): add --launch api"));
-    }
     let ks = select::k_list(&args.ks)?;
     if select::dtype(&args.dtype)? != DType::F64 {
         return Err(select::usage("--op and --layout time the f64 kernels"));
@@ -159,12 +159,15 @@ fn sweep_on<B: Backend>(
 /// The row of `level` at `k` (µs of β = 0, of the copy, of β = 1), its line printed.
 pub(crate) fn report(level: &Schedule, k: u32, args: &SweepArgs, nfuncs: usize, nblocks: usize, [us, copy_us, us_accumulate]: [f64; 3], max_rel_err: f64) -> CmdResult<Row> {
     let acc = us_accumulate / (1.5 * copy_us);
+    let ranks = args.op.ranks as usize;
+    let useful_tflops = (args.op.operation().matrices == mra_codegen::Matrices::RankSum).then(|| crate::sweep_ranksum::useful_tflops(k, ranks, nfuncs, us));
     crate::outln!(
-        "K={k} level={} op={} layout={} N={nfuncs} blocks={nblocks} beta=0: {us:.2} us, copy {copy_us:.2} us, {:.3} of the copy; beta=1: {us_accumulate:.2} us, {acc:.3} of 1.5 copies",
+        "K={k} level={} op={} layout={} N={nfuncs} blocks={nblocks} beta=0: {us:.2} us, copy {copy_us:.2} us, {:.3} of the copy{}; beta=1: {us_accumulate:.2} us, {acc:.3} of 1.5 copies",
         level.name,
         args.op.op,
         args.op.layout,
-        us / copy_us
+        us / copy_us,
+        useful_tflops.map(|t| format!(", {t:.1} useful TFLOP/s (R = {ranks})")).unwrap_or_default()
     )?;
     Ok(Row {
         level: level.name.clone(),
@@ -179,5 +182,6 @@ pub(crate) fn report(level: &Schedule, k: u32, args: &SweepArgs, nfuncs: usize, 
         us_accumulate,
         accumulate_ratio_to_copy_bytes: acc,
         max_rel_err,
+        useful_tflops,
     })
 }

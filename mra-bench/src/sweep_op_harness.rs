@@ -1,6 +1,6 @@
-//! `sweep --op general|dir|transform --layout ...` in the seed's harness (`-N 2048 -M 512
-//! -s 4 -n 100` unless given): per K and level, the operation's kernel validated on a small
-//! batch (β = 0 over NaN, β ≠ 0), then timed as the harness times the seed's levels
+//! `sweep --op general|dir|ranksum|transform --layout ...` in the seed's harness (`-N 2048
+//! -M 512 -s 4 -n 100` unless given): per K and level, the operation's kernel validated on a
+//! small batch (β = 0 over NaN, β ≠ 0), then timed as the harness times the seed's levels
 //! ([`mra_runtime::harness::op_case::time_harness`]), beside the `copy` level timed in the
 //! same harness and process.
 
@@ -66,7 +66,7 @@ pub fn sweep_on<B: Backend>(session: &Session<B>, args: &SweepArgs, levels: &[Sc
                 }
             };
             let measured = session.prepare_kernel(kernel).and_then(|p| {
-                let small = OpCase { op, k, nfuncs: 7, dir, ranks: 1, alpha: 1.0, beta: 0.0, seed: 0 };
+                let small = OpCase { op, k, nfuncs: 7, dir, ranks: args.op.ranks as usize, alpha: 1.0, beta: 0.0, seed: 0 };
                 let worst = check_before_timing(gpu, &p, small, |_| seed)?;
                 let case = OpCase { nfuncs: cfg.nfuncs, seed: 1, ..small };
                 let (us, grid) = time_harness(gpu, &p, &case, &cfg, &streams)?;

@@ -213,7 +213,6 @@ fn a_bad_value_in_a_list_exits_2_like_any_malformed_command_line() {
         (&["validate", "-K", "6,6"][..], "-K 6 is listed twice"),
         (&["validate", "-K", "6", "-N", "x"][..], "`x` is not a non-negative integer"),
         (&["sweep", "-K", "6", "-l", "nonesuch"][..], "unknown level `nonesuch`"),
-        (&["sweep", "-K", "10", "--op", "ranksum"][..], "--op ranksum is timed in the API regime"),
         (&["--emit-src", "--arch", "sm_90", "-K", "6", "-l", "3,L3"][..], "is listed twice"),
         (&["export", "--arch", "sm_90", "-K", "6,40", "-o", "/nonexistent-mra-dir/x"][..], "K=40"),
         (&["-K", "0"][..], "out of range"),
