@@ -100,14 +100,7 @@ fn sweep_on<B: Backend>(
             };
             // The API regime's tuned values, else the harness's (the schedule's own where the
             // arch has none): the first the operation lowers (a tuned stack(N) does not).
-            let kernel = s.generate_tuned(req, op, Regime::Api);
-            let kernel = match kernel {
-                Ok(kernel) => kernel,
-                Err(e) => {
-                    crate::outln!("K={k} level={} SKIP ({e})", s.name)?;
-                    continue;
-                }
-            };
+            let Some(kernel) = kernel_or_skip(s, req, op, Regime::Api)? else { continue };
             let measured = session.prepare_kernel(kernel).and_then(|p| {
                 let small = OpCase { op, k, nfuncs: 7, dir, ranks: args.op.ranks as usize, alpha: 1.0, beta: 0.0, seed: 0 };
                 let worst = check_before_timing(gpu, &p, small, |_| args.seed.unwrap_or_else(rand::random))?;
@@ -184,4 +177,16 @@ pub(crate) fn report(level: &Schedule, k: u32, args: &SweepArgs, nfuncs: usize, 
         max_rel_err,
         useful_tflops,
     })
+}
+
+/// The kernel of `op` at `req` with `regime`'s tuned values, or its SKIP line printed (a level
+/// that does not lower the operation here) and `None`.
+pub(crate) fn kernel_or_skip(s: &Schedule, req: Request, op: mra_codegen::Operation, regime: Regime) -> CmdResult<Option<mra_codegen::Kernel>> {
+    match s.generate_tuned(req, op, regime) {
+        Ok(kernel) => Ok(Some(kernel)),
+        Err(e) => {
+            crate::outln!("K={} level={} SKIP ({e})", req.k, s.name)?;
+            Ok(None)
+        }
+    }
 }

@@ -58,13 +58,7 @@ pub fn sweep_on<B: Backend>(session: &Session<B>, args: &SweepArgs, levels: &[Sc
             mra_runtime::interrupt::check()?;
             // The seed harness's tuned values (and the operation's own), as `validate --op`
             // takes the API regime's: the harness is the regime measured here.
-            let kernel = match s.generate_tuned(req, op, Regime::Harness) {
-                Ok(kernel) => kernel,
-                Err(e) => {
-                    crate::outln!("K={k} level={} SKIP ({e})", s.name)?;
-                    continue;
-                }
-            };
+            let Some(kernel) = crate::sweep_op::kernel_or_skip(s, req, op, Regime::Harness)? else { continue };
             let measured = session.prepare_kernel(kernel).and_then(|p| {
                 let small = OpCase { op, k, nfuncs: 7, dir, ranks: args.op.ranks as usize, alpha: 1.0, beta: 0.0, seed: 0 };
                 let worst = check_before_timing(gpu, &p, small, |_| seed)?;

@@ -62,13 +62,7 @@ pub fn sweep_on<B: Backend>(session: &Session<B>, args: &SweepArgs, levels: &[Sc
         for s in levels {
             let s = &args.op.configured(session, &tuning, s, k)?;
             mra_runtime::interrupt::check()?;
-            let kernel = match s.generate_tuned(req, op, Regime::Api) {
-                Ok(kernel) => kernel,
-                Err(e) => {
-                    crate::outln!("K={k} level={} SKIP ({e})", s.name)?;
-                    continue;
-                }
-            };
+            let Some(kernel) = crate::sweep_op::kernel_or_skip(s, req, op, Regime::Api)? else { continue };
             let Some(separate) = general_kernel(req, general) else {
                 crate::outln!("K={k} level={} SKIP (no level lowers general at K={k} to compare with)", s.name)?;
                 continue;
