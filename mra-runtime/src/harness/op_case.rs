@@ -373,27 +373,7 @@ pub fn time_harness<B: Backend>(gpu: &B, p: &Prepared<B>, case: &OpCase, cfg: &s
         }
     }
     let f = kernel_of(p)?;
-    let (start, end) = (gpu.event()?, gpu.event()?);
-    let joins = streams.iter().map(|_| gpu.event()).collect::<Result<Vec<_>>>()?;
-    let mut rep = || -> Result<f64> {
-        gpu.record(&start, &streams[0])?;
-        for s in &streams[1..] {
-            gpu.wait(s, &start)?;
-        }
-        for t in 0..cfg.tasks {
-            let s = t % streams.len();
-            gpu.launch(f, &streams[s], p.kernel.plan.threads, &args[s])?;
-        }
-        for (s, j) in streams.iter().zip(&joins).skip(1) {
-            gpu.record(j, s)?;
-            gpu.wait(&streams[0], j)?;
-        }
-        gpu.record(&end, &streams[0])?;
-        gpu.synchronize(&streams[0])?;
-        Ok(gpu.elapsed_ms(&start, &end)? as f64)
-    };
-    crate::warmup::run(cfg.warmup, None, &mut rep)?;
-    let ms: Vec<f64> = (0..cfg.reps).map(|_| rep()).collect::<Result<_>>()?;
+    let ms = super::timing::time_launches(gpu, streams, cfg, &|s| gpu.launch(f, &streams[s], p.kernel.plan.threads, &args[s]))?;
     Ok((super::median(&ms) * 1000.0 / cfg.tasks as f64, g))
 }
 

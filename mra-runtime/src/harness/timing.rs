@@ -53,7 +53,8 @@ pub fn time_reps_clocked<B: Backend>(
     p.set_b(gpu, bufs)?;
     // Each repetition, untimed or timed, is a safe point of an interrupt (a `settle` warm-up or
     // many long repetitions take minutes).
-    let rep = || crate::interrupt::check().and_then(|()| one_rep(gpu, p, bufs, streams, cfg, &events));
+    let launch = |s: usize| p.launch(gpu, &streams[s], bufs, s);
+    let rep = || crate::interrupt::check().and_then(|()| one_rep(gpu, streams, cfg, &events, &launch));
     let warmup = crate::warmup::run(cfg.warmup, clocks, || rep().map(|r| r.device_ms))?;
     let sampler = clocks.map(|c| crate::clocks::Sampler::start(c.clone(), std::time::Duration::from_millis(10)));
     let timed = (0..cfg.reps).map(|_| rep()).collect::<Result<Vec<Rep>>>();
@@ -99,6 +100,16 @@ struct Rep {
     submit_ms: f64,
 }
 
+/// The harness's repetitions of `launch(stream index)` (`cfg.tasks` per repetition, round-robin
+/// over `streams`) for a kernel launched with arguments of its own (an operation's): after the
+/// warm-up, the milliseconds of each timed repetition.
+pub(crate) fn time_launches<B: Backend>(gpu: &B, streams: &[B::Stream], cfg: &HarnessConfig, launch: &dyn Fn(usize) -> Result<()>) -> Result<Vec<f64>> {
+    let events = RepEvents { start: gpu.event()?, end: gpu.event()?, joins: streams.iter().map(|_| gpu.event()).collect::<Result<_>>()? };
+    let rep = || crate::interrupt::check().and_then(|()| one_rep(gpu, streams, cfg, &events, launch));
+    crate::warmup::run(cfg.warmup, None, || rep().map(|r| r.device_ms))?;
+    (0..cfg.reps).map(|_| rep().map(|r| r.device_ms)).collect()
+}
+
 /// The events of a repetition: start, end, and one join per stream (the first unused).
 struct RepEvents<B: Backend> {
     start: B::Event,
@@ -109,7 +120,7 @@ struct RepEvents<B: Backend> {
 /// One repetition: `cfg.tasks` tasks round-robin over the streams, timed from an event on
 /// stream 0 (that every stream waits for) to an event after all streams joined, and the host
 /// time from the first event's record to the last's (submission only: the wait is not in it).
-fn one_rep<B: Backend>(gpu: &B, p: &Prepared<B>, bufs: &Buffers<B>, streams: &[B::Stream], cfg: &HarnessConfig, ev: &RepEvents<B>) -> Result<Rep> {
+fn one_rep<B: Backend>(gpu: &B, streams: &[B::Stream], cfg: &HarnessConfig, ev: &RepEvents<B>, launch: &dyn Fn(usize) -> Result<()>) -> Result<Rep> {
     let submit = std::time::Instant::now();
     gpu.record(&ev.start, &streams[0])?;
     for s in &streams[1..] {
@@ -117,7 +128,7 @@ fn one_rep<B: Backend>(gpu: &B, p: &Prepared<B>, bufs: &Buffers<B>, streams: &[B
     }
     for t in 0..cfg.tasks {
         let s = t % streams.len();
-        p.launch(gpu, &streams[s], bufs, s)?;
+        launch(s)?;
     }
     for (s, j) in streams.iter().zip(&ev.joins).skip(1) {
         gpu.record(j, s)?;
