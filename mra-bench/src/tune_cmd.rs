@@ -8,6 +8,7 @@ use crate::outfile::Target;
 use crate::select::{self, CmdResult};
 use crate::session::{self, Opened};
 use indicatif::{ProgressBar, ProgressStyle};
+use mra_codegen::op::Operation;
 use mra_codegen::tune::{describe, Config};
 use mra_codegen::{levels, Arch, DType, Request, Schedule};
 use mra_runtime::harness::{self, Backend, HarnessConfig, Session};
@@ -108,7 +109,7 @@ impl Plan {
     /// cannot run there; `--fix` may leave them out of the candidates), and how many
     /// configurations the level declares.
     fn space(&self, s: &Schedule, k: u32, arch: &'static Arch) -> (Vec<Config>, Option<Config>, usize) {
-        let (space, declared) = tuning::space(s, k, arch, self.dtype);
+        let (space, declared) = tuning::space(s, k, arch, self.dtype, Operation::SEED);
         // The space holds the defaults first when they plan; they are not its first otherwise.
         let defaults = s.at(mra_codegen::Request { k, arch, dtype: self.dtype }).defaults();
         let defaults = (space.first() == Some(&defaults)).then_some(defaults);
@@ -194,7 +195,7 @@ fn list(schedules: &[Schedule], ks: &[u32], arch: Option<&'static Arch>, dtype: 
             let per_k: Vec<String> = ks
                 .iter()
                 .map(|&k| {
-                    let space = tuning::space(s, k, a, dtype).0;
+                    let space = tuning::space(s, k, a, dtype, Operation::SEED).0;
                     let kept = space.iter().filter(|c| keeps(fix, c)).count();
                     if fix.is_empty() { format!("K={k}: {kept}") } else { format!("K={k}: {kept} of {}", space.len()) }
                 })

@@ -83,7 +83,7 @@ fn tune_on<B: Backend>(session: &Session<B>, args: &TuneArgs, t: &OpTune, out: O
             // The budget shared evenly over the cases, as tune without --op.
             let deadline = t.budget.map(|b| start + b.mul_f64((i * t.levels.len() + j + 1) as f64 / cases as f64));
             let defaults = s.at_for(req, Regime::Api, op.tuned_as()).defaults();
-            let (space, _) = mra_runtime::tuning::space(s, k, req.arch, DType::F64);
+            let (space, _) = mra_runtime::tuning::space(s, k, req.arch, DType::F64, op);
             let mut candidates: Vec<Config> = std::iter::once(defaults.clone()).chain(space.into_iter().filter(|c| *c != defaults)).filter(|c| t.fix.iter().all(|(n, v)| c.get(n) == Some(v))).collect();
             candidates.retain(|c| s.with_config(c).is_ok_and(|s| s.plan_op(req, op).is_ok()));
             if let Some(m) = t.max_configs {

@@ -345,6 +345,13 @@ pub enum Step {
     /// and the second read then misses L2). Nothing crosses between the blocks. 0: each block is
     /// scheduled on its own.
     CoSchedule(Value),
+    /// `stage_terms(N)`: where a rank sum's matrices X_μ, Y_μ, Z_μ live on their way to the
+    /// register fragments each pass loads. 0: read from device memory (through L1 and L2) right
+    /// after the pass before, so every block's first use waits for them across a barrier.
+    /// N ≥ 2: a ring of N terms' matrices in shared memory, term μ + N - 1's copied
+    /// asynchronously (`cp.async`, NVIDIA sm_80+; plain loads and stores elsewhere) while term μ
+    /// runs, so each pass's fragments come from shared memory. Other operations refuse N > 0.
+    StageTerms(Value),
 }
 
 /// The one match behind [`Step::value`] and [`Step::value_mut`]: matched through `&` or
@@ -354,7 +361,7 @@ macro_rules! step_value {
         match $step {
             Step::Threads(v) | Step::Unroll(_, v) | Step::Buffers(v) | Step::Pipeline(v) | Step::Tensors(v) | Step::Cluster(v) | Step::SplitCols(v) => Some(v),
             Step::AsyncExchange(v) | Step::AlignRuns(v) | Step::PairRows(v) | Step::SwapOperands(v) | Step::FuseK(v) | Step::BulkCopy(v) | Step::FmaTail(v) | Step::Persistent(v) | Step::LateWait(v) | Step::Stack(v) | Step::ShadowMma(v) | Step::CoalesceC(v) => Some(v),
-            Step::SplitOutput(v) | Step::Chain(v) | Step::PrefetchL2(v) | Step::CoSchedule(v) => Some(v),
+            Step::SplitOutput(v) | Step::Chain(v) | Step::PrefetchL2(v) | Step::CoSchedule(v) | Step::StageTerms(v) => Some(v),
             Step::CacheRead { pad, .. } | Step::CacheWrite { pad, .. } => Some(pad),
             Step::LaunchBounds { min_blocks } => Some(min_blocks),
             Step::Bind(_) | Step::Tensorize(_) | Step::RegisterTile(_) | Step::Workspace(_) | Step::Library(_) | Step::Copy { .. } | Step::Constraint(_) => None,
@@ -410,6 +417,7 @@ impl Step {
             Step::SplitOutput(_) => "split_output",
             Step::Chain(_) => "chain",
             Step::PrefetchL2(_) => "prefetch_l2",
+            Step::StageTerms(_) => "stage_terms",
             Step::CoSchedule(_) => "co_schedule",
         }
     }
@@ -539,6 +547,7 @@ impl fmt::Display for Step {
             Step::SplitOutput(v) => write!(f, "split_output({v})"),
             Step::Chain(v) => write!(f, "chain({v})"),
             Step::PrefetchL2(v) => write!(f, "prefetch_l2({v})"),
+            Step::StageTerms(v) => write!(f, "stage_terms({v})"),
             Step::CoSchedule(v) => write!(f, "co_schedule({v})"),
         }
     }

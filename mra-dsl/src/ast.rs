@@ -100,6 +100,7 @@ impl Prim {
             PrimKind::Chain(v) => out.push((named("chain".into(), v), v)),
             PrimKind::CoSchedule(v) => out.push((named("co_schedule".into(), v), v)),
             PrimKind::PrefetchL2(v) => out.push((named("prefetch_l2".into(), v), v)),
+            PrimKind::StageTerms(v) => out.push((named("stage_terms".into(), v), v)),
             _ => {}
         }
         out
@@ -141,6 +142,7 @@ impl Prim {
             PrimKind::Chain(_) => "chain",
             PrimKind::CoSchedule(_) => "co_schedule",
             PrimKind::PrefetchL2(_) => "prefetch_l2",
+            PrimKind::StageTerms(_) => "stage_terms",
         }
     }
 }
@@ -240,6 +242,10 @@ pub enum PrimKind {
     CoSchedule(Val),
     /// `prefetch_l2(N)`: each warp asks L2 for the slice of A N slices after the one it reads.
     PrefetchL2(Val),
+    /// `stage_terms(N)`: where a rank sum's matrices live. 0: each pass loads its matrix into
+    /// register fragments from device memory (through the caches); N ≥ 2: the matrices of N
+    /// terms in a ring of shared memory, each term's copied N - 1 terms ahead of its passes.
+    StageTerms(Val),
 }
 
 /// A numeric argument: `N`, or `tune([N, ...], default = D[, name = ident])` (for threads

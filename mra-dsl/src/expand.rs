@@ -282,6 +282,10 @@ fn step(prim: &Prim, fixed: &HashMap<String, u32>) -> TokenStream {
             let v = nth_value(prim, 0);
             quote!(#ir::Step::PrefetchL2(#v))
         }
+        PrimKind::StageTerms(_) => {
+            let v = nth_value(prim, 0);
+            quote!(#ir::Step::StageTerms(#v))
+        }
         PrimKind::Stack(_) => {
             let v = nth_value(prim, 0);
             quote!(#ir::Step::Stack(#v))

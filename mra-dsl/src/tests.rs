@@ -619,6 +619,15 @@ fn cluster_and_unroll_rows() {
         5,
         "coalesce_c",
     );
+    // stage_terms(N): a rank sum's ring of terms in shared memory, with the fused steps; 1 is no ring.
+    parse(&format!("{fused} stage_terms(tune([0, 2, 3], default = 0));\n}}"));
+    assert_error(&format!("{fused} stage_terms(1);\n}}"), "stage_terms(1): takes 0 (matrices loaded from device memory) or 2 to 4 (terms staged in shared memory)", 7, "1");
+    assert_error(
+        "level f \"f\" {\n threads(256);\n bind(warps, tiles);\n tensorize(mma);\n stage_terms(2);\n}",
+        "`stage_terms` shapes the fused passes: it needs tensorize(mma), cache_read(A, shared) and workspace(shared)",
+        5,
+        "stage_terms",
+    );
     // pair_rows(0|1) permutes the fused passes' tile rows: a boolean, with the fused steps (cluster(N) too).
     parse(&format!("{fused} pair_rows(tune([0, 1], default = 0));\n}}"));
     parse(&format!("{fused} pipeline(2);\n cluster(4);\n pair_rows(1);\n}}"));

@@ -40,6 +40,7 @@ pub const PRIMITIVES: &[&str] = &[
     "chain",
     "co_schedule",
     "prefetch_l2",
+    "stage_terms",
 ];
 
 /// How each primitive is written, for "missing/extra argument" messages.
@@ -79,6 +80,7 @@ pub fn signature(prim: &str) -> &'static str {
         "chain" => "chain(0|1) or chain(tune([0, 1], default = N))",
         "co_schedule" => "co_schedule(0|1) or co_schedule(tune([0, 1], default = N))",
         "prefetch_l2" => "prefetch_l2(N), 0 <= N <= 4, or prefetch_l2(tune([N, ...], default = N))",
+        "stage_terms" => "stage_terms(0) or stage_terms(N), 2 <= N <= 4, or stage_terms(tune([N, ...], default = N))",
         _ => unreachable!("not a primitive: {prim}"),
     }
 }

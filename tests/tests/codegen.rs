@@ -473,7 +473,7 @@ fn fused_pipe_default_threads_follow_k() {
         assert!(kernel.source.contains(&format!("constexpr int THREADS = {want};")), "K={k}");
         assert!(kernel.source.contains(&format!("buffers={buffers} ")) && kernel.source.contains(&format!(" threads={want} ")), "K={k}");
     }
-    let (space, _) = mra_runtime::tuning::space(&pipe, 20, sm90, DType::F64);
+    let (space, _) = mra_runtime::tuning::space(&pipe, 20, sm90, DType::F64, mra_codegen::op::Operation::SEED);
     assert_eq!((space[0]["threads"], space[0]["buffers"]), (416, 3), "K=20: the tuner measures the defaults first");
 }
 
@@ -782,7 +782,7 @@ fn fused_cluster_defaults_follow_k() {
         let p = &kernel.plan.parameters;
         assert_eq!((p["cluster"], p["split_cols"], p["buffers"], p["threads"], p["async_exchange"], p["min_blocks"]), (cluster, split, buffers, threads, exchange, min_blocks), "K={k}");
     }
-    let (space, _) = mra_runtime::tuning::space(&level, 28, sm90, DType::F64);
+    let (space, _) = mra_runtime::tuning::space(&level, 28, sm90, DType::F64, mra_codegen::op::Operation::SEED);
     assert_eq!((space[0]["cluster"], space[0]["buffers"], space[0]["threads"]), (7, 4, 128), "K=28: the tuner measures the defaults first");
 }
 

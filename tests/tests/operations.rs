@@ -255,3 +255,65 @@ fn c_is_prefetched_only_where_one_block_holds_the_sm() {
     let rank_sum = Operation { matrices: Matrices::RankSum, layout: Layout::Contiguous, scaled: true };
     assert!(!source("fused", 20, "sm_90", rank_sum).contains("prefetch"), "the rank sum at K = 20");
 }
+
+/// The fused rank sum with `stage_terms(n)` (its matrices in a ring of n terms of shared memory).
+fn staged_rank_sum(n: u32) -> mra_codegen::Schedule {
+    let config = mra_codegen::config::parse_config(&format!("stage_terms={n}")).unwrap();
+    levels::find("fused").unwrap().with_config(&config).unwrap()
+}
+
+/// `stage_terms(N)`: the NVIDIA kernel copies each term's matrices with cp.async, one commit
+/// group per term, waiting for N - 2 outstanding groups before the barrier that publishes the
+/// next term; AMD's copies them with loads and stores; the ring's slots are in the kernel's
+/// shared memory and the block function's layout; the transform and general refuse it.
+#[test]
+fn staged_terms_are_a_ring_in_shared_memory_of_the_rank_sum_only() {
+    let rank_sum = Operation { matrices: Matrices::RankSum, layout: Layout::Strided, scaled: true };
+    for (n, k) in [(2, 7), (3, 20)] {
+        let req = Request { k, arch: arch::find("sm_90").unwrap(), dtype: DType::F64 };
+        let plain = mra_codegen::generate_op(&levels::find("fused").unwrap(), req, rank_sum).unwrap();
+        let staged = mra_codegen::generate_op(&staged_rank_sum(n), req, rank_sum).unwrap();
+        let slot_bytes = (3 * k * k).next_multiple_of(4) * 8;
+        assert_eq!(staged.plan.shared_bytes, plain.plan.shared_bytes + n * slot_bytes, "K={k}: the ring of {n} slots");
+        let src = &staged.source;
+        assert!(src.contains(&format!("constexpr int STAGE_TERMS = {n};")), "K={k}");
+        assert!(src.contains("cp.async.ca.shared.global [d], [g], 8;"), "K={k}: element copies (odd K: no aligned vectors)");
+        assert!(src.contains(&format!("void mra_wait_next_term() {{ asm volatile(\"cp.async.wait_group {};\"", n - 2)), "K={k}");
+        assert!(src.contains("if (mu + STAGE_TERMS < ranks) stage_term(b + (long long)(mu + STAGE_TERMS) * 3 * K2, ts + (mu % STAGE_TERMS) * TERM_SLOT, tid);"), "K={k}");
+        assert!(src.contains("double* term_slots = static_cast<double*>(smem) + TERM_SLOTS_AT;"), "K={k}: the block function's slots");
+        assert!(!plain.source.contains("STAGE_TERMS"), "K={k}: stage_terms(0) stages nothing");
+    }
+    let amd = Request { k: 7, arch: arch::find("gfx90a").unwrap(), dtype: DType::F64 };
+    let src = mra_codegen::generate_op(&staged_rank_sum(2), amd, rank_sum).unwrap().source;
+    assert!(src.contains("for (int e = tid; e < 3 * K2; e += THREADS) to[e] = from[e];") && !src.contains("cp.async"), "gfx90a");
+    let req = Request { k: 10, arch: arch::find("sm_90").unwrap(), dtype: DType::F64 };
+    for op in [Operation::SEED, Operation { matrices: Matrices::PerDim, layout: Layout::Contiguous, scaled: true }] {
+        match mra_codegen::generate_op(&staged_rank_sum(2), req, op) {
+            Err(PlanError::Malformed { what, .. }) => assert!(what.starts_with("stage_terms(2) stages the matrices of a rank sum's terms;") && what.ends_with("use stage_terms(0)"), "{op:?}: {what}"),
+            other => panic!("{op:?}: stage_terms(2) planned: {:?}", other.map(|k| k.plan.shared_bytes)),
+        }
+    }
+}
+
+/// `stage_terms(2)` and `(3)` with fewer terms than slots, as many, and more (the ring wraps),
+/// odd K, one and several tensors, beta = 0 over NaN and beta != 0: the emulated HIP against the
+/// FP64 reference.
+#[test]
+#[ignore = "needs clang++ with AddressSanitizer (run with --include-ignored; .ci/run does)"]
+fn staged_terms_match_their_reference_on_the_emulator() {
+    let Some(session): Option<Session<Emulator>> = emulator_session() else {
+        return;
+    };
+    let op = Operation { matrices: Matrices::RankSum, layout: Layout::Pointers, scaled: true };
+    for (n, k) in [(2, 5), (3, 7)] {
+        let kernel = mra_codegen::generate_op(&staged_rank_sum(n), Request { k, arch: session.gpu.arch(), dtype: DType::F64 }, op).unwrap();
+        let p = session.prepare_kernel(kernel).unwrap();
+        for ranks in [1, n as usize, 5] {
+            for (nfuncs, alpha, beta) in [(1, 1.0, 0.0), (3, 1.5, -0.75)] {
+                let case = OpCase { op, k, nfuncs, dir: None, ranks, alpha, beta, seed: 11 };
+                let o = check(&session.gpu, &p, &case, None).unwrap();
+                assert!(o.cmp.passes(1e-12) && o.gaps_intact, "stage_terms({n}) K={k} {case:?}: {o:?}");
+            }
+        }
+    }
+}

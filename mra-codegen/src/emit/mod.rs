@@ -19,6 +19,7 @@ mod load_b;
 mod operation;
 mod pipeline;
 mod rank_sum;
+mod rank_sum_stage;
 mod rank_sum_thread;
 mod shadow;
 mod shared_layout;

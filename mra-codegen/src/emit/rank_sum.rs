@@ -31,13 +31,17 @@ impl Emitter<'_> {
         self.w.line("");
         self.b_loader(tp);
         self.scale_b_function(f);
+        if tp.stage_terms > 0 {
+            self.term_stage_helpers(tp);
+        }
         let calls = [0, 1].map(|p| format!("{}({}, bm, {}, lane, wave);", v[p].name(), ["wa", "w0"][p], ["w0", "w1"][p]));
-        self.rank_sum_tensor_function(&calls);
+        self.rank_sum_tensor_function(&calls, tp.stage_terms > 0);
         self.rank_sum_block_function(tp);
         let ws_note = self.step_comment(|s| matches!(s, Step::Workspace(_)));
         let pitch = buffer_pitch(tp, self.plan.request.k);
         let (a_n, c_n) = (self.tensor_at('a', "n"), self.c_out("n"));
         let prologue = self.kernel_prologue(tp);
+        let slots = if tp.stage_terms > 0 { ", term_slots" } else { "" };
         self.w.block(self.kernel_signature(entry), "", |w| {
             w.lines(&prologue);
             w.line(format!("{ws_note}: the two intermediates and the staged tensor stay in shared memory."));
@@ -46,7 +50,7 @@ impl Emitter<'_> {
             w.line(format!("{t}* wa = w1 + {pitch};"));
             w.line("// Blocks walk the batch: block b transforms tensors b, b + nblocks, b + 2 nblocks, ...");
             w.block("for (int n = block; n < nfuncs; n += nblocks)", "", |w| {
-                w.line(format!("rank_sum_tensor({a_n}, b, ranks, {c_n}, w0, w1, wa, tid);"));
+                w.line(format!("rank_sum_tensor({a_n}, b, ranks, {c_n}, w0, w1, wa{slots}, tid);"));
             });
         });
     }
@@ -95,7 +99,7 @@ impl Emitter<'_> {
     }
 
     /// `rank_sum_tensor`: one tensor, every term, with the calling block's threads.
-    fn rank_sum_tensor_function(&mut self, calls: &[String; 2]) {
+    fn rank_sum_tensor_function(&mut self, calls: &[String; 2], staged: bool) {
         let t = self.t();
         let barrier = self.d.barrier();
         let stage = self.whole_tensor_stage("wa");
@@ -105,41 +109,54 @@ impl Emitter<'_> {
             crate::plan::Body::Transform(tp) => tp.fragment.map_or(1, |f| f.c.regs),
             _ => 1,
         };
+        let slots = if staged { format!(", {t}* ts") } else { String::new() };
         let head = format!(
-            "{} void rank_sum_tensor(const {t}* a_n, const {t}* b, int ranks, {c_type} c_n, {t}* w0, {t}* w1, {t}* wa, int tid)",
+            "{} void rank_sum_tensor(const {t}* a_n, const {t}* b, int ranks, {c_type} c_n, {t}* w0, {t}* w1, {t}* wa{slots}, int tid)",
             self.d.inline_device()
         );
+        let (first_terms, terms) = if staged { (self.first_terms_stage(), self.staged_terms_loop(calls)) } else { (Vec::new(), self.loaded_terms_loop(calls)) };
         self.w.line("");
         self.w.line("// One tensor, every term, with the calling block's THREADS threads: a_n -> c_n. b holds,");
         self.w.line("// per term mu, X_mu, Y_mu, Z_mu (K2 each), then the ranks weights s_mu.");
         self.w.block(head, "", |w| {
             w.line("const int lane = tid % LANES;");
             w.line("const int wave = tid / LANES;");
+            w.lines(&first_terms.join("\n"));
             w.lines(&stage);
             w.line(format!("const {t}* s = b + (long long)ranks * 3 * K2;  // the weights"));
             w.line("Acc acc_all;");
             w.line("#pragma unroll");
             w.line(format!("for (int t = 0; t < TILES_PER_WAVE; ++t) for (int nf = 0; nf < N_FRAGS; ++nf) for (int r = 0; r < {c_regs}; ++r) acc_all[t][nf][r] = {zero};"));
-            w.line("// One set of B fragments: each pass's matrix is loaded as soon as the pass before has");
-            w.line("// used the set, so the load overlaps the barrier's wait (every block reads the same");
-            w.line("// matrices: they stay in the caches).");
-            w.line("BFrags bm;");
-            w.line("if (ranks > 0) load_b(b, tid, bm);  // X_0");
-            w.block("for (int mu = 0; mu < ranks; ++mu)", "", |w| {
-                w.line(format!("const {t}* m = b + (long long)mu * 3 * K2;  // X_mu, Y_mu, Z_mu"));
-                w.line(format!("{}  // pass 0: A (staged in wa) -> w0", calls[0]));
-                w.line("load_b(m + K2, tid, bm);  // Y_mu");
-                w.line(format!("{barrier}  // pass 1 reads rows other threads wrote"));
-                w.line(format!("{}  // pass 1: w0 -> w1", calls[1]));
-                w.line("load_b(m + 2 * K2, tid, bm);  // Z_mu, scaled by s_mu");
-                w.line("scale_b(bm, s[mu]);");
-                w.line(format!("{barrier}  // pass 2 reads w1; the next term's pass 0 writes w0, which nothing reads now"));
-                w.line("gemm_pass_accumulate(w1, bm, acc_all, lane, wave);  // pass 2: w1 -> the held tiles");
-                w.line("if (mu + 1 < ranks) load_b(m + 3 * K2, tid, bm);  // X_mu+1");
-            });
+            w.lines(&terms.join("\n"));
             w.line(super::operation::beta_dispatch("store_accumulated(acc_all, {out}, lane, wave);").replace("{out}", "c_n"));
             w.line(format!("{barrier}  // the next tensor is staged into wa; its pass 1 writes w1, which the last pass 2 read"));
         });
+    }
+
+    /// The terms' loop of `rank_sum_tensor` without `stage_terms(N)`: each pass's matrix read
+    /// from device memory into the one set of fragments. `calls` are passes 0 and 1.
+    fn loaded_terms_loop(&self, calls: &[String; 2]) -> Vec<String> {
+        let t = self.t();
+        let barrier = self.d.barrier();
+        vec![
+            "// One set of B fragments: each pass's matrix is loaded as soon as the pass before has".to_string(),
+            "// used the set, so the load overlaps the barrier's wait (every block reads the same".to_string(),
+            "// matrices: they stay in the caches).".to_string(),
+            "BFrags bm;".to_string(),
+            "if (ranks > 0) load_b(b, tid, bm);  // X_0".to_string(),
+            "for (int mu = 0; mu < ranks; ++mu) {".to_string(),
+            format!("    const {t}* m = b + (long long)mu * 3 * K2;  // X_mu, Y_mu, Z_mu"),
+            format!("    {}  // pass 0: A (staged in wa) -> w0", calls[0]),
+            "    load_b(m + K2, tid, bm);  // Y_mu".to_string(),
+            format!("    {barrier}  // pass 1 reads rows other threads wrote"),
+            format!("    {}  // pass 1: w0 -> w1", calls[1]),
+            "    load_b(m + 2 * K2, tid, bm);  // Z_mu, scaled by s_mu".to_string(),
+            "    scale_b(bm, s[mu]);".to_string(),
+            format!("    {barrier}  // pass 2 reads w1; the next term's pass 0 writes w0, which nothing reads now"),
+            "    gemm_pass_accumulate(w1, bm, acc_all, lane, wave);  // pass 2: w1 -> the held tiles".to_string(),
+            "    if (mu + 1 < ranks) load_b(m + 3 * K2, tid, bm);  // X_mu+1".to_string(),
+            "}".to_string(),
+        ]
     }
 
     /// `rank_sum_block`: the block-level entry for callers' own kernels, as `transform_block`.
@@ -151,8 +168,12 @@ impl Emitter<'_> {
             format!("{t}* w1 = w0 + {pitch};"),
             format!("{t}* wa = w1 + {pitch};"),
             "(void)workspace;".to_string(),
-            "rank_sum_tensor(a_n, b, ranks, COut{c_n, alpha, beta}, w0, w1, wa, tid);".to_string(),
         ];
+        let body = if tp.stage_terms > 0 {
+            [&body[..], &[format!("{t}* term_slots = static_cast<{t}*>(smem) + TERM_SLOTS_AT;"), "rank_sum_tensor(a_n, b, ranks, COut{c_n, alpha, beta}, w0, w1, wa, term_slots, tid);".to_string()]].concat()
+        } else {
+            [&body[..], &["rank_sum_tensor(a_n, b, ranks, COut{c_n, alpha, beta}, w0, w1, wa, tid);".to_string()]].concat()
+        };
         self.rank_sum_block_with(tp, "0", &body);
     }
 

@@ -79,6 +79,9 @@ impl Emitter<'_> {
             };
             arrays.push(("w_shared", buffers));
         }
+        if self.plan.op.matrices == crate::op::Matrices::RankSum && tp.stage_terms > 0 {
+            arrays.push(("term_slots", "STAGE_TERMS * TERM_SLOT"));
+        }
         arrays
     }
 

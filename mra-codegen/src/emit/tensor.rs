@@ -72,6 +72,14 @@ impl Emitter<'_> {
                 self.w.line(format!("{note}: off: the tensor's K2 rows as the instruction's M, B as its B operand"));
             }
         }
+        let stage_note = self.step_comment(|s| matches!(s, Step::StageTerms(_)));
+        if tp.stage_terms == 0 && !stage_note.is_empty() {
+            if self.op().matrices == crate::op::Matrices::RankSum {
+                self.w.line(format!("{stage_note}: off: each pass loads its matrix from device memory into the fragments"));
+            } else {
+                self.w.line(format!("{stage_note}: off: only a rank sum has terms whose matrices to stage"));
+            }
+        }
         let pair_note = self.step_comment(|s| matches!(s, Step::PairRows(_)));
         if tp.row_pairs {
             self.w.line(format!("{pair_note}: tile row g + 8x of the instruction (g = lane >> 2, x = 0, 1) is row 2g + x of"));

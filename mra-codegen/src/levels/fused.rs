@@ -23,5 +23,8 @@ mra_dsl::schedule! {
         // The passes transposed (Bᵀ as the A operand): less padding on a non-square fragment.
         swap_operands(tune([0, 1], default = 0));
         constraint(swap_operands * (pair_rows + coalesce_c + unroll_k) == 0);
+        // A rank sum's matrices: loaded from device memory by each pass, or a ring of terms in
+        // shared memory filled ahead (other operations refuse N > 0).
+        stage_terms(tune([0, 2, 3], default = 0));
     }
 }

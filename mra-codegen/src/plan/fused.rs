@@ -230,6 +230,14 @@ impl Schedule {
             self.check_split_output(SplitRequest { k, arch, dtype, threads, split_output, whole, others_plain: pipeline == 1 && cluster == 1 && tensors == 1 && stack == 1 && jam == 1 && col_split == 1 && shared_buffers == 2 && !fma_tail && !pair_rows && !align_runs, b, a, chain, bulk_copy, fuse_k, prefetch_l2 })?;
         }
         let co_schedule = self.plan_co_schedule(arch, split_output)?;
+        let stage_terms = self.step_value(|s| match s {
+            Step::StageTerms(v) => Some(v),
+            _ => None,
+        })
+        .unwrap_or(0);
+        if stage_terms == 1 || stage_terms > 4 || (stage_terms > 0 && (!whole || b.memory != Memory::Registers)) {
+            return Err(malformed("stage_terms(N) stages a rank sum's matrices for fused passes that load B into registers (tensorize(mma), cache_read(A, shared), cache_read(B, registers), workspace(shared)): 0 (none) or 2 to 4 terms"));
+        }
         if shared_buffers > 2 && pipeline == 1 {
             return Err(malformed("buffers(N > 2) hold the tensors in flight of pipeline(N - 1): add pipeline(..)"));
         }
@@ -260,6 +268,7 @@ impl Schedule {
             split_output,
             chain,
             prefetch_l2,
+            stage_terms,
             co_schedule,
             stack,
             fma_tail,

@@ -42,6 +42,15 @@ impl Schedule {
     /// naming a level that lowers it.
     pub fn plan_op(&self, req: Request, op: Operation) -> Result<Plan, PlanError> {
         let mut plan = self.plan(req)?;
+        if let Body::Transform(tp) = plan.body {
+            if tp.stage_terms > 0 && op.matrices != Matrices::RankSum {
+                // Refused rather than ignored, so that the tuner times no duplicate kernels.
+                return Err(PlanError::Malformed {
+                    level: self.name.clone(),
+                    what: format!("stage_terms({}) stages the matrices of a rank sum's terms; {} has none: use stage_terms(0)", tp.stage_terms, op.describe()),
+                });
+            }
+        }
         if op.is_seed() {
             return Ok(plan);
         }
@@ -86,8 +95,9 @@ impl Schedule {
                 0
             }
             Matrices::RankSum if tp.fragment.is_none() => (req.k as u64).pow(3),
-            // A third buffer: the staged tensor, read by every term's pass 0.
-            Matrices::RankSum => req.k as u64 * tp.shared_row_elems(req.k) as u64,
+            // A third buffer: the staged tensor, read by every term's pass 0; and
+            // stage_terms(N)'s ring of N terms' matrices.
+            Matrices::RankSum => req.k as u64 * tp.shared_row_elems(req.k) as u64 + tp.stage_terms as u64 * tp.staged_term_elems(req.k) as u64,
             _ => 0,
         };
         if extra_elems > 0 {

@@ -89,6 +89,9 @@ pub struct TransformPlan {
     pub chain: bool,
     /// `prefetch_l2(N)`: slices of A a warp asks L2 for ahead of its bulk copies (0: none).
     pub prefetch_l2: u32,
+    /// `stage_terms(N)`: a rank sum's terms whose matrices sit in a shared ring (0: none, the
+    /// passes load them from device memory); refused for other operations in `plan_op`.
+    pub stage_terms: u32,
     /// `co_schedule(1)`: a tensor's `split_output` blocks launch as one thread-block cluster
     /// (see [`Plan::cluster_blocks`](super::Plan::cluster_blocks)); they exchange nothing.
     pub co_schedule: bool,
@@ -102,6 +105,12 @@ pub struct TransformPlan {
 }
 
 impl TransformPlan {
+    /// One slot of `stage_terms(N)`'s ring: a term's X, Y, Z (3·K² elements), rounded up to 4
+    /// elements so that every slot starts 16-byte aligned.
+    pub fn staged_term_elems(&self, k: u32) -> u32 {
+        (3 * k * k).next_multiple_of(4)
+    }
+
     /// `split_output(N)`: the values of z one block computes (ZH): K / N.
     pub fn split_z(&self, k: u32) -> u32 {
         k / self.split_output.max(1)

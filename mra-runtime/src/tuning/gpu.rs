@@ -138,6 +138,7 @@ mod tests {
     use crate::harness::fake::session;
     use crate::tuning::db::tests::record;
     use crate::tuning::{space, tune_case, Db, Limits, Strategy};
+    use mra_codegen::Operation;
 
     #[test]
     fn a_wrong_candidate_is_caught_by_validation_before_timing_and_never_chosen() {
@@ -147,7 +148,7 @@ mod tests {
         let (k, dtype) = (5, DType::F64);
         // Both block sizes of the space, at one value of the parameters that do not decide it:
         // each candidate costs the fake a host execution of the kernel's semantics.
-        let (space, _) = space(&fused, k, s.gpu.arch(), dtype);
+        let (space, _) = space(&fused, k, s.gpu.arch(), dtype, Operation::SEED);
         let space: Vec<_> = space.into_iter().filter(|c| c["pad_a"] == 4 && c["unroll_k"] == 0 && c["min_blocks"] == 1).collect();
         assert!(space.iter().any(|c| c["threads"] == 512) && space.iter().any(|c| c["threads"] != 512));
         let h = HarnessConfig { nfuncs: 9, max_blocks: 4, tasks: 3, streams: 2, reps: 2, warmup: Default::default(), stream_data: Default::default() };
@@ -187,7 +188,7 @@ mod tests {
         let s = session(2.0);
         let fused = mra_codegen::levels::find("fused").unwrap();
         let (k, dtype) = (5, DType::F64);
-        let (space, _) = space(&fused, k, s.gpu.arch(), dtype);
+        let (space, _) = space(&fused, k, s.gpu.arch(), dtype, Operation::SEED);
         for (data, distinct) in [(crate::harness::StreamData::Shared, 1), (crate::harness::StreamData::Private, 3)] {
             let h = HarnessConfig { nfuncs: 9, max_blocks: 4, tasks: 3, streams: 3, reps: 2, warmup: Default::default(), stream_data: data };
             let mut eval = GpuEvaluator::new(&s, &fused, k, dtype, h, 42).unwrap();
@@ -209,7 +210,7 @@ mod tests {
         let (k, dtype) = (5, DType::F64);
         for (delay_ms, want) in [(0, None), (20, Some(2))] {
             let s = session(50.0);
-            let (space, _) = space(&fused, k, s.gpu.arch(), dtype);
+            let (space, _) = space(&fused, k, s.gpu.arch(), dtype, Operation::SEED);
             let h = HarnessConfig { nfuncs: 9, max_blocks: 4, tasks: 3, streams: 2, reps: 2, warmup: Default::default(), stream_data: Default::default() };
             let mut eval = GpuEvaluator::new(&s, &fused, k, dtype, h, 42).unwrap();
             s.gpu.launch_delay.set(std::time::Duration::from_millis(delay_ms));

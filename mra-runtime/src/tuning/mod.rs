@@ -22,17 +22,19 @@ use crate::error::{Result, RuntimeError};
 use mra_codegen::tune::describe;
 use mra_codegen::tune::Config;
 use mra_codegen::tuned_defaults::Regime;
+use mra_codegen::op::Operation;
 use mra_codegen::{Arch, DType, Request, Schedule};
 
-/// The configurations of `schedule` that plan for `k`, `arch` and `dtype` (constraints and arch
-/// limits hold), the defaults first (the schedule's, or the arch's tuned defaults at `k`); and
+/// The configurations of `schedule` that plan `op` for `k`, `arch` and `dtype` (constraints and
+/// arch limits hold, and the operation's own refusals: a rank sum's parameters are not the
+/// transform's), the defaults first (the schedule's, or the arch's tuned defaults at `k`); and
 /// how many the declared product had.
-pub fn space(schedule: &Schedule, k: u32, arch: &'static Arch, dtype: DType) -> (Vec<Config>, usize) {
+pub fn space(schedule: &Schedule, k: u32, arch: &'static Arch, dtype: DType, op: Operation) -> (Vec<Config>, usize) {
     let all = schedule.at(Request { k, arch, dtype }).space();
     let n = all.len();
     let ok = all
         .into_iter()
-        .filter(|c| schedule.with_config(c).is_ok_and(|s| s.plan(Request { k, arch, dtype }).is_ok()))
+        .filter(|c| schedule.with_config(c).is_ok_and(|s| s.plan_op(Request { k, arch, dtype }, op).is_ok()))
         .collect();
     (ok, n)
 }
@@ -235,7 +237,7 @@ mod tests {
 
     fn fused_space() -> Vec<Config> {
         let fused = mra_codegen::levels::find("fused").unwrap();
-        space(&fused, 8, mra_codegen::arch::find("sm_90").unwrap(), DType::F64).0
+        space(&fused, 8, mra_codegen::arch::find("sm_90").unwrap(), DType::F64, Operation::SEED).0
     }
 
     fn temp_db(name: &str) -> std::path::PathBuf {
@@ -248,25 +250,32 @@ mod tests {
     fn the_arch_and_constraints_filter_the_space() {
         let fused = mra_codegen::levels::find("fused").unwrap();
         let sm90 = mra_codegen::arch::find("sm_90").unwrap();
-        let (ok, all) = space(&fused, 20, sm90, DType::F64);
+        let (ok, all) = space(&fused, 20, sm90, DType::F64, Operation::SEED);
         // min_blocks * 2 * K * (K*K + pad) * 8 <= 227 KiB: at K = 20 only min_blocks = 1 fits;
         // align_runs <= K % 2: at even K only align_runs = 0. (threads, min_blocks, pad_a,
-        // unroll_k, align_runs, coalesce_c, pair_rows, swap_operands.) swap_operands = 1 takes
-        // pair_rows, coalesce_c and unroll_k at 0: 180 + 3 · 5.
-        assert_eq!(all, 3 * 2 * 5 * 3 * 2 * 2 * 2 * 2);
+        // unroll_k, align_runs, coalesce_c, pair_rows, swap_operands, stage_terms.) swap_operands
+        // = 1 takes pair_rows, coalesce_c and unroll_k at 0: 180 + 3 · 5. The transform refuses
+        // stage_terms 2 and 3 (a rank sum's), so it times no copies of one kernel.
+        assert_eq!(all, 3 * 2 * 5 * 3 * 2 * 2 * 2 * 2 * 3);
         assert_eq!(ok.len(), 3 * 5 * 3 * 2 * 2 + 3 * 5, "{ok:?}");
-        assert!(ok.iter().all(|c| c["min_blocks"] == 1 && c["align_runs"] == 0));
+        assert!(ok.iter().all(|c| c["min_blocks"] == 1 && c["align_runs"] == 0 && c["stage_terms"] == 0));
+        // The rank sum's space has all three (pad 4 at K = 10: its three buffers and a ring of
+        // three slots fit in shared memory beside one another).
+        let rank_sum = Operation { matrices: mra_codegen::Matrices::RankSum, layout: mra_codegen::Layout::Contiguous, scaled: true };
+        let (ok, _) = space(&fused, 10, sm90, DType::F64, rank_sum);
+        let stages: std::collections::BTreeSet<u32> = ok.iter().map(|c| c["stage_terms"]).collect();
+        assert_eq!(stages, [0, 2, 3].into());
         // K = 32 does not fit in shared memory at all. On gfx90a's 64 KiB LDS, K = 16 fits
         // only unpadded (2 * 16 * 256 * 8 = 65536 bytes) and with one block per CU; its MFMA
         // has no row pairs, so pair_rows stays 0 (pair_rows <= row_pairs); swap_operands = 1 adds
         // the three block sizes at unroll_k 0, coalesce_c 0.
-        assert!(space(&fused, 32, sm90, DType::F64).0.is_empty());
-        let (ok, _) = space(&fused, 16, mra_codegen::arch::find("gfx90a").unwrap(), DType::F64);
+        assert!(space(&fused, 32, sm90, DType::F64, Operation::SEED).0.is_empty());
+        let (ok, _) = space(&fused, 16, mra_codegen::arch::find("gfx90a").unwrap(), DType::F64, Operation::SEED);
         assert_eq!(ok.len(), 3 * 3 * 2 + 3, "{ok:?}");
         assert!(ok.iter().all(|c| c["pad_a"] == 0 && c["min_blocks"] == 1 && c["pair_rows"] == 0));
         // 64-thread blocks are a wave64 multiple, so all of L7's threads choices stay on gfx90a.
         let l7 = mra_codegen::levels::find("L7").unwrap();
-        let (ok, all) = space(&l7, 16, mra_codegen::arch::find("gfx90a").unwrap(), DType::F64);
+        let (ok, all) = space(&l7, 16, mra_codegen::arch::find("gfx90a").unwrap(), DType::F64, Operation::SEED);
         // threads * min_blocks <= 2048 keeps (512, 4): exactly an SM's 2048 threads.
         assert_eq!((ok.len(), all), (all, 4 * 3 * 3));
     }
@@ -274,7 +283,7 @@ mod tests {
     #[test]
     fn a_failing_candidate_is_recorded_and_never_chosen() {
         let space = fused_space();
-        let wrong = parse_config("threads=256 pad_a=0 unroll_k=0 min_blocks=1 align_runs=0 coalesce_c=0 pair_rows=0 swap_operands=0").unwrap();
+        let wrong = parse_config("threads=256 pad_a=0 unroll_k=0 min_blocks=1 align_runs=0 coalesce_c=0 pair_rows=0 swap_operands=0 stage_terms=0").unwrap();
         assert!(space.contains(&wrong));
         let path = temp_db("invalid");
         let mut db = Db::open(&path).unwrap();
@@ -288,7 +297,7 @@ mod tests {
         // 0.0625·pair_rows + 0.09375·swap_operands at threads=256, unroll_k=0; with (pad 0,
         // min_blocks 1, coalesce_c 0, pair_rows 0, swap_operands 0) wrong, next is the same with
         // pair_rows 1: 10.3125 (then swap_operands 1: 10.34375, coalesce_c 1: 10.375).
-        assert_eq!(best.config, parse_config("threads=256 pad_a=0 unroll_k=0 min_blocks=1 align_runs=0 coalesce_c=0 pair_rows=1 swap_operands=0").unwrap());
+        assert_eq!(best.config, parse_config("threads=256 pad_a=0 unroll_k=0 min_blocks=1 align_runs=0 coalesce_c=0 pair_rows=1 swap_operands=0 stage_terms=0").unwrap());
         assert!(matches!(db.find(&case, &wrong).unwrap().outcome, Outcome::Invalid { .. }));
         assert_eq!(lookup_in(&db, &case.device, "fused", 8, DType::F64, None, Regime::Harness).unwrap().config, best.config);
         let _ = std::fs::remove_file(&path);
