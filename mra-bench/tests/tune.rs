@@ -30,10 +30,11 @@ fn list_prints_parameters_constraints_and_candidates_per_k() {
     let o = mra_bench(&["tune", "--list", "-l", "fused", "-K", "16,20,32", "--arch", "sm_90"], &temp("list"));
     assert!(o.status.success(), "{}", text(&o.stderr));
     let out = text(&o.stdout);
-    // stage_terms (a rank sum's) triples the declared product; the transform's candidates
-    // below take it at 0 only.
-    assert!(out.contains("fused (9 parameters, 4320 combinations)"), "{out}");
+    // stage_terms and restage_a (a rank sum's) multiply the declared product by 3 · 2; the
+    // transform's candidates below take both at 0 only.
+    assert!(out.contains("fused (10 parameters, 8640 combinations)"), "{out}");
     assert!(out.contains("stage_terms  [0, 2, 3] default 0"), "{out}");
+    assert!(out.contains("restage_a    [0, 1] default 0"), "{out}");
     assert!(out.contains("pair_rows    [0, 1] default 0"), "{out}");
     // The arch's tuned defaults per K, as mra-codegen/tuned/sm_90.json lists them for fused.
     assert!(out.contains("sm_90    tuned defaults  K=16: -, K=20: threads=512, K=32: -"), "{out}");

@@ -352,6 +352,12 @@ pub enum Step {
     /// asynchronously (`cp.async`, NVIDIA sm_80+; plain loads and stores elsewhere) while term μ
     /// runs, so each pass's fragments come from shared memory. Other operations refuse N > 0.
     StageTerms(Value),
+    /// `restage_a(0|1)`: where a rank sum keeps A. 0: staged once in a third shared buffer
+    /// beside the two intermediates. 1: copied again for every term, asynchronously during the
+    /// last pass, into the intermediate that pass does not read; the two buffers then swap roles,
+    /// so the kernel needs two buffers, not three (K up to 24 in f64 on sm_90), for one more
+    /// barrier and one read of A from L2 per term. Not with `stage_terms(N)`.
+    RestageA(Value),
 }
 
 /// The one match behind [`Step::value`] and [`Step::value_mut`]: matched through `&` or
@@ -361,7 +367,7 @@ macro_rules! step_value {
         match $step {
             Step::Threads(v) | Step::Unroll(_, v) | Step::Buffers(v) | Step::Pipeline(v) | Step::Tensors(v) | Step::Cluster(v) | Step::SplitCols(v) => Some(v),
             Step::AsyncExchange(v) | Step::AlignRuns(v) | Step::PairRows(v) | Step::SwapOperands(v) | Step::FuseK(v) | Step::BulkCopy(v) | Step::FmaTail(v) | Step::Persistent(v) | Step::LateWait(v) | Step::Stack(v) | Step::ShadowMma(v) | Step::CoalesceC(v) => Some(v),
-            Step::SplitOutput(v) | Step::Chain(v) | Step::PrefetchL2(v) | Step::CoSchedule(v) | Step::StageTerms(v) => Some(v),
+            Step::SplitOutput(v) | Step::Chain(v) | Step::PrefetchL2(v) | Step::CoSchedule(v) | Step::StageTerms(v) | Step::RestageA(v) => Some(v),
             Step::CacheRead { pad, .. } | Step::CacheWrite { pad, .. } => Some(pad),
             Step::LaunchBounds { min_blocks } => Some(min_blocks),
             Step::Bind(_) | Step::Tensorize(_) | Step::RegisterTile(_) | Step::Workspace(_) | Step::Library(_) | Step::Copy { .. } | Step::Constraint(_) => None,
@@ -418,6 +424,7 @@ impl Step {
             Step::Chain(_) => "chain",
             Step::PrefetchL2(_) => "prefetch_l2",
             Step::StageTerms(_) => "stage_terms",
+            Step::RestageA(_) => "restage_a",
             Step::CoSchedule(_) => "co_schedule",
         }
     }
@@ -548,6 +555,7 @@ impl fmt::Display for Step {
             Step::Chain(v) => write!(f, "chain({v})"),
             Step::PrefetchL2(v) => write!(f, "prefetch_l2({v})"),
             Step::StageTerms(v) => write!(f, "stage_terms({v})"),
+            Step::RestageA(v) => write!(f, "restage_a({v})"),
             Step::CoSchedule(v) => write!(f, "co_schedule({v})"),
         }
     }

@@ -101,6 +101,7 @@ impl Prim {
             PrimKind::CoSchedule(v) => out.push((named("co_schedule".into(), v), v)),
             PrimKind::PrefetchL2(v) => out.push((named("prefetch_l2".into(), v), v)),
             PrimKind::StageTerms(v) => out.push((named("stage_terms".into(), v), v)),
+            PrimKind::RestageA(v) => out.push((named("restage_a".into(), v), v)),
             _ => {}
         }
         out
@@ -143,6 +144,7 @@ impl Prim {
             PrimKind::CoSchedule(_) => "co_schedule",
             PrimKind::PrefetchL2(_) => "prefetch_l2",
             PrimKind::StageTerms(_) => "stage_terms",
+            PrimKind::RestageA(_) => "restage_a",
         }
     }
 }
@@ -246,6 +248,10 @@ pub enum PrimKind {
     /// register fragments from device memory (through the caches); N ≥ 2: the matrices of N
     /// terms in a ring of shared memory, each term's copied N - 1 terms ahead of its passes.
     StageTerms(Val),
+    /// `restage_a(0|1)`: where a rank sum keeps A. 0: staged once in a third shared buffer; 1:
+    /// copied again for every term into the intermediate the last pass does not read (two
+    /// buffers: larger K).
+    RestageA(Val),
 }
 
 /// A numeric argument: `N`, or `tune([N, ...], default = D[, name = ident])` (for threads

@@ -135,7 +135,7 @@ fn check_values(prim: &Prim, errors: &mut Errors) {
                 errors.push(n.span, format!("fuse_k({}): takes 1, 2 or 4 (k-steps per instruction)", n.value));
             }
         }),
-        PrimKind::AsyncExchange(v) | PrimKind::AlignRuns(v) | PrimKind::LateWait(v) | PrimKind::PairRows(v) | PrimKind::SwapOperands(v) | PrimKind::BulkCopy(v) | PrimKind::FmaTail(v) | PrimKind::Persistent(v) | PrimKind::CoalesceC(v) | PrimKind::ShadowMma(v) | PrimKind::Chain(v) | PrimKind::CoSchedule(v) => {
+        PrimKind::AsyncExchange(v) | PrimKind::AlignRuns(v) | PrimKind::LateWait(v) | PrimKind::PairRows(v) | PrimKind::SwapOperands(v) | PrimKind::BulkCopy(v) | PrimKind::FmaTail(v) | PrimKind::Persistent(v) | PrimKind::CoalesceC(v) | PrimKind::ShadowMma(v) | PrimKind::Chain(v) | PrimKind::CoSchedule(v) | PrimKind::RestageA(v) => {
             let what = prim.name();
             for_each_value(v, |n| {
                 if n.value > 1 {
@@ -521,7 +521,7 @@ fn check_combination(level: &Level, errors: &mut Errors) {
     if let (Some(x), None) = (find("co_schedule"), find("split_output")) {
         errors.push(x.ident.span(), "co_schedule(..) launches the blocks of split_output(N) together: add split_output(2)");
     }
-    for b in ["buffers", "pipeline", "tensors", "cluster", "split_cols", "align_runs", "pair_rows", "swap_operands", "bulk_copy", "stack", "split_output", "coalesce_c", "stage_terms"].into_iter().filter_map(&find) {
+    for b in ["buffers", "pipeline", "tensors", "cluster", "split_cols", "align_runs", "pair_rows", "swap_operands", "bulk_copy", "stack", "split_output", "coalesce_c", "stage_terms", "restage_a"].into_iter().filter_map(&find) {
         let shared_workspace = level.prims.iter().any(|p| matches!(&p.kind, PrimKind::Workspace(m) if m.value == Memory::Shared));
         let staged_a = level.prims.iter().any(|p| matches!(&p.kind, PrimKind::CacheRead { operand, into, .. } if operand.value == crate::ast::Operand::A && into.value == Memory::Shared));
         if tensorize.is_none() || !shared_workspace || !staged_a {

@@ -286,6 +286,10 @@ fn step(prim: &Prim, fixed: &HashMap<String, u32>) -> TokenStream {
             let v = nth_value(prim, 0);
             quote!(#ir::Step::StageTerms(#v))
         }
+        PrimKind::RestageA(_) => {
+            let v = nth_value(prim, 0);
+            quote!(#ir::Step::RestageA(#v))
+        }
         PrimKind::Stack(_) => {
             let v = nth_value(prim, 0);
             quote!(#ir::Step::Stack(#v))

@@ -40,6 +40,7 @@
 //!            | "co_schedule"   "(" VALUE ")"
 //!            | "prefetch_l2"   "(" VALUE ")"
 //!            | "stage_terms"   "(" VALUE ")"
+//!            | "restage_a"     "(" VALUE ")"
 //! ```
 //!
 //! A VALUE may be tuned: `tune([0, 1, 4], default = 4)` declares a parameter the auto-tuner
@@ -217,6 +218,7 @@ fn parse_prim(input: ParseStream) -> Result<Prim> {
         "split_output" => PrimKind::SplitOutput(numeric(&mut args, "blocks per tensor")?),
         "prefetch_l2" => PrimKind::PrefetchL2(numeric(&mut args, "slices ahead")?),
         "stage_terms" => PrimKind::StageTerms(numeric(&mut args, "terms in flight")?),
+        "restage_a" => PrimKind::RestageA(numeric(&mut args, words::switch_meaning(prim))?),
         "chain" => PrimKind::Chain(numeric(&mut args, words::switch_meaning(prim))?),
         "co_schedule" => PrimKind::CoSchedule(numeric(&mut args, words::switch_meaning(prim))?),
         "async_exchange" => PrimKind::AsyncExchange(numeric(&mut args, words::switch_meaning(prim))?),

@@ -628,6 +628,9 @@ fn cluster_and_unroll_rows() {
         5,
         "stage_terms",
     );
+    // restage_a(0|1): a boolean, with the fused steps.
+    parse(&format!("{fused} restage_a(tune([0, 1], default = 0));\n}}"));
+    assert_error(&format!("{fused} restage_a(2);\n}}"), "restage_a(2): takes 0 (a rank sum's A staged once) or 1 (copied again for every term)", 7, "2");
     // pair_rows(0|1) permutes the fused passes' tile rows: a boolean, with the fused steps (cluster(N) too).
     parse(&format!("{fused} pair_rows(tune([0, 1], default = 0));\n}}"));
     parse(&format!("{fused} pipeline(2);\n cluster(4);\n pair_rows(1);\n}}"));

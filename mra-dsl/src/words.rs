@@ -41,6 +41,7 @@ pub const PRIMITIVES: &[&str] = &[
     "co_schedule",
     "prefetch_l2",
     "stage_terms",
+    "restage_a",
 ];
 
 /// How each primitive is written, for "missing/extra argument" messages.
@@ -81,6 +82,7 @@ pub fn signature(prim: &str) -> &'static str {
         "co_schedule" => "co_schedule(0|1) or co_schedule(tune([0, 1], default = N))",
         "prefetch_l2" => "prefetch_l2(N), 0 <= N <= 4, or prefetch_l2(tune([N, ...], default = N))",
         "stage_terms" => "stage_terms(0) or stage_terms(N), 2 <= N <= 4, or stage_terms(tune([N, ...], default = N))",
+        "restage_a" => "restage_a(0|1) or restage_a(tune([0, 1], default = N))",
         _ => unreachable!("not a primitive: {prim}"),
     }
 }
@@ -99,6 +101,7 @@ pub const SWITCHES: Table<&str> = &[
     ("shadow_mma", "0 (every warp copies and multiplies) or 1 (half the warps copy, half multiply)"),
     ("chain", "0 (pass 0's output stored) or 1 (pass 1 reads pass 0's accumulators in registers)"),
     ("co_schedule", "0 (a tensor's blocks launch independently) or 1 (as one thread-block cluster, starting together)"),
+    ("restage_a", "0 (a rank sum's A staged once) or 1 (copied again for every term)"),
 ];
 
 /// What `0` and `1` mean for the 0|1 step `prim`.

@@ -101,6 +101,10 @@ fn every_level_lowers_an_operation_or_names_one_that_does() {
                         Err(e @ PlanError::SharedTooLarge { .. }) => {
                             assert_ne!(op.matrices, Matrices::One, "{e}")
                         }
+                        // A rank sum whose third buffer does not fit names the switch that drops it.
+                        Err(e @ PlanError::Malformed { .. }) if op.matrices == Matrices::RankSum => {
+                            assert!(e.to_string().ends_with("restage_a(1) copies A into a free intermediate for every term instead"), "{e}")
+                        }
                         Err(e) => panic!("{} at K={k} on {arch_name}: {e}", s.name),
                     }
                 }
@@ -258,7 +262,12 @@ fn c_is_prefetched_only_where_one_block_holds_the_sm() {
 
 /// The fused rank sum with `stage_terms(n)` (its matrices in a ring of n terms of shared memory).
 fn staged_rank_sum(n: u32) -> mra_codegen::Schedule {
-    let config = mra_codegen::config::parse_config(&format!("stage_terms={n}")).unwrap();
+    fused_with(&format!("stage_terms={n}"))
+}
+
+/// `fused` with the parameters `config` (`name=value ...`).
+fn fused_with(config: &str) -> mra_codegen::Schedule {
+    let config = mra_codegen::config::parse_config(config).unwrap();
     levels::find("fused").unwrap().with_config(&config).unwrap()
 }
 
@@ -313,6 +322,60 @@ fn staged_terms_match_their_reference_on_the_emulator() {
                 let case = OpCase { op, k, nfuncs, dir: None, ranks, alpha, beta, seed: 11 };
                 let o = check(&session.gpu, &p, &case, None).unwrap();
                 assert!(o.cmp.passes(1e-12) && o.gaps_intact, "stage_terms({n}) K={k} {case:?}: {o:?}");
+            }
+        }
+    }
+}
+
+/// `restage_a(1)`: the rank sum in two shared buffers (A copied into the free one for every term,
+/// with cp.async on NVIDIA), so K = 22..24 run on sm_90's matrix cores, where `restage_a(0)`'s
+/// third buffer is refused naming the switch; other operations and `stage_terms(N)` refuse it.
+#[test]
+fn restaged_a_takes_the_rank_sum_to_two_buffers() {
+    let rank_sum = Operation { matrices: Matrices::RankSum, layout: Layout::Contiguous, scaled: true };
+    let sm90 = arch::find("sm_90").unwrap();
+    for k in [22, 24] {
+        let req = Request { k, arch: sm90, dtype: DType::F64 };
+        let kernel = mra_codegen::generate_op(&fused_with("restage_a=1"), req, rank_sum).unwrap();
+        // Two K-row buffers of K^2 + 4 (pad_a 4) doubles: the transform's fused at the same K.
+        assert_eq!(kernel.plan.shared_bytes, 2 * k * (k * k + 4) * 8, "K={k}");
+        let src = &kernel.source;
+        assert!(src.contains("mra_cp_async(q + (x / K2) * W_STRIDE + x % K2, a_n + x);") && src.contains("double* r = p; p = q; q = r;"), "K={k}");
+        assert!(src.contains("void rank_sum_tensor(const double* a_n, const double* b, int ranks, COut c_n, double* w0, double* w1, int tid)"), "K={k}");
+        match mra_codegen::generate_op(&levels::find("fused").unwrap(), req, rank_sum) {
+            Err(e @ PlanError::Malformed { .. }) => assert!(e.to_string().contains("restage_a(1)"), "K={k}: {e}"),
+            other => panic!("K={k}: three buffers planned: {:?}", other.map(|k| k.plan.shared_bytes)),
+        }
+    }
+    let gfx = Request { k: 15, arch: arch::find("gfx90a").unwrap(), dtype: DType::F64 };
+    let src = mra_codegen::generate_op(&fused_with("restage_a=1"), gfx, rank_sum).unwrap().source;
+    assert!(!src.contains("cp.async") && src.contains("q[(e / K2) * W_STRIDE + e % K2] = a_n[e];"), "gfx90a K=15");
+    let req = Request { k: 10, arch: sm90, dtype: DType::F64 };
+    let general = Operation { matrices: Matrices::PerDim, layout: Layout::Contiguous, scaled: false };
+    let e = mra_codegen::generate_op(&fused_with("restage_a=1"), req, general).err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(e.ends_with("has none: use restage_a(0)"), "{e}");
+    let e = mra_codegen::generate_op(&fused_with("restage_a=1 stage_terms=2"), req, rank_sum).err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(e.contains("not with stage_terms(N)"), "{e}");
+}
+
+/// `restage_a(1)` at odd K, one and several terms and tensors, beta = 0 over NaN and beta != 0,
+/// and at K = 15, past the three buffers' K = 13 on gfx90a's 64 KiB: the emulated HIP against
+/// the FP64 reference.
+#[test]
+#[ignore = "needs clang++ with AddressSanitizer (run with --include-ignored; .ci/run does)"]
+fn restaged_a_matches_the_reference_on_the_emulator() {
+    let Some(session): Option<Session<Emulator>> = emulator_session() else {
+        return;
+    };
+    let op = Operation { matrices: Matrices::RankSum, layout: Layout::Strided, scaled: true };
+    for (k, cases) in [(5, vec![(1, 1), (3, 3)]), (15, vec![(2, 1)])] {
+        let kernel = mra_codegen::generate_op(&fused_with("restage_a=1"), Request { k, arch: session.gpu.arch(), dtype: DType::F64 }, op).unwrap();
+        let p = session.prepare_kernel(kernel).unwrap();
+        for (ranks, nfuncs) in cases {
+            for (alpha, beta) in [(1.0, 0.0), (1.5, -0.75)] {
+                let case = OpCase { op, k, nfuncs, dir: None, ranks, alpha, beta, seed: 13 };
+                let o = check(&session.gpu, &p, &case, None).unwrap();
+                assert!(o.cmp.passes(1e-12) && o.gaps_intact, "restage_a(1) K={k} {case:?}: {o:?}");
             }
         }
     }

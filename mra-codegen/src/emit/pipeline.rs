@@ -148,7 +148,7 @@ impl Emitter<'_> {
 
     /// Issues the copies of the tensor at `src` into the padded buffer `dst` (not committed),
     /// by the threads that copy it: the block, or one warp group of `tensors(N)`.
-    fn async_tensor_copies(&self, tp: &TransformPlan, src: &str, dst: &str) -> String {
+    pub(super) fn async_tensor_copies(&self, tp: &TransformPlan, src: &str, dst: &str) -> String {
         let width = self.async_width(tp);
         if tp.stack > 1 {
             // stack(N): the group's cnt tensors; element e of tensor t goes to row e / K2,

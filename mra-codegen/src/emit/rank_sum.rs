@@ -34,23 +34,39 @@ impl Emitter<'_> {
         if tp.stage_terms > 0 {
             self.term_stage_helpers(tp);
         }
+        if tp.restage_a {
+            self.restage_helpers(tp);
+        }
         let calls = [0, 1].map(|p| format!("{}({}, bm, {}, lane, wave);", v[p].name(), ["wa", "w0"][p], ["w0", "w1"][p]));
-        self.rank_sum_tensor_function(&calls, tp.stage_terms > 0);
+        let terms = if tp.restage_a {
+            self.restaged_terms_loop(tp, v.map(|x| x.name()))
+        } else if tp.stage_terms > 0 {
+            self.staged_terms_loop(&calls)
+        } else {
+            self.loaded_terms_loop(&calls)
+        };
+        self.rank_sum_tensor_function(tp, &terms);
         self.rank_sum_block_function(tp);
         let ws_note = self.step_comment(|s| matches!(s, Step::Workspace(_)));
         let pitch = buffer_pitch(tp, self.plan.request.k);
         let (a_n, c_n) = (self.tensor_at('a', "n"), self.c_out("n"));
         let prologue = self.kernel_prologue(tp);
-        let slots = if tp.stage_terms > 0 { ", term_slots" } else { "" };
+        let buffers = rank_sum_buffers(tp);
         self.w.block(self.kernel_signature(entry), "", |w| {
             w.lines(&prologue);
-            w.line(format!("{ws_note}: the two intermediates and the staged tensor stay in shared memory."));
+            if tp.restage_a {
+                w.line(format!("{ws_note}: the two intermediates stay in shared memory, A in one of them."));
+            } else {
+                w.line(format!("{ws_note}: the two intermediates and the staged tensor stay in shared memory."));
+            }
             w.line(format!("{t}* w0 = w_shared;"));
             w.line(format!("{t}* w1 = w0 + {pitch};"));
-            w.line(format!("{t}* wa = w1 + {pitch};"));
+            if !tp.restage_a {
+                w.line(format!("{t}* wa = w1 + {pitch};"));
+            }
             w.line("// Blocks walk the batch: block b transforms tensors b, b + nblocks, b + 2 nblocks, ...");
             w.block("for (int n = block; n < nfuncs; n += nblocks)", "", |w| {
-                w.line(format!("rank_sum_tensor({a_n}, b, ranks, {c_n}, w0, w1, wa{slots}, tid);"));
+                w.line(format!("rank_sum_tensor({a_n}, b, ranks, {c_n}, {buffers}, tid);"));
             });
         });
     }
@@ -98,23 +114,27 @@ impl Emitter<'_> {
         });
     }
 
-    /// `rank_sum_tensor`: one tensor, every term, with the calling block's threads.
-    fn rank_sum_tensor_function(&mut self, calls: &[String; 2], staged: bool) {
+    /// `rank_sum_tensor`: one tensor, every term (`terms`: the loop over them and what it
+    /// declares), with the calling block's threads.
+    fn rank_sum_tensor_function(&mut self, tp: &TransformPlan, terms: &[String]) {
         let t = self.t();
         let barrier = self.d.barrier();
-        let stage = self.whole_tensor_stage("wa");
+        let staged = tp.stage_terms > 0;
+        let stage = self.whole_tensor_stage(if tp.restage_a { "w0" } else { "wa" });
         let c_type = self.c_param_type();
         let zero = self.plan.request.dtype.zero();
         let c_regs = match self.plan.body {
             crate::plan::Body::Transform(tp) => tp.fragment.map_or(1, |f| f.c.regs),
             _ => 1,
         };
-        let slots = if staged { format!(", {t}* ts") } else { String::new() };
-        let head = format!(
-            "{} void rank_sum_tensor(const {t}* a_n, const {t}* b, int ranks, {c_type} c_n, {t}* w0, {t}* w1, {t}* wa{slots}, int tid)",
-            self.d.inline_device()
-        );
-        let (first_terms, terms) = if staged { (self.first_terms_stage(), self.staged_terms_loop(calls)) } else { (Vec::new(), self.loaded_terms_loop(calls)) };
+        let buffers = match () {
+            _ if tp.restage_a => format!("{t}* w0, {t}* w1"),
+            _ if staged => format!("{t}* w0, {t}* w1, {t}* wa, {t}* ts"),
+            _ => format!("{t}* w0, {t}* w1, {t}* wa"),
+        };
+        let head = format!("{} void rank_sum_tensor(const {t}* a_n, const {t}* b, int ranks, {c_type} c_n, {buffers}, int tid)", self.d.inline_device());
+        let first_terms = if staged { self.first_terms_stage() } else { Vec::new() };
+        let next = if tp.restage_a { "w0, which the last pass 2 may have read" } else { "wa; its pass 1 writes w1, which the last pass 2 read" };
         self.w.line("");
         self.w.line("// One tensor, every term, with the calling block's THREADS threads: a_n -> c_n. b holds,");
         self.w.line("// per term mu, X_mu, Y_mu, Z_mu (K2 each), then the ranks weights s_mu.");
@@ -129,7 +149,7 @@ impl Emitter<'_> {
             w.line(format!("for (int t = 0; t < TILES_PER_WAVE; ++t) for (int nf = 0; nf < N_FRAGS; ++nf) for (int r = 0; r < {c_regs}; ++r) acc_all[t][nf][r] = {zero};"));
             w.lines(&terms.join("\n"));
             w.line(super::operation::beta_dispatch("store_accumulated(acc_all, {out}, lane, wave);").replace("{out}", "c_n"));
-            w.line(format!("{barrier}  // the next tensor is staged into wa; its pass 1 writes w1, which the last pass 2 read"));
+            w.line(format!("{barrier}  // the next tensor is staged into {next}"));
         });
     }
 
@@ -163,17 +183,14 @@ impl Emitter<'_> {
     fn rank_sum_block_function(&mut self, tp: &TransformPlan) {
         let t = self.t();
         let pitch = buffer_pitch(tp, self.plan.request.k);
-        let body = [
-            format!("{t}* w0 = static_cast<{t}*>(smem) + W_SHARED_AT;"),
-            format!("{t}* w1 = w0 + {pitch};"),
-            format!("{t}* wa = w1 + {pitch};"),
-            "(void)workspace;".to_string(),
-        ];
-        let body = if tp.stage_terms > 0 {
-            [&body[..], &[format!("{t}* term_slots = static_cast<{t}*>(smem) + TERM_SLOTS_AT;"), "rank_sum_tensor(a_n, b, ranks, COut{c_n, alpha, beta}, w0, w1, wa, term_slots, tid);".to_string()]].concat()
-        } else {
-            [&body[..], &["rank_sum_tensor(a_n, b, ranks, COut{c_n, alpha, beta}, w0, w1, wa, tid);".to_string()]].concat()
-        };
+        let mut body = vec![format!("{t}* w0 = static_cast<{t}*>(smem) + W_SHARED_AT;"), format!("{t}* w1 = w0 + {pitch};")];
+        if !tp.restage_a {
+            body.push(format!("{t}* wa = w1 + {pitch};"));
+        }
+        body.push("(void)workspace;".to_string());
+        let slots = if tp.stage_terms > 0 { vec![format!("{t}* term_slots = static_cast<{t}*>(smem) + TERM_SLOTS_AT;")] } else { Vec::new() };
+        let call = format!("rank_sum_tensor(a_n, b, ranks, COut{{c_n, alpha, beta}}, {}, tid);", rank_sum_buffers(tp));
+        let body = [&body[..], &slots, &[call]].concat();
         self.rank_sum_block_with(tp, "0", &body);
     }
 
@@ -186,7 +203,12 @@ impl Emitter<'_> {
         self.block_needs("rank_sum_block", &arrays, workspace_elems);
         self.w.line("");
         self.w.line("// c_n = alpha * sum_mu s_mu a_n x1 X_mu x2 Y_mu x3 Z_mu + beta * c_n (K^3 elements each, device or");
-        self.w.line("// shared memory; a_n 16-byte aligned) with the calling block: every thread of a 1-D block of");
+        if tp.restage_a && self.plan.request.arch.vendor == crate::Vendor::Nvidia {
+            self.w.line("// shared memory, but a_n in device memory: it is copied with cp.async for every term; a_n");
+            self.w.line("// 16-byte aligned) with the calling block: every thread of a 1-D block of");
+        } else {
+            self.w.line("// shared memory; a_n 16-byte aligned) with the calling block: every thread of a 1-D block of");
+        }
         self.w.line("// exactly THREADS threads calls it. b: per term X_mu, Y_mu, Z_mu (K x K, row-major), then the");
         self.w.line("// ranks weights. smem: SHARED_BYTES bytes, 32-byte aligned; workspace: WORKSPACE_ELEMS elements.");
         self.w.line("// Ends with a barrier.");
@@ -200,5 +222,14 @@ impl Emitter<'_> {
                 w.line(line);
             }
         });
+    }
+}
+
+/// The shared buffers a kernel passes to `rank_sum_tensor`.
+fn rank_sum_buffers(tp: &TransformPlan) -> &'static str {
+    match () {
+        _ if tp.restage_a => "w0, w1",
+        _ if tp.stage_terms > 0 => "w0, w1, wa, term_slots",
+        _ => "w0, w1, wa",
     }
 }

@@ -1,7 +1,11 @@
-//! `stage_terms(N)`: a rank sum's matrices in a ring of N slots of shared memory. Term j's X, Y
-//! and Z go to slot j % N, copied N - 1 terms ahead of the passes that read them (PTX
-//! `cp.async` on NVIDIA, one commit group per term; plain loads and stores on AMD), so a pass's
-//! fragments come from shared memory instead of waiting on L2 across the barrier before it.
+//! Where a rank sum's operands wait in shared memory, the schedule's choices:
+//! - `stage_terms(N)`: its matrices in a ring of N slots. Term j's X, Y and Z go to slot j % N,
+//!   copied N - 1 terms ahead of the passes that read them (PTX `cp.async` on NVIDIA, one commit
+//!   group per term; plain loads and stores on AMD), so a pass's fragments come from shared
+//!   memory instead of waiting on L2 across the barrier before it.
+//! - `restage_a(1)`: A copied again for every term, during the term before's last pass, into the
+//!   intermediate that pass does not read; the two intermediates swap roles every term, and no
+//!   third buffer holds A (larger K fit).
 
 use super::Emitter;
 use crate::ir::Step;
@@ -92,5 +96,64 @@ impl Emitter<'_> {
             "    if (mu + 1 < ranks) load_b(ts + ((mu + 1) % STAGE_TERMS) * TERM_SLOT, tid, bm);  // X_mu+1".to_string(),
             "}".to_string(),
         ]
+    }
+
+    /// The helpers of `restage_a(1)`'s copies of A (before `rank_sum_tensor`): NVIDIA's
+    /// `cp.async` (none on AMD, whose copies are loads and stores).
+    pub(super) fn restage_helpers(&mut self, tp: &TransformPlan) {
+        if self.plan.request.arch.vendor != Vendor::Nvidia {
+            return;
+        }
+        let note = self.step_comment(|s| matches!(s, Step::RestageA(_)));
+        let bytes = self.async_width(tp) * self.plan.request.dtype.bytes();
+        self.w.line("");
+        self.w.line(format!("{note}: asynchronous global -> shared copies of A (PTX cp.async, sm_80+)."));
+        for line in super::pipeline::cp_async_helpers("mra_cp_async", bytes).lines() {
+            self.w.line(line);
+        }
+    }
+
+    /// `rank_sum_tensor`'s body from A's first staging on, with `restage_a(1)`: `p` holds the
+    /// term's A, pass 0 writes `q`, pass 1 `p`, pass 2 reads `p` while A goes to `q`.
+    pub(super) fn restaged_terms_loop(&self, tp: &TransformPlan, names: [&str; 3]) -> Vec<String> {
+        let t = self.t();
+        let barrier = self.d.barrier();
+        let note = self.step_comment(|s| matches!(s, Step::RestageA(_)));
+        let copy = if self.plan.request.arch.vendor == Vendor::Nvidia {
+            self.async_tensor_copies(tp, "a_n", "q") + "mra_cp_async_commit();\n"
+        } else {
+            self.whole_tensor_copy("q")
+        };
+        let wait = if self.plan.request.arch.vendor == Vendor::Nvidia { "mra_cp_async_wait_all();  // this thread's copies of A" } else { "// (AMD: the copies were loads and stores)" };
+        let [pass0, pass1, _] = names;
+        let mut s = vec![
+            format!("{note}: A is copied again before every term, during the last pass of the"),
+            "// term before, into the intermediate that pass does not read; the two swap roles.".to_string(),
+            format!("{t}* p = w0;  // A for this term's pass 0, then pass 1's output, read by pass 2"),
+            format!("{t}* q = w1;  // pass 0's output, then the next term's A"),
+            "BFrags bm;".to_string(),
+            "if (ranks > 0) load_b(b, tid, bm);  // X_0".to_string(),
+            "for (int mu = 0; mu < ranks; ++mu) {".to_string(),
+            format!("    const {t}* m = b + (long long)mu * 3 * K2;  // X_mu, Y_mu, Z_mu"),
+            format!("    {pass0}(p, bm, q, lane, wave);  // pass 0: A -> q"),
+            "    load_b(m + K2, tid, bm);  // Y_mu".to_string(),
+            format!("    {barrier}  // pass 1 reads rows other threads wrote, and writes p, which pass 0 read"),
+            format!("    {pass1}(q, bm, p, lane, wave);  // pass 1: q -> p"),
+            "    load_b(m + 2 * K2, tid, bm);  // Z_mu, scaled by s_mu".to_string(),
+            "    scale_b(bm, s[mu]);".to_string(),
+            format!("    {barrier}  // pass 2 reads p; nothing reads q now"),
+            "    if (mu + 1 < ranks) {  // the next term's A, while pass 2 runs".to_string(),
+        ];
+        s.extend(copy.lines().map(|l| format!("        {l}")));
+        s.extend([
+            "    }".to_string(),
+            "    gemm_pass_accumulate(p, bm, acc_all, lane, wave);  // pass 2: p -> the held tiles".to_string(),
+            "    if (mu + 1 < ranks) load_b(m + 3 * K2, tid, bm);  // X_mu+1".to_string(),
+            format!("    {wait}"),
+            format!("    {barrier}  // q holds A; the next pass 0 writes p, which this pass 2 read"),
+            format!("    {t}* r = p; p = q; q = r;"),
+            "}".to_string(),
+        ]);
+        s
     }
 }

@@ -73,8 +73,9 @@ impl Emitter<'_> {
                 // K two buffers of BUF (the planner allows no other count there).
                 2 if tp.shifted_rows(self.plan.request.k) => "2 * BUF + 2",
                 n if tp.bulk_copy => RING_BARS[n as usize],
-                // A rank sum keeps the staged tensor in a third buffer.
-                n if self.plan.op.matrices == crate::op::Matrices::RankSum => RING[n as usize + 1],
+                // A rank sum keeps the staged tensor in a third buffer (restage_a(1): in the
+                // intermediates).
+                n if self.plan.op.matrices == crate::op::Matrices::RankSum && !tp.restage_a => RING[n as usize + 1],
                 n => RING[n as usize],
             };
             arrays.push(("w_shared", buffers));

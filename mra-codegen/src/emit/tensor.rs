@@ -72,6 +72,14 @@ impl Emitter<'_> {
                 self.w.line(format!("{note}: off: the tensor's K2 rows as the instruction's M, B as its B operand"));
             }
         }
+        let restage_note = self.step_comment(|s| matches!(s, Step::RestageA(_)));
+        if !tp.restage_a && !restage_note.is_empty() {
+            if self.op().matrices == crate::op::Matrices::RankSum {
+                self.w.line(format!("{restage_note}: off: A is staged once, in a third buffer every term's pass 0 reads"));
+            } else {
+                self.w.line(format!("{restage_note}: off: only a rank sum reads A more than once"));
+            }
+        }
         let stage_note = self.step_comment(|s| matches!(s, Step::StageTerms(_)));
         if tp.stage_terms == 0 && !stage_note.is_empty() {
             if self.op().matrices == crate::op::Matrices::RankSum {

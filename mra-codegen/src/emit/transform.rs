@@ -269,6 +269,11 @@ impl Emitter<'_> {
     /// Staging of the whole input tensor into `into` (`w1`, free until pass 1 writes it): every
     /// thread loads, 16 bytes at a time where the tensor's alignment allows, then one barrier.
     pub(super) fn whole_tensor_stage(&self, into: &str) -> String {
+        self.whole_tensor_copy(into) + &format!("{}  // the tensor is staged\n", self.d.barrier())
+    }
+
+    /// [`Emitter::whole_tensor_stage`] without its barrier.
+    pub(super) fn whole_tensor_copy(&self, into: &str) -> String {
         let cache = self.step_comment(|s| matches!(s, Step::CacheRead { operand: crate::ir::Operand::A, .. }));
         let k = self.plan.request.k;
         let dtype = self.plan.request.dtype;
@@ -300,7 +305,6 @@ impl Emitter<'_> {
             s += "// No 16-byte accesses: the tensors or the padded rows are not 16-byte aligned.\n";
             s += &format!("for (int e = tid; e < K3; e += THREADS) {into}[(e / K2) * {stride} + e % K2] = a_n[e];\n");
         }
-        s += &format!("{}  // the tensor is staged\n", self.d.barrier());
         s
     }
 

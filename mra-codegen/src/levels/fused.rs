@@ -26,5 +26,7 @@ mra_dsl::schedule! {
         // A rank sum's matrices: loaded from device memory by each pass, or a ring of terms in
         // shared memory filled ahead (other operations refuse N > 0).
         stage_terms(tune([0, 2, 3], default = 0));
+        // A rank sum's A: staged once (three buffers), or copied again per term (two: K <= 24).
+        restage_a(tune([0, 1], default = 0));
     }
 }

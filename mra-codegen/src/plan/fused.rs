@@ -238,6 +238,12 @@ impl Schedule {
         if stage_terms == 1 || stage_terms > 4 || (stage_terms > 0 && (!whole || b.memory != Memory::Registers)) {
             return Err(malformed("stage_terms(N) stages a rank sum's matrices for fused passes that load B into registers (tensorize(mma), cache_read(A, shared), cache_read(B, registers), workspace(shared)): 0 (none) or 2 to 4 terms"));
         }
+        let restage_a = self
+            .switch(|s| if let Step::RestageA(v) = s { Some(v) } else { None }, "restage_a", "0 (a rank sum's A staged once) or 1 (copied again for every term)")
+            .map_err(|e| malformed(&e))?;
+        if restage_a && (!whole || stage_terms > 0) {
+            return Err(malformed("restage_a(1) copies a rank sum's A into the free intermediate of fused passes (tensorize(mma), cache_read(A, shared), workspace(shared)), one asynchronous copy at a time: not with stage_terms(N)"));
+        }
         if shared_buffers > 2 && pipeline == 1 {
             return Err(malformed("buffers(N > 2) hold the tensors in flight of pipeline(N - 1): add pipeline(..)"));
         }
@@ -269,6 +275,7 @@ impl Schedule {
             chain,
             prefetch_l2,
             stage_terms,
+            restage_a,
             co_schedule,
             stack,
             fma_tail,

@@ -9,8 +9,9 @@ use crate::ir::{Memory, Schedule};
 use crate::op::{Layout, Matrices, Operation};
 
 /// The level a refusal names instead: fused-pipe (tuned for every K it fits), else L3; for
-/// a rank sum, fused (matrix cores; its three buffers fit in shared memory up to K = 20 in
-/// f64 on sm_90), else L3 (thread-mapped, its accumulator in the workspace).
+/// a rank sum, fused (matrix cores; its three buffers fit in shared memory up to K = 21 in
+/// f64 on sm_90, two with `restage_a(1)` up to 24), else L3 (thread-mapped, its accumulator in
+/// the workspace).
 fn instead(k: u32, op: Operation) -> &'static str {
     match op.matrices {
         Matrices::RankSum => "fused or L3-regblk",
@@ -43,11 +44,18 @@ impl Schedule {
     pub fn plan_op(&self, req: Request, op: Operation) -> Result<Plan, PlanError> {
         let mut plan = self.plan(req)?;
         if let Body::Transform(tp) = plan.body {
+            // A rank sum's own parameters are refused rather than ignored elsewhere, so that the
+            // tuner times no duplicate kernels.
             if tp.stage_terms > 0 && op.matrices != Matrices::RankSum {
-                // Refused rather than ignored, so that the tuner times no duplicate kernels.
                 return Err(PlanError::Malformed {
                     level: self.name.clone(),
                     what: format!("stage_terms({}) stages the matrices of a rank sum's terms; {} has none: use stage_terms(0)", tp.stage_terms, op.describe()),
+                });
+            }
+            if tp.restage_a && op.matrices != Matrices::RankSum {
+                return Err(PlanError::Malformed {
+                    level: self.name.clone(),
+                    what: format!("restage_a(1) copies A again for each of a rank sum's terms; {} has none: use restage_a(0)", op.describe()),
                 });
             }
         }
@@ -97,11 +105,22 @@ impl Schedule {
             Matrices::RankSum if tp.fragment.is_none() => (req.k as u64).pow(3),
             // A third buffer: the staged tensor, read by every term's pass 0; and
             // stage_terms(N)'s ring of N terms' matrices.
-            Matrices::RankSum => req.k as u64 * tp.shared_row_elems(req.k) as u64 + tp.stage_terms as u64 * tp.staged_term_elems(req.k) as u64,
+            // restage_a(1) has no third buffer: A goes to the free intermediate every term.
+            Matrices::RankSum => (!tp.restage_a as u64) * req.k as u64 * tp.shared_row_elems(req.k) as u64 + tp.stage_terms as u64 * tp.staged_term_elems(req.k) as u64,
             _ => 0,
         };
         if extra_elems > 0 {
             let need = plan.shared_bytes as u64 + extra_elems * req.dtype.bytes() as u64;
+            let two_buffers_fit = op.matrices == Matrices::RankSum && tp.fragment.is_some() && tp.stage_terms == 0 && plan.shared_bytes <= req.arch.shared_bytes_max;
+            if need > req.arch.shared_bytes_max as u64 && two_buffers_fit {
+                return Err(PlanError::Malformed {
+                    level: self.name.clone(),
+                    what: format!(
+                        "a rank sum's A staged once in a third buffer takes K = {} ({}) to {need} bytes of shared memory per block; {} allows {}: restage_a(1) copies A into a free intermediate for every term instead",
+                        req.k, req.dtype, req.arch.name, req.arch.shared_bytes_max
+                    ),
+                });
+            }
             if need > req.arch.shared_bytes_max as u64 {
                 return Err(PlanError::SharedTooLarge { level: self.name.clone(), k: req.k, dtype: req.dtype, need, max: req.arch.shared_bytes_max, arch: req.arch.name });
             }

@@ -92,6 +92,9 @@ pub struct TransformPlan {
     /// `stage_terms(N)`: a rank sum's terms whose matrices sit in a shared ring (0: none, the
     /// passes load them from device memory); refused for other operations in `plan_op`.
     pub stage_terms: u32,
+    /// `restage_a(1)`: a rank sum copies A again for every term into the free intermediate
+    /// instead of keeping it in a third buffer; refused for other operations in `plan_op`.
+    pub restage_a: bool,
     /// `co_schedule(1)`: a tensor's `split_output` blocks launch as one thread-block cluster
     /// (see [`Plan::cluster_blocks`](super::Plan::cluster_blocks)); they exchange nothing.
     pub co_schedule: bool,

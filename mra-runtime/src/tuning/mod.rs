@@ -253,12 +253,13 @@ mod tests {
         let (ok, all) = space(&fused, 20, sm90, DType::F64, Operation::SEED);
         // min_blocks * 2 * K * (K*K + pad) * 8 <= 227 KiB: at K = 20 only min_blocks = 1 fits;
         // align_runs <= K % 2: at even K only align_runs = 0. (threads, min_blocks, pad_a,
-        // unroll_k, align_runs, coalesce_c, pair_rows, swap_operands, stage_terms.) swap_operands
-        // = 1 takes pair_rows, coalesce_c and unroll_k at 0: 180 + 3 · 5. The transform refuses
-        // stage_terms 2 and 3 (a rank sum's), so it times no copies of one kernel.
-        assert_eq!(all, 3 * 2 * 5 * 3 * 2 * 2 * 2 * 2 * 3);
+        // unroll_k, align_runs, coalesce_c, pair_rows, swap_operands, stage_terms, restage_a.)
+        // swap_operands = 1 takes pair_rows, coalesce_c and unroll_k at 0: 180 + 3 · 5. The
+        // transform refuses stage_terms 2, 3 and restage_a 1 (a rank sum's), so it times no
+        // copies of one kernel.
+        assert_eq!(all, 3 * 2 * 5 * 3 * 2 * 2 * 2 * 2 * 3 * 2);
         assert_eq!(ok.len(), 3 * 5 * 3 * 2 * 2 + 3 * 5, "{ok:?}");
-        assert!(ok.iter().all(|c| c["min_blocks"] == 1 && c["align_runs"] == 0 && c["stage_terms"] == 0));
+        assert!(ok.iter().all(|c| c["min_blocks"] == 1 && c["align_runs"] == 0 && c["stage_terms"] == 0 && c["restage_a"] == 0));
         // The rank sum's space has all three (pad 4 at K = 10: its three buffers and a ring of
         // three slots fit in shared memory beside one another).
         let rank_sum = Operation { matrices: mra_codegen::Matrices::RankSum, layout: mra_codegen::Layout::Contiguous, scaled: true };
@@ -283,7 +284,7 @@ mod tests {
     #[test]
     fn a_failing_candidate_is_recorded_and_never_chosen() {
         let space = fused_space();
-        let wrong = parse_config("threads=256 pad_a=0 unroll_k=0 min_blocks=1 align_runs=0 coalesce_c=0 pair_rows=0 swap_operands=0 stage_terms=0").unwrap();
+        let wrong = parse_config("threads=256 pad_a=0 unroll_k=0 min_blocks=1 align_runs=0 coalesce_c=0 pair_rows=0 swap_operands=0 stage_terms=0 restage_a=0").unwrap();
         assert!(space.contains(&wrong));
         let path = temp_db("invalid");
         let mut db = Db::open(&path).unwrap();
@@ -297,7 +298,7 @@ mod tests {
         // 0.0625·pair_rows + 0.09375·swap_operands at threads=256, unroll_k=0; with (pad 0,
         // min_blocks 1, coalesce_c 0, pair_rows 0, swap_operands 0) wrong, next is the same with
         // pair_rows 1: 10.3125 (then swap_operands 1: 10.34375, coalesce_c 1: 10.375).
-        assert_eq!(best.config, parse_config("threads=256 pad_a=0 unroll_k=0 min_blocks=1 align_runs=0 coalesce_c=0 pair_rows=1 swap_operands=0 stage_terms=0").unwrap());
+        assert_eq!(best.config, parse_config("threads=256 pad_a=0 unroll_k=0 min_blocks=1 align_runs=0 coalesce_c=0 pair_rows=1 swap_operands=0 stage_terms=0 restage_a=0").unwrap());
         assert!(matches!(db.find(&case, &wrong).unwrap().outcome, Outcome::Invalid { .. }));
         assert_eq!(lookup_in(&db, &case.device, "fused", 8, DType::F64, None, Regime::Harness).unwrap().config, best.config);
         let _ = std::fs::remove_file(&path);
