@@ -137,6 +137,13 @@ impl Schedule {
             .or_else(|_| crate::generate_op(self, req, op))
     }
 
+    /// The plan of [`Schedule::generate_tuned`]'s kernel: whether the level computes `op` at
+    /// `req` with the values it would be generated with (a rank sum's K = 22..24 on sm_90 only
+    /// with its own tuned `restage_a`). The error is the schedule's own, as there.
+    pub fn plan_tuned(&self, req: Request, op: crate::op::Operation, regime: Regime) -> Result<crate::Plan, crate::PlanError> {
+        self.at_for(req, regime, op.tuned_as()).plan_op(req, op).or_else(|_| self.at(req).plan_op(req, op)).or_else(|_| self.plan_op(req, op))
+    }
+
     /// [`Schedule::at_in`] with the values tuned for the operation `op` (`ranksum`), else the
     /// transform's: a rank sum holds its output tiles across the terms, so the transform's
     /// block size is no guide to its own.

@@ -157,7 +157,7 @@ impl Transformer {
                 let schedule = resolve_level_op(level, k, arch, dtype, op)?;
                 // Refused before looking for clang: a level the arch cannot run, a library
                 // level (the emulator has no BLAS to call), and the copy floor.
-                match schedule.plan_op(Request { k, arch, dtype }, op)?.body {
+                match schedule.plan_tuned(Request { k, arch, dtype }, op, mra_codegen::tuned_defaults::Regime::Api)?.body {
                     Body::Library(_) => {
                         return Err(invalid(format!(
                             "level {} is a library level (vendor BLAS calls, no generated kernel): the emulator runs only generated kernels; choose another level",

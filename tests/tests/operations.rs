@@ -347,6 +347,12 @@ fn restaged_a_takes_the_rank_sum_to_two_buffers() {
             other => panic!("K={k}: three buffers planned: {:?}", other.map(|k| k.plan.shared_bytes)),
         }
     }
+    // The default level (Transformer, `transform`, the export) takes fused there, with the
+    // shipped rank-sum entries' restage_a(1); where no entry says so (gfx90a), the thread-mapped.
+    for k in [21, 22, 24] {
+        assert_eq!(mra_codegen::export::default_op_level(k, sm90, DType::F64, rank_sum).unwrap().name, "fused", "K={k}");
+    }
+    assert_eq!(mra_codegen::export::default_op_level(14, arch::find("gfx90a").unwrap(), DType::F64, rank_sum).unwrap().name, "L3-regblk");
     let gfx = Request { k: 15, arch: arch::find("gfx90a").unwrap(), dtype: DType::F64 };
     let src = mra_codegen::generate_op(&fused_with("restage_a=1"), gfx, rank_sum).unwrap().source;
     assert!(!src.contains("cp.async") && src.contains("q[(e / K2) * W_STRIDE + e % K2] = a_n[e];"), "gfx90a K=15");

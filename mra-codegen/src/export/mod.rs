@@ -230,7 +230,7 @@ pub fn default_op_level(k: u32, arch: &'static Arch, dtype: DType, op: crate::Op
     let mut why = Vec::new();
     for name in chain {
         let level = levels::find(name).expect("the operation chain names levels");
-        match level.plan_op(Request { k, arch, dtype }, op) {
+        match level.plan_tuned(Request { k, arch, dtype }, op, crate::tuned_defaults::Regime::Api) {
             Ok(_) => return Ok(level),
             Err(e @ PlanError::KOutOfRange(_)) => return Err(ExportError::Plan { k, source: e }),
             Err(e) => why.push(e.to_string()),
@@ -243,7 +243,7 @@ pub fn default_op_level(k: u32, arch: &'static Arch, dtype: DType, op: crate::Op
 /// a tensor over several blocks: the first of [`OP_CHAIN`] with one tensor per block.
 pub fn block_op_level(k: u32, arch: &'static Arch, dtype: DType, op: crate::Operation) -> Result<Schedule, ExportError> {
     let req = Request { k, arch, dtype };
-    let one_per_block = |name: &str| levels::find(name).ok().and_then(|l| l.plan_op(req, op).ok()).is_some_and(|p| p.work_blocks(1) == 1);
+    let one_per_block = |name: &str| levels::find(name).ok().and_then(|l| l.plan_tuned(req, op, crate::tuned_defaults::Regime::Api).ok()).is_some_and(|p| p.work_blocks(1) == 1);
     match OP_CHAIN.iter().find(|name| one_per_block(name)) {
         Some(name) => Ok(levels::find(name).expect("the operation chain names levels")),
         None => Err(ExportError::NoDefault { k, chain: OP_CHAIN.join(", "), arch: arch.name, dtype, why: "no level of the chain with one tensor per block lowers it".into() }),
