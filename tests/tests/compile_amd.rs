@@ -300,3 +300,50 @@ fn generated_hip_compiles_without_warnings_under_wall_wextra() {
     let found = found.into_inner().unwrap();
     assert!(found.is_empty(), "{} of {} kernels warn under -Wall -Wextra:\n{}", found.len(), jobs.len(), found.join("\n"));
 }
+
+/// The rank sum's own schedule choices on the CDNA archs (`fused` with `stage_terms(2)`, `(3)` and
+/// `restage_a(1)`, every layout, odd and even K up to what each fits in 64 KiB of LDS) compile
+/// with clang to a code object holding the kernel, with no warning under -Wall -Wextra.
+#[test]
+#[ignore = "needs clang with the AMDGPU target (run with --include-ignored; .ci/run does)"]
+fn rank_sum_schedule_choices_compile_for_cdna() {
+    use mra_codegen::{Layout, Matrices, Operation};
+    let Some(clang) = require("clang with the AMDGPU target", Clang::find()) else { return };
+    let dir = std::env::temp_dir().join(format!("mra-ranksum-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut failures = Vec::new();
+    let mut compiled = 0;
+    for arch_name in ["gfx90a", "gfx942"] {
+        let arch = arch::find(arch_name).unwrap();
+        for (config, ks) in [("stage_terms=2", [7, 13]), ("stage_terms=3", [7, 12]), ("restage_a=1", [8, 15])] {
+            let level = levels::find("fused").unwrap().with_config(&mra_codegen::config::parse_config(config).unwrap()).unwrap();
+            for k in ks {
+                for layout in [Layout::Contiguous, Layout::Strided, Layout::Pointers] {
+                    let op = Operation { matrices: Matrices::RankSum, layout, scaled: true };
+                    let what = format!("{config} K={k} {layout:?} {arch_name}");
+                    let kernel = mra_codegen::generate_op(&level, Request { k, arch, dtype: DType::F64 }, op).unwrap();
+                    match clang.compile(&kernel.source, arch_name) {
+                        Ok(co) if is_amdgpu_elf(&co.bytes) => compiled += 1,
+                        Ok(_) => failures.push(format!("{what}: no AMDGPU ELF code object")),
+                        Err(e) => failures.push(format!("{what}: {e}")),
+                    }
+                    let path = dir.join(format!("{}_{arch_name}.hip", kernel.entry));
+                    std::fs::write(&path, &kernel.source).unwrap();
+                    let out = std::process::Command::new(&clang.path)
+                        .args(["-x", "hip", "--cuda-device-only", "-nogpulib", "-nogpuinc", "-std=c++17", "-fsyntax-only", "-Wall", "-Wextra"])
+                        .arg(format!("--offload-arch={arch_name}"))
+                        .arg(&path)
+                        .output()
+                        .expect("run clang");
+                    let stderr = String::from_utf8_lossy(&out.stderr);
+                    if !out.status.success() || stderr.contains("warning:") {
+                        failures.push(format!("{what}: {:?}", stderr.lines().filter(|l| l.contains("warning:") || l.contains("error:")).take(3).collect::<Vec<_>>()));
+                    }
+                }
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert_eq!(compiled, 2 * 3 * 2 * 3);
+}
