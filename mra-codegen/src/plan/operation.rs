@@ -14,7 +14,8 @@ use crate::op::{Layout, Matrices, Operation};
 /// the workspace).
 fn instead(k: u32, op: Operation) -> &'static str {
     match op.matrices {
-        Matrices::RankSum => "fused or L3-regblk",
+        Matrices::RankSum if k <= 24 => "fused or L3-regblk",
+        Matrices::RankSum => "L3-regblk",
         _ if k <= 24 => "fused-pipe or L3-regblk",
         _ if k == 32 => "fused-split or L3-regblk",
         _ => "L3-regblk",
