@@ -166,16 +166,29 @@ impl Emitter<'_> {
             "if (ranks > 0) load_b(b, tid, bm);  // X_0".to_string(),
             "for (int mu = 0; mu < ranks; ++mu) {".to_string(),
             format!("    const {t}* m = b + (long long)mu * 3 * K2;  // X_mu, Y_mu, Z_mu"),
+        ]
+        .into_iter()
+        .chain(self.first_passes_of_a_term(calls))
+        .chain([
+            format!("    {barrier}  // pass 2 reads w1; the next term's pass 0 writes w0, which nothing reads now"),
+            "    gemm_pass_accumulate(w1, bm, acc_all, lane, wave);  // pass 2: w1 -> the held tiles".to_string(),
+            "    if (mu + 1 < ranks) load_b(m + 3 * K2, tid, bm);  // X_mu+1".to_string(),
+            "}".to_string(),
+        ])
+        .collect()
+    }
+
+    /// A term's passes 0 and 1 (`calls`, wa -> w0 -> w1) in the terms' loop, with the loads of
+    /// Y_mu and s_mu Z_mu from `m` after the pass before each, up to pass 2's barrier.
+    pub(super) fn first_passes_of_a_term(&self, calls: &[String; 2]) -> [String; 6] {
+        let barrier = self.d.barrier();
+        [
             format!("    {}  // pass 0: A (staged in wa) -> w0", calls[0]),
             "    load_b(m + K2, tid, bm);  // Y_mu".to_string(),
             format!("    {barrier}  // pass 1 reads rows other threads wrote"),
             format!("    {}  // pass 1: w0 -> w1", calls[1]),
             "    load_b(m + 2 * K2, tid, bm);  // Z_mu, scaled by s_mu".to_string(),
             "    scale_b(bm, s[mu]);".to_string(),
-            format!("    {barrier}  // pass 2 reads w1; the next term's pass 0 writes w0, which nothing reads now"),
-            "    gemm_pass_accumulate(w1, bm, acc_all, lane, wave);  // pass 2: w1 -> the held tiles".to_string(),
-            "    if (mu + 1 < ranks) load_b(m + 3 * K2, tid, bm);  // X_mu+1".to_string(),
-            "}".to_string(),
         ]
     }
 

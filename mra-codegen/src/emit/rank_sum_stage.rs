@@ -82,12 +82,10 @@ impl Emitter<'_> {
             "if (ranks > 0) load_b(ts, tid, bm);  // X_0".to_string(),
             "for (int mu = 0; mu < ranks; ++mu) {".to_string(),
             format!("    const {t}* m = ts + (mu % STAGE_TERMS) * TERM_SLOT;  // X_mu, Y_mu, Z_mu in shared memory"),
-            format!("    {}  // pass 0: A (staged in wa) -> w0", calls[0]),
-            "    load_b(m + K2, tid, bm);  // Y_mu".to_string(),
-            format!("    {barrier}  // pass 1 reads rows other threads wrote"),
-            format!("    {}  // pass 1: w0 -> w1", calls[1]),
-            "    load_b(m + 2 * K2, tid, bm);  // Z_mu, scaled by s_mu".to_string(),
-            "    scale_b(bm, s[mu]);".to_string(),
+        ]
+        .into_iter()
+        .chain(self.first_passes_of_a_term(calls))
+        .chain([
             "    mra_wait_next_term();  // this thread's copies of term mu + 1".to_string(),
             format!("    {barrier}  // pass 2 reads w1; term mu + 1's slot is complete; nothing reads term mu's any more"),
             "    if (mu + STAGE_TERMS < ranks) stage_term(b + (long long)(mu + STAGE_TERMS) * 3 * K2, ts + (mu % STAGE_TERMS) * TERM_SLOT, tid);".to_string(),
@@ -95,7 +93,8 @@ impl Emitter<'_> {
             "    gemm_pass_accumulate(w1, bm, acc_all, lane, wave);  // pass 2: w1 -> the held tiles".to_string(),
             "    if (mu + 1 < ranks) load_b(ts + ((mu + 1) % STAGE_TERMS) * TERM_SLOT, tid, bm);  // X_mu+1".to_string(),
             "}".to_string(),
-        ]
+        ])
+        .collect()
     }
 
     /// The helpers of `restage_a(1)`'s copies of A (before `rank_sum_tensor`): NVIDIA's
