@@ -22,7 +22,7 @@ impl Emitter<'_> {
         self.w.line("");
         self.w.line(format!("{note}: the matrices of STAGE_TERMS terms in shared memory, one slot each."));
         self.w.line(format!("constexpr int STAGE_TERMS = {};", tp.stage_terms));
-        self.w.line(format!("constexpr int TERM_SLOT = {};  // X, Y, Z: 3 K2 elements, rounded up to 16 bytes", tp.staged_term_elems(self.plan.request.k)));
+        self.w.line(format!("constexpr int TERM_SLOT = {};  // X, Y, Z: 3 K2 elements, rounded up to 4 (16-byte aligned slots)", tp.staged_term_elems(self.plan.request.k)));
         if nvidia {
             self.w.line("// Asynchronous global -> shared copies of one element (PTX cp.async, sm_80+): a term's");
             self.w.line("// matrices start at an odd element at odd K, so no wider access is aligned for every term.");
