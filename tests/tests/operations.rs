@@ -365,8 +365,8 @@ fn restaged_a_takes_the_rank_sum_to_two_buffers() {
     assert!(e.contains("not with stage_terms(N)"), "{e}");
 }
 
-/// `restage_a(1)` at odd K, one and several terms and tensors, beta = 0 over NaN and beta != 0,
-/// and at K = 15, past the three buffers' K = 13 on gfx90a's 64 KiB: the emulated HIP against
+/// `restage_a(1)` at odd K (with and without align_runs(1)), one and several terms and
+/// tensors, beta = 0 over NaN and beta != 0, and at K = 15, past the three buffers' K = 13 on gfx90a's 64 KiB: the emulated HIP against
 /// the FP64 reference.
 #[test]
 #[ignore = "needs clang++ with AddressSanitizer (run with --include-ignored; .ci/run does)"]
@@ -375,14 +375,15 @@ fn restaged_a_matches_the_reference_on_the_emulator() {
         return;
     };
     let op = Operation { matrices: Matrices::RankSum, layout: Layout::Strided, scaled: true };
-    for (k, cases) in [(5, vec![(1, 1), (3, 3)]), (15, vec![(2, 1)])] {
-        let kernel = mra_codegen::generate_op(&fused_with("restage_a=1"), Request { k, arch: session.gpu.arch(), dtype: DType::F64 }, op).unwrap();
+    // align_runs(1): the intermediates' padded runs at odd K, A's copies in the plain rows.
+    for (config, k, cases) in [("restage_a=1", 5, vec![(1, 1), (3, 3)]), ("restage_a=1 align_runs=1", 7, vec![(3, 3)]), ("restage_a=1", 15, vec![(2, 1)])] {
+        let kernel = mra_codegen::generate_op(&fused_with(config), Request { k, arch: session.gpu.arch(), dtype: DType::F64 }, op).unwrap();
         let p = session.prepare_kernel(kernel).unwrap();
         for (ranks, nfuncs) in cases {
             for (alpha, beta) in [(1.0, 0.0), (1.5, -0.75)] {
                 let case = OpCase { op, k, nfuncs, dir: None, ranks, alpha, beta, seed: 13 };
                 let o = check(&session.gpu, &p, &case, None).unwrap();
-                assert!(o.cmp.passes(1e-12) && o.gaps_intact, "restage_a(1) K={k} {case:?}: {o:?}");
+                assert!(o.cmp.passes(1e-12) && o.gaps_intact, "{config} K={k} {case:?}: {o:?}");
             }
         }
     }
