@@ -37,14 +37,14 @@ pub fn run(args: &TuneArgs) -> CmdResult {
         s.with_config(&fix).map_err(|e| select::usage(format!("--fix: {e}")))?;
     }
     let op = args.op.operation();
+    if args.list {
+        list(&schedules, &ks, arch, dtype, &fix, op)?;
+        return Ok(0);
+    }
     if !op.is_seed() {
         let budget = args.budget.as_deref().map(parse_duration).transpose()?;
         let t = crate::tune_op::OpTune { levels: &schedules, ks: &ks, op, fix: &fix, max_configs: args.max_configs, budget };
         return crate::tune_op::run(args, t);
-    }
-    if args.list {
-        list(&schedules, &ks, arch, dtype, &fix)?;
-        return Ok(0);
     }
     if let Some(path) = &args.write_defaults {
         if !fix.is_empty() || args.compile_only {
@@ -172,8 +172,9 @@ fn parse_duration(s: &str) -> CmdResult<Duration> {
 }
 
 /// `tune --list`: each level's parameters, constraints and candidates per K and arch; with `--fix`,
-/// the candidates it keeps out of all.
-fn list(schedules: &[Schedule], ks: &[u32], arch: Option<&'static Arch>, dtype: DType, fix: &Config) -> CmdResult<()> {
+/// the candidates it keeps out of all; with `--op`, the candidates that lower that operation and
+/// its own tuned defaults.
+fn list(schedules: &[Schedule], ks: &[u32], arch: Option<&'static Arch>, dtype: DType, fix: &Config, op: Operation) -> CmdResult<()> {
     for s in schedules {
         let params = s.params();
         let product: usize = params.iter().map(|p| p.choices.len()).product();
@@ -195,18 +196,19 @@ fn list(schedules: &[Schedule], ks: &[u32], arch: Option<&'static Arch>, dtype: 
             let per_k: Vec<String> = ks
                 .iter()
                 .map(|&k| {
-                    let space = tuning::space(s, k, a, dtype, Operation::SEED).0;
+                    let space = tuning::space(s, k, a, dtype, op).0;
                     let kept = space.iter().filter(|c| keeps(fix, c)).count();
                     if fix.is_empty() { format!("K={k}: {kept}") } else { format!("K={k}: {kept} of {}", space.len()) }
                 })
                 .collect();
             let with = if fix.is_empty() { String::new() } else { format!(" with --fix {}", describe(fix)) };
+            let with = if op.is_seed() { with } else { format!("{with} of {}", op.tuned_as()) };
             crate::outln!("  {:<8} candidates{with}  {}", a.name, per_k.join(", "))?;
             // The arch's tuned defaults (the first candidate at each K where the file has one).
             if mra_codegen::tuned_defaults::for_arch(a.name).is_some() {
                 let tuned: Vec<String> = ks
                     .iter()
-                    .map(|&k| match mra_codegen::tuned_defaults::lookup(&s.name, Request { k, arch: a, dtype }, mra_codegen::tuned_defaults::Regime::Harness) {
+                    .map(|&k| match tuned_entry(&s.name, Request { k, arch: a, dtype }, op) {
                         Some(e) => format!("K={k}: {}", describe(&e.config)),
                         None => format!("K={k}: -"),
                     })
@@ -216,6 +218,17 @@ fn list(schedules: &[Schedule], ks: &[u32], arch: Option<&'static Arch>, dtype: 
         }
     }
     Ok(())
+}
+
+/// The arch's tuned-defaults entry `tune --list` shows: the seed harness's for the transform, the
+/// operation's own (API regime) for another operation.
+fn tuned_entry(level: &str, req: Request, op: Operation) -> Option<&'static mra_codegen::tuned_defaults::Entry> {
+    use mra_codegen::tuned_defaults::{lookup, lookup_op, Regime};
+    if op.is_seed() {
+        lookup(level, req, Regime::Harness)
+    } else {
+        lookup_op(level, req, Regime::Api, op.tuned_as())
+    }
 }
 
 /// `--fix threads=128,threads=256` would keep the last value silently (parse_config lets a later

@@ -29,8 +29,8 @@ pub struct OpTune<'a> {
 }
 
 pub fn run(args: &TuneArgs, t: OpTune) -> CmdResult {
-    if args.compile_only || args.write_defaults.is_some() || args.list {
-        return Err(select::usage("tune --op times candidates on a GPU and prints the tuned-defaults entry; it takes none of --compile-only, --write-defaults, --list"));
+    if args.compile_only || args.write_defaults.is_some() {
+        return Err(select::usage("tune --op times candidates on a GPU and prints the tuned-defaults entry; it takes neither --compile-only nor --write-defaults"));
     }
     if select::dtype(&args.dtype)? != DType::F64 {
         return Err(select::usage("tune --op tunes the f64 kernels"));

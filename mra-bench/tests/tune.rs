@@ -61,6 +61,13 @@ fn list_prints_parameters_constraints_and_candidates_per_k() {
     let o = mra_bench(&["tune", "--list", "-l", "fused", "-K", "16,20,32", "--arch", "sm_90", "--fix", "threads=256"], &temp("list-fix"));
     let out = text(&o.stdout);
     assert!(o.status.success() && out.contains("sm_90    candidates with --fix threads=256  K=16: 130 of 390, K=20: 65 of 195, K=32: 0 of 0"), "{out}");
+    // With --op, the candidates that lower the operation and its own tuned entries: the rank sum
+    // takes stage_terms and restage_a (K = 22: restage_a(1) only, the third buffer does not fit)
+    // and no coalesce_c or swap_operands; at K = 32 nothing of fused fits.
+    let o = mra_bench(&["tune", "--list", "--op", "ranksum", "-l", "fused", "-K", "22,32", "--arch", "sm_90", "--fix", "restage_a=0"], &temp("list-op"));
+    let out = text(&o.stdout);
+    assert!(o.status.success() && out.contains("sm_90    candidates with --fix restage_a=0 of ranksum  K=22: 0 of 90, K=32: 0 of 0"), "{out}");
+    assert!(out.contains("sm_90    tuned defaults  K=22: restage_a=1 threads=256, K=32: -"), "{out}");
 }
 
 #[test]
@@ -84,7 +91,7 @@ fn refuses_levels_without_parameters_and_bad_flags_in_one_line() {
         (vec!["tune", "-l", "L7", "--arch", "gfx90a", "--write-defaults", "x.json", "--db", " "], "--db: the path is empty", 2),
         // tune --op times on a GPU and prints an entry: no offline compile, no database.
         (vec!["tune", "--op", "ranksum", "-l", "fused", "-K", "10", "--arch", "sm_90", "--compile-only"], "tune --op times candidates on a GPU", 2),
-        (vec!["tune", "--op", "general", "-l", "fused-pipe", "-K", "10", "--list"], "it takes none of --compile-only, --write-defaults, --list", 2),
+        (vec!["tune", "--op", "general", "-l", "fused-pipe", "-K", "10", "--write-defaults", "x.json"], "it takes neither --compile-only nor --write-defaults", 2),
         (vec!["tune", "--op", "general", "-l", "fused-pipe", "-K", "10", "--dtype", "f32"], "tune --op tunes the f64 kernels", 2),
     ] {
         let o = mra_bench(&args, &db);
