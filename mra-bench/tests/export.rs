@@ -478,6 +478,16 @@ fn export_ops_writes_each_operation_in_each_layout() {
         assert!(header.contains(f), "{f}");
     }
     std::fs::remove_dir_all(&dir).unwrap();
+    // K = 22: the rank sum is fused with its tuned restage_a(1), whose device part takes a_n in
+    // device memory only (cp.async), and says so; K = 20 keeps A staged once and takes either.
+    let (dir, ops) = export_ops("sm_90", "20,22", "ops-restaged");
+    for (k, restaged) in [(20, false), (22, true)] {
+        let row = ops.iter().find(|r| r["K"] == k && r["op"] == "ranksum" && r["layout"] == "contiguous").unwrap();
+        assert_eq!(row["level"], "fused", "{row}");
+        let device = std::fs::read_to_string(dir.join(format!("{}_device.h", row["entry"].as_str().unwrap()))).unwrap();
+        assert_eq!(device.contains("// a_n must be in device memory here"), restaged, "K={k}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
     let (plain, _) = export("sm_90", "5", "ops-none");
     assert!(!plain.join("mra_transform_ops.h").exists() && !plain.join("operations.json").exists());
     std::fs::remove_dir_all(&plain).unwrap();

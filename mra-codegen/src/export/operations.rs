@@ -171,12 +171,15 @@ fn device_part(kernel: &Kernel) -> String {
     } else {
         "transform_block(a_n, xyz, c_n, workspace, smem, alpha, beta)"
     };
+    // restage_a(1) copies A with cp.async for every term, which reads global memory only.
+    let restaged = matches!(kernel.plan.body, crate::plan::Body::Transform(tp) if tp.restage_a) && kernel.plan.request.arch.vendor == Vendor::Nvidia;
+    let a_n_note = if restaged { "// a_n must be in device memory here: the function copies it again for every term (cp.async).\n" } else { "" };
     format!(
         "// Device part of {entry}: the block-level function for callers' own kernels, #include it and call\n\
          //   {ns}::{call}\n\
          // with every thread of a block of {ns}::THREADS threads, {ns}::SHARED_BYTES bytes of shared memory and\n\
          // {ns}::WORKSPACE_ELEMS elements of workspace per block.\n\
-         #ifndef {guard}\n#define {guard}\n\n{body}\n\n#endif  // {guard}\n",
+         {a_n_note}#ifndef {guard}\n#define {guard}\n\n{body}\n\n#endif  // {guard}\n",
         entry = kernel.entry,
         body = &kernel.source[..end],
     )
