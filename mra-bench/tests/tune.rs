@@ -25,6 +25,14 @@ fn temp(name: &str) -> PathBuf {
     p
 }
 
+/// A new, empty directory of this process under the temp directory (the test removes it).
+fn empty_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("mra-bench-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
 #[test]
 fn list_prints_parameters_constraints_and_candidates_per_k() {
     let o = mra_bench(&["tune", "--list", "-l", "fused", "-K", "16,20,32", "--arch", "sm_90"], &temp("list"));
@@ -63,7 +71,9 @@ fn list_prints_parameters_constraints_and_candidates_per_k() {
     assert!(o.status.success() && out.contains("sm_90    candidates with --fix threads=256  K=16: 130 of 390, K=20: 65 of 195, K=32: 0 of 0"), "{out}");
     // With --op, the candidates that lower the operation and its own tuned entries: the rank sum
     // takes stage_terms and restage_a (K = 22: restage_a(1) only, the third buffer does not fit)
-    // and no coalesce_c or swap_operands; at K = 32 nothing of fused fits.
+    // and no coalesce_c or swap_operands; at K = 32 nothing of fused fits. By hand at K = 22:
+    // 3 block sizes x 5 pads x 3 unroll_k x 2 pair_rows = 90, min_blocks 1 and align_runs 0
+    // only (two 171 KB blocks do not fit; K is even), stage_terms 0 (not with restage_a(1)).
     let o = mra_bench(&["tune", "--list", "--op", "ranksum", "-l", "fused", "-K", "22,32", "--arch", "sm_90", "--fix", "restage_a=0"], &temp("list-op"));
     let out = text(&o.stdout);
     assert!(o.status.success() && out.contains("sm_90    candidates with --fix restage_a=0 of ranksum  K=22: 0 of 90, K=32: 0 of 0"), "{out}");
@@ -171,9 +181,7 @@ fn emit_src_uses_the_tuned_configuration_for_the_arch_and_says_so() {
 #[test]
 fn write_defaults_turns_the_fastest_records_into_the_arch_file() {
     let db = temp("write-defaults-db");
-    let dir = std::env::temp_dir().join(format!("mra-bench-write-defaults-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = empty_dir("write-defaults");
     let out = dir.join("sm_90.json");
     let fast = json!({"threads": 256, "pad_a": 4, "min_blocks": 1, "buffers": 2, "stack": 1, "unroll_k": 0, "align_runs": 0, "pair_rows": 0, "fuse_k": 2, "bulk_copy": 1, "persistent": 0, "swap_operands": 1});
     let slow = json!({"threads": 128, "pad_a": 0, "min_blocks": 1, "buffers": 2, "stack": 1, "unroll_k": 0, "align_runs": 0, "pair_rows": 0, "fuse_k": 1, "bulk_copy": 0, "persistent": 0, "swap_operands": 0});
@@ -354,9 +362,7 @@ fn an_operations_records_answer_that_operation_only() {
 #[test]
 fn write_defaults_writes_an_operations_entries_apart() {
     let db = temp("write-defaults-op-db");
-    let dir = std::env::temp_dir().join(format!("mra-bench-write-defaults-op-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = empty_dir("write-defaults-op");
     let out = dir.join("sm_90.json");
     let config = |threads: u32| json!({"threads": threads, "pad_a": 4, "min_blocks": 1, "buffers": 2, "stack": 1, "unroll_k": 0, "align_runs": 0, "pair_rows": 0, "fuse_k": 1, "bulk_copy": 0, "persistent": 0, "swap_operands": 0});
     let api = json!({"nfuncs": 33554, "max_blocks": usize::MAX, "tasks": 1, "streams": 1, "reps": 3, "stream_data": "private"});

@@ -132,16 +132,28 @@ impl Schedule {
     /// [`Schedule::at_for`]); where the operation does not lower those (a tuned stack(N)), the
     /// seed harness's values, else the schedule's own.
     pub fn generate_tuned(&self, req: Request, op: crate::op::Operation, regime: Regime) -> Result<crate::Kernel, crate::PlanError> {
-        crate::generate_op(&self.at_for(req, regime, op.tuned_as()), req, op)
-            .or_else(|_| crate::generate_op(&self.at(req), req, op))
-            .or_else(|_| crate::generate_op(self, req, op))
+        crate::generate_op(&self.tuned_for_op(req, op, regime)?.0, req, op)
     }
 
     /// The plan of [`Schedule::generate_tuned`]'s kernel: whether the level computes `op` at
     /// `req` with the values it would be generated with (a rank sum's K = 22..24 on sm_90 only
-    /// with its own tuned `restage_a`). The error is the schedule's own, as there.
+    /// with its own tuned `restage_a`).
     pub fn plan_tuned(&self, req: Request, op: crate::op::Operation, regime: Regime) -> Result<crate::Plan, crate::PlanError> {
-        self.at_for(req, regime, op.tuned_as()).plan_op(req, op).or_else(|_| self.at(req).plan_op(req, op)).or_else(|_| self.plan_op(req, op))
+        self.tuned_for_op(req, op, regime).map(|(_, plan)| plan)
+    }
+
+    /// The first of this schedule with `regime`'s tuned values (and `op`'s own), with the seed
+    /// harness's, and as written that lowers `op` at `req`, with its plan; else the last one's
+    /// refusal (the schedule's own words).
+    fn tuned_for_op(&self, req: Request, op: crate::op::Operation, regime: Regime) -> Result<(Schedule, crate::Plan), crate::PlanError> {
+        let mut refusal = None;
+        for s in [self.at_for(req, regime, op.tuned_as()), self.at(req), self.clone()] {
+            match s.plan_op(req, op) {
+                Ok(plan) => return Ok((s, plan)),
+                Err(e) => refusal = Some(e),
+            }
+        }
+        Err(refusal.expect("three schedules were tried"))
     }
 
     /// [`Schedule::at_in`] with the values tuned for the operation `op` (`ranksum`), else the

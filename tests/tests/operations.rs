@@ -261,11 +261,6 @@ fn c_is_prefetched_only_where_one_block_holds_the_sm() {
     assert!(!source("fused", 20, "sm_90", rank_sum).contains("prefetch"), "the rank sum at K = 20");
 }
 
-/// The fused rank sum with `stage_terms(n)` (its matrices in a ring of n terms of shared memory).
-fn staged_rank_sum(n: u32) -> mra_codegen::Schedule {
-    fused_with(&format!("stage_terms={n}"))
-}
-
 /// `fused` with the parameters `config` (`name=value ...`).
 fn fused_with(config: &str) -> mra_codegen::Schedule {
     let config = mra_codegen::config::parse_config(config).unwrap();
@@ -282,7 +277,7 @@ fn staged_terms_are_a_ring_in_shared_memory_of_the_rank_sum_only() {
     for (n, k) in [(2, 7), (3, 20)] {
         let req = Request { k, arch: arch::find("sm_90").unwrap(), dtype: DType::F64 };
         let plain = mra_codegen::generate_op(&levels::find("fused").unwrap(), req, rank_sum).unwrap();
-        let staged = mra_codegen::generate_op(&staged_rank_sum(n), req, rank_sum).unwrap();
+        let staged = mra_codegen::generate_op(&fused_with(&format!("stage_terms={n}")), req, rank_sum).unwrap();
         let slot_bytes = (3 * k * k).next_multiple_of(4) * 8;
         assert_eq!(staged.plan.shared_bytes, plain.plan.shared_bytes + n * slot_bytes, "K={k}: the ring of {n} slots");
         let src = &staged.source;
@@ -294,11 +289,11 @@ fn staged_terms_are_a_ring_in_shared_memory_of_the_rank_sum_only() {
         assert!(!plain.source.contains("STAGE_TERMS"), "K={k}: stage_terms(0) stages nothing");
     }
     let amd = Request { k: 7, arch: arch::find("gfx90a").unwrap(), dtype: DType::F64 };
-    let src = mra_codegen::generate_op(&staged_rank_sum(2), amd, rank_sum).unwrap().source;
+    let src = mra_codegen::generate_op(&fused_with("stage_terms=2"), amd, rank_sum).unwrap().source;
     assert!(src.contains("for (int e = tid; e < 3 * K2; e += THREADS) to[e] = from[e];") && !src.contains("cp.async"), "gfx90a");
     let req = Request { k: 10, arch: arch::find("sm_90").unwrap(), dtype: DType::F64 };
     for op in [Operation::SEED, Operation { matrices: Matrices::PerDim, layout: Layout::Contiguous, scaled: true }] {
-        match mra_codegen::generate_op(&staged_rank_sum(2), req, op) {
+        match mra_codegen::generate_op(&fused_with("stage_terms=2"), req, op) {
             Err(PlanError::Malformed { what, .. }) => assert!(what.starts_with("stage_terms(2) stages the matrices of a rank sum's terms;") && what.ends_with("use stage_terms(0)"), "{op:?}: {what}"),
             other => panic!("{op:?}: stage_terms(2) planned: {:?}", other.map(|k| k.plan.shared_bytes)),
         }
@@ -316,14 +311,21 @@ fn staged_terms_match_their_reference_on_the_emulator() {
     };
     let op = Operation { matrices: Matrices::RankSum, layout: Layout::Pointers, scaled: true };
     for (n, k) in [(2, 5), (3, 7)] {
-        let kernel = mra_codegen::generate_op(&staged_rank_sum(n), Request { k, arch: session.gpu.arch(), dtype: DType::F64 }, op).unwrap();
-        let p = session.prepare_kernel(kernel).unwrap();
-        for ranks in [1, n as usize, 5] {
-            for (nfuncs, alpha, beta) in [(1, 1.0, 0.0), (3, 1.5, -0.75)] {
-                let case = OpCase { op, k, nfuncs, dir: None, ranks, alpha, beta, seed: 11 };
-                let o = check(&session.gpu, &p, &case, None).unwrap();
-                assert!(o.cmp.passes(1e-12) && o.gaps_intact, "stage_terms({n}) K={k} {case:?}: {o:?}");
-            }
+        let cases: Vec<(usize, usize)> = [1, n as usize, 5].into_iter().flat_map(|ranks| [(ranks, 1), (ranks, 3)]).collect();
+        assert_rank_sum_matches_its_reference(&session, &format!("stage_terms={n}"), k, op, &cases);
+    }
+}
+
+/// `fused` with `config` computing the rank sum `op` at `k` on the emulator, for each (ranks,
+/// nfuncs) of `cases` with beta = 0 over NaN and beta != 0, against the FP64 reference.
+fn assert_rank_sum_matches_its_reference(session: &Session<Emulator>, config: &str, k: u32, op: Operation, cases: &[(usize, usize)]) {
+    let kernel = mra_codegen::generate_op(&fused_with(config), Request { k, arch: session.gpu.arch(), dtype: DType::F64 }, op).unwrap();
+    let p = session.prepare_kernel(kernel).unwrap();
+    for &(ranks, nfuncs) in cases {
+        for (alpha, beta) in [(1.0, 0.0), (1.5, -0.75)] {
+            let case = OpCase { op, k, nfuncs, dir: None, ranks, alpha, beta, seed: 11 };
+            let o = check(&session.gpu, &p, &case, None).unwrap();
+            assert!(o.cmp.passes(1e-12) && o.gaps_intact, "{config} K={k} {case:?}: {o:?}");
         }
     }
 }
@@ -366,8 +368,8 @@ fn restaged_a_takes_the_rank_sum_to_two_buffers() {
 }
 
 /// `restage_a(1)` at odd K (with and without align_runs(1)), one and several terms and
-/// tensors, beta = 0 over NaN and beta != 0, and at K = 15, past the three buffers' K = 13 on gfx90a's 64 KiB: the emulated HIP against
-/// the FP64 reference.
+/// tensors, beta = 0 over NaN and beta != 0, and at K = 15, past the three buffers' K = 13 on
+/// gfx90a's 64 KiB: the emulated HIP against the FP64 reference.
 #[test]
 #[ignore = "needs clang++ with AddressSanitizer (run with --include-ignored; .ci/run does)"]
 fn restaged_a_matches_the_reference_on_the_emulator() {
@@ -377,14 +379,6 @@ fn restaged_a_matches_the_reference_on_the_emulator() {
     let op = Operation { matrices: Matrices::RankSum, layout: Layout::Strided, scaled: true };
     // align_runs(1): the intermediates' padded runs at odd K, A's copies in the plain rows.
     for (config, k, cases) in [("restage_a=1", 5, vec![(1, 1), (3, 3)]), ("restage_a=1 align_runs=1", 7, vec![(3, 3)]), ("restage_a=1", 15, vec![(2, 1)])] {
-        let kernel = mra_codegen::generate_op(&fused_with(config), Request { k, arch: session.gpu.arch(), dtype: DType::F64 }, op).unwrap();
-        let p = session.prepare_kernel(kernel).unwrap();
-        for (ranks, nfuncs) in cases {
-            for (alpha, beta) in [(1.0, 0.0), (1.5, -0.75)] {
-                let case = OpCase { op, k, nfuncs, dir: None, ranks, alpha, beta, seed: 13 };
-                let o = check(&session.gpu, &p, &case, None).unwrap();
-                assert!(o.cmp.passes(1e-12) && o.gaps_intact, "{config} K={k} {case:?}: {o:?}");
-            }
-        }
+        assert_rank_sum_matches_its_reference(&session, config, k, op, &cases);
     }
 }
